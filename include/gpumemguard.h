@@ -1,0 +1,30 @@
+/*
+ * gpumemguard.h - the public API of libgpumemguard.so.
+ *
+ * A program does not need it: LD_PRELOAD=libgpumemguard.so is enough. A
+ * program that wants a report at a moment of its choosing, or its live
+ * device bytes, can call these; look them up with dlsym(RTLD_DEFAULT, ...)
+ * to run with and without the guard.
+ */
+#ifndef GPUMEMGUARD_H
+#define GPUMEMGUARD_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Write a report now, to GPUMEM_REPORT in GPUMEM_REPORT_FORMAT, with the
+ * growth since the previous dump. Returns 0. */
+int gpumemguard_dump(void);
+
+/* Bytes counted against the quota on a device now; device -1: all devices. */
+unsigned long long gpumemguard_live_bytes(int device);
+
+/* The quota of a device in bytes, 0 when there is none. */
+unsigned long long gpumemguard_limit(int device);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,1222 @@
+/*
+ * sim.c - the simulated CUDA driver: devices, contexts, the device-memory
+ * allocator and every memory entry point the guard wraps.
+ *
+ * One mutex guards all state: this is a test double, correctness and
+ * realism matter more than its own speed.
+ */
+#define _GNU_SOURCE
+#include "sim.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+/* ---------------------------------------------------------------- state */
+
+enum blk_kind { BK_LINEAR, BK_MANAGED, BK_ASYNC, BK_IPC };
+
+struct seg {               /* a free range of device address space */
+    uint64_t addr, size;
+    struct seg *next;      /* address order */
+};
+
+struct blk {               /* a live linear allocation */
+    uint64_t addr;         /* key */
+    uint64_t size;         /* rounded */
+    uint64_t counted;      /* bytes counted in stats */
+    int dev, kind;
+    CUcontext ctx;
+    UT_hash_handle hh;
+};
+
+struct sctx {
+    int dev;
+    int primary;
+    int active;
+    int refcount;
+    unsigned flags;
+};
+
+struct sarray {            /* CUarray and CUmipmappedArray handles */
+    uint64_t bytes;
+    int dev, mip, alive;
+    CUcontext ctx;
+    struct sarray *next;
+};
+
+struct shandle {           /* cuMemCreate physical allocation */
+    uint64_t size;
+    int dev, released, maps;
+};
+
+struct smap {              /* cuMemMap mapping or cuMemAddressReserve range */
+    uint64_t addr, size;
+    struct shandle *h;     /* NULL for a reservation */
+    struct smap *next;
+};
+
+struct shost {
+    void *p;
+    uint64_t size;
+    int registered;
+    UT_hash_handle hh;
+};
+
+struct sdev {
+    uint64_t total, used;  /* used: bytes taken from the allocator (rounded) */
+    struct sim_stats st;
+    struct seg *free;
+    struct sctx primary;
+    CUmemoryPool default_pool;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int initialized;
+static int ndev = 1;
+static struct sdev devs[SIM_MAX_DEVICES];
+static struct blk *blocks;
+static struct sarray *arrays;
+static struct smap *maps, *reserves;
+static struct shost *hosts;
+static uint64_t va_next = 0x500000000000ull;
+
+static __thread CUcontext ctx_stack[16];
+static __thread int ctx_depth;
+
+#define LOCK() pthread_mutex_lock(&mu)
+#define UNLOCK() pthread_mutex_unlock(&mu)
+
+static uint64_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    uint64_t mul = 1;
+    switch (*end) {
+    case 'K': case 'k': mul = 1ull << 10; break;
+    case 'M': case 'm': mul = 1ull << 20; break;
+    case 'G': case 'g': mul = 1ull << 30; break;
+    case 'T': case 't': mul = 1ull << 40; break;
+    }
+    return (uint64_t)(v * (double)mul);
+}
+
+static void write_stats(void)
+{
+    const char *path = getenv("GPUSIM_STATS");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    for (int d = 0; d < ndev; d++) {
+        struct sim_stats *s = &devs[d].st;
+        fprintf(f, "dev%d.total %llu\ndev%d.live %llu\ndev%d.peak %llu\n"
+                   "dev%d.live_allocs %llu\ndev%d.allocs %llu\ndev%d.frees %llu\n"
+                   "dev%d.oom %llu\n",
+                d, (unsigned long long)s->total, d, (unsigned long long)s->live,
+                d, (unsigned long long)s->peak, d, (unsigned long long)s->live_allocs,
+                d, (unsigned long long)s->allocs, d, (unsigned long long)s->frees,
+                d, (unsigned long long)s->oom);
+    }
+    fclose(f);
+}
+
+__attribute__((constructor)) static void sim_setup(void)
+{
+    const char *n = getenv("GPUSIM_DEVICES");
+    if (n && atoi(n) > 0)
+        ndev = atoi(n) > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : atoi(n);
+    const char *m = getenv("GPUSIM_MEM");
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", m && *m ? m : "8G");
+    char *save = NULL, *tok = strtok_r(buf, ",", &save);
+    uint64_t last = 8ull << 30;
+    for (int d = 0; d < SIM_MAX_DEVICES; d++) {
+        if (tok) {
+            last = parse_size(tok);
+            tok = strtok_r(NULL, ",", &save);
+        }
+        struct sdev *dv = &devs[d];
+        dv->total = dv->st.total = last;
+        dv->free = calloc(1, sizeof *dv->free);
+        dv->free->addr = 0x700000000000ull + ((uint64_t)d << 40) + 0x100000; /* low 32 bits non-zero: legacy ABI */
+        dv->free->size = last;
+        dv->primary.dev = d;
+        dv->primary.primary = 1;
+        dv->default_pool = (CUmemoryPool)(uintptr_t)(0x1000 + d);
+    }
+    atexit(write_stats);
+}
+
+/* Exported for tests: statistics of one device. */
+SIM_EXPORT int simGetStats(int dev, struct sim_stats *out)
+{
+    if (dev < 0 || dev >= ndev || !out)
+        return -1;
+    LOCK();
+    *out = devs[dev].st;
+    UNLOCK();
+    return 0;
+}
+
+/* ------------------------------------------------------ accounting helpers */
+
+static void stats_add(int dev, uint64_t bytes)
+{
+    struct sim_stats *s = &devs[dev].st;
+    s->live += bytes;
+    s->live_allocs++;
+    s->allocs++;
+    if (s->live > s->peak)
+        s->peak = s->live;
+}
+
+static void stats_sub(int dev, uint64_t bytes)
+{
+    struct sim_stats *s = &devs[dev].st;
+    s->live -= bytes;
+    s->live_allocs--;
+    s->frees++;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+/* First fit over the address-ordered free list. Returns 0 when nothing fits. */
+static uint64_t range_take(int dev, uint64_t size)
+{
+    struct sdev *d = &devs[dev];
+    for (struct seg **pp = &d->free; *pp; pp = &(*pp)->next) {
+        struct seg *s = *pp;
+        if (s->size < size)
+            continue;
+        uint64_t a = s->addr;
+        s->addr += size;
+        s->size -= size;
+        if (s->size == 0) {
+            *pp = s->next;
+            free(s);
+        }
+        d->used += size;
+        return a;
+    }
+    return 0;
+}
+
+static void range_give(int dev, uint64_t addr, uint64_t size)
+{
+    struct sdev *d = &devs[dev];
+    struct seg **pp = &d->free, *prev = NULL;
+    while (*pp && (*pp)->addr < addr) {
+        prev = *pp;
+        pp = &(*pp)->next;
+    }
+    struct seg *next = *pp;
+    d->used -= size;
+    if (prev && prev->addr + prev->size == addr) {
+        prev->size += size;
+        if (next && prev->addr + prev->size == next->addr) {
+            prev->size += next->size;
+            prev->next = next->next;
+            free(next);
+        }
+        return;
+    }
+    if (next && addr + size == next->addr) {
+        next->addr = addr;
+        next->size += size;
+        return;
+    }
+    struct seg *s = malloc(sizeof *s);
+    s->addr = addr;
+    s->size = size;
+    s->next = next;
+    *pp = s;
+}
+
+/* Bytes without an address (arrays, VMM handles) still need free memory. */
+static int bytes_take(int dev, uint64_t size)
+{
+    struct sdev *d = &devs[dev];
+    if (d->total - d->used < size)
+        return 0;
+    d->used += size;
+    return 1;
+}
+
+static CUcontext cur_ctx(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL; }
+
+static int ctx_ok(CUcontext c) { return c && ((struct sctx *)c)->active; }
+
+#define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+#define REQUIRE_CTX(c) do { REQUIRE_INIT(); if (!ctx_ok(c)) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+/* ------------------------------------------------------------ init, device */
+
+SIM_EXPORT CUresult cuInit(unsigned int flags)
+{
+    (void)flags;
+    initialized = 1;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDriverGetVersion(int *v)
+{
+    if (!v)
+        return CUDA_ERROR_INVALID_VALUE;
+    *v = SIM_DRIVER_VERSION;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    REQUIRE_INIT();
+    if (!d || ordinal < 0 || ordinal >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = ordinal;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGetCount(int *n)
+{
+    REQUIRE_INIT();
+    if (!n)
+        return CUDA_ERROR_INVALID_VALUE;
+    *n = ndev;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!name || dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_VALUE;
+    snprintf(name, (size_t)len, "gpusim device %d", dev);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!bytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = devs[dev].total;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
+{
+    size_t b;
+    CUresult r = cuDeviceTotalMem_v2(&b, dev);
+    if (r == CUDA_SUCCESS) {
+        if (!bytes)
+            return CUDA_ERROR_INVALID_VALUE;
+        *bytes = b > 0xffffffffu ? 0xffffffffu : (unsigned)b;
+    }
+    return r;
+}
+
+SIM_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!pi || dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (attrib) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
+    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; break;
+    default: *pi = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- contexts */
+
+static void free_ctx_memory(CUcontext c)
+{
+    struct blk *b, *tmp;
+    HASH_ITER(hh, blocks, b, tmp) {
+        if (b->ctx != c)
+            continue;
+        HASH_DEL(blocks, b);
+        range_give(b->dev, b->addr, b->size);
+        stats_sub(b->dev, b->counted);
+        free(b);
+    }
+    for (struct sarray *a = arrays; a; a = a->next) {
+        if (a->alive && a->ctx == c) {
+            a->alive = 0;
+            devs[a->dev].used -= a->bytes;
+            stats_sub(a->dev, a->bytes);
+        }
+    }
+}
+
+static void drop_from_stacks(CUcontext c)
+{
+    /* only the calling thread's stack is visible; that is what tests use */
+    for (int i = 0; i < ctx_depth; i++)
+        if (ctx_stack[i] == c)
+            ctx_stack[i] = NULL;
+}
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    struct sctx *p = &devs[dev].primary;
+    p->active = 1;
+    p->refcount++;
+    UNLOCK();
+    *pctx = (CUcontext)p;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    struct sctx *p = &devs[dev].primary;
+    if (p->refcount <= 0) {
+        UNLOCK();
+        return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    if (--p->refcount == 0) {   /* the last release resets the context */
+        free_ctx_memory((CUcontext)p);
+        p->active = 0;
+    }
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    struct sctx *p = &devs[dev].primary;
+    free_ctx_memory((CUcontext)p);
+    p->active = 0;
+    p->refcount = 0;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+    REQUIRE_INIT();
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!flags || !active)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    *flags = devs[dev].primary.flags;
+    *active = devs[dev].primary.active;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+    REQUIRE_INIT();
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    devs[dev].primary.flags = flags;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
+    return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
+
+static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!pctx)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    struct sctx *c = calloc(1, sizeof *c);
+    c->dev = dev;
+    c->active = 1;
+    c->flags = flags;
+    *pctx = (CUcontext)c;
+    if (ctx_depth < 16)
+        ctx_stack[ctx_depth++] = *pctx;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    return ctx_create(pctx, flags, dev);
+}
+
+SIM_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    return ctx_create(pctx, flags, dev);
+}
+
+SIM_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev)
+{
+    (void)params;
+    return ctx_create(pctx, flags, dev);
+}
+
+SIM_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
+{
+    REQUIRE_INIT();
+    if (!c || ((struct sctx *)c)->primary)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    LOCK();
+    free_ctx_memory(c);
+    ((struct sctx *)c)->active = 0; /* kept allocated: handles stay unique */
+    UNLOCK();
+    drop_from_stacks(c);
+    while (ctx_depth && ctx_stack[ctx_depth - 1] == NULL)
+        ctx_depth--;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxDestroy(CUcontext c) { return cuCtxDestroy_v2(c); }
+
+SIM_EXPORT CUresult cuCtxSetCurrent(CUcontext c)
+{
+    REQUIRE_INIT();
+    if (c == NULL) {
+        if (ctx_depth)
+            ctx_depth--;
+        return CUDA_SUCCESS;
+    }
+    if (ctx_depth == 0)
+        ctx_depth = 1;
+    ctx_stack[ctx_depth - 1] = c;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxGetCurrent(CUcontext *pc)
+{
+    REQUIRE_INIT();
+    if (!pc)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pc = cur_ctx();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c)
+{
+    REQUIRE_INIT();
+    if (!c || ctx_depth >= 16)
+        return CUDA_ERROR_INVALID_VALUE;
+    ctx_stack[ctx_depth++] = c;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxPushCurrent(CUcontext c) { return cuCtxPushCurrent_v2(c); }
+
+SIM_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pc)
+{
+    REQUIRE_INIT();
+    if (!ctx_depth)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    CUcontext c = ctx_stack[--ctx_depth];
+    if (pc)
+        *pc = c;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxPopCurrent(CUcontext *pc) { return cuCtxPopCurrent_v2(pc); }
+
+SIM_EXPORT CUresult cuCtxGetDevice(CUdevice *d)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = ((struct sctx *)c)->dev;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxSynchronize(void)
+{
+    REQUIRE_CTX(cur_ctx());
+    return CUDA_SUCCESS;
+}
+
+/* ---------------------------------------------------------- linear memory */
+
+static CUresult linear_alloc(CUdeviceptr *dptr, uint64_t bytes, uint64_t counted, int kind)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = ((struct sctx *)c)->dev;
+    uint64_t size = round_up(bytes, SIM_GRANULARITY);
+    LOCK();
+    uint64_t a = range_take(dev, size);
+    if (!a) {
+        devs[dev].st.oom++;
+        UNLOCK();
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    struct blk *b = calloc(1, sizeof *b);
+    b->addr = a;
+    b->size = size;
+    b->counted = counted;
+    b->dev = dev;
+    b->kind = kind;
+    b->ctx = c;
+    HASH_ADD(hh, blocks, addr, sizeof b->addr, b);
+    stats_add(dev, counted);
+    UNLOCK();
+    *dptr = a;
+    return CUDA_SUCCESS;
+}
+
+static CUresult linear_free(CUdeviceptr p)
+{
+    REQUIRE_INIT();
+    if (p == 0)
+        return CUDA_SUCCESS;
+    uint64_t key = p;
+    LOCK();
+    struct blk *b;
+    HASH_FIND(hh, blocks, &key, sizeof key, b);
+    if (!b) {
+        UNLOCK();
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    HASH_DEL(blocks, b);
+    if (b->kind != BK_IPC) {
+        range_give(b->dev, b->addr, b->size);
+        stats_sub(b->dev, b->counted);
+    }
+    UNLOCK();
+    free(b);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
+{
+    return linear_alloc(dptr, bytes, bytes, BK_LINEAR);
+}
+
+SIM_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytes)
+{
+    CUdeviceptr p;
+    if (!dptr)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuMemAlloc_v2(&p, bytes);
+    if (r == CUDA_SUCCESS)
+        *dptr = (CUdeviceptr_v1)p; /* the legacy ABI truncates, as it did */
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned int elem)
+{
+    if (!pitch || (elem != 4 && elem != 8 && elem != 16))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t p = round_up(width ? width : 1, SIM_GRANULARITY);
+    CUresult r = linear_alloc(dptr, p * height, p * height, BK_LINEAR);
+    if (r == CUDA_SUCCESS)
+        *pitch = p;
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, unsigned int width, unsigned int height, unsigned int elem)
+{
+    CUdeviceptr p;
+    size_t pp;
+    if (!dptr || !pitch)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuMemAllocPitch_v2(&p, &pp, width, height, elem);
+    if (r == CUDA_SUCCESS) {
+        *dptr = (CUdeviceptr_v1)p;
+        *pitch = (unsigned)pp;
+    }
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr p) { return linear_free(p); }
+/* The legacy ABI holds 32 bits of an address: find the block they name. */
+static CUdeviceptr widen(CUdeviceptr_v1 p)
+{
+    CUdeviceptr full = p;
+    LOCK();
+    struct blk *b, *tmp;
+    HASH_ITER(hh, blocks, b, tmp) {
+        if ((b->addr & 0xffffffffull) == p) {
+            full = b->addr;
+            break;
+        }
+    }
+    UNLOCK();
+    return full;
+}
+
+SIM_EXPORT CUresult cuMemFree(CUdeviceptr_v1 p) { return p ? linear_free(widen(p)) : CUDA_SUCCESS; }
+
+SIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int flags)
+{
+    (void)flags;
+    return linear_alloc(dptr, bytes, bytes, BK_MANAGED);
+}
+
+SIM_EXPORT CUresult cuMemGetInfo_v2(size_t *freeb, size_t *total)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!freeb || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sdev *d = &devs[((struct sctx *)c)->dev];
+    LOCK();
+    *freeb = d->total - d->used;
+    *total = d->total;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemGetInfo(unsigned int *freeb, unsigned int *total)
+{
+    size_t f, t;
+    if (!freeb || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = cuMemGetInfo_v2(&f, &t);
+    if (r == CUDA_SUCCESS) {
+        *freeb = f > 0xffffffffu ? 0xffffffffu : (unsigned)f;
+        *total = t > 0xffffffffu ? 0xffffffffu : (unsigned)t;
+    }
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    REQUIRE_INIT();
+    CUresult r = CUDA_ERROR_NOT_FOUND;
+    LOCK();
+    struct blk *b, *tmp;
+    uint64_t key = p;
+    HASH_FIND(hh, blocks, &key, sizeof key, b);
+    if (!b) {
+        HASH_ITER(hh, blocks, b, tmp) {
+            if (p >= b->addr && p < b->addr + b->size)
+                break;
+        }
+    }
+    if (b) {
+        if (base)
+            *base = b->addr;
+        if (size)
+            *size = b->size;
+        r = CUDA_SUCCESS;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* ------------------------------------------------------ stream-ordered */
+
+SIM_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!pool || dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pool = devs[dev].default_pool;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
+{
+    REQUIRE_INIT();
+    if (!pool || !props || props->location.id < 0 || props->location.id >= ndev)
+        return CUDA_ERROR_INVALID_VALUE;
+    int *p = malloc(sizeof *p);
+    *p = props->location.id;
+    *pool = (CUmemoryPool)p;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
+{
+    REQUIRE_INIT();
+    if ((uintptr_t)pool > 0x1000 + SIM_MAX_DEVICES)
+        free(pool);
+    return CUDA_SUCCESS;
+}
+
+static CUresult async_alloc(CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+    (void)s;
+    return linear_alloc(dptr, bytes, bytes, BK_ASYNC);
+}
+
+SIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s) { return async_alloc(dptr, bytes, s); }
+SIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s) { return async_alloc(dptr, bytes, s); }
+SIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
+{
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    return async_alloc(dptr, bytes, s);
+}
+SIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
+{
+    return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
+}
+SIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { (void)s; return linear_free(p); }
+SIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { (void)s; return linear_free(p); }
+
+/* ---------------------------------------------------------- virtual memory */
+
+SIM_EXPORT CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocationProp *prop, CUmemAllocationGranularity_flags opt)
+{
+    (void)opt;
+    REQUIRE_INIT();
+    if (!g || !prop)
+        return CUDA_ERROR_INVALID_VALUE;
+    *g = SIM_VMM_GRANULARITY;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    (void)flags;
+    REQUIRE_INIT();
+    if (!handle || !prop || size == 0 || size % SIM_VMM_GRANULARITY)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = prop->location.id;
+    if (prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    if (!bytes_take(dev, size)) {
+        devs[dev].st.oom++;
+        UNLOCK();
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    stats_add(dev, size);
+    UNLOCK();
+    struct shandle *h = calloc(1, sizeof *h);
+    h->size = size;
+    h->dev = dev;
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
+    return CUDA_SUCCESS;
+}
+
+static void handle_put(struct shandle *h)
+{
+    if (h->released && h->maps == 0) {
+        devs[h->dev].used -= h->size;
+        stats_sub(h->dev, h->size);
+        free(h);
+    }
+}
+
+SIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
+{
+    REQUIRE_INIT();
+    struct shandle *h = (struct shandle *)(uintptr_t)handle;
+    if (!h || h->released)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    h->released = 1;
+    handle_put(h); /* physical memory goes once the last mapping is gone */
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *ptr, size_t size, size_t align, CUdeviceptr addr, unsigned long long flags)
+{
+    (void)align; (void)addr; (void)flags;
+    REQUIRE_INIT();
+    if (!ptr || size == 0 || size % SIM_VMM_GRANULARITY)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct smap *m = calloc(1, sizeof *m);
+    m->addr = va_next;
+    m->size = size;
+    va_next += round_up(size, SIM_VMM_GRANULARITY) + SIM_VMM_GRANULARITY;
+    m->next = reserves;
+    reserves = m;
+    UNLOCK();
+    *ptr = m->addr;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
+{
+    REQUIRE_INIT();
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    for (struct smap **pp = &reserves; *pp; pp = &(*pp)->next) {
+        if ((*pp)->addr == ptr && (*pp)->size == size) {
+            struct smap *m = *pp;
+            *pp = m->next;
+            free(m);
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAllocationHandle handle, unsigned long long flags)
+{
+    (void)flags;
+    REQUIRE_INIT();
+    struct shandle *h = (struct shandle *)(uintptr_t)handle;
+    if (!h || h->released || offset + size > h->size)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    for (struct smap *res = reserves; res; res = res->next) {
+        if (ptr >= res->addr && ptr + size <= res->addr + res->size) {
+            struct smap *m = calloc(1, sizeof *m);
+            m->addr = ptr;
+            m->size = size;
+            m->h = h;
+            h->maps++;
+            m->next = maps;
+            maps = m;
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
+{
+    REQUIRE_INIT();
+    int found = 0;
+    LOCK();
+    for (struct smap **pp = &maps; *pp;) {
+        struct smap *m = *pp;
+        if (m->addr >= ptr && m->addr + m->size <= ptr + size) {
+            *pp = m->next;
+            m->h->maps--;
+            handle_put(m->h);
+            free(m);
+            found = 1;
+        } else {
+            pp = &m->next;
+        }
+    }
+    UNLOCK();
+    return found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+SIM_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *desc, size_t count)
+{
+    (void)ptr; (void)size; (void)desc; (void)count;
+    REQUIRE_INIT();
+    return CUDA_SUCCESS;
+}
+
+/* ----------------------------------------------------------------- arrays */
+
+static uint64_t format_bytes(CUarray_format f)
+{
+    switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: return 4;
+    default: return 0;
+    }
+}
+
+static uint64_t level_bytes(uint64_t w, uint64_t h, uint64_t d, uint64_t elem)
+{
+    return (w ? w : 1) * (h ? h : 1) * (d ? d : 1) * elem;
+}
+
+static CUresult array_make(void **out, uint64_t bytes, int mip)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!out || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = ((struct sctx *)c)->dev;
+    LOCK();
+    if (!bytes_take(dev, bytes)) {
+        devs[dev].st.oom++;
+        UNLOCK();
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    stats_add(dev, bytes);
+    struct sarray *a = calloc(1, sizeof *a);
+    a->bytes = bytes;
+    a->dev = dev;
+    a->mip = mip;
+    a->alive = 1;
+    a->ctx = c;
+    a->next = arrays;
+    arrays = a;
+    UNLOCK();
+    *out = a;
+    return CUDA_SUCCESS;
+}
+
+static CUresult array_destroy(void *h, int mip)
+{
+    REQUIRE_INIT();
+    struct sarray *a = h;
+    CUresult r = CUDA_ERROR_INVALID_HANDLE;
+    LOCK();
+    for (struct sarray *x = arrays; x; x = x->next) {
+        if (x == a && x->mip == mip) {
+            if (x->alive) {
+                x->alive = 0;
+                devs[x->dev].used -= x->bytes;
+                stats_sub(x->dev, x->bytes);
+            }
+            r = CUDA_SUCCESS;
+            break;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuArrayCreate_v2(CUarray *h, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+    if (!d || !format_bytes(d->Format) || !d->NumChannels)
+        return CUDA_ERROR_INVALID_VALUE;
+    return array_make((void **)h, level_bytes(d->Width, d->Height, 1, format_bytes(d->Format) * d->NumChannels), 0);
+}
+
+SIM_EXPORT CUresult cuArrayCreate(CUarray *h, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_ARRAY_DESCRIPTOR d2 = { d->Width, d->Height, d->Format, d->NumChannels };
+    return cuArrayCreate_v2(h, &d2);
+}
+
+SIM_EXPORT CUresult cuArray3DCreate_v2(CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    if (!d || !format_bytes(d->Format) || !d->NumChannels)
+        return CUDA_ERROR_INVALID_VALUE;
+    return array_make((void **)h, level_bytes(d->Width, d->Height, d->Depth, format_bytes(d->Format) * d->NumChannels), 0);
+}
+
+SIM_EXPORT CUresult cuArray3DCreate(CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
+{
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUDA_ARRAY3D_DESCRIPTOR d2 = { d->Width, d->Height, d->Depth, d->Format, d->NumChannels, d->Flags };
+    return cuArray3DCreate_v2(h, &d2);
+}
+
+SIM_EXPORT CUresult cuArrayDestroy(CUarray h) { return array_destroy(h, 0); }
+
+SIM_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned int levels)
+{
+    if (!d || !format_bytes(d->Format) || !d->NumChannels || levels == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t elem = format_bytes(d->Format) * d->NumChannels, total = 0;
+    for (unsigned l = 0; l < levels; l++)
+        total += level_bytes(d->Width >> l ? d->Width >> l : 1,
+                             d->Height ? (d->Height >> l ? d->Height >> l : 1) : 0,
+                             d->Depth ? (d->Depth >> l ? d->Depth >> l : 1) : 0, elem);
+    return array_make((void **)h, total, 1);
+}
+
+SIM_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h) { return array_destroy(h, 1); }
+
+/* ------------------------------------------------------------ host memory */
+
+static CUresult host_alloc(void **pp, size_t bytes)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (!pp || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    void *p = NULL;
+    if (posix_memalign(&p, 4096, bytes))
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    struct shost *h = calloc(1, sizeof *h);
+    h->p = p;
+    h->size = bytes;
+    LOCK();
+    HASH_ADD_PTR(hosts, p, h);
+    UNLOCK();
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytes) { return host_alloc(pp, bytes); }
+SIM_EXPORT CUresult cuMemAllocHost(void **pp, unsigned int bytes) { return host_alloc(pp, bytes); }
+SIM_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) { (void)flags; return host_alloc(pp, bytes); }
+
+SIM_EXPORT CUresult cuMemFreeHost(void *p)
+{
+    REQUIRE_INIT();
+    struct shost *h;
+    LOCK();
+    HASH_FIND_PTR(hosts, &p, h);
+    if (h && !h->registered)
+        HASH_DEL(hosts, h);
+    UNLOCK();
+    if (!h || h->registered)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(h->p);
+    free(h);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
+{
+    (void)flags;
+    REQUIRE_CTX(cur_ctx());
+    if (!p || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct shost *h;
+    LOCK();
+    HASH_FIND_PTR(hosts, &p, h);
+    if (h) {
+        UNLOCK();
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    }
+    h = calloc(1, sizeof *h);
+    h->p = p;
+    h->size = bytes;
+    h->registered = 1;
+    HASH_ADD_PTR(hosts, p, h);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemHostRegister(void *p, size_t bytes, unsigned int flags) { return cuMemHostRegister_v2(p, bytes, flags); }
+
+SIM_EXPORT CUresult cuMemHostUnregister(void *p)
+{
+    REQUIRE_INIT();
+    struct shost *h;
+    LOCK();
+    HASH_FIND_PTR(hosts, &p, h);
+    if (h && h->registered)
+        HASH_DEL(hosts, h);
+    UNLOCK();
+    if (!h || !h->registered)
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    free(h);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------- IPC */
+
+SIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
+{
+    REQUIRE_INIT();
+    if (!h)
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(h, 0, sizeof *h);
+    memcpy(h->reserved, &p, sizeof p);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
+{
+    (void)flags;
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t src;
+    memcpy(&src, h.reserved, sizeof src);
+    uint64_t key = src, size = SIM_GRANULARITY;
+    LOCK();
+    struct blk *b;
+    HASH_FIND(hh, blocks, &key, sizeof key, b);
+    if (b)
+        size = b->size;
+    struct blk *m = calloc(1, sizeof *m); /* a second mapping, no new memory */
+    m->addr = va_next;
+    m->size = size;
+    m->kind = BK_IPC;
+    m->ctx = NULL;
+    m->dev = ((struct sctx *)c)->dev;
+    va_next += round_up(size, SIM_VMM_GRANULARITY);
+    HASH_ADD(hh, blocks, addr, sizeof m->addr, m);
+    UNLOCK();
+    *p = m->addr;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
+{
+    return cuIpcOpenMemHandle_v2(p, h, flags);
+}
+
+SIM_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p) { return linear_free(p); }
+
+/* --------------------------------------------------- streams and the rest */
+
+SIM_EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+    (void)flags;
+    REQUIRE_CTX(cur_ctx());
+    if (!s)
+        return CUDA_ERROR_INVALID_VALUE;
+    *s = (CUstream)calloc(1, 64);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
+{
+    REQUIRE_INIT();
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuStreamDestroy(CUstream s) { return cuStreamDestroy_v2(s); }
+
+SIM_EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    REQUIRE_INIT();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuGetErrorString(CUresult e, const char **s)
+{
+    if (!s)
+        return CUDA_ERROR_INVALID_VALUE;
+    *s = e == CUDA_SUCCESS ? "no error" : e == CUDA_ERROR_OUT_OF_MEMORY ? "out of memory" : "simulated error";
+    return CUDA_SUCCESS;
+}
+
+/* The runtime's private handshake: the simulator has no export tables. */
+SIM_EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id)
+{
+    (void)id;
+    if (table)
+        *table = NULL;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+SIM_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *params, int n, unsigned int flags, CUdevice dev)
+{
+    (void)params; (void)n;
+    return ctx_create(pctx, flags, dev);
+}
