@@ -55,7 +55,7 @@ $(B)/sim/sim_stubs.c: $(DATA) tests/sim/sim_procaddr.c scripts/gen_sim_stubs.sh
 	sh scripts/gen_sim_stubs.sh $(DATA) tests/sim/sim_procaddr.c > $@
 
 $(SIM): tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c tests/sim/sim.h | $(DEPS_STAMP)
-	$(CC) $(CFLAGS_COMMON) -fvisibility=hidden -Itests/sim -shared -Wl,-soname,libcuda.so.1 -o $@ \
+	$(CC) $(CFLAGS_COMMON) -fvisibility=hidden -Itests/sim -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ \
 	    tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c -lpthread
 
 test: all

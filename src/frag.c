@@ -1,6 +1,6 @@
 /*
  * frag.c - the fragmentation section (SPEC §4), per device, over live
- * device-pointer allocations and VMM mappings:
+ * allocations of device pointers (linear, pitched, managed, stream-ordered):
  *   size classes   counts of live allocations by size
  *   span           lowest start to highest end of live allocations
  *   gaps           holes between consecutive live allocations in the span
@@ -38,10 +38,10 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The driver's allocator's own allocations: VMM mappings live in address
+ * ranges the program reserved, IPC mappings in another process's memory. */
 static int in_address_space(const struct gmg_alloc *a)
 {
-    if (a->key.space == GMG_SPACE_MAP)
-        return 1;
     return a->key.space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC;
 }
 
@@ -69,9 +69,7 @@ void gmg_frag_compute(struct gmg_report *r, const struct gmg_alloc *live, size_t
             uint64_t granted = 0;
             CUdeviceptr base;
             size_t sz;
-            if (a->key.space == GMG_SPACE_MAP)
-                granted = a->size;
-            else if (ask_driver && REAL(cuMemGetAddressRange_v2)(&base, &sz, a->key.value) == CUDA_SUCCESS &&
+            if (ask_driver && REAL(cuMemGetAddressRange_v2)(&base, &sz, a->key.value) == CUDA_SUCCESS &&
                      base == a->key.value)
                 granted = sz;
             else

@@ -155,3 +155,11 @@ SIM_EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuin
 {
     return lookup(sym, pfn, ver, flags, NULL);
 }
+
+/* The simulator's own answer, under a name no interposer wraps: tests compare
+ * what a caller gets through the guard with what the driver gave. */
+SIM_EXPORT CUresult simGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags,
+                                      CUdriverProcAddressQueryResult *status)
+{
+    return lookup(sym, pfn, ver, flags, status);
+}

@@ -1,0 +1,425 @@
+/*
+ * apitest.c - drives every allocation family through a chosen route against
+ * the simulated driver. Each leak is made from its own named function so
+ * reports can be checked by function name and exact bytes.
+ *
+ *   apitest ROUTE families      one leak per family, plus alloc/free pairs
+ *   apitest ROUTE limit BYTES   each counted family: exactly BYTES succeeds,
+ *                               BYTES+1 (more) is refused with OOM
+ *   apitest ROUTE reset         leak, then cuDevicePrimaryCtxReset
+ *   apitest ROUTE ctxdestroy    leak in a created context, then destroy it
+ *   apitest ROUTE threads       8 threads x 20000 random alloc/free
+ *   apitest ROUTE hammer        8 threads allocating near the limit
+ *   apitest ROUTE fork          parent and child each leak their own
+ *   apitest ROUTE info          print cuMemGetInfo / cuDeviceTotalMem
+ *   apitest ROUTE nulls         NULL output pointers everywhere
+ *   apitest ROUTE unknownfree   free pointers the guard never saw
+ */
+#define _GNU_SOURCE
+#include "api.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+
+struct sim_stats { uint64_t total, live, peak, live_allocs, allocs, frees, oom; };
+
+static CUcontext ctx;
+
+static void setup(void)
+{
+    CUdevice d;
+    CHECK(A.cuInit(0));
+    CHECK(A.cuDeviceGet(&d, 0));
+    CHECK(A.cuDevicePrimaryCtxRetain(&ctx, d));
+    CHECK(A.cuCtxSetCurrent(ctx));
+}
+
+static struct sim_stats sim(int dev)
+{
+    struct sim_stats s;
+    memset(&s, 0, sizeof s);
+    int (*get)(int, struct sim_stats *) = (int (*)(int, struct sim_stats *))dlsym(RTLD_DEFAULT, "simGetStats");
+    if (!get) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        get = h ? (int (*)(int, struct sim_stats *))dlsym(h, "simGetStats") : NULL;
+    }
+    if (get)
+        get(dev, &s);
+    return s;
+}
+
+static unsigned long long guard_live(void)
+{
+    unsigned long long (*f)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
+    return f ? f(-1) : 0;
+}
+
+static CUmemAllocationProp vmm_prop(void)
+{
+    CUmemAllocationProp p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = 0;
+    return p;
+}
+
+/* ------------------------------------------------------------ leak sites */
+
+NOINLINE static void leak_linear(void) { CUdeviceptr p; CHECK(A.cuMemAlloc_v2(&p, 1048576)); }
+NOINLINE static void leak_legacy(void) { CUdeviceptr_v1 p; CHECK(A.cuMemAlloc(&p, 12288)); }
+NOINLINE static void leak_pitch(void) { CUdeviceptr p; size_t pitch; CHECK(A.cuMemAllocPitch_v2(&p, &pitch, 1000, 100, 4)); }
+NOINLINE static void leak_managed(void) { CUdeviceptr p; CHECK(A.cuMemAllocManaged(&p, 2097152, CU_MEM_ATTACH_GLOBAL)); }
+NOINLINE static void leak_async(void) { CUdeviceptr p; CHECK(A.cuMemAllocAsync(&p, 3145728, NULL)); }
+NOINLINE static void leak_async_ptsz(void) { CUdeviceptr p; CHECK(A.cuMemAllocAsync_ptsz(&p, 3670016, NULL)); }
+NOINLINE static void leak_pool(void)
+{
+    CUmemoryPool pool;
+    CUdeviceptr p;
+    CHECK(A.cuDeviceGetDefaultMemPool(&pool, 0));
+    CHECK(A.cuMemAllocFromPoolAsync(&p, 4194304, pool, NULL));
+}
+NOINLINE static void leak_vmm(void)
+{
+    CUmemAllocationProp prop = vmm_prop();
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va;
+    CHECK(A.cuMemCreate(&h, 6291456, &prop, 0));
+    CHECK(A.cuMemAddressReserve(&va, 8388608, 0, 0, 0));
+    CHECK(A.cuMemMap(va, 6291456, 0, h, 0));
+}
+NOINLINE static void leak_array(void)
+{
+    CUDA_ARRAY_DESCRIPTOR d = { 256, 128, CU_AD_FORMAT_FLOAT, 4 }; /* 524288 bytes */
+    CUarray a;
+    CHECK(A.cuArrayCreate_v2(&a, &d));
+}
+NOINLINE static void leak_array3d(void)
+{
+    CUDA_ARRAY3D_DESCRIPTOR d = { 64, 64, 16, CU_AD_FORMAT_UNSIGNED_INT16, 2, 0 }; /* 262144 bytes */
+    CUarray a;
+    CHECK(A.cuArray3DCreate_v2(&a, &d));
+}
+NOINLINE static void leak_mipmap(void)
+{
+    CUDA_ARRAY3D_DESCRIPTOR d = { 64, 64, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0 }; /* 4096+1024+256 = 5376 */
+    CUmipmappedArray m;
+    CHECK(A.cuMipmappedArrayCreate(&m, &d, 3));
+}
+NOINLINE static void leak_host(void) { void *p; CHECK(A.cuMemAllocHost_v2(&p, 65536)); }
+NOINLINE static void leak_hostalloc(void) { void *p; CHECK(A.cuMemHostAlloc(&p, 69632, 0)); }
+NOINLINE static void leak_register(void)
+{
+    static char buf[73728];
+    CHECK(A.cuMemHostRegister_v2(buf, sizeof buf, 0));
+}
+NOINLINE static void leak_ipc(void)
+{
+    CUdeviceptr p, q;
+    CUipcMemHandle h;
+    CHECK(A.cuMemAlloc_v2(&p, 524288 + 512));
+    CHECK(A.cuIpcGetMemHandle(&h, p));
+    CHECK(A.cuIpcOpenMemHandle_v2(&q, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    CHECK(A.cuMemFree_v2(p));
+}
+
+/* Each family allocated and freed again: nothing of these may be reported. */
+NOINLINE static void freed_everything(void)
+{
+    CUdeviceptr p;
+    CUdeviceptr_v1 p1;
+    size_t pitch;
+    CHECK(A.cuMemAlloc_v2(&p, 777)); CHECK(A.cuMemFree_v2(p));
+    CHECK(A.cuMemAlloc(&p1, 778)); CHECK(A.cuMemFree(p1));
+    CHECK(A.cuMemAllocPitch_v2(&p, &pitch, 100, 10, 4)); CHECK(A.cuMemFree_v2(p));
+    CHECK(A.cuMemAllocManaged(&p, 779, CU_MEM_ATTACH_GLOBAL)); CHECK(A.cuMemFree_v2(p));
+    CHECK(A.cuMemAllocAsync(&p, 780, NULL)); CHECK(A.cuMemFreeAsync(p, NULL));
+    CHECK(A.cuMemAllocAsync_ptsz(&p, 781, NULL)); CHECK(A.cuMemFreeAsync_ptsz(p, NULL));
+    CUmemAllocationProp prop = vmm_prop();
+    CUmemGenericAllocationHandle h;
+    CUdeviceptr va;
+    CHECK(A.cuMemCreate(&h, 2097152, &prop, 0));
+    CHECK(A.cuMemAddressReserve(&va, 2097152, 0, 0, 0));
+    CHECK(A.cuMemMap(va, 2097152, 0, h, 0));
+    CHECK(A.cuMemUnmap(va, 2097152));
+    CHECK(A.cuMemAddressFree(va, 2097152));
+    CHECK(A.cuMemRelease(h));
+    CUDA_ARRAY_DESCRIPTOR d = { 16, 16, CU_AD_FORMAT_FLOAT, 1 };
+    CUarray a;
+    CHECK(A.cuArrayCreate_v2(&a, &d)); CHECK(A.cuArrayDestroy(a));
+    CUDA_ARRAY3D_DESCRIPTOR d3 = { 16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0 };
+    CUmipmappedArray m;
+    CHECK(A.cuMipmappedArrayCreate(&m, &d3, 2)); CHECK(A.cuMipmappedArrayDestroy(m));
+    void *hp;
+    CHECK(A.cuMemAllocHost_v2(&hp, 4096)); CHECK(A.cuMemFreeHost(hp));
+    CHECK(A.cuMemHostAlloc(&hp, 4096, 0)); CHECK(A.cuMemFreeHost(hp));
+    static char buf[8192];
+    CHECK(A.cuMemHostRegister_v2(buf, sizeof buf, 0)); CHECK(A.cuMemHostUnregister(buf));
+    CUipcMemHandle ih;
+    CUdeviceptr q;
+    CHECK(A.cuMemAlloc_v2(&p, 1024));
+    CHECK(A.cuIpcGetMemHandle(&ih, p));
+    CHECK(A.cuIpcOpenMemHandle_v2(&q, ih, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
+    CHECK(A.cuIpcCloseMemHandle(q));
+    CHECK(A.cuMemFree_v2(p));
+}
+
+static void families(void)
+{
+    leak_linear(); leak_legacy(); leak_pitch(); leak_managed(); leak_async(); leak_async_ptsz(); leak_pool();
+    leak_vmm(); leak_array(); leak_array3d(); leak_mipmap(); leak_host(); leak_hostalloc(); leak_register();
+    leak_ipc();
+    freed_everything();
+    struct sim_stats s = sim(0);
+    printf("sim live %llu guard live %llu\n", (unsigned long long)s.live, guard_live());
+}
+
+/* ----------------------------------------------------------------- limit */
+
+static int refused(CUresult r) { return r == CUDA_ERROR_OUT_OF_MEMORY; }
+
+static void limit(uint64_t L)
+{
+    int bad = 0;
+    CUdeviceptr p;
+    size_t pitch;
+    CUmemoryPool pool;
+    CHECK(A.cuDeviceGetDefaultMemPool(&pool, 0));
+#define EXACT_AND_OVER(name, alloc_exact, alloc_over, release) do { \
+        CUresult r1 = (alloc_exact); \
+        CUresult r2 = (alloc_over); \
+        int ok = r1 == CUDA_SUCCESS && refused(r2); \
+        printf("%s: exact %d over %d %s\n", name, (int)r1, (int)r2, ok ? "ok" : "FAIL"); \
+        bad |= !ok; \
+        if (r1 == CUDA_SUCCESS) { release; } \
+    } while (0)
+    EXACT_AND_OVER("cuMemAlloc_v2", A.cuMemAlloc_v2(&p, L), A.cuMemAlloc_v2(&p, 1), A.cuMemFree_v2(p));
+    {
+        CUdeviceptr_v1 p1;
+        EXACT_AND_OVER("cuMemAlloc", A.cuMemAlloc(&p1, (unsigned)L), A.cuMemAlloc(&p1, 1), A.cuMemFree(p1));
+    }
+    EXACT_AND_OVER("cuMemAllocManaged", A.cuMemAllocManaged(&p, L, 1), A.cuMemAllocManaged(&p, 1, 1), A.cuMemFree_v2(p));
+    EXACT_AND_OVER("cuMemAllocAsync", A.cuMemAllocAsync(&p, L, NULL), A.cuMemAllocAsync(&p, 1, NULL), A.cuMemFreeAsync(p, NULL));
+    EXACT_AND_OVER("cuMemAllocAsync_ptsz", A.cuMemAllocAsync_ptsz(&p, L, NULL), A.cuMemAllocAsync_ptsz(&p, 1, NULL),
+                   A.cuMemFreeAsync_ptsz(p, NULL));
+    EXACT_AND_OVER("cuMemAllocFromPoolAsync", A.cuMemAllocFromPoolAsync(&p, L, pool, NULL),
+                   A.cuMemAllocFromPoolAsync(&p, 1, pool, NULL), A.cuMemFreeAsync(p, NULL));
+    /* pitch: 512-byte rows, so L/512 rows fill the limit exactly */
+    EXACT_AND_OVER("cuMemAllocPitch_v2", A.cuMemAllocPitch_v2(&p, &pitch, 512, L / 512, 4),
+                   A.cuMemAllocPitch_v2(&p, &pitch, 1, 1, 4), A.cuMemFree_v2(p));
+    {
+        CUmemAllocationProp prop = vmm_prop();
+        CUmemGenericAllocationHandle h, h2;
+        EXACT_AND_OVER("cuMemCreate", A.cuMemCreate(&h, L, &prop, 0), A.cuMemCreate(&h2, 2097152, &prop, 0),
+                       A.cuMemRelease(h));
+    }
+    {
+        /* L bytes of float4 elements: width = L / 16 */
+        CUDA_ARRAY_DESCRIPTOR d = { L / 16, 1, CU_AD_FORMAT_FLOAT, 4 }, d1 = { 1, 1, CU_AD_FORMAT_UNSIGNED_INT8, 1 };
+        CUarray a, a2;
+        EXACT_AND_OVER("cuArrayCreate_v2", A.cuArrayCreate_v2(&a, &d), A.cuArrayCreate_v2(&a2, &d1), A.cuArrayDestroy(a));
+        CUDA_ARRAY3D_DESCRIPTOR d3 = { L / 16, 0, 0, CU_AD_FORMAT_FLOAT, 4, 0 }, d31 = { 1, 0, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0 };
+        EXACT_AND_OVER("cuArray3DCreate_v2", A.cuArray3DCreate_v2(&a, &d3), A.cuArray3DCreate_v2(&a2, &d31),
+                       A.cuArrayDestroy(a));
+        CUmipmappedArray m, m2;
+        EXACT_AND_OVER("cuMipmappedArrayCreate", A.cuMipmappedArrayCreate(&m, &d3, 1),
+                       A.cuMipmappedArrayCreate(&m2, &d31, 1), A.cuMipmappedArrayDestroy(m));
+    }
+    /* not counted: host memory and reserved address space go through */
+    void *hp;
+    CUresult rh = A.cuMemAllocHost_v2(&hp, L + 4096);
+    printf("cuMemAllocHost_v2 over the limit: %d %s\n", (int)rh, rh == CUDA_SUCCESS ? "ok" : "FAIL");
+    bad |= rh != CUDA_SUCCESS;
+    if (rh == CUDA_SUCCESS)
+        A.cuMemFreeHost(hp);
+    /* free makes room again */
+    CUresult r3 = A.cuMemAlloc_v2(&p, L);
+    printf("after frees: %d %s\n", (int)r3, r3 == CUDA_SUCCESS ? "ok" : "FAIL");
+    bad |= r3 != CUDA_SUCCESS;
+    struct sim_stats s = sim(0);
+    printf("sim peak %llu limit %llu %s\n", (unsigned long long)s.peak, (unsigned long long)L,
+           s.peak <= L ? "ok" : "FAIL");
+    bad |= s.peak > L;
+    printf("%s\n", bad ? "LIMIT FAIL" : "LIMIT OK");
+}
+
+/* ------------------------------------------------------- reset, destroy */
+
+NOINLINE static void leak_before_reset(void) { CUdeviceptr p; CHECK(A.cuMemAlloc_v2(&p, 5242880)); }
+NOINLINE static void leak_after_reset(void) { CUdeviceptr p; CHECK(A.cuMemAlloc_v2(&p, 131072)); }
+
+static void reset(void)
+{
+    leak_before_reset();
+    CHECK(A.cuDevicePrimaryCtxReset_v2(0));
+    CUcontext c;
+    CHECK(A.cuDevicePrimaryCtxRetain(&c, 0));
+    CHECK(A.cuCtxSetCurrent(c));
+    leak_after_reset();
+    printf("guard live %llu sim live %llu\n", guard_live(), (unsigned long long)sim(0).live);
+}
+
+NOINLINE static void leak_in_created_ctx(void) { CUdeviceptr p; CHECK(A.cuMemAlloc_v2(&p, 393216)); }
+
+static void ctxdestroy(void)
+{
+    CUcontext c;
+    CHECK(A.cuCtxCreate_v2(&c, 0, 0));
+    CHECK(A.cuCtxSetCurrent(c));
+    leak_in_created_ctx();
+    CHECK(A.cuCtxDestroy_v2(c));
+    CHECK(A.cuCtxSetCurrent(ctx));
+    printf("guard live %llu sim live %llu\n", guard_live(), (unsigned long long)sim(0).live);
+}
+
+/* --------------------------------------------------------------- threads */
+
+struct worker { unsigned seed; int iters; int hammer; uint64_t refusals; };
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    CHECK(A.cuCtxSetCurrent(ctx));
+    enum { SLOTS = 64 };
+    CUdeviceptr live[SLOTS] = { 0 };
+    for (int i = 0; i < w->iters; i++) {
+        int k = rand_r(&w->seed) % SLOTS;
+        if (live[k]) {
+            int which = rand_r(&w->seed) % 2;
+            CHECK(which ? A.cuMemFree_v2(live[k]) : A.cuMemFreeAsync(live[k], NULL));
+            live[k] = 0;
+        } else {
+            size_t sz = w->hammer ? 65536 + (size_t)(rand_r(&w->seed) % 65536) : 1 + (size_t)(rand_r(&w->seed) % 100000);
+            int which = rand_r(&w->seed) % 3;
+            CUresult r = which == 0 ? A.cuMemAlloc_v2(&live[k], sz)
+                       : which == 1 ? A.cuMemAllocAsync(&live[k], sz, NULL)
+                                    : A.cuMemAllocManaged(&live[k], sz, 1);
+            if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+                w->refusals++;
+                live[k] = 0;
+            } else if (r != CUDA_SUCCESS) {
+                fprintf(stderr, "alloc failed %d\n", (int)r);
+                exit(1);
+            }
+        }
+    }
+    for (int k = 0; k < SLOTS; k++)
+        if (live[k])
+            CHECK(A.cuMemFree_v2(live[k]));
+    return NULL;
+}
+
+static void threads(int hammer)
+{
+    pthread_t t[8];
+    struct worker w[8];
+    for (int i = 0; i < 8; i++) {
+        w[i] = (struct worker){ .seed = 1234u + (unsigned)i, .iters = 20000, .hammer = hammer };
+        pthread_create(&t[i], NULL, work, &w[i]);
+    }
+    uint64_t refusals = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(t[i], NULL);
+        refusals += w[i].refusals;
+    }
+    struct sim_stats s = sim(0);
+    printf("refusals %llu sim live %llu sim peak %llu guard live %llu allocs %llu frees %llu\n",
+           (unsigned long long)refusals, (unsigned long long)s.live, (unsigned long long)s.peak, guard_live(),
+           (unsigned long long)s.allocs, (unsigned long long)s.frees);
+}
+
+/* ------------------------------------------------------------------ fork */
+
+NOINLINE static void parent_leak(void) { CUdeviceptr p; CHECK(A.cuMemAlloc_v2(&p, 1111552)); }
+NOINLINE static void child_leak(void) { CUdeviceptr p; CHECK(A.cuMemAlloc_v2(&p, 2222080)); }
+
+static void forktest(void)
+{
+    parent_leak();
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        child_leak();
+        exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child exit %d\n", WEXITSTATUS(st));
+}
+
+/* ----------------------------------------------------------------- other */
+
+static void info(void)
+{
+    size_t f = 0, t = 0, dt = 0;
+    CHECK(A.cuMemGetInfo_v2(&f, &t));
+    CHECK(A.cuDeviceTotalMem_v2(&dt, 0));
+    printf("free %zu total %zu devtotal %zu\n", f, t, dt);
+    CUdeviceptr p;
+    if (A.cuMemAlloc_v2(&p, 1048576) == CUDA_SUCCESS) {
+        CHECK(A.cuMemGetInfo_v2(&f, &t));
+        printf("after 1MiB: free %zu total %zu\n", f, t);
+    }
+    CUresult r = A.cuMemGetInfo_v2(&f, NULL);
+    printf("null total: %d\n", (int)r);
+}
+
+static void nulls(void)
+{
+    size_t pitch;
+    CUmemAllocationProp prop = vmm_prop();
+    printf("%d %d %d %d %d %d %d %d %d %d\n", (int)A.cuMemAlloc_v2(NULL, 16), (int)A.cuMemAllocPitch_v2(NULL, &pitch, 4, 4, 4),
+           (int)A.cuMemAllocManaged(NULL, 16, 1), (int)A.cuMemAllocAsync(NULL, 16, NULL),
+           (int)A.cuMemCreate(NULL, 2097152, &prop, 0), (int)A.cuMemAddressReserve(NULL, 2097152, 0, 0, 0),
+           (int)A.cuArrayCreate_v2(NULL, NULL), (int)A.cuMemAllocHost_v2(NULL, 16),
+           (int)A.cuMemGetInfo_v2(NULL, NULL), (int)A.cuDeviceTotalMem_v2(NULL, 0));
+    CUdeviceptr p;
+    CUresult r = A.cuMemAlloc_v2(&p, 0);
+    printf("zero bytes: %d\n", (int)r);
+    printf("nulls survived\n");
+}
+
+static void unknownfree(void)
+{
+    printf("free unknown: %d %d\n", (int)A.cuMemFree_v2((CUdeviceptr)0x1234), (int)A.cuMemFree_v2(0));
+}
+
+static void no_context(void)
+{
+    CHECK(A.cuCtxSetCurrent(NULL));
+    CUdeviceptr p;
+    printf("no context: %d\n", (int)A.cuMemAlloc_v2(&p, 4096));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: apitest ROUTE TEST [ARG]\n");
+        return 2;
+    }
+    api_load(argv[1]);
+    setup();
+    const char *t = argv[2];
+    if (!strcmp(t, "families")) families();
+    else if (!strcmp(t, "limit")) limit(strtoull(argv[3], NULL, 0));
+    else if (!strcmp(t, "reset")) reset();
+    else if (!strcmp(t, "ctxdestroy")) ctxdestroy();
+    else if (!strcmp(t, "threads")) threads(0);
+    else if (!strcmp(t, "hammer")) threads(1);
+    else if (!strcmp(t, "fork")) forktest();
+    else if (!strcmp(t, "info")) info();
+    else if (!strcmp(t, "nulls")) nulls();
+    else if (!strcmp(t, "unknownfree")) unknownfree();
+    else if (!strcmp(t, "nocontext")) no_context();
+    else { fprintf(stderr, "unknown test %s\n", t); return 2; }
+    fflush(stdout);
+    return 0;
+}

@@ -1,0 +1,105 @@
+/*
+ * sigtest.c - the dump signal.
+ *   sigtest threads before|after   8 threads allocate while SIGUSR1 arrives 5
+ *                                  times; the program's own handler (set
+ *                                  before or after the guard arms) must see all
+ *   sigtest growth DIR             dump, allocate 3 from grow_site, dump again
+ */
+#define _GNU_SOURCE
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static CUcontext ctx;
+static volatile sig_atomic_t got;
+static volatile int stop;
+
+static void handler(int s) { (void)s; got++; }
+
+static void install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    cuCtxSetCurrent(ctx);
+    while (!stop) {
+        CUdeviceptr p;
+        if (cuMemAlloc_v2(&p, 4096) == CUDA_SUCCESS)
+            cuMemFree_v2(p);
+    }
+    return NULL;
+}
+
+__attribute__((noinline)) static void grow_site(void)
+{
+    CUdeviceptr p;
+    cuMemAlloc_v2(&p, 300000);
+}
+
+__attribute__((noinline)) static void old_site(void)
+{
+    CUdeviceptr p;
+    cuMemAlloc_v2(&p, 100000);
+}
+
+static void wait_for(const char *path)
+{
+    struct stat st;
+    for (int i = 0; i < 500 && stat(path, &st) != 0; i++)
+        usleep(10000);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    int before = strcmp(argv[2], "before") == 0;
+    if (before)
+        install();
+    cuInit(0);
+    cuDevicePrimaryCtxRetain(&ctx, 0);
+    cuCtxSetCurrent(ctx);
+    if (strcmp(argv[1], "threads") == 0) {
+        CUdeviceptr p;
+        cuMemAlloc_v2(&p, 1 << 20); /* the guard is armed now */
+        if (!before)
+            install();
+        pthread_t t[8];
+        for (int i = 0; i < 8; i++)
+            pthread_create(&t[i], NULL, worker, NULL);
+        for (int i = 0; i < 5; i++) {
+            kill(getpid(), SIGUSR1);
+            usleep(100000);
+        }
+        stop = 1;
+        for (int i = 0; i < 8; i++)
+            pthread_join(t[i], NULL);
+        printf("handler saw %d of 5\n", (int)got);
+        return 0;
+    }
+    /* growth: reports in DIR/dump.N (GPUMEM_REPORT=DIR/dump.%n) */
+    char path[512];
+    old_site();
+    kill(getpid(), SIGUSR1);
+    snprintf(path, sizeof path, "%s/dump.1", argv[2]);
+    wait_for(path);
+    for (int i = 0; i < 3; i++)
+        grow_site();
+    kill(getpid(), SIGUSR1);
+    snprintf(path, sizeof path, "%s/dump.2", argv[2]);
+    wait_for(path);
+    printf("done\n");
+    return 0;
+}

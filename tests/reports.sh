@@ -1,0 +1,69 @@
+# reports.sh - report tests, sourced by run.sh (uses its helpers).
+
+# JSON, checked field by field through jq
+guarded env GPUMEM_REPORT_FORMAT=json "$T/apitest" direct reset
+J="$WORK/err"
+if jq -e '.schema == 1 and .trigger == "exit" and .totals.live_bytes == 131072 and .totals.live_allocations == 1
+          and .totals.reclaimed_bytes == 5242880 and (.live | length) == 1 and .live[0].bytes == 131072
+          and .live[0].api == "cuMemAlloc" and .live[0].device == 0 and .live[0].frames[0].function == "leak_after_reset"
+          and (.live[0].frames[0].file | endswith("apitest.c")) and .live[0].frames[0].line > 0
+          and .reclaimed[0].frames[0].function == "leak_before_reset" and .devices[0].peak == 5242880
+          and .fragmentation[0].live_allocations == 1 and .fragmentation[0].requested_bytes == 131072
+          and .fragmentation[0].granted_bytes == 131072 and .fragmentation[0].gaps == 0 and .growth == null' "$J" >/dev/null 2>&1; then
+    ok "JSON report: schema 1, totals, groups, frames with file:line, reclaimed, fragmentation (jq)"
+else bad "JSON report" "$J"; fi
+
+# folded stacks
+guarded env GPUMEM_REPORT_FORMAT=folded "$T/apitest" direct reset
+if grep -qE '^_start;__libc_start_main[^ ]*;__libc_start_call_main;main;(reset;)?leak_after_reset;cuMemAlloc_device0 131072$' "$WORK/err" \
+   && [ "$(grep -cvE '^[^ ]+ [0-9]+$' "$WORK/err")" = 0 ]; then
+    ok "folded stacks: 'frame;frame;frame bytes', outermost first"
+else bad "folded" "$WORK/err"; fi
+
+# several formats to files: the path gets each format's extension, mode 0600
+guarded env GPUMEM_REPORT_FORMAT=text,json,folded GPUMEM_REPORT="$WORK/rep.%p" "$T/apitest" direct reset
+f=$(ls "$WORK"/rep.*.json 2>/dev/null | head -1)
+if [ -n "$f" ] && [ -f "${f%.json}.txt" ] && [ -f "${f%.json}.folded" ] && [ "$(stat -c %a "$f")" = 600 ] \
+   && jq -e .schema "$f" >/dev/null && ! has "SUMMARY" "$WORK/err"; then
+    ok "GPUMEM_REPORT path with %p: one file per format, mode 0600, nothing on stderr"
+else bad "report files" "$WORK/err"; fi
+
+# a symlink as destination is refused; /dev/full falls back to stderr
+ln -sf "$WORK/target" "$WORK/link"
+guarded env GPUMEM_REPORT="$WORK/link" "$T/apitest" direct reset
+if [ ! -e "$WORK/target" ] && has "symbolic link: refused" "$WORK/err" && has "SUMMARY: gpumemguard" "$WORK/err"; then
+    ok "report path through a symlink is refused, report goes to stderr"
+else bad "symlink destination" "$WORK/err"; fi
+guarded env GPUMEM_REPORT=/dev/full "$T/apitest" direct reset; rc=$?
+if [ $rc = 0 ] && has "cannot write report to /dev/full" "$WORK/err" && has "SUMMARY: gpumemguard" "$WORK/err"; then
+    ok "/dev/full as destination falls back to stderr without harm"
+else bad "/dev/full (rc $rc)" "$WORK/err"; fi
+
+# the dump signal while 8 threads allocate, with the program's own handler
+for when in before after; do
+    if [ "${GMG_SANITIZER:-}" = tsan ]; then skip "SIGUSR1 ($when)" "signals under TSan"; continue; fi
+    timeout 60 env LD_PRELOAD="$PRELOAD" "$T/sigtest" threads "$when" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    dumps=$(grep -c "gpumemguard report (signal" "$WORK/err")
+    if [ $rc = 0 ] && has "handler saw 5 of 5" "$WORK/out" && [ "$dumps" -ge 1 ] && has "(exit, dump" "$WORK/err"; then
+        ok "SIGUSR1 under 8 allocating threads: $dumps dumps, no deadlock, program's handler ($when) saw every signal"
+    else bad "SIGUSR1 $when (rc $rc, $dumps dumps)" "$WORK/out"; fi
+done
+timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_SIGNAL=none "$T/sigtest" threads before >"$WORK/out" 2>"$WORK/err"
+has "handler saw 5 of 5" "$WORK/out" && ! has "(signal" "$WORK/err" && ok "GPUMEM_SIGNAL=none leaves the signal to the program" \
+    || bad "GPUMEM_SIGNAL=none" "$WORK/err"
+
+# growth between two dumps lists exactly what was made in between
+mkdir -p "$WORK/g"
+timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/g/dump.%n" GPUMEM_REPORT_FORMAT=json "$T/sigtest" growth "$WORK/g" >"$WORK/out" 2>"$WORK/err"
+if jq -e '.trigger == "signal" and (.growth | length) == 1 and .growth[0].bytes == 900000 and .growth[0].count == 3
+          and .growth[0].frames[0].function == "grow_site"' "$WORK/g/dump.2" >/dev/null 2>&1 \
+   && jq -e '(.growth | length) == 1 and .growth[0].frames[0].function == "old_site"' "$WORK/g/dump.1" >/dev/null 2>&1; then
+    ok "growth section of a signal dump lists exactly the allocations made since the previous dump"
+else bad "growth" "$WORK/g/dump.2"; fi
+
+# fragmentation: gaps appear when allocations between live ones are freed
+guarded "$T/apitest" direct families
+if has "Fragmentation, device 0:" "$WORK/err" && has "rounding waste:" "$WORK/err" && has "span utilisation:" "$WORK/err" \
+   && grep -q "gaps: [1-9]" "$WORK/err"; then
+    ok "fragmentation section: size classes, span, gaps, utilisation, rounding waste"
+else bad "fragmentation" "$WORK/err"; fi

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# run.sh BUILD_DIR - builds the test programs and runs every test against the
+# simulated driver with the real libgpumemguard.so preloaded into real
+# processes. Ends with "N passed, M failed".
+set -u
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+T=$B/tests
+mkdir -p "$T"
+CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+CC=${CC:-cc}
+SAN_FLAGS=""
+case "${GMG_SANITIZER:-}" in
+    asan) SAN_FLAGS="-fsanitize=address,undefined"; PRELOAD="$($CC -print-file-name=libasan.so) $ROOT/$B/libgpumemguard.so";
+          export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 ;;
+    tsan) CC=clang; SAN_FLAGS="-fsanitize=thread"; PRELOAD="$ROOT/$B/libgpumemguard.so";
+          export TSAN_OPTIONS="report_signal_unsafe=0 halt_on_error=1" ;;
+    *) PRELOAD="$ROOT/$B/libgpumemguard.so" ;;
+esac
+export LD_LIBRARY_PATH="$ROOT/$B/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+build() { # name sources... extra flags
+    local out=$1; shift
+    $CC -std=gnu11 -O1 -g -Wall -Wextra -Werror $SAN_FLAGS -I"$CUDA_INC" -o "$T/$out" "$@" -ldl -lpthread || exit 1
+}
+build apitest tests/integration/apitest.c tests/integration/api.c -L"$B/sim" -l:libcuda.so.1
+build replay tests/integration/replay.c
+build test_limit tests/unit/test_limit.c src/limit_parse.c
+build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
+HAVE_NVCC=0
+if command -v nvcc >/dev/null 2>&1 && [ -z "${GMG_SANITIZER:-}" ]; then
+    if [ ! -x "$T/cudart_static" ] || [ tests/integration/cudart_app.cu -nt "$T/cudart_static" ]; then
+        nvcc -o "$T/cudart_static" tests/integration/cudart_app.cu && \
+        nvcc -cudart shared -o "$T/cudart_shared" tests/integration/cudart_app.cu && HAVE_NVCC=1
+    else
+        HAVE_NVCC=1
+    fi
+fi
+
+PASS=0; FAIL=0; SKIP=0
+ok()   { PASS=$((PASS + 1)); echo "ok   $1"; }
+bad()  { FAIL=$((FAIL + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/     | /' "$2" | head -40; }
+skip() { SKIP=$((SKIP + 1)); echo "skip $1 ($2)"; }
+
+# guarded CMD...: run with the guard; stdout in $WORK/out, stderr in $WORK/err
+guarded() { env LD_PRELOAD="$PRELOAD" GPUSIM_STATS="$WORK/stats" "$@" >"$WORK/out" 2>"$WORK/err"; }
+has()  { grep -qF -- "$1" "$2"; }
+# leak NAME BYTES API: the report names the function with exact bytes
+leak() { grep -A1 -F -- "$2 bytes in 1 allocation ($3, device 0) allocated from:" "$WORK/err" | grep -q " in $1 "; }
+
+ROUTES="direct dlopen default gpa gpa2 gpa2_ptsz gpa_self"
+
+# ---------------------------------------------------------------- families
+for r in $ROUTES; do
+    guarded "$T/apitest" "$r" families
+    miss=""
+    for spec in leak_linear:1048576:cuMemAlloc leak_legacy:12288:cuMemAlloc leak_pitch:102400:cuMemAllocPitch \
+                leak_managed:2097152:cuMemAllocManaged leak_async:3145728:cuMemAllocAsync \
+                leak_async_ptsz:3670016:cuMemAllocAsync leak_pool:4194304:cuMemAllocAsync \
+                leak_vmm:6291456:cuMemCreate leak_vmm:8388608:cuMemAddressReserve leak_vmm:6291456:cuMemMap \
+                leak_array:524288:cuArrayCreate leak_array3d:262144:cuArrayCreate \
+                leak_mipmap:5376:cuMipmappedArrayCreate leak_host:65536:cuMemHostAlloc \
+                leak_hostalloc:69632:cuMemHostAlloc leak_register:73728:cuMemHostRegister \
+                leak_ipc:524800:cuIpcOpenMemHandle; do
+        IFS=: read -r fn bytes api <<<"$spec"
+        leak "$fn" "$bytes" "$api" || miss="$miss $fn/$api"
+    done
+    if [ -z "$miss" ] && has "SUMMARY: gpumemguard: 22087424 bytes in 15 allocations still live at exit" "$WORK/err" \
+       && ! has "freed_everything" "$WORK/err" && has "sim live 21353728 guard live 21353728" "$WORK/out"; then
+        ok "families via $r: every family's leak by function and exact bytes, freed ones absent, counts match the driver"
+    else
+        bad "families via $r:$miss" "$WORK/err"
+    fi
+done
+
+# ------------------------------------------------------------------- replay
+if guarded "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
+   && has " 28 wrapped" "$WORK/out"; then
+    ok "replay of the CUDA 13.0 runtime's 439 lookups: memory entry points wrapped with the driver's ABI, the rest untouched"
+else
+    bad "replay" "$WORK/out"
+fi
+
+# ---------------------------------------------------------- real runtimes
+if [ "$HAVE_NVCC" = 1 ]; then
+    for v in static shared; do
+        guarded env GPUMEM_LOG=debug LD_LIBRARY_PATH="$LD_LIBRARY_PATH:${CUDA_HOME:-/usr/local/cuda}/lib64" "$T/cudart_$v"
+        miss=""
+        for want in "hook cuGetProcAddress_v2 via dlsym" "hook cuMemAlloc_v2 via cuGetProcAddress_v2 (asked cuMemAlloc, version 3020" \
+                    "hook cuMemFree_v2 via cuGetProcAddress_v2" "hook cuMemAllocAsync_ptsz via cuGetProcAddress_v2 (asked cuMemAllocAsync, version 11020, flags 2)" \
+                    "hook cuMemAllocAsync via cuGetProcAddress_v2 (asked cuMemAllocAsync, version 11020, flags 0)" \
+                    "hook cuDevicePrimaryCtxReset via cuGetProcAddress_v2 (asked cuDevicePrimaryCtxReset, version 7000" \
+                    "hook cuMemGetInfo_v2 via" "hook cuArrayCreate_v2 via" "hook cuMemHostAlloc via"; do
+            has "$want" "$WORK/err" || miss="$miss [$want]"
+        done
+        if [ -z "$miss" ]; then ok "nvcc-built program ($v cudart): its cuGetProcAddress lookups reach the guard's wrappers"
+        else bad "nvcc $v:$miss" "$WORK/err"; fi
+    done
+else
+    skip "nvcc-built programs" "no nvcc"
+fi
+
+# ------------------------------------------------------------------- limits
+for r in $ROUTES; do
+    guarded env GPUMEM_LIMIT=4194304 "$T/apitest" "$r" limit 4194304
+    if has "LIMIT OK" "$WORK/out" && has "refused cuMemAlloc of 1 bytes on device 0: GPUMEM_LIMIT is 4194304 bytes, 4194304 in use" "$WORK/err"; then
+        ok "limit via $r: every counted family reaches the limit exactly and is refused one byte over; free makes room"
+    else
+        bad "limit via $r" "$WORK/out"
+    fi
+done
+guarded env GPUMEM_LIMIT=4M "$T/apitest" direct limit 4194304 && has "LIMIT OK" "$WORK/out" \
+    && ok "GPUMEM_LIMIT=4M is 4194304 bytes" || bad "GPUMEM_LIMIT=4M" "$WORK/out"
+guarded env GPUSIM_MEM=16M GPUMEM_LIMIT=25% "$T/apitest" direct limit 4194304 && has "LIMIT OK" "$WORK/out" \
+    && ok "GPUMEM_LIMIT=25% of a 16 MiB device is 4 MiB" || bad "GPUMEM_LIMIT=25%" "$WORK/out"
+guarded env GPUMEM_LIMIT=1:1M "$T/apitest" direct limit 4194304
+has "LIMIT FAIL" "$WORK/out" && has "cuMemAlloc_v2: exact 0 over 0" "$WORK/out" \
+    && ok "per-device limit 1:1M leaves device 0 unlimited" || bad "per-device limits" "$WORK/out"
+
+guarded env GPUMEM_LIMIT=16M "$T/apitest" direct hammer
+refusals=$(sed -n 's/.*refusals \([0-9]*\).*/\1/p' "$WORK/out"); peak=$(sed -n 's/.*sim peak \([0-9]*\).*/\1/p' "$WORK/out")
+if [ -n "$refusals" ] && [ "$refusals" -gt 0 ] && [ -n "$peak" ] && [ "$peak" -le 16777216 ]; then
+    ok "8 threads hammering near a 16 MiB limit: driver peak $peak <= limit, $refusals refusals"
+else
+    bad "hammer: refusals=$refusals peak=$peak" "$WORK/out"
+fi
+
+guarded env GPUMEM_LIMIT=8M "$T/apitest" direct info
+if has "free 8388608 total 8388608 devtotal 8388608" "$WORK/out" && has "after 1MiB: free 7340032 total 8388608" "$WORK/out"; then
+    ok "cuMemGetInfo / cuDeviceTotalMem show the capped device"
+else bad "info under a limit" "$WORK/out"; fi
+guarded "$T/apitest" direct info
+has "free 8589934592 total 8589934592 devtotal 8589934592" "$WORK/out" \
+    && ok "cuMemGetInfo unchanged without a limit" || bad "info without a limit" "$WORK/out"
+
+guarded env GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=abort "$T/apitest" direct limit 4194304; rc=$?
+if [ $rc -ne 0 ] && has "aborting (GPUMEM_ON_LIMIT=abort)" "$WORK/err" && has "SUMMARY: gpumemguard:" "$WORK/err"; then
+    ok "GPUMEM_ON_LIMIT=abort aborts with a report"
+else bad "abort on limit (rc $rc)" "$WORK/err"; fi
+guarded env GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=warn "$T/apitest" direct limit 4194304
+has "over the limit" "$WORK/err" && has "cuMemAlloc_v2: exact 0 over 0" "$WORK/out" \
+    && ok "GPUMEM_ON_LIMIT=warn allows and logs" || bad "warn on limit" "$WORK/err"
+
+# ------------------------------------------------------------ config errors
+for spec in "GPUMEM_LIMIT=1gb" "GPUMEM_LIMIT=1.5g" "GPUMEM_LIMIT=-1" "GPUMEM_LIMIT=0:1G,0:2G" "GPUMEM_LIMIT=" \
+            "GPUMEM_ON_LIMIT=explode" "GPUMEM_REPORT_FORMAT=xml" "GPUMEM_SIGNAL=KILL" "GPUMEM_STACK_DEPTH=-3" \
+            "GPUMEM_LOG=loud" "GPUMEM_REPORT="; do
+    var=${spec%%=*}; val=${spec#*=}
+    guarded env "$spec" "$T/apitest" direct info; rc=$?
+    if [ $rc -ne 0 ] && has "$var='$val' is not valid" "$WORK/err" && has "Accepted:" "$WORK/err" && ! has "free " "$WORK/out"; then
+        ok "bad $spec stops the process at start-up, naming variable, value and accepted forms"
+    else bad "bad $spec (rc $rc)" "$WORK/err"; fi
+done
+
+# ------------------------------------------------------- teardown, threads
+guarded "$T/apitest" direct reset
+if has "guard live 131072 sim live 131072" "$WORK/out" && leak leak_after_reset 131072 cuMemAlloc \
+   && has "Reclaimed by context teardown" "$WORK/err" \
+   && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q "leak_before_reset" \
+   && has "SUMMARY: gpumemguard: 131072 bytes in 1 allocations still live at exit, 5242880 bytes in 1 allocations reclaimed" "$WORK/err"; then
+    ok "cuDevicePrimaryCtxReset: released memory is listed as reclaimed, not live"
+else bad "primary context reset" "$WORK/err"; fi
+guarded "$T/apitest" direct ctxdestroy
+has "guard live 0 sim live 0" "$WORK/out" && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q leak_in_created_ctx \
+    && ok "cuCtxDestroy: the context's memory stops counting and is listed as reclaimed" || bad "ctx destroy" "$WORK/err"
+
+guarded "$T/apitest" direct threads
+if has "sim live 0 " "$WORK/out" && has "guard live 0 " "$WORK/out" && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations" "$WORK/err"; then
+    ok "8 threads x 20000 random alloc/free: no byte lost or counted twice"
+else bad "threads" "$WORK/out"; fi
+
+guarded "$T/apitest" direct fork
+parent_reports=$(grep -c "SUMMARY" "$WORK/err")
+if [ "$parent_reports" = 2 ] && grep -B0 -A0 "1111552 bytes in 1 allocations still live" "$WORK/err" >/dev/null \
+   && has "2222080 bytes in 1 allocations still live" "$WORK/err" \
+   && ! grep -q "3333632" "$WORK/err"; then
+    ok "fork: parent and child each report only their own allocations"
+else bad "fork" "$WORK/err"; fi
+
+guarded "$T/apitest" direct nulls; rc=$?
+[ $rc -eq 0 ] && has "nulls survived" "$WORK/out" && ok "NULL output pointers reach the driver's error, no crash" || bad "nulls" "$WORK/out"
+guarded "$T/apitest" direct unknownfree
+has "unknown frees: 1" "$WORK/err" && ok "a free of an unknown pointer is passed to the driver and counted" || bad "unknown free" "$WORK/err"
+guarded "$T/apitest" direct nocontext; rc=$?
+[ $rc -eq 0 ] && has "no context: 201" "$WORK/out" && ok "no current context: the driver's error passes through" || bad "no context" "$WORK/out"
+
+guarded env GPUMEM_STACK_DEPTH=0 "$T/apitest" direct families
+has "no stack: GPUMEM_STACK_DEPTH=0" "$WORK/err" && has "SUMMARY: gpumemguard: 22087424 bytes" "$WORK/err" \
+    && ok "GPUMEM_STACK_DEPTH=0 turns stacks off, tracking stays" || bad "stack depth 0" "$WORK/err"
+
+# ------------------------------------------------------------------ parser
+if "$T/test_limit" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "limit parser table" "$WORK/out"; fi
+
+# ----------------------------------------------------------------- reports
+. tests/reports.sh
+
+echo
+echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
+[ "$FAIL" -eq 0 ]
