@@ -95,7 +95,7 @@ int main(int argc, char **argv)
     kill(getpid(), SIGUSR1);
     snprintf(path, sizeof path, "%s/dump.1", argv[2]);
     wait_for(path);
-    for (int i = 0; i < 3; i++)
+    for (volatile int i = 0; i < 3; i++) /* one call site, not unrolled */
         grow_site();
     kill(getpid(), SIGUSR1);
     snprintf(path, sizeof path, "%s/dump.2", argv[2]);

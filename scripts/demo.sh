@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# demo.sh BUILD_DIR - the main job on a machine without a GPU: a small CUDA
+# driver program that leaks, runs under the guard against the simulated
+# driver with a quota, and the guard reports what leaked and from where.
+set -eu
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+CUDA_INC=${CUDA_HOME:-/usr/local/cuda}/include
+mkdir -p "$B/demo"
+cc -std=gnu11 -O1 -g -I"$CUDA_INC" -o "$B/demo/leaky" scripts/demo_leaky.c -L"$B/sim" -l:libcuda.so.1
+LIB="$ROOT/$B/libgpumemguard.so"
+if [ -e /dev/nvidia0 ] && ldconfig -p 2>/dev/null | grep -q 'libcuda.so.1 '; then
+    echo "== a GPU is present: running against the real driver"
+    DRIVER_PATH=""
+else
+    echo "== no GPU: running against the simulated driver (tests/sim), 1 GiB device"
+    DRIVER_PATH="$ROOT/$B/sim"
+fi
+echo "== LD_PRELOAD=$LIB GPUMEM_LIMIT=256M $B/demo/leaky"
+env LD_LIBRARY_PATH="$DRIVER_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUSIM_MEM=1G \
+    LD_PRELOAD="$LIB" GPUMEM_LIMIT=256M "$B/demo/leaky"
