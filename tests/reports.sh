@@ -1,7 +1,7 @@
 # reports.sh - report tests, sourced by run.sh (uses its helpers).
 
 # JSON, checked field by field through jq
-guarded env GPUMEM_REPORT_FORMAT=json "$T/apitest" direct reset
+guarded GPUMEM_REPORT_FORMAT=json "$T/apitest" direct reset
 J="$WORK/err"
 if jq -e '.schema == 1 and .trigger == "exit" and .totals.live_bytes == 131072 and .totals.live_allocations == 1
           and .totals.reclaimed_bytes == 5242880 and (.live | length) == 1 and .live[0].bytes == 131072
@@ -14,14 +14,14 @@ if jq -e '.schema == 1 and .trigger == "exit" and .totals.live_bytes == 131072 a
 else bad "JSON report" "$J"; fi
 
 # folded stacks
-guarded env GPUMEM_REPORT_FORMAT=folded "$T/apitest" direct reset
+guarded GPUMEM_REPORT_FORMAT=folded "$T/apitest" direct reset
 if grep -qE '^_start;__libc_start_main[^ ]*;__libc_start_call_main;main;(reset;)?leak_after_reset;cuMemAlloc_device0 131072$' "$WORK/err" \
    && [ "$(grep -cvE '^[^ ]+ [0-9]+$' "$WORK/err")" = 0 ]; then
     ok "folded stacks: 'frame;frame;frame bytes', outermost first"
 else bad "folded" "$WORK/err"; fi
 
 # several formats to files: the path gets each format's extension, mode 0600
-guarded env GPUMEM_REPORT_FORMAT=text,json,folded GPUMEM_REPORT="$WORK/rep.%p" "$T/apitest" direct reset
+guarded GPUMEM_REPORT_FORMAT=text,json,folded GPUMEM_REPORT="$WORK/rep.%p" "$T/apitest" direct reset
 f=$(ls "$WORK"/rep.*.json 2>/dev/null | head -1)
 if [ -n "$f" ] && [ -f "${f%.json}.txt" ] && [ -f "${f%.json}.folded" ] && [ "$(stat -c %a "$f")" = 600 ] \
    && jq -e .schema "$f" >/dev/null && ! has "SUMMARY" "$WORK/err"; then
@@ -30,11 +30,11 @@ else bad "report files" "$WORK/err"; fi
 
 # a symlink as destination is refused; /dev/full falls back to stderr
 ln -sf "$WORK/target" "$WORK/link"
-guarded env GPUMEM_REPORT="$WORK/link" "$T/apitest" direct reset
+guarded GPUMEM_REPORT="$WORK/link" "$T/apitest" direct reset
 if [ ! -e "$WORK/target" ] && has "symbolic link: refused" "$WORK/err" && has "SUMMARY: gpumemguard" "$WORK/err"; then
     ok "report path through a symlink is refused, report goes to stderr"
 else bad "symlink destination" "$WORK/err"; fi
-guarded env GPUMEM_REPORT=/dev/full "$T/apitest" direct reset; rc=$?
+guarded GPUMEM_REPORT=/dev/full "$T/apitest" direct reset; rc=$?
 if [ $rc = 0 ] && has "cannot write report to /dev/full" "$WORK/err" && has "SUMMARY: gpumemguard" "$WORK/err"; then
     ok "/dev/full as destination falls back to stderr without harm"
 else bad "/dev/full (rc $rc)" "$WORK/err"; fi

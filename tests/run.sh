@@ -87,7 +87,7 @@ fi
 # ---------------------------------------------------------- real runtimes
 if [ "$HAVE_NVCC" = 1 ]; then
     for v in static shared; do
-        guarded env GPUMEM_LOG=debug LD_LIBRARY_PATH="$LD_LIBRARY_PATH:${CUDA_HOME:-/usr/local/cuda}/lib64" "$T/cudart_$v"
+        guarded GPUMEM_LOG=debug LD_LIBRARY_PATH="$LD_LIBRARY_PATH:${CUDA_HOME:-/usr/local/cuda}/lib64" "$T/cudart_$v"
         miss=""
         for want in "hook cuGetProcAddress_v2 via dlsym" "hook cuMemAlloc_v2 via cuGetProcAddress_v2 (asked cuMemAlloc, version 3020" \
                     "hook cuMemFree_v2 via cuGetProcAddress_v2" "hook cuMemAllocAsync_ptsz via cuGetProcAddress_v2 (asked cuMemAllocAsync, version 11020, flags 2)" \
@@ -105,22 +105,22 @@ fi
 
 # ------------------------------------------------------------------- limits
 for r in $ROUTES; do
-    guarded env GPUMEM_LIMIT=4194304 "$T/apitest" "$r" limit 4194304
+    guarded GPUMEM_LIMIT=4194304 "$T/apitest" "$r" limit 4194304
     if has "LIMIT OK" "$WORK/out" && has "refused cuMemAlloc of 1 bytes on device 0: GPUMEM_LIMIT is 4194304 bytes, 4194304 in use" "$WORK/err"; then
         ok "limit via $r: every counted family reaches the limit exactly and is refused one byte over; free makes room"
     else
         bad "limit via $r" "$WORK/out"
     fi
 done
-guarded env GPUMEM_LIMIT=4M "$T/apitest" direct limit 4194304 && has "LIMIT OK" "$WORK/out" \
+guarded GPUMEM_LIMIT=4M "$T/apitest" direct limit 4194304 && has "LIMIT OK" "$WORK/out" \
     && ok "GPUMEM_LIMIT=4M is 4194304 bytes" || bad "GPUMEM_LIMIT=4M" "$WORK/out"
-guarded env GPUSIM_MEM=16M GPUMEM_LIMIT=25% "$T/apitest" direct limit 4194304 && has "LIMIT OK" "$WORK/out" \
+guarded GPUSIM_MEM=16M GPUMEM_LIMIT=25% "$T/apitest" direct limit 4194304 && has "LIMIT OK" "$WORK/out" \
     && ok "GPUMEM_LIMIT=25% of a 16 MiB device is 4 MiB" || bad "GPUMEM_LIMIT=25%" "$WORK/out"
-guarded env GPUMEM_LIMIT=1:1M "$T/apitest" direct limit 4194304
+guarded GPUMEM_LIMIT=1:1M "$T/apitest" direct limit 4194304
 has "LIMIT FAIL" "$WORK/out" && has "cuMemAlloc_v2: exact 0 over 0" "$WORK/out" \
     && ok "per-device limit 1:1M leaves device 0 unlimited" || bad "per-device limits" "$WORK/out"
 
-guarded env GPUMEM_LIMIT=16M "$T/apitest" direct hammer
+guarded GPUMEM_LIMIT=16M "$T/apitest" direct hammer
 refusals=$(sed -n 's/.*refusals \([0-9]*\).*/\1/p' "$WORK/out"); peak=$(sed -n 's/.*sim peak \([0-9]*\).*/\1/p' "$WORK/out")
 if [ -n "$refusals" ] && [ "$refusals" -gt 0 ] && [ -n "$peak" ] && [ "$peak" -le 16777216 ]; then
     ok "8 threads hammering near a 16 MiB limit: driver peak $peak <= limit, $refusals refusals"
@@ -128,7 +128,7 @@ else
     bad "hammer: refusals=$refusals peak=$peak" "$WORK/out"
 fi
 
-guarded env GPUMEM_LIMIT=8M "$T/apitest" direct info
+guarded GPUMEM_LIMIT=8M "$T/apitest" direct info
 if has "free 8388608 total 8388608 devtotal 8388608" "$WORK/out" && has "after 1MiB: free 7340032 total 8388608" "$WORK/out"; then
     ok "cuMemGetInfo / cuDeviceTotalMem show the capped device"
 else bad "info under a limit" "$WORK/out"; fi
@@ -136,11 +136,11 @@ guarded "$T/apitest" direct info
 has "free 8589934592 total 8589934592 devtotal 8589934592" "$WORK/out" \
     && ok "cuMemGetInfo unchanged without a limit" || bad "info without a limit" "$WORK/out"
 
-guarded env GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=abort "$T/apitest" direct limit 4194304; rc=$?
+guarded GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=abort "$T/apitest" direct limit 4194304; rc=$?
 if [ $rc -ne 0 ] && has "aborting (GPUMEM_ON_LIMIT=abort)" "$WORK/err" && has "SUMMARY: gpumemguard:" "$WORK/err"; then
     ok "GPUMEM_ON_LIMIT=abort aborts with a report"
 else bad "abort on limit (rc $rc)" "$WORK/err"; fi
-guarded env GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=warn "$T/apitest" direct limit 4194304
+guarded GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=warn "$T/apitest" direct limit 4194304
 has "over the limit" "$WORK/err" && has "cuMemAlloc_v2: exact 0 over 0" "$WORK/out" \
     && ok "GPUMEM_ON_LIMIT=warn allows and logs" || bad "warn on limit" "$WORK/err"
 
@@ -149,7 +149,7 @@ for spec in "GPUMEM_LIMIT=1gb" "GPUMEM_LIMIT=1.5g" "GPUMEM_LIMIT=-1" "GPUMEM_LIM
             "GPUMEM_ON_LIMIT=explode" "GPUMEM_REPORT_FORMAT=xml" "GPUMEM_SIGNAL=KILL" "GPUMEM_STACK_DEPTH=-3" \
             "GPUMEM_LOG=loud" "GPUMEM_REPORT="; do
     var=${spec%%=*}; val=${spec#*=}
-    guarded env "$spec" "$T/apitest" direct info; rc=$?
+    guarded "$spec" "$T/apitest" direct info; rc=$?
     if [ $rc -ne 0 ] && has "$var='$val' is not valid" "$WORK/err" && has "Accepted:" "$WORK/err" && ! has "free " "$WORK/out"; then
         ok "bad $spec stops the process at start-up, naming variable, value and accepted forms"
     else bad "bad $spec (rc $rc)" "$WORK/err"; fi
@@ -187,12 +187,23 @@ has "unknown frees: 1" "$WORK/err" && ok "a free of an unknown pointer is passed
 guarded "$T/apitest" direct nocontext; rc=$?
 [ $rc -eq 0 ] && has "no context: 201" "$WORK/out" && ok "no current context: the driver's error passes through" || bad "no context" "$WORK/out"
 
-guarded env GPUMEM_STACK_DEPTH=0 "$T/apitest" direct families
+guarded GPUMEM_STACK_DEPTH=0 "$T/apitest" direct families
 has "no stack: GPUMEM_STACK_DEPTH=0" "$WORK/err" && has "SUMMARY: gpumemguard: 22087424 bytes" "$WORK/err" \
     && ok "GPUMEM_STACK_DEPTH=0 turns stacks off, tracking stays" || bad "stack depth 0" "$WORK/err"
 
 # ------------------------------------------------------------------ parser
 if "$T/test_limit" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "limit parser table" "$WORK/out"; fi
+
+# a few seconds of libFuzzer on the parser (clang), from the seed corpus
+if [ -z "${GMG_SANITIZER:-}" ] && command -v clang >/dev/null 2>&1 && \
+   clang -g -O1 -fsanitize=fuzzer,address,undefined -o "$T/fuzz_limit" tests/unit/fuzz_limit.c src/limit_parse.c 2>"$WORK/err"; then
+    mkdir -p "$WORK/corpus" && cp tests/unit/fuzz_corpus/* "$WORK/corpus/"
+    if "$T/fuzz_limit" -max_total_time=5 "$WORK/corpus" >"$WORK/out" 2>&1; then
+        ok "fuzzing the GPUMEM_LIMIT parser: $(grep -o 'Done [0-9]* runs' "$WORK/out"), no crash, invariants hold"
+    else bad "fuzz_limit" "$WORK/out"; fi
+else
+    skip "fuzz target" "no clang with libFuzzer"
+fi
 
 # ----------------------------------------------------------------- reports
 . tests/reports.sh

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# bench.sh BUILD_DIR - ns per cuMemAlloc+cuMemFree pair against the simulated
+# driver, unguarded vs guarded (stacks off, 32 frames), at several live
+# counts and thread counts; median of 5 runs each. Prints a Markdown table
+# for docs/benchmarks.md.
+set -eu
+B=${1:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+cc -std=gnu11 -O2 -g -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench" tests/bench/bench.c -L"$B/sim" -l:libcuda.so.1 -lpthread
+export LD_LIBRARY_PATH="$ROOT/$B/sim" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+run() { for i in 1 2 3 4 5; do env "$@" "$B/bench" "$PAIRS" "$LIVE" "$THREADS"; done | median; }
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
+echo
+echo "| live allocations | threads | unguarded ns/pair | guarded, stacks off | guarded, 32 frames | added (off) | added (32) |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+for cfg in "0 1" "100000 1" "1000000 1" "0 2"; do
+    set -- $cfg; LIVE=$1; THREADS=$2; PAIRS=200000
+    base=$(run GPUSIM_MEM=64G)
+    off=$(run GPUSIM_MEM=64G LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=0)
+    full=$(run GPUSIM_MEM=64G LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=32)
+    printf "| %s | %s | %s | %s | %s | %.0f | %.0f |\n" "$LIVE" "$THREADS" "$base" "$off" "$full" \
+        "$(echo "$off - $base" | bc)" "$(echo "$full - $base" | bc)"
+done
