@@ -1,0 +1,55 @@
+// leaky.cu - GPU suite case 1/2: leaks at named sites, quota refusals through
+// the runtime, cudaMemGetInfo under a limit, cudaDeviceReset, a SIGUSR1 dump.
+//   leaky leaks          3 leaks (1 MiB, 2 MiB x2), 1 freed; exit
+//   leaky limit BYTES    cudaMalloc / cudaMallocAsync over the limit
+//   leaky info           cudaMemGetInfo
+//   leaky reset          leak, cudaDeviceReset
+//   leaky signal         leak, raise SIGUSR1, keep running
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+__attribute__((noinline)) static void leak_one_mib() { void *p; cudaMalloc(&p, 1 << 20); }
+__attribute__((noinline)) static void leak_two_mib() { void *p; cudaMalloc(&p, 2 << 20); }
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "leaks";
+    cudaFree(0);
+    if (!strcmp(mode, "leaks")) {
+        leak_one_mib();
+        for (volatile int i = 0; i < 2; i++)
+            leak_two_mib();
+        void *p;
+        cudaMalloc(&p, 4 << 20);
+        cudaFree(p);
+        printf("leaks done\n");
+    } else if (!strcmp(mode, "limit")) {
+        size_t L = strtoull(argv[2], nullptr, 0);
+        void *p = nullptr;
+        cudaError_t e1 = cudaMalloc(&p, L + (1 << 20));
+        cudaGetLastError();
+        cudaStream_t s;
+        cudaStreamCreate(&s);
+        cudaError_t e2 = cudaMallocAsync(&p, L + (1 << 20), s);
+        cudaGetLastError();
+        printf("cudaMalloc %s cudaMallocAsync %s\n", cudaGetErrorName(e1), cudaGetErrorName(e2));
+    } else if (!strcmp(mode, "info")) {
+        size_t f, t;
+        cudaMemGetInfo(&f, &t);
+        printf("free %zu total %zu\n", f, t);
+    } else if (!strcmp(mode, "reset")) {
+        leak_one_mib();
+        cudaDeviceReset();
+        printf("reset done\n");
+    } else if (!strcmp(mode, "signal")) {
+        leak_two_mib();
+        raise(SIGUSR1);
+        sleep(1);
+        printf("still running\n");
+    }
+    return 0;
+}

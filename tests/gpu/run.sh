@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# tests/gpu/run.sh - the GPU validation suite (issue 5). On a machine with an
+# NVIDIA GPU: builds what it needs, runs every case, prints a table (case,
+# expected, seen, pass/fail) and exits non-zero on any failure. Fits one
+# device-tool command (< 10 minutes); installs nothing. See README.md here.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$(mktemp -d)}
+G=$OUT/gpu; mkdir -p "$G"
+# shared libraries that travel with the command (tests/gpu/README.md)
+[ -d build/gpu-libs ] && export LD_LIBRARY_PATH="$ROOT/build/gpu-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+LIB=$ROOT/build/libgpumemguard.so
+[ -f "$LIB" ] || { echo "build/libgpumemguard.so missing: build it first (make) and carry build/"; exit 2; }
+command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$G/gpu.txt"
+nvcc --version | tail -1 | tee -a "$G/gpu.txt"
+
+nvcc -g -o "$G/leaky_static" tests/gpu/leaky.cu || exit 2
+nvcc -g -cudart shared -o "$G/leaky_shared" tests/gpu/leaky.cu || exit 2
+nvcc -O2 -o "$G/allocbench" tests/gpu/allocbench.cu -lcuda || exit 2
+
+ROWS=(); FAILS=0
+row() { # case expected seen verdict
+    ROWS+=("$1|$2|$3|$4"); [ "$4" = pass ] || FAILS=$((FAILS + 1))
+}
+check() { # case expected seen condition...
+    local c=$1 e=$2 s=$3; shift 3
+    if "$@"; then row "$c" "$e" "$s" pass; else row "$c" "$e" "$s" FAIL; fi
+}
+g() { env LD_PRELOAD="$LIB" "$@"; }
+LIMIT=$((256 << 20))
+
+for v in static shared; do
+    B=$G/leaky_$v
+    g "$B" leaks >"$G/$v.leaks.out" 2>"$G/$v.leaks.err"
+    seen=$(grep SUMMARY "$G/$v.leaks.err" | head -1)
+    check "1 $v leaks" "5242880 bytes in 3 allocations; leak_one_mib, leak_two_mib" "$seen" \
+        bash -c "grep -q 'SUMMARY: gpumemguard: 5242880 bytes in 3 allocations' '$G/$v.leaks.err' && grep -q 'in leak_one_mib' '$G/$v.leaks.err' && grep -q '4194304 bytes in 2 allocations' '$G/$v.leaks.err'"
+    g GPUMEM_LIMIT=$LIMIT "$B" limit $LIMIT >"$G/$v.limit.out" 2>"$G/$v.limit.err"
+    seen=$(cat "$G/$v.limit.out")
+    check "1 $v limit" "cudaErrorMemoryAllocation twice" "$seen" grep -q "cudaMalloc cudaErrorMemoryAllocation cudaMallocAsync cudaErrorMemoryAllocation" "$G/$v.limit.out"
+    g GPUMEM_LIMIT=$LIMIT "$B" info >"$G/$v.info.out" 2>&1
+    seen=$(grep free "$G/$v.info.out")
+    check "1 $v cudaMemGetInfo" "total $LIMIT" "$seen" grep -q "total $LIMIT\$" "$G/$v.info.out"
+    g "$B" reset >"$G/$v.reset.out" 2>"$G/$v.reset.err"
+    seen=$(grep SUMMARY "$G/$v.reset.err" | head -1)
+    check "1 $v cudaDeviceReset" "0 live, 1048576 reclaimed" "$seen" grep -q "0 bytes in 0 allocations still live at exit, 1048576 bytes in 1 allocations reclaimed" "$G/$v.reset.err"
+    g "$B" signal >"$G/$v.sig.out" 2>"$G/$v.sig.err"
+    seen="$(grep -c 'report (signal' "$G/$v.sig.err") signal dumps, $(cat "$G/$v.sig.out")"
+    check "1 $v SIGUSR1" "a signal dump, still running" "$seen" bash -c "grep -q 'report (signal' '$G/$v.sig.err' && grep -q 'still running' '$G/$v.sig.out'"
+done
+
+# 2: NVIDIA's own tool on the same program
+if command -v compute-sanitizer >/dev/null; then
+    compute-sanitizer --leak-check full "$G/leaky_static" leaks >"$G/cs.out" 2>&1
+    cs=$(grep -oE 'LEAK SUMMARY: [0-9]+ bytes leaked in [0-9]+ allocations' "$G/cs.out" | head -1)
+    ours=$(grep SUMMARY "$G/static.leaks.err" | grep -oE '[0-9]+ bytes in [0-9]+ allocations' | head -1)
+    check "2 compute-sanitizer" "${ours:-?}" "${cs:-none}" bash -c "[ -n '$cs' ] && [ '$(echo "$cs" | grep -oE '[0-9]+' | tr '\n' ' ')' = '$(echo "$ours" | grep -oE '[0-9]+' | tr '\n' ' ')' ]"
+else
+    row "2 compute-sanitizer" "same leaks" "compute-sanitizer missing" FAIL
+fi
+
+# 3: PyTorch
+P=tests/gpu/cases.py
+g GPUMEM_LIMIT=$LIMIT timeout 120 python3 $P torch_oom $LIMIT >"$G/t1.out" 2>"$G/t1.err"; rc=$?
+check "3 torch OOM" "torch.OutOfMemoryError, rc 0" "$(cat "$G/t1.out") rc $rc" bash -c "[ $rc = 0 ] && grep -q OutOfMemoryError '$G/t1.out'"
+g GPUMEM_LIMIT=$LIMIT timeout 120 python3 $P torch_meminfo >"$G/t2.out" 2>&1
+check "3 torch mem_get_info" "total $LIMIT" "$(cat "$G/t2.out")" grep -q "total $LIMIT\$" "$G/t2.out"
+g GPUMEM_LIMIT=$LIMIT PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout 120 python3 $P torch_oom $LIMIT >"$G/t3.out" 2>"$G/t3.err"; rc=$?
+check "3 torch OOM, expandable (VMM)" "torch.OutOfMemoryError, rc 0" "$(cat "$G/t3.out") rc $rc" bash -c "[ $rc = 0 ] && grep -q OutOfMemoryError '$G/t3.out'"
+g PYTORCH_NO_CUDA_MEMORY_CACHING=1 GPUMEM_REPORT="$G/torch_leak.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P torch_leak >"$G/t4.out" 2>&1
+seen=$(jq -c '[.live[] | select(.bytes == 5242880) | .api] | length' "$G/torch_leak.1" 2>/dev/null)
+check "3 torch tensor leak" "a 5242880-byte group in the dump" "${seen:-no report}" bash -c "[ '${seen:-0}' -ge 1 ]"
+
+# 4: JAX preallocates from the capped device
+g GPUMEM_LIMIT=$((1 << 30)) timeout 180 python3 $P jax_prealloc >"$G/j.out" 2>"$G/j.err"; rc=$?
+lim=$(grep -oE 'bytes_limit [0-9]+' "$G/j.out" | grep -oE '[0-9]+')
+check "4 jax preallocation" "completes, bytes_limit <= 1 GiB" "$(cat "$G/j.out") rc $rc" bash -c "[ $rc = 0 ] && grep -q 'jax: ok' '$G/j.out' && [ '${lim:-0}' -le $((1 << 30)) ] && [ '${lim:-0}' -gt 0 ]"
+
+# 5: CuPy
+g GPUMEM_LIMIT=$LIMIT timeout 120 python3 $P cupy_oom $LIMIT >"$G/c.out" 2>"$G/c.err"
+check "5 cupy OOM + memGetInfo" "OutOfMemoryError, total $LIMIT" "$(tr '\n' ' ' <"$G/c.out")" bash -c "grep -q 'cupy: OutOfMemoryError' '$G/c.out' && grep -q 'total $LIMIT\$' '$G/c.out'"
+
+# 6: overhead on the real driver
+"$G/allocbench" >"$G/b.plain" 2>&1
+g GPUMEM_REPORT=/dev/null "$G/allocbench" >"$G/b.guard" 2>&1
+g GPUMEM_REPORT=/dev/null GPUMEM_STACK_DEPTH=0 "$G/allocbench" >"$G/b.guard0" 2>&1
+command -v compute-sanitizer >/dev/null && compute-sanitizer "$G/allocbench" >"$G/b.cs" 2>&1
+timeout 180 python3 $P torch_step_time >"$G/s.plain" 2>&1
+g GPUMEM_REPORT=/dev/null timeout 180 python3 $P torch_step_time >"$G/s.guard" 2>&1
+for f in b.plain b.guard b.guard0 b.cs s.plain s.guard; do echo "== $f"; cat "$G/$f" 2>/dev/null; done | tee "$G/overhead.txt"
+check "6 overhead measured" "three sizes, both runs" "see overhead.txt" bash -c "[ \$(grep -c median '$G/b.plain') = 3 ] && [ \$(grep -c median '$G/b.guard') = 3 ] && grep -q step '$G/s.guard'"
+
+printf "\n%-34s | %-45s | %-60s | %s\n" case expected seen result
+for r in "${ROWS[@]}"; do IFS='|' read -r c e s v <<<"$r"; printf "%-34s | %-45s | %-60.60s | %s\n" "$c" "$e" "$s" "$v"; done
+echo
+echo "$(( ${#ROWS[@]} - FAILS )) passed, $FAILS failed"
+[ "$FAILS" = 0 ]
