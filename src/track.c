@@ -64,10 +64,10 @@ struct gmg_alloc *gmg_track_insert(struct gmg_alloc *a)
     HASH_FIND(hh, s->head, &a->key, sizeof a->key, old);
     if (old) {
         HASH_DEL(s->head, old);
-        s->count--;
+        __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
     }
     HASH_ADD(hh, s->head, key, sizeof a->key, a);
-    s->count++;
+    __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->mu);
     return old;
 }
@@ -81,7 +81,7 @@ struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value)
     HASH_FIND(hh, s->head, &k, sizeof k, a);
     if (a) {
         HASH_DEL(s->head, a);
-        s->count--;
+        __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&s->mu);
     return a;
@@ -111,7 +111,7 @@ size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
         HASH_ITER(hh, s->head, a, tmp) {
             if (a->key.space == space && a->key.value >= lo && a->key.value - lo < len) {
                 HASH_DEL(s->head, a);
-                s->count--;
+                __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
                 a->hh.next = out; /* chain removed records, call fn unlocked */
                 out = a;
             }
@@ -166,7 +166,7 @@ size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *,
         HASH_ITER(hh, s->head, a, tmp) {
             if (a->ctx == ctx && reclaimable(a)) {
                 HASH_DEL(s->head, a);
-                s->count--;
+                __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
                 a->hh.next = out;
                 out = a;
             }
