@@ -15,7 +15,8 @@ case "${GMG_SANITIZER:-}" in
     asan) SAN_FLAGS="-fsanitize=address,undefined"; PRELOAD="$($CC -print-file-name=libasan.so) $ROOT/$B/libgpumemguard.so";
           export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 ;;
     tsan) CC=clang; SAN_FLAGS="-fsanitize=thread"; PRELOAD="$ROOT/$B/libgpumemguard.so";
-          export TSAN_OPTIONS="report_signal_unsafe=0 halt_on_error=1" ;;
+          export TSAN_OPTIONS="report_signal_unsafe=0 halt_on_error=1 symbolize=0"
+          SAN_FLAGS="$SAN_FLAGS -gdwarf-4" ;; # clang 14 DWARF 5 line tables: no file:line from libdw 0.188
     *) PRELOAD="$ROOT/$B/libgpumemguard.so" ;;
 esac
 export LD_LIBRARY_PATH="$ROOT/$B/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
