@@ -24,11 +24,15 @@ endif
 OPT       ?= -O2 -g
 WARN      := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -fPIC -I$(CUDA_INC) $(EXTRA_CFLAGS)
-LIB_CFLAGS := $(CFLAGS_COMMON) -fvisibility=hidden -foptimize-sibling-calls -pthread
+LIB_CFLAGS := $(CFLAGS_COMMON) -Isrc -fvisibility=hidden -foptimize-sibling-calls -pthread
 LIB_LDLIBS := -ldl -lunwind -ldw -lpthread
 ZDEFS     ?= -Wl,-z,defs
 
-LIB_SRCS := $(filter-out src/hooks.def,$(wildcard src/*.c))
+# The layers of SPEC §7 (docs/ARCHITECTURE.md); scripts/check-layers.sh keeps
+# every #include pointing down.
+LAYERS   := base driver core hooks report
+LIB_SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) src/guard.c
+LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB      := $(B)/libgpumemguard.so
 SIM      := $(B)/sim/libcuda.so.1
@@ -43,13 +47,13 @@ $(DEPS_STAMP):
 	@scripts/ensure-deps.sh
 	@mkdir -p $(B) && touch $@
 
-$(B)/obj/%.o: src/%.c src/*.h src/hooks.def include/gpumemguard.h | $(DEPS_STAMP)
+$(B)/obj/%.o: src/%.c $(LIB_HDRS) include/gpumemguard.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
 # dlsym must forward RTLD_NEXT as a tail call; TSan's function-exit hook would
 # prevent that, so the file holding it is built without TSan.
-$(B)/obj/resolve.o: LIB_CFLAGS := $(filter-out -fsanitize=thread,$(LIB_CFLAGS))
+$(B)/obj/driver/routes.o: LIB_CFLAGS := $(filter-out -fsanitize=thread,$(LIB_CFLAGS))
 
 $(LIB): $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libgpumemguard.so $(ZDEFS) -Wl,-z,now -o $@ $^ $(LIB_LDLIBS) $(EXTRA_LDFLAGS)
@@ -64,6 +68,7 @@ $(SIM): tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c tests/sim/
 	    tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c -lpthread
 
 test: all
+	@scripts/check-layers.sh --self-test >/dev/null && scripts/check-layers.sh
 	@tests/run.sh $(B)
 
 demo: all

@@ -1,33 +1,43 @@
 /*
- * guard.c - life cycle (see guard.h) and the public API (gpumemguard.h).
+ * guard.c - the life cycle, on top of every layer, and the public API
+ * (gpumemguard.h).
  *
- * Start-up reads the configuration and stops the process on a bad value.
+ * Start-up reads the configuration (a bad value stops the process), sets
+ * the stack depth, installs fork handlers, hands the report side its device
+ * interface and installs the upcalls through which the hooks reach the
+ * layers above (core/upcalls.h): the first use of the driver starts the
+ * reporter thread and arms the dump signal; a refusal goes to the reporter.
  * The exit report runs from the library destructor, after the program's
  * atexit handlers and the CUDA runtime's own teardown: what that teardown
  * reclaimed is still reported, as reclaimed.
  */
 #define _GNU_SOURCE
-#include "guard.h"
-
 #include "../include/gpumemguard.h"
-#include "config.h"
-#include "dumper.h"
-#include "hooks.h"
-#include "log.h"
-#include "quota.h"
-#include "report.h"
-#include "stacks.h"
-#include "track.h"
+#include "base/config.h"
+#include "base/export.h"
+#include "base/log.h"
+#include "core/quota.h"
+#include "core/stacks.h"
+#include "core/track.h"
+#include "core/upcalls.h"
+#include "driver/real.h"
+#include "hooks/devfacts.h"
+#include "hooks/intercept.h"
+#include "report/dumpsig.h"
+#include "report/report.h"
+#include "report/reporter.h"
 
 #include <pthread.h>
 #include <unistd.h>
 
 static int touched;
 
-void gmg_guard_touched(void)
+static void first_use(void)
 {
-    if (!__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
-        gmg_dumper_start();
+    if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
+        return;
+    gmg_reporter_start();
+    gmg_dumpsig_arm();
 }
 
 static void prepare(void)
@@ -47,7 +57,7 @@ static void child(void)
     gmg_track_atfork_child();
     gmg_stacks_atfork_release();
     gmg_quota_reset();
-    gmg_dumper_atfork_child();
+    gmg_reporter_atfork_child();
 }
 
 __attribute__((constructor)) static void gmg_start(void)
@@ -59,14 +69,26 @@ __attribute__((constructor)) static void gmg_start(void)
     }
     gmg_log_level = gmg_cfg.log_level;
     gmg_stacks_set_depth(gmg_cfg.stack_depth);
+    static const struct gmg_device_ops dev_ops = {
+        .meminfo = gmg_dev_meminfo,
+        .address_range = gmg_dev_address_range,
+    };
+    gmg_report_set_device_ops(&dev_ops);
+    static const struct gmg_upcalls up = {
+        .first_use = first_use,
+        .refused = gmg_reporter_refused,
+    };
+    gmg_upcalls_install(&up);
     pthread_atfork(prepare, parent, child);
     gmg_debug("loaded: %d entry points wrapped", H_COUNT);
 }
 
 __attribute__((destructor)) static void gmg_stop(void)
 {
-    if (__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
-        gmg_report_now(GMG_TRIGGER_EXIT);
+    if (!__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
+        return;
+    gmg_reporter_flush();
+    gmg_report_now(GMG_TRIGGER_EXIT);
 }
 
 GMG_EXPORT int gpumemguard_dump(void)
@@ -87,5 +109,6 @@ GMG_EXPORT unsigned long long gpumemguard_live_bytes(int device)
 
 GMG_EXPORT unsigned long long gpumemguard_limit(int device)
 {
+    gmg_prepare_limit(device);
     return gmg_quota_limit(device);
 }

@@ -29,7 +29,7 @@ build() { # name sources... extra flags
 }
 build apitest tests/integration/apitest.c tests/integration/api.c -L"$B/sim" -l:libcuda.so.1
 build replay tests/integration/replay.c
-build test_limit tests/unit/test_limit.c src/limit_parse.c
+build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 HAVE_NVCC=0
 if command -v nvcc >/dev/null 2>&1 && [ -z "${GMG_SANITIZER:-}" ]; then
@@ -201,7 +201,7 @@ if "$T/test_limit" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad
 
 # a few seconds of libFuzzer on the parser (clang), from the seed corpus
 if [ -z "${GMG_SANITIZER:-}" ] && command -v clang >/dev/null 2>&1 && \
-   clang -g -O1 -fsanitize=fuzzer,address,undefined -o "$T/fuzz_limit" tests/unit/fuzz_limit.c src/limit_parse.c 2>"$WORK/err"; then
+   clang -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -o "$T/fuzz_limit" tests/unit/fuzz_limit.c src/base/limit_parse.c 2>"$WORK/err"; then
     mkdir -p "$WORK/corpus" && cp tests/unit/fuzz_corpus/* "$WORK/corpus/"
     if "$T/fuzz_limit" -max_total_time=5 "$WORK/corpus" >"$WORK/out" 2>&1; then
         ok "fuzzing the GPUMEM_LIMIT parser: $(grep -o 'Done [0-9]* runs' "$WORK/out"), no crash, invariants hold"

@@ -1,7 +1,7 @@
 /* fuzz_limit.c - libFuzzer target for the GPUMEM_LIMIT parser. Beyond not
  * crashing, it checks invariants: an accepted value re-parses to the same
  * result, percentages are in (0, 100], and a refusal always says why. */
-#include "../../src/limit_parse.h"
+#include "base/limit_parse.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* test_limit.c - table tests of the GPUMEM_LIMIT parser: every accepted
  * form with its exact value, every refused form. */
-#include "../../src/limit_parse.h"
+#include "base/limit_parse.h"
 
 #include <stdio.h>
 #include <string.h>

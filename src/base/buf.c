@@ -1,0 +1,80 @@
+/* buf.c - see buf.h. */
+#include "base/buf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int reserve(struct gmg_buf *b, size_t more)
+{
+    if (b->failed)
+        return 0;
+    if (b->len + more + 1 <= b->cap)
+        return 1;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + more + 1)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->failed = 1;
+        return 0;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 1;
+}
+
+void gmg_buf_put(struct gmg_buf *b, const char *s, size_t n)
+{
+    if (!reserve(b, n))
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+void gmg_buf_printf(struct gmg_buf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        gmg_buf_put(b, small, (size_t)n);
+        return;
+    }
+    if (!reserve(b, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+void gmg_buf_json_str(struct gmg_buf *b, const char *s)
+{
+    gmg_buf_put(b, "\"", 1);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            char e[2] = { '\\', (char)c };
+            gmg_buf_put(b, e, 2);
+        } else if (c < 0x20) {
+            gmg_buf_printf(b, "\\u%04x", c);
+        } else {
+            gmg_buf_put(b, (const char *)&c, 1);
+        }
+    }
+    gmg_buf_put(b, "\"", 1);
+}
+
+void gmg_buf_free(struct gmg_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}

@@ -1,0 +1,23 @@
+/*
+ * buf.h - a growing text buffer: reports are formatted whole in memory and
+ * written in one go. A failed allocation marks the buffer failed; writers
+ * need not check each call.
+ */
+#ifndef GMG_BASE_BUF_H
+#define GMG_BASE_BUF_H
+
+#include <stddef.h>
+
+struct gmg_buf {
+    char *p;
+    size_t len, cap;
+    int failed;
+};
+
+void gmg_buf_printf(struct gmg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void gmg_buf_put(struct gmg_buf *b, const char *s, size_t n);
+/* A JSON string literal, quotes included. */
+void gmg_buf_json_str(struct gmg_buf *b, const char *s);
+void gmg_buf_free(struct gmg_buf *b);
+
+#endif

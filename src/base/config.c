@@ -1,0 +1,160 @@
+/* config.c - see config.h. */
+#define _GNU_SOURCE
+#include "base/config.h"
+
+#include "base/log.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gmg_config gmg_cfg = {
+    .on_limit = GMG_ON_LIMIT_FAIL,
+    .report = "stderr",
+    .formats = GMG_FMT_TEXT,
+    .signal = SIGUSR1,
+    .stack_depth = 32,
+    .log_level = GMG_LOG_INFO,
+    .count_managed = 1,
+};
+
+static int bad(char *err, unsigned len, const char *var, const char *val, const char *why, const char *accepted)
+{
+    snprintf(err, len, "%s='%s' is not valid: %s. Accepted: %s.", var, val, why, accepted);
+    return -1;
+}
+
+static int parse_word(const char *val, const char *const *words, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(val, words[i]) == 0)
+            return i;
+    return -1;
+}
+
+static int parse_signal(const char *v)
+{
+    static const struct { const char *name; int sig; } names[] = {
+        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "INT", SIGINT },
+        { "QUIT", SIGQUIT }, { "TERM", SIGTERM }, { "ALRM", SIGALRM }, { "PWR", SIGPWR },
+        { "WINCH", SIGWINCH }, { "URG", SIGURG }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+    };
+    if (strcmp(v, "none") == 0)
+        return 0;
+    const char *n = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(n, names[i].name) == 0)
+            return names[i].sig;
+    if (strncmp(n, "RTMIN+", 6) == 0 || (n[0] >= '0' && n[0] <= '9')) {
+        const char *d = n[0] == 'R' ? n + 6 : n;
+        char *end;
+        long s = strtol(d, &end, 10);
+        if (*d && !*end && s >= 0 && s <= 1024) {
+            if (n[0] == 'R')
+                s += SIGRTMIN;
+            if (s >= 1 && s <= SIGRTMAX && s != SIGKILL && s != SIGSTOP && s != SIGSEGV && s != SIGBUS &&
+                s != SIGFPE && s != SIGILL && s != SIGABRT && s != SIGCHLD && s != SIGPIPE)
+                return (int)s;
+        }
+    }
+    return -1;
+}
+
+int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, char *err, unsigned errlen)
+{
+    const char *v;
+    char why[256];
+
+    if ((v = get("GPUMEM_LIMIT")) != NULL) {
+        if (gmg_limit_parse(v, &c->limits, why, sizeof why) < 0)
+            return bad(err, errlen, "GPUMEM_LIMIT", v, why, GMG_LIMIT_ACCEPTED);
+        c->has_limit = 0;
+        for (int i = 0; i < GMG_MAX_DEVICES; i++)
+            if (c->limits.dev[i].kind != GMG_LIMIT_NONE)
+                c->has_limit = 1;
+    }
+    if ((v = get("GPUMEM_ON_LIMIT")) != NULL) {
+        static const char *const w[] = { "fail", "abort", "warn" };
+        int k = parse_word(v, w, 3);
+        if (k < 0)
+            return bad(err, errlen, "GPUMEM_ON_LIMIT", v, "unknown action", "fail, abort, warn");
+        c->on_limit = (enum gmg_on_limit)k;
+    }
+    if ((v = get("GPUMEM_REPORT")) != NULL) {
+        if (!*v)
+            return bad(err, errlen, "GPUMEM_REPORT", v, "empty", "stderr, or a file path (%p: pid, %n: dump number)");
+        if (strlen(v) >= sizeof c->report - 16)
+            return bad(err, errlen, "GPUMEM_REPORT", v, "path too long", "a path under 4080 bytes");
+        for (const char *p = v; *p; p++)
+            if (*p == '%' && p[1] != 'p' && p[1] != 'n' && p[1] != '%')
+                return bad(err, errlen, "GPUMEM_REPORT", v, "unknown % escape",
+                           "stderr, or a path where %p is the pid, %n the dump number, %% a percent sign");
+            else if (*p == '%')
+                p++;
+        snprintf(c->report, sizeof c->report, "%s", v);
+    }
+    if ((v = get("GPUMEM_REPORT_FORMAT")) != NULL) {
+        static const char *const w[] = { "text", "json", "folded" };
+        int bits = 0;
+        const char *p = v;
+        for (;;) {
+            const char *comma = strchr(p, ',');
+            size_t n = comma ? (size_t)(comma - p) : strlen(p);
+            char word[16];
+            int k = -1;
+            if (n > 0 && n < sizeof word) {
+                memcpy(word, p, n);
+                word[n] = 0;
+                k = parse_word(word, w, 3);
+            }
+            if (k < 0)
+                return bad(err, errlen, "GPUMEM_REPORT_FORMAT", v, n ? "unknown format" : "empty item",
+                           "text, json, folded, or a comma list of them");
+            bits |= 1 << k;
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+        c->formats = bits;
+    }
+    if ((v = get("GPUMEM_SIGNAL")) != NULL) {
+        int s = parse_signal(v);
+        if (s < 0)
+            return bad(err, errlen, "GPUMEM_SIGNAL", v, "not a signal the guard may take",
+                       "USR1 (default), USR2, HUP, another catchable name or number, RTMIN+N, or none");
+        c->signal = s;
+    }
+    if ((v = get("GPUMEM_STACK_DEPTH")) != NULL) {
+        char *end;
+        long d = strtol(v, &end, 10);
+        if (!*v || *end || d < 0 || d > 256 || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+            return bad(err, errlen, "GPUMEM_STACK_DEPTH", v, "not a whole number from 0 to 256",
+                       "0 (stacks off) to 256; default 32");
+        c->stack_depth = (int)d;
+    }
+    if ((v = get("GPUMEM_LOG")) != NULL) {
+        static const char *const w[] = { "quiet", "info", "debug" };
+        int k = parse_word(v, w, 3);
+        if (k < 0)
+            return bad(err, errlen, "GPUMEM_LOG", v, "unknown level", "quiet, info, debug");
+        c->log_level = k;
+    }
+    if ((v = get("GPUMEM_COUNT_MANAGED")) != NULL) {
+        if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+            return bad(err, errlen, "GPUMEM_COUNT_MANAGED", v, "not 0 or 1",
+                       "1 (default: managed memory counts against the quota) or 0");
+        c->count_managed = v[0] == '1';
+    }
+    return 0;
+}
+
+static const char *env(const char *name)
+{
+    return getenv(name);
+}
+
+int gmg_config_load(char *err, unsigned errlen)
+{
+    return gmg_config_parse(env, &gmg_cfg, err, errlen);
+}

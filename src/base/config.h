@@ -1,0 +1,36 @@
+/*
+ * config.h - the GPUMEM_* environment, read once at start-up (SPEC §3).
+ * A bad value stops the process with a message naming the variable, the
+ * value and what is accepted: a mistyped quota never means "no quota".
+ */
+#ifndef GMG_BASE_CONFIG_H
+#define GMG_BASE_CONFIG_H
+
+#include "base/limit_parse.h"
+
+enum gmg_on_limit { GMG_ON_LIMIT_FAIL, GMG_ON_LIMIT_ABORT, GMG_ON_LIMIT_WARN };
+
+enum { GMG_FMT_TEXT = 1, GMG_FMT_JSON = 2, GMG_FMT_FOLDED = 4 };
+
+struct gmg_config {
+    struct gmg_limits limits;
+    int has_limit;
+    enum gmg_on_limit on_limit;
+    char report[4096];      /* "stderr" or a path pattern with %p and %n */
+    int formats;            /* GMG_FMT_* bits */
+    int signal;             /* 0: none */
+    int stack_depth;
+    int log_level;
+    int count_managed;      /* GPUMEM_COUNT_MANAGED, default 1 */
+};
+
+extern struct gmg_config gmg_cfg;
+
+/* Parse the environment into gmg_cfg. On a bad value, writes the message
+ * into err and returns -1 (the caller exits). */
+int gmg_config_load(char *err, unsigned errlen);
+
+/* The same from a getenv-like function, for tests. */
+int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *out, char *err, unsigned errlen);
+
+#endif

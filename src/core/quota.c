@@ -1,0 +1,118 @@
+/* quota.c - see quota.h. */
+#include "core/quota.h"
+
+#include "base/config.h"
+
+struct devq {
+    uint64_t used;
+    uint64_t peak;
+    uint64_t refused;
+    uint64_t limit;        /* resolved; valid when resolved != 0 */
+    uint64_t total;        /* the device's memory, as the hooks learnt it */
+    int resolved;
+} __attribute__((aligned(64)));
+
+static struct devq q[GMG_MAX_DEVICES];
+static int max_dev_seen = -1;
+
+static int valid(int dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
+
+int gmg_quota_wants_total(int dev)
+{
+    if (!valid(dev) || !gmg_cfg.has_limit || __atomic_load_n(&q[dev].total, __ATOMIC_ACQUIRE))
+        return 0;
+    return gmg_cfg.limits.dev[gmg_cfg.limits.per_device ? dev : 0].kind == GMG_LIMIT_PERCENT;
+}
+
+void gmg_quota_learn_total(int dev, uint64_t total)
+{
+    if (valid(dev) && total)
+        __atomic_store_n(&q[dev].total, total, __ATOMIC_RELEASE);
+}
+
+uint64_t gmg_quota_limit(int dev)
+{
+    if (!valid(dev) || !gmg_cfg.has_limit)
+        return 0;
+    if (__atomic_load_n(&q[dev].resolved, __ATOMIC_ACQUIRE))
+        return __atomic_load_n(&q[dev].limit, __ATOMIC_RELAXED);
+    const struct gmg_limit *l = &gmg_cfg.limits.dev[gmg_cfg.limits.per_device ? dev : 0];
+    uint64_t v = 0;
+    if (l->kind == GMG_LIMIT_PERCENT) {
+        uint64_t total = __atomic_load_n(&q[dev].total, __ATOMIC_ACQUIRE);
+        if (!total)
+            return 1; /* unknown total: refuse rather than run unlimited; not cached */
+        v = gmg_limit_resolve(l, total);
+    } else {
+        v = gmg_limit_resolve(l, 0);
+    }
+    /* threads may resolve at once: each stores the same value */
+    __atomic_store_n(&q[dev].limit, v, __ATOMIC_RELAXED);
+    __atomic_store_n(&q[dev].resolved, 1, __ATOMIC_RELEASE);
+    return v;
+}
+
+static void note_dev(int dev)
+{
+    int cur = __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED);
+    while (dev > cur && !__atomic_compare_exchange_n(&max_dev_seen, &cur, dev, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static void raise_peak(struct devq *d, uint64_t now)
+{
+    uint64_t p = __atomic_load_n(&d->peak, __ATOMIC_RELAXED);
+    while (now > p && !__atomic_compare_exchange_n(&d->peak, &p, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
+{
+    if (over)
+        *over = 0;
+    if (!valid(dev))
+        return 1;
+    note_dev(dev);
+    struct devq *d = &q[dev];
+    uint64_t limit = gmg_quota_limit(dev);
+    uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED), next;
+    do {
+        if (__builtin_add_overflow(cur, bytes, &next))
+            next = UINT64_MAX;
+        if (limit && next > limit) {
+            if (gmg_cfg.on_limit != GMG_ON_LIMIT_WARN)
+                return 0;
+            if (over)
+                *over = 1;
+        }
+    } while (!__atomic_compare_exchange_n(&d->used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    raise_peak(d, next);
+    return 1;
+}
+
+void gmg_quota_release(int dev, uint64_t bytes)
+{
+    if (valid(dev))
+        __atomic_fetch_sub(&q[dev].used, bytes, __ATOMIC_ACQ_REL);
+}
+
+uint64_t gmg_quota_used(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].used, __ATOMIC_ACQUIRE) : 0; }
+uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE) : 0; }
+uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
+
+void gmg_quota_count_refusal(int dev)
+{
+    if (valid(dev))
+        __atomic_fetch_add(&q[dev].refused, 1, __ATOMIC_RELAXED);
+}
+
+int gmg_quota_devices_seen(void) { return __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED) + 1; }
+
+void gmg_quota_reset(void)
+{
+    for (int i = 0; i < GMG_MAX_DEVICES; i++) {
+        q[i].used = 0;
+        q[i].peak = 0;
+        q[i].refused = 0;
+    }
+}

@@ -1,0 +1,178 @@
+/*
+ * stacks.c - see stacks.h.
+ *
+ * The depot is a fixed array of buckets, each a chain under its own small
+ * lock (sharded like the allocation table), and an id -> stack index made of
+ * fixed chunks so that readers never see it move. A new stack is allocated
+ * before its bucket lock is taken.
+ */
+#define _GNU_SOURCE
+#include "core/stacks.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUCKETS 4096
+#define LOCKS 64
+#define CHUNK_BITS 12
+#define CHUNKS 4096 /* up to 16M distinct stacks */
+
+static int depth_kept = 32;
+static struct gmg_stack *buckets[BUCKETS];
+static pthread_mutex_t locks[LOCKS] = { [0 ... LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER };
+static struct gmg_stack **chunks[CHUNKS];
+static uint32_t next_id = 1;
+static uintptr_t self_lo, self_hi;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    if (info->dlpi_addr != (uintptr_t)arg)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            self_lo = info->dlpi_addr + ph->p_vaddr;
+            self_hi = self_lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void gmg_stacks_set_depth(int depth)
+{
+    depth_kept = depth < 0 ? 0 : depth > GMG_MAX_STACK_DEPTH ? GMG_MAX_STACK_DEPTH : depth;
+    Dl_info di;
+    if (dladdr((void *)gmg_stacks_set_depth, &di) && di.dli_fbase)
+        dl_iterate_phdr(find_self, di.dli_fbase);
+}
+
+int gmg_stack_is_internal(uintptr_t pc)
+{
+    return pc >= self_lo && pc < self_hi;
+}
+
+static uint64_t hash_frames(const uintptr_t *f, uint32_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (uint32_t i = 0; i < n; i++) {
+        h ^= f[i];
+        h *= 0x100000001b3ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+static struct gmg_stack *find(struct gmg_stack *s, uint64_t h, const uintptr_t *f, uint32_t n)
+{
+    for (; s; s = s->next)
+        if (s->hash == h && s->depth == n && memcmp(s->frames, f, n * sizeof *f) == 0)
+            return s;
+    return NULL;
+}
+
+uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
+{
+    if (depth == 0)
+        return 0;
+    uint64_t h = hash_frames(frames, depth);
+    size_t b = h % BUCKETS;
+    pthread_mutex_t *mu = &locks[b % LOCKS];
+
+    pthread_mutex_lock(mu);
+    struct gmg_stack *s = find(buckets[b], h, frames, depth);
+    pthread_mutex_unlock(mu);
+    if (s)
+        return s->id;
+
+    struct gmg_stack *fresh = malloc(sizeof *fresh + depth * sizeof(uintptr_t));
+    if (!fresh)
+        return 0;
+    fresh->hash = h;
+    fresh->depth = depth;
+    memcpy(fresh->frames, frames, depth * sizeof *frames);
+
+    pthread_mutex_lock(mu);
+    s = find(buckets[b], h, frames, depth);
+    if (!s) {
+        uint32_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+        uint32_t c = id >> CHUNK_BITS;
+        if (c >= CHUNKS) {
+            pthread_mutex_unlock(mu);
+            free(fresh);
+            return 0;
+        }
+        struct gmg_stack **chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+        if (!chunk) {
+            struct gmg_stack **nc = calloc(1u << CHUNK_BITS, sizeof *nc);
+            struct gmg_stack **expected = NULL;
+            if (!nc) {
+                pthread_mutex_unlock(mu);
+                free(fresh);
+                return 0;
+            }
+            if (!__atomic_compare_exchange_n(&chunks[c], &expected, nc, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                free(nc);
+            chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+        }
+        fresh->id = id;
+        fresh->next = buckets[b];
+        __atomic_store_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], fresh, __ATOMIC_RELEASE);
+        buckets[b] = fresh;
+        s = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(mu);
+    free(fresh);
+    return s->id;
+}
+
+__attribute__((noinline)) uint32_t gmg_stack_capture(void)
+{
+    int want = depth_kept;
+    if (want == 0)
+        return 0;
+    void *buf[GMG_MAX_STACK_DEPTH + 8];
+    int n = unw_backtrace(buf, want + 8 < GMG_MAX_STACK_DEPTH + 8 ? want + 8 : GMG_MAX_STACK_DEPTH + 8);
+    int skip = 0;
+    while (skip < n && gmg_stack_is_internal((uintptr_t)buf[skip]))
+        skip++;
+    int keep = n - skip;
+    if (keep > want)
+        keep = want;
+    if (keep <= 0)
+        return 0;
+    return gmg_stack_intern((const uintptr_t *)(buf + skip), (uint32_t)keep);
+}
+
+const struct gmg_stack *gmg_stack_get(uint32_t id)
+{
+    if (id == 0 || (id >> CHUNK_BITS) >= CHUNKS)
+        return NULL;
+    struct gmg_stack **chunk = __atomic_load_n(&chunks[id >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+    return chunk ? __atomic_load_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
+}
+
+uint32_t gmg_stack_count(void)
+{
+    return __atomic_load_n(&next_id, __ATOMIC_RELAXED) - 1;
+}
+
+void gmg_stacks_atfork_prepare(void)
+{
+    for (int i = 0; i < LOCKS; i++)
+        pthread_mutex_lock(&locks[i]);
+}
+
+void gmg_stacks_atfork_release(void)
+{
+    for (int i = LOCKS - 1; i >= 0; i--)
+        pthread_mutex_unlock(&locks[i]);
+}

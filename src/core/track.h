@@ -1,0 +1,50 @@
+/*
+ * track.h - the table of live allocations (core layer).
+ *
+ * Sharded by key so that threads allocating different pointers never take
+ * the same lock; each shard is a uthash table under its own mutex. Records
+ * are allocated by the caller before any lock is taken and freed after.
+ * Records of memory a context teardown reclaimed move to a separate list:
+ * they no longer count, but they were never freed by the program.
+ */
+#ifndef GMG_CORE_TRACK_H
+#define GMG_CORE_TRACK_H
+
+#include "core/record.h"
+
+#include <stddef.h>
+
+/* Insert a filled record. If the key was live already (the driver reused
+ * an address whose free we never saw), the stale record is returned for the
+ * caller to release; otherwise NULL. */
+struct gmg_alloc *gmg_track_insert(struct gmg_alloc *a);
+
+/* Remove and return the record for a key, or NULL. */
+struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value);
+
+/* Copy of the record for a key, without removing it; 0 if not live. */
+int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out);
+
+/* Remove every record with `space` whose value lies in [lo, lo + len). The
+ * callback gets each removed record and owns it. Returns how many. */
+size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
+                              void (*fn)(struct gmg_alloc *, void *), void *arg);
+
+/* Move every record made in context `ctx` (device-memory families) to the
+ * reclaimed list; the callback sees each one first (to release its quota). */
+size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg);
+
+/* A copy of every live record (and, separately, every reclaimed one),
+ * malloc'd; the caller frees. Shards are locked one at a time. */
+struct gmg_alloc *gmg_track_snapshot(size_t *n);
+struct gmg_alloc *gmg_track_reclaimed(size_t *n);
+
+size_t gmg_track_count(void);
+
+/* fork: lock every shard in the parent, unlock after; the child starts with
+ * an empty table. */
+void gmg_track_atfork_prepare(void);
+void gmg_track_atfork_parent(void);
+void gmg_track_atfork_child(void);
+
+#endif

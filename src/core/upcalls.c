@@ -1,0 +1,24 @@
+/* upcalls.c - see upcalls.h. */
+#include "core/upcalls.h"
+
+#include <stddef.h>
+
+static struct gmg_upcalls up;
+
+void gmg_upcalls_install(const struct gmg_upcalls *u)
+{
+    /* installed once, by the constructor, before any other thread of ours */
+    up = *u;
+}
+
+void gmg_upcall_first_use(void)
+{
+    if (up.first_use)
+        up.first_use();
+}
+
+void gmg_upcall_refused(const struct gmg_refusal *r)
+{
+    if (up.refused)
+        up.refused(r);
+}

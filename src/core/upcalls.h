@@ -1,0 +1,39 @@
+/*
+ * upcalls.h - what the lower layers ask of the layers above (core layer).
+ *
+ * Calls run downward only. Where a wrapper must reach the life cycle or the
+ * report side (the first use of the driver; a refusal to explain), it calls
+ * one of these, and they call what guard.c installed at start-up. Before
+ * that, or when nothing is installed, each does nothing.
+ */
+#ifndef GMG_CORE_UPCALLS_H
+#define GMG_CORE_UPCALLS_H
+
+#include <stdint.h>
+
+/* A refused allocation, with the numbers as they were when it was refused. */
+struct gmg_refusal {
+    int family;
+    int device;
+    uint64_t bytes;      /* what the call asked for                  */
+    uint64_t limit;      /* the device's quota                       */
+    uint64_t in_use;     /* counted against it at the refusal        */
+    uint32_t stack;      /* the refused call's own stack (depot id)  */
+    int abort;           /* GPUMEM_ON_LIMIT=abort: the caller aborts */
+};
+
+struct gmg_upcalls {
+    /* The process calls the driver through the guard: arm the dump
+     * signal, report at exit. Called once. */
+    void (*first_use)(void);
+    /* Explain a refusal (once per call site; every time under abort).
+     * Must not build a full report on the calling thread unless abort. */
+    void (*refused)(const struct gmg_refusal *r);
+};
+
+void gmg_upcalls_install(const struct gmg_upcalls *u);
+
+void gmg_upcall_first_use(void);
+void gmg_upcall_refused(const struct gmg_refusal *r);
+
+#endif

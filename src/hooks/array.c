@@ -1,0 +1,134 @@
+/*
+ * hooks_array.c - CUDA arrays and mipmapped arrays: they have no device
+ * pointer, only a handle, and count against the quota by the size their
+ * descriptor implies (width x height x depth x channels x element size,
+ * summed over mipmap levels).
+ */
+#include "hooks/intercept.h"
+
+/* Bytes per element of one channel; block-compressed and planar formats
+ * per pixel (rounded up). 0 for a format we do not know. */
+static uint64_t format_bytes(CUarray_format f)
+{
+    switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8:
+    case CU_AD_FORMAT_UNORM_INT8X1: case CU_AD_FORMAT_SNORM_INT8X1:
+    case CU_AD_FORMAT_BC1_UNORM: case CU_AD_FORMAT_BC1_UNORM_SRGB: case CU_AD_FORMAT_BC4_UNORM:
+    case CU_AD_FORMAT_BC4_SNORM: case CU_AD_FORMAT_BC2_UNORM: case CU_AD_FORMAT_BC2_UNORM_SRGB:
+    case CU_AD_FORMAT_BC3_UNORM: case CU_AD_FORMAT_BC3_UNORM_SRGB: case CU_AD_FORMAT_BC5_UNORM:
+    case CU_AD_FORMAT_BC5_SNORM: case CU_AD_FORMAT_BC6H_UF16: case CU_AD_FORMAT_BC6H_SF16:
+    case CU_AD_FORMAT_BC7_UNORM: case CU_AD_FORMAT_BC7_UNORM_SRGB:
+        return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF:
+    case CU_AD_FORMAT_UNORM_INT8X2: case CU_AD_FORMAT_SNORM_INT8X2: case CU_AD_FORMAT_UNORM_INT16X1:
+    case CU_AD_FORMAT_SNORM_INT16X1: case CU_AD_FORMAT_NV12: case CU_AD_FORMAT_NV16:
+        return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT:
+    case CU_AD_FORMAT_UNORM_INT8X4: case CU_AD_FORMAT_SNORM_INT8X4: case CU_AD_FORMAT_UNORM_INT16X2:
+    case CU_AD_FORMAT_SNORM_INT16X2: case CU_AD_FORMAT_P010: case CU_AD_FORMAT_P016:
+    case CU_AD_FORMAT_P210: case CU_AD_FORMAT_P216:
+        return 4;
+    case CU_AD_FORMAT_UNORM_INT16X4: case CU_AD_FORMAT_SNORM_INT16X4:
+        return 8;
+    default:
+        return 0;
+    }
+}
+
+static uint64_t dim(uint64_t v) { return v ? v : 1; }
+
+static uint64_t array_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsigned channels)
+{
+    return dim(w) * dim(h) * dim(d) * format_bytes(f) * channels;
+}
+
+static CUresult array_create(CUarray *pHandle, uint64_t bytes, CUresult (*call)(CUarray *, const void *),
+                             const void *desc)
+{
+    struct gmg_op op;
+    if (!pHandle || !desc)
+        return call(pHandle, desc);
+    CUresult r = gmg_begin(&op, GMG_FAM_ARRAY, -1, bytes, 1);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = call(pHandle, desc);
+    gmg_end(&op, r, GMG_SPACE_ARRAY, r == CUDA_SUCCESS ? (uintptr_t)*pHandle : 0, bytes, bytes);
+    return r;
+}
+
+static CUresult call_create_v2(CUarray *h, const void *d) { return CALL_REAL(cuArrayCreate_v2, h, d); }
+static CUresult call_create_v1(CUarray *h, const void *d) { return CALL_REAL(cuArrayCreate, h, d); }
+static CUresult call_3d_v2(CUarray *h, const void *d) { return CALL_REAL(cuArray3DCreate_v2, h, d); }
+static CUresult call_3d_v1(CUarray *h, const void *d) { return CALL_REAL(cuArray3DCreate, h, d); }
+
+GMG_EXPORT CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
+{
+    gmg_enter(H_cuArrayCreate_v2);
+    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, 1, d->Format, d->NumChannels) : 0,
+                        call_create_v2, d);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
+{
+    gmg_enter(H_cuArrayCreate);
+    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, 1, d->Format, d->NumChannels) : 0,
+                        call_create_v1, d);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    gmg_enter(H_cuArray3DCreate_v2);
+    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, d->Depth, d->Format, d->NumChannels) : 0,
+                        call_3d_v2, d);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
+{
+    gmg_enter(H_cuArray3DCreate);
+    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, d->Depth, d->Format, d->NumChannels) : 0,
+                        call_3d_v1, d);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
+{
+    gmg_enter(H_cuArrayDestroy);
+    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)hArray);
+    CUresult r = CALL_REAL(cuArrayDestroy, hArray);
+    gmg_free_done(a, r, (uintptr_t)hArray);
+    return r;
+}
+
+static uint64_t level(size_t v, unsigned l)
+{
+    if (v == 0)
+        return 0; /* a missing dimension stays missing */
+    return (v >> l) ? (v >> l) : 1;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d,
+                                                   unsigned int numMipmapLevels)
+{
+    gmg_enter(H_cuMipmappedArrayCreate);
+    struct gmg_op op;
+    if (!pHandle || !d)
+        return CALL_REAL(cuMipmappedArrayCreate, pHandle, d, numMipmapLevels);
+    uint64_t bytes = 0;
+    for (unsigned l = 0; l < numMipmapLevels && l < 64; l++)
+        bytes += array_bytes(level(d->Width, l) ? level(d->Width, l) : 1, level(d->Height, l), level(d->Depth, l),
+                             d->Format, d->NumChannels);
+    CUresult r = gmg_begin(&op, GMG_FAM_MIPMAP, -1, bytes, 1);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = CALL_REAL(cuMipmappedArrayCreate, pHandle, d, numMipmapLevels);
+    gmg_end(&op, r, GMG_SPACE_ARRAY, r == CUDA_SUCCESS ? (uintptr_t)*pHandle : 0, bytes, bytes);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray h)
+{
+    gmg_enter(H_cuMipmappedArrayDestroy);
+    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)h);
+    CUresult r = CALL_REAL(cuMipmappedArrayDestroy, h);
+    gmg_free_done(a, r, (uintptr_t)h);
+    return r;
+}

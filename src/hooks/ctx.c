@@ -1,0 +1,210 @@
+/*
+ * hooks_ctx.c - context teardown and the memory-size queries.
+ *
+ * Teardown (cuCtxDestroy, cuDevicePrimaryCtxReset, the last
+ * cuDevicePrimaryCtxRelease) frees a context's memory inside the driver: its
+ * records stop counting against the quota and move to the "reclaimed by
+ * context teardown" list, since the program never freed them.
+ *
+ * Under a limit, cuMemGetInfo and cuDeviceTotalMem describe the capped
+ * device: total = min(limit, real), free = min(real free, limit - used).
+ */
+#include "base/log.h"
+#include "core/quota.h"
+#include "hooks/intercept.h"
+
+static void release_reclaimed(const struct gmg_alloc *a, void *arg)
+{
+    (void)arg;
+    if (a->counted)
+        gmg_quota_release(a->device, a->size);
+}
+
+static void reclaim(uintptr_t ctx, const char *why)
+{
+    gmg_contexts_changed();
+    if (!ctx)
+        return;
+    size_t n = gmg_track_reclaim_ctx(ctx, release_reclaimed, NULL);
+    if (n)
+        gmg_debug("%s reclaimed %zu allocation(s) of context %#lx", why, n, (unsigned long)ctx);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
+{
+    gmg_enter(H_cuCtxDestroy_v2);
+    CUresult r = CALL_REAL(cuCtxDestroy_v2, ctx);
+    if (r == CUDA_SUCCESS)
+        reclaim((uintptr_t)ctx, "cuCtxDestroy");
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
+{
+    gmg_enter(H_cuCtxDestroy);
+    CUresult r = CALL_REAL(cuCtxDestroy, ctx);
+    if (r == CUDA_SUCCESS)
+        reclaim((uintptr_t)ctx, "cuCtxDestroy");
+    return r;
+}
+
+/* The primary context of a device, if active, without changing its
+ * reference count in the end. */
+static uintptr_t primary_of(CUdevice dev)
+{
+    unsigned flags = 0;
+    int active = 0;
+    CUcontext c = NULL;
+    if (!REAL(cuDevicePrimaryCtxGetState) || REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active) != CUDA_SUCCESS ||
+        !active)
+        return 0;
+    if (!REAL(cuDevicePrimaryCtxRetain) || REAL(cuDevicePrimaryCtxRetain)(&c, dev) != CUDA_SUCCESS)
+        return 0;
+    if (REAL(cuDevicePrimaryCtxRelease_v2))
+        REAL(cuDevicePrimaryCtxRelease_v2)(dev);
+    else
+        CALL_REAL(cuDevicePrimaryCtxRelease, dev);
+    return (uintptr_t)c;
+}
+
+static int still_active(CUdevice dev)
+{
+    unsigned flags = 0;
+    int active = 1;
+    if (REAL(cuDevicePrimaryCtxGetState))
+        REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active);
+    return active;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    gmg_enter(H_cuDevicePrimaryCtxReset_v2);
+    uintptr_t ctx = primary_of(dev);
+    CUresult r = CALL_REAL(cuDevicePrimaryCtxReset_v2, dev);
+    if (r == CUDA_SUCCESS)
+        reclaim(ctx, "cuDevicePrimaryCtxReset");
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
+{
+    gmg_enter(H_cuDevicePrimaryCtxReset);
+    uintptr_t ctx = primary_of(dev);
+    CUresult r = CALL_REAL(cuDevicePrimaryCtxReset, dev);
+    if (r == CUDA_SUCCESS)
+        reclaim(ctx, "cuDevicePrimaryCtxReset");
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+    gmg_enter(H_cuDevicePrimaryCtxRelease_v2);
+    uintptr_t ctx = primary_of(dev);
+    CUresult r = CALL_REAL(cuDevicePrimaryCtxRelease_v2, dev);
+    if (r == CUDA_SUCCESS && ctx && !still_active(dev))
+        reclaim(ctx, "last cuDevicePrimaryCtxRelease");
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+    gmg_enter(H_cuDevicePrimaryCtxRelease);
+    uintptr_t ctx = primary_of(dev);
+    CUresult r = CALL_REAL(cuDevicePrimaryCtxRelease, dev);
+    if (r == CUDA_SUCCESS && ctx && !still_active(dev))
+        reclaim(ctx, "last cuDevicePrimaryCtxRelease");
+    return r;
+}
+
+/* ------------------------------------------------------------- queries */
+
+static uint64_t limit_of(int dev)
+{
+    gmg_prepare_limit(dev);
+    return gmg_quota_limit(dev);
+}
+
+static void cap_info(int dev, size_t *freeb, size_t *total)
+{
+    uint64_t limit = limit_of(dev);
+    if (!limit)
+        return;
+    uint64_t used = gmg_quota_used(dev);
+    uint64_t room = used >= limit ? 0 : limit - used;
+    if (*total > limit)
+        *total = limit;
+    if (*freeb > room)
+        *freeb = room;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *freeb, size_t *total)
+{
+    gmg_enter(H_cuMemGetInfo_v2);
+    uintptr_t ctx;
+    int dev = gmg_current_device(&ctx);
+    if (dev < 0 || !limit_of(dev))
+        return CALL_REAL(cuMemGetInfo_v2, freeb, total);
+    size_t f = 0, t = 0;
+    CUresult r = CALL_REAL(cuMemGetInfo_v2, &f, &t);
+    if (r != CUDA_SUCCESS)
+        return r;
+    cap_info(dev, &f, &t);
+    if (freeb)
+        *freeb = f;
+    if (total)
+        *total = t;
+    return r;
+}
+
+static unsigned clamp32(size_t v) { return v > 0xffffffffu ? 0xffffffffu : (unsigned)v; }
+
+GMG_EXPORT CUresult CUDAAPI cuMemGetInfo(unsigned int *freeb, unsigned int *total)
+{
+    gmg_enter(H_cuMemGetInfo);
+    uintptr_t ctx;
+    int dev = gmg_current_device(&ctx);
+    if (dev < 0 || !limit_of(dev))
+        return CALL_REAL(cuMemGetInfo, freeb, total);
+    unsigned f32 = 0, t32 = 0;
+    CUresult r = CALL_REAL(cuMemGetInfo, &f32, &t32);
+    if (r != CUDA_SUCCESS)
+        return r;
+    size_t f = f32, t = t32;
+    size_t rf, rt; /* prefer the 64-bit truth before clamping */
+    if (REAL(cuMemGetInfo_v2) && REAL(cuMemGetInfo_v2)(&rf, &rt) == CUDA_SUCCESS) {
+        f = rf;
+        t = rt;
+    }
+    cap_info(dev, &f, &t);
+    if (freeb)
+        *freeb = clamp32(f);
+    if (total)
+        *total = clamp32(t);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+{
+    gmg_enter(H_cuDeviceTotalMem_v2);
+    uint64_t limit = limit_of(dev);
+    if (!limit)
+        return CALL_REAL(cuDeviceTotalMem_v2, bytes, dev);
+    size_t t = 0;
+    CUresult r = CALL_REAL(cuDeviceTotalMem_v2, &t, dev);
+    if (r == CUDA_SUCCESS && bytes)
+        *bytes = t < limit ? t : limit;
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
+{
+    gmg_enter(H_cuDeviceTotalMem);
+    uint64_t limit = limit_of(dev);
+    if (!limit)
+        return CALL_REAL(cuDeviceTotalMem, bytes, dev);
+    size_t t = 0;
+    CUresult r = CALL_REAL(cuDeviceTotalMem_v2, &t, dev);
+    if (r == CUDA_SUCCESS && bytes)
+        *bytes = clamp32(t < limit ? t : limit);
+    return r;
+}

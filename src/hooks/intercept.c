@@ -1,0 +1,152 @@
+/* intercept.c - see intercept.h. */
+#define _GNU_SOURCE
+#include "hooks/intercept.h"
+
+#include "core/quota.h"
+#include "core/stacks.h"
+#include "core/upcalls.h"
+#include "driver/routes.h"
+#include "hooks/devfacts.h"
+#include "hooks/refusal.h"
+
+static int entered;
+static unsigned ctx_generation;
+
+static __thread uintptr_t tl_ctx;
+static __thread int tl_dev = -1;
+static __thread unsigned tl_gen;
+
+void gmg_enter(enum gmg_hook_id id)
+{
+    gmg_note_direct(id);
+    if (!__atomic_load_n(&entered, __ATOMIC_ACQUIRE) && !__atomic_exchange_n(&entered, 1, __ATOMIC_ACQ_REL))
+        gmg_upcall_first_use();
+}
+
+void gmg_prepare_limit(int dev)
+{
+    if (gmg_quota_wants_total(dev))
+        gmg_quota_learn_total(dev, gmg_dev_total(dev));
+}
+
+void gmg_contexts_changed(void)
+{
+    __atomic_fetch_add(&ctx_generation, 1, __ATOMIC_RELEASE);
+}
+
+int gmg_current_device(uintptr_t *ctx)
+{
+    CUcontext c = NULL;
+    *ctx = 0;
+    gmg_pfn_cuCtxGetCurrent get = REAL(cuCtxGetCurrent);
+    if (!get || get(&c) != CUDA_SUCCESS || !c)
+        return -1;
+    *ctx = (uintptr_t)c;
+    unsigned gen = __atomic_load_n(&ctx_generation, __ATOMIC_ACQUIRE);
+    if ((uintptr_t)c == tl_ctx && gen == tl_gen)
+        return tl_dev;
+    CUdevice d = -1;
+    gmg_pfn_cuCtxGetDevice getdev = REAL(cuCtxGetDevice);
+    if (!getdev || getdev(&d) != CUDA_SUCCESS)
+        return -1;
+    tl_ctx = (uintptr_t)c;
+    tl_dev = d;
+    tl_gen = gen;
+    return d;
+}
+
+CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
+{
+    op->family = family;
+    op->ctx = 0;
+    if (dev < 0)
+        dev = gmg_current_device(&op->ctx);
+    else
+        gmg_current_device(&op->ctx);
+    op->dev = dev;
+    op->counted = counted && dev >= 0;
+    op->reserved = 0;
+    op->stack = gmg_stack_capture();
+    if (!op->counted)
+        return CUDA_SUCCESS;
+    gmg_prepare_limit(dev);
+    int over = 0;
+    if (!gmg_quota_reserve(dev, bytes, &over)) {
+        op->counted = 0;
+        return gmg_refuse(op, bytes);
+    }
+    if (over)
+        gmg_warn_over(op, bytes);
+    op->reserved = bytes;
+    return CUDA_SUCCESS;
+}
+
+int gmg_adjust(struct gmg_op *op, uint64_t bytes)
+{
+    if (!op->counted || bytes == op->reserved)
+        return 1;
+    if (bytes < op->reserved) {
+        gmg_quota_release(op->dev, op->reserved - bytes);
+    } else {
+        int over = 0;
+        if (!gmg_quota_reserve(op->dev, bytes - op->reserved, &over))
+            return 0;
+        if (over)
+            gmg_warn_over(op, bytes);
+    }
+    op->reserved = bytes;
+    return 1;
+}
+
+void gmg_drop_record(struct gmg_alloc *a, void *unused)
+{
+    (void)unused;
+    if (a->counted)
+        gmg_quota_release(a->device, a->size);
+    gmg_record_free(a);
+}
+
+void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
+{
+    if (r != CUDA_SUCCESS) {
+        if (op->counted)
+            gmg_quota_release(op->dev, op->reserved);
+        return;
+    }
+    struct gmg_alloc *a = gmg_record_new();
+    if (!a)
+        return; /* untracked: its reservation stays, so the quota still holds */
+    a->key.value = key;
+    a->key.space = space;
+    a->size = op->counted ? op->reserved : size;
+    a->requested = requested;
+    a->ctx = op->ctx;
+    a->stack = op->stack;
+    a->device = (int16_t)op->dev;
+    a->family = (uint8_t)op->family;
+    a->counted = (uint8_t)op->counted;
+    struct gmg_alloc *stale = gmg_track_insert(a);
+    if (stale)
+        gmg_drop_record(stale, NULL);
+}
+
+struct gmg_alloc *gmg_free_take(enum gmg_space space, uint64_t key)
+{
+    return gmg_track_remove(space, key);
+}
+
+void gmg_free_done(struct gmg_alloc *a, CUresult r, uint64_t key)
+{
+    if (!a) {
+        if (key)
+            gmg_record_unknown_free();
+        return;
+    }
+    if (r != CUDA_SUCCESS) {
+        struct gmg_alloc *stale = gmg_track_insert(a); /* the driver kept it */
+        if (stale)
+            gmg_drop_record(stale, NULL);
+        return;
+    }
+    gmg_drop_record(a, NULL);
+}

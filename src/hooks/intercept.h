@@ -1,0 +1,59 @@
+/*
+ * intercept.h - the steps every wrapper takes (hooks layer), in order:
+ *   enter: the first call of any wrapper tells the layers above that the
+ *          process uses the driver (dump signal, exit report)
+ *   begin: find the device, capture the stack, reserve the bytes (or refuse)
+ *   the real driver call
+ *   end:   record the allocation on success, roll the reservation back on
+ *          failure
+ * and for frees: forget the record before the driver call (so that an
+ * address the driver reuses at once is never confused), put it back if the
+ * driver refuses, release its bytes once the driver has freed them.
+ */
+#ifndef GMG_HOOKS_INTERCEPT_H
+#define GMG_HOOKS_INTERCEPT_H
+
+#include "core/track.h"
+#include "driver/real.h"
+
+struct gmg_op {
+    int family;
+    int dev;
+    uintptr_t ctx;
+    uint64_t reserved;    /* bytes reserved in the quota */
+    uint32_t stack;
+    int counted;
+};
+
+/* First step of every exported wrapper. */
+void gmg_enter(enum gmg_hook_id id);
+
+/* The device of the calling thread's current context, -1 if none. */
+int gmg_current_device(uintptr_t *ctx);
+
+/* Contexts were torn down: per-thread device caches are stale. */
+void gmg_contexts_changed(void);
+
+/* Hand the quota the device's memory if a percent limit needs it. */
+void gmg_prepare_limit(int dev);
+
+/* dev < 0: take the current context's. counted: bytes count against the
+ * quota. Returns CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY when the quota
+ * refuses (the refusal is already counted and reported). */
+CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted);
+
+/* Change the reservation once the driver has said what it granted (pitch).
+ * 0 when the extra bytes are refused: the caller frees and fails. */
+int gmg_adjust(struct gmg_op *op, uint64_t bytes);
+
+/* After the driver call: on success record (space, key), else roll back. */
+void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested);
+
+/* Frees. take: before the driver call; done: after it. */
+struct gmg_alloc *gmg_free_take(enum gmg_space space, uint64_t key);
+void gmg_free_done(struct gmg_alloc *a, CUresult r, uint64_t key);
+
+/* Release a record's quota and free it (callbacks of range removal). */
+void gmg_drop_record(struct gmg_alloc *a, void *unused);
+
+#endif

@@ -1,0 +1,190 @@
+/*
+ * hooks_linear.c - wrappers of linear, pitched, managed and stream-ordered
+ * device memory (SPEC §2): each legacy, _v2 and _ptsz ABI.
+ */
+#include "base/config.h"
+#include "hooks/intercept.h"
+#include "hooks/refusal.h"
+
+#define PITCH_ALIGN 512u
+
+static CUresult linear(CUdeviceptr *dptr, size_t bytes, int family, int counted,
+                       CUresult (*call)(CUdeviceptr *, size_t, void *), void *arg)
+{
+    struct gmg_op op;
+    if (!dptr)
+        return call(dptr, bytes, arg);
+    CUresult r = gmg_begin(&op, family, -1, bytes, counted);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = call(dptr, bytes, arg);
+    gmg_end(&op, r, GMG_SPACE_DEVPTR, r == CUDA_SUCCESS ? *dptr : 0, bytes, bytes);
+    return r;
+}
+
+static CUresult call_alloc_v2(CUdeviceptr *d, size_t b, void *arg)
+{
+    (void)arg;
+    return CALL_REAL(cuMemAlloc_v2, d, b);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+    gmg_enter(H_cuMemAlloc_v2);
+    return linear(dptr, bytesize, GMG_FAM_LINEAR, 1, call_alloc_v2, NULL);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+    gmg_enter(H_cuMemAlloc);
+    struct gmg_op op;
+    if (!dptr)
+        return CALL_REAL(cuMemAlloc, dptr, bytesize);
+    CUresult r = gmg_begin(&op, GMG_FAM_LINEAR, -1, bytesize, 1);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = CALL_REAL(cuMemAlloc, dptr, bytesize);
+    gmg_end(&op, r, GMG_SPACE_DEVPTR, r == CUDA_SUCCESS ? *dptr : 0, bytesize, bytesize);
+    return r;
+}
+
+static CUresult call_managed(CUdeviceptr *d, size_t b, void *arg)
+{
+    return CALL_REAL(cuMemAllocManaged, d, b, *(unsigned *)arg);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    gmg_enter(H_cuMemAllocManaged);
+    return linear(dptr, bytesize, GMG_FAM_MANAGED, gmg_cfg.count_managed, call_managed, &flags);
+}
+
+/* Pitch: the driver picks the pitch. Reserve the usual alignment up front,
+ * then settle on what the driver granted (pitch x height). */
+static CUresult pitch_begin(struct gmg_op *op, size_t width, size_t height)
+{
+    uint64_t guess = (uint64_t)((width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN) * height;
+    return gmg_begin(op, GMG_FAM_PITCH, -1, guess, 1);
+}
+
+static CUresult pitch_end(struct gmg_op *op, CUresult r, CUdeviceptr p, uint64_t pitch, size_t width, size_t height)
+{
+    if (r == CUDA_SUCCESS && !gmg_adjust(op, pitch * height)) {
+        CALL_REAL(cuMemFree_v2, p);
+        gmg_end(op, CUDA_ERROR_OUT_OF_MEMORY, GMG_SPACE_DEVPTR, 0, 0, 0);
+        return gmg_refuse(op, pitch * height);
+    }
+    gmg_end(op, r, GMG_SPACE_DEVPTR, p, pitch * height, (uint64_t)width * height);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+                                               unsigned int ElementSizeBytes)
+{
+    gmg_enter(H_cuMemAllocPitch_v2);
+    struct gmg_op op;
+    if (!dptr || !pPitch)
+        return CALL_REAL(cuMemAllocPitch_v2, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    CUresult r = pitch_begin(&op, WidthInBytes, Height);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = CALL_REAL(cuMemAllocPitch_v2, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    return pitch_end(&op, r, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? *pPitch : 0, WidthInBytes, Height);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes,
+                                            unsigned int Height, unsigned int ElementSizeBytes)
+{
+    gmg_enter(H_cuMemAllocPitch);
+    struct gmg_op op;
+    if (!dptr || !pPitch)
+        return CALL_REAL(cuMemAllocPitch, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    CUresult r = pitch_begin(&op, WidthInBytes, Height);
+    if (r != CUDA_SUCCESS)
+        return r;
+    r = CALL_REAL(cuMemAllocPitch, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    return pitch_end(&op, r, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? *pPitch : 0, WidthInBytes, Height);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+    gmg_enter(H_cuMemFree_v2);
+    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    CUresult r = CALL_REAL(cuMemFree_v2, dptr);
+    gmg_free_done(a, r, dptr);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr)
+{
+    gmg_enter(H_cuMemFree);
+    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    CUresult r = CALL_REAL(cuMemFree, dptr);
+    gmg_free_done(a, r, dptr);
+    return r;
+}
+
+/* ------------------------------------------------------ stream-ordered */
+
+struct async_args { CUstream s; CUmemoryPool pool; int ptsz; };
+
+static CUresult call_async(CUdeviceptr *d, size_t b, void *arg)
+{
+    struct async_args *a = arg;
+    return a->ptsz ? CALL_REAL(cuMemAllocAsync_ptsz, d, b, a->s) : CALL_REAL(cuMemAllocAsync, d, b, a->s);
+}
+
+static CUresult call_pool(CUdeviceptr *d, size_t b, void *arg)
+{
+    struct async_args *a = arg;
+    return a->ptsz ? CALL_REAL(cuMemAllocFromPoolAsync_ptsz, d, b, a->pool, a->s)
+                   : CALL_REAL(cuMemAllocFromPoolAsync, d, b, a->pool, a->s);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    gmg_enter(H_cuMemAllocAsync);
+    struct async_args a = { hStream, NULL, 0 };
+    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_async, &a);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+    gmg_enter(H_cuMemAllocAsync_ptsz);
+    struct async_args a = { hStream, NULL, 1 };
+    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_async, &a);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                                    CUstream hStream)
+{
+    gmg_enter(H_cuMemAllocFromPoolAsync);
+    struct async_args a = { hStream, pool, 0 };
+    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_pool, &a);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
+                                                         CUstream hStream)
+{
+    gmg_enter(H_cuMemAllocFromPoolAsync_ptsz);
+    struct async_args a = { hStream, pool, 1 };
+    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_pool, &a);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+    gmg_enter(H_cuMemFreeAsync);
+    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    CUresult r = CALL_REAL(cuMemFreeAsync, dptr, hStream);
+    gmg_free_done(a, r, dptr);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
+{
+    gmg_enter(H_cuMemFreeAsync_ptsz);
+    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    CUresult r = CALL_REAL(cuMemFreeAsync_ptsz, dptr, hStream);
+    gmg_free_done(a, r, dptr);
+    return r;
+}

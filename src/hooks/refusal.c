@@ -1,0 +1,64 @@
+/* refusal.c - see refusal.h. */
+#include "hooks/refusal.h"
+
+#include "base/config.h"
+#include "base/log.h"
+#include "core/quota.h"
+#include "core/upcalls.h"
+
+#include <stdlib.h>
+
+#define SITES 4096
+
+/* Call sites already explained: an open-addressed set of stack ids. */
+static uint32_t sites[SITES];
+static int site_zero_seen;
+
+static int first_time(uint32_t stack)
+{
+    if (stack == 0)
+        return !__atomic_exchange_n(&site_zero_seen, 1, __ATOMIC_RELAXED);
+    for (uint32_t i = 0; i < SITES; i++) {
+        uint32_t *slot = &sites[(stack * 2654435761u + i) % SITES];
+        uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if (cur == stack)
+            return 0;
+        if (cur == 0) {
+            if (__atomic_compare_exchange_n(slot, &cur, stack, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                return 1;
+            if (cur == stack)
+                return 0;
+        }
+    }
+    return 0; /* set full: stay quiet rather than flood */
+}
+
+CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
+{
+    gmg_quota_count_refusal(op->dev);
+    struct gmg_refusal ev = {
+        .family = op->family,
+        .device = op->dev,
+        .bytes = bytes,
+        .limit = gmg_quota_limit(op->dev),
+        .in_use = gmg_quota_used(op->dev),
+        .stack = op->stack,
+        .abort = gmg_cfg.on_limit == GMG_ON_LIMIT_ABORT,
+    };
+    if (ev.abort) {
+        gmg_upcall_refused(&ev);
+        abort();
+    }
+    if (first_time(op->stack))
+        gmg_upcall_refused(&ev);
+    return CUDA_ERROR_OUT_OF_MEMORY;
+}
+void gmg_warn_over(struct gmg_op *op, uint64_t bytes)
+{
+    gmg_quota_count_refusal(op->dev);
+    if (first_time(op->stack))
+        gmg_info("over the limit: %s of %llu bytes on device %d takes it to %llu of %llu bytes "
+                 "(allowed: GPUMEM_ON_LIMIT=warn)",
+                 gmg_family_name(op->family), (unsigned long long)bytes, op->dev,
+                 (unsigned long long)gmg_quota_used(op->dev), (unsigned long long)gmg_quota_limit(op->dev));
+}

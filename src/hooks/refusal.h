@@ -1,0 +1,18 @@
+/*
+ * refusal.h - what happens when the quota says no (SPEC §3), hooks layer:
+ * the refusal is counted and handed, once per call site, to the report
+ * side through one narrow upcall (core/upcalls.h) that explains it off the
+ * allocating thread; then, per GPUMEM_ON_LIMIT, the call fails with
+ * CUDA_ERROR_OUT_OF_MEMORY or (abort) the process aborts once it is reported.
+ */
+#ifndef GMG_HOOKS_REFUSAL_H
+#define GMG_HOOKS_REFUSAL_H
+
+#include "hooks/intercept.h"
+
+CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes);
+
+/* GPUMEM_ON_LIMIT=warn: the allocation went over and was allowed. */
+void gmg_warn_over(struct gmg_op *op, uint64_t bytes);
+
+#endif

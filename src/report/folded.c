@@ -1,0 +1,49 @@
+/*
+ * folded.c - folded stacks for flame graphs: one line per live stack,
+ * outermost frame first, "frame;frame;frame bytes", as flamegraph.pl and
+ * speedscope read them. A frame is its function name, or module+offset.
+ */
+#include "report/report.h"
+
+#include "core/stacks.h"
+
+#include <stdio.h>
+
+static void frame_name(struct gmg_buf *b, const struct gmg_frame_info *fi)
+{
+    char tmp[512];
+    if (fi->function)
+        snprintf(tmp, sizeof tmp, "%s", fi->function);
+    else if (fi->module)
+        snprintf(tmp, sizeof tmp, "%s+%#lx", fi->module, (unsigned long)fi->offset);
+    else
+        snprintf(tmp, sizeof tmp, "%#lx", (unsigned long)fi->pc);
+    for (char *c = tmp; *c; c++)
+        if (*c == ';' || *c == '\n' || *c == ' ')
+            *c = '_'; /* the format's separators */
+    gmg_buf_printf(b, "%s", tmp);
+}
+
+void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
+{
+    for (size_t i = 0; i < r->ngroups; i++) {
+        const struct gmg_group *g = &r->groups[i];
+        if (!gmg_group_is_allocation(g->family))
+            continue;
+        const struct gmg_stack *s = gmg_stack_get(g->stack);
+        int first = 1;
+        for (int k = s ? (int)s->depth - 1 : -1; k >= 0; k--) {
+            if (gmg_stack_is_internal(s->frames[k]))
+                continue;
+            struct gmg_frame_info fi;
+            gmg_symbolize(r->sym, s->frames[k], &fi);
+            if (!first)
+                gmg_buf_printf(b, ";");
+            frame_name(b, &fi);
+            first = 0;
+        }
+        if (!first)
+            gmg_buf_printf(b, ";");
+        gmg_buf_printf(b, "%s_device%d %llu\n", gmg_family_name(g->family), g->device, (unsigned long long)g->bytes);
+    }
+}

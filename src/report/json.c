@@ -1,0 +1,108 @@
+/*
+ * json.c - the JSON report, "schema": 1, documented field by field in
+ * docs/report-format.md.
+ */
+#include "report/report.h"
+
+#include "core/stacks.h"
+
+static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
+{
+    const struct gmg_stack *s = gmg_stack_get(stack);
+    gmg_buf_printf(b, "[");
+    int first = 1;
+    for (uint32_t i = 0; s && i < s->depth; i++) {
+        if (gmg_stack_is_internal(s->frames[i]))
+            continue;
+        struct gmg_frame_info fi;
+        gmg_symbolize(r->sym, s->frames[i], &fi);
+        gmg_buf_printf(b, "%s{\"pc\":\"%#lx\",\"function\":", first ? "" : ",", (unsigned long)fi.pc);
+        if (fi.function)
+            gmg_buf_json_str(b, fi.function);
+        else
+            gmg_buf_printf(b, "null");
+        gmg_buf_printf(b, ",\"file\":");
+        if (fi.file)
+            gmg_buf_json_str(b, fi.file);
+        else
+            gmg_buf_printf(b, "null");
+        gmg_buf_printf(b, ",\"line\":%d,\"module\":", fi.file ? fi.line : 0);
+        if (fi.module)
+            gmg_buf_json_str(b, fi.module);
+        else
+            gmg_buf_printf(b, "null");
+        gmg_buf_printf(b, ",\"offset\":\"%#lx\"}", (unsigned long)fi.offset);
+        first = 0;
+    }
+    gmg_buf_printf(b, "]");
+}
+
+static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_group *g,
+                   size_t n, int alloc)
+{
+    gmg_buf_printf(b, ",\n\"%s\":[", key);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (gmg_group_is_allocation(g[i].family) != alloc)
+            continue;
+        gmg_buf_printf(b, "%s\n {\"bytes\":%llu,\"count\":%llu,\"api\":\"%s\",\"device\":%d,\"stack_id\":%u,"
+                          "\"frames\":",
+                       first ? "" : ",", (unsigned long long)g[i].bytes, (unsigned long long)g[i].count,
+                       gmg_family_name(g[i].family), g[i].device, g[i].stack);
+        frames(r, b, g[i].stack);
+        gmg_buf_printf(b, "}");
+        first = 0;
+    }
+    gmg_buf_printf(b, "]");
+}
+
+void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
+{
+    gmg_buf_printf(b, "{\"schema\":1,\"tool\":\"gpumemguard\",\"trigger\":\"%s\",\"dump\":%u,\"pid\":%d,\"exe\":",
+                   gmg_trigger_name(r->trigger), r->dump, r->pid);
+    gmg_buf_json_str(b, r->exe);
+    gmg_buf_printf(b, ",\n\"devices\":[");
+    for (int d = 0; d < r->ndev; d++)
+        gmg_buf_printf(b, "%s{\"device\":%d,\"limit\":%llu,\"in_use\":%llu,\"peak\":%llu,\"refused\":%llu}",
+                       d ? "," : "", d, (unsigned long long)r->dev[d].limit, (unsigned long long)r->dev[d].used,
+                       (unsigned long long)r->dev[d].peak, (unsigned long long)r->dev[d].refused);
+    gmg_buf_printf(b, "],\n\"totals\":{\"live_bytes\":%llu,\"live_allocations\":%llu,\"reclaimed_bytes\":%llu,"
+                      "\"reclaimed_allocations\":%llu,\"refused\":%llu,\"unknown_frees\":%llu,"
+                      "\"allocations_made\":%llu}",
+                   (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
+                   (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs,
+                   (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
+                   (unsigned long long)r->total_allocs);
+    groups(r, b, "live", r->groups, r->ngroups, 1);
+    groups(r, b, "reclaimed", r->reclaimed, r->nreclaimed, 1);
+    groups(r, b, "address_ranges", r->groups, r->ngroups, 0);
+    if (r->has_growth)
+        groups(r, b, "growth", r->growth, r->ngrowth, 1);
+    else
+        gmg_buf_printf(b, ",\n\"growth\":null");
+    gmg_buf_printf(b, ",\n\"fragmentation\":[");
+    for (size_t i = 0; i < r->nfrag; i++) {
+        const struct gmg_frag *f = &r->frag[i];
+        gmg_buf_printf(b, "%s\n {\"device\":%d,\"live_allocations\":%llu,\"requested_bytes\":%llu,"
+                          "\"granted_bytes\":%llu,\"size_classes\":{",
+                       i ? "," : "", f->device, (unsigned long long)f->live_allocs, (unsigned long long)f->live_bytes,
+                       (unsigned long long)f->granted);
+        for (int c = 0; c < GMG_SIZE_CLASSES; c++)
+            gmg_buf_printf(b, "%s\"%s\":%llu", c ? "," : "", gmg_size_class_names[c],
+                           (unsigned long long)f->classes[c]);
+        uint64_t span = f->span_hi - f->span_lo;
+        gmg_buf_printf(b, "},\"span_start\":\"%#llx\",\"span_end\":\"%#llx\",\"span_bytes\":%llu,\"gaps\":%llu,"
+                          "\"gap_bytes\":%llu,\"largest_gap\":%llu,\"span_utilisation\":%.4f,"
+                          "\"rounding_waste\":%llu,\"device_free\":",
+                       (unsigned long long)f->span_lo, (unsigned long long)f->span_hi, (unsigned long long)span,
+                       (unsigned long long)f->gaps, (unsigned long long)f->gap_bytes,
+                       (unsigned long long)f->gap_largest, span ? (double)f->granted / (double)span : 0.0,
+                       (unsigned long long)f->rounding);
+        if (f->have_meminfo)
+            gmg_buf_printf(b, "%llu,\"device_total\":%llu}", (unsigned long long)f->dev_free,
+                           (unsigned long long)f->dev_total);
+        else
+            gmg_buf_printf(b, "null,\"device_total\":null}");
+    }
+    gmg_buf_printf(b, "]}\n");
+}

@@ -1,0 +1,200 @@
+/*
+ * model.c - building the report model from a snapshot, and the refusal
+ * explanation. Output destinations live in output.c, formats in text.c,
+ * json.c and folded.c.
+ */
+#define _GNU_SOURCE
+#include "report/report.h"
+
+#include "base/log.h"
+#include "core/quota.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static uint64_t last_dump_seq;   /* growth: allocations after this one are new */
+
+const char *gmg_trigger_name(enum gmg_trigger t)
+{
+    switch (t) {
+    case GMG_TRIGGER_EXIT: return "exit";
+    case GMG_TRIGGER_SIGNAL: return "signal";
+    case GMG_TRIGGER_REFUSAL: return "refusal";
+    default: return "request";
+    }
+}
+
+int gmg_group_is_allocation(int family)
+{
+    return family != GMG_FAM_VA && family != GMG_FAM_VMM_MAP;
+}
+
+static int by_site(const void *a, const void *b)
+{
+    const struct gmg_alloc *x = a, *y = b;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    if (x->family != y->family)
+        return x->family - y->family;
+    return x->device - y->device;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+    const struct gmg_group *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* Group records by identical (stack, API family, device), biggest first.
+ * Sorts `v` in place. */
+static struct gmg_group *group(struct gmg_alloc *v, size_t n, size_t *out_n, uint64_t min_seq)
+{
+    qsort(v, n, sizeof *v, by_site);
+    struct gmg_group *g = malloc((n + 1) * sizeof *g);
+    size_t k = 0;
+    if (!g) {
+        *out_n = 0;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].seq <= min_seq)
+            continue;
+        if (k && g[k - 1].stack == v[i].stack && g[k - 1].family == v[i].family && g[k - 1].device == v[i].device) {
+            g[k - 1].bytes += v[i].size;
+            g[k - 1].count++;
+            continue;
+        }
+        g[k].stack = v[i].stack;
+        g[k].family = v[i].family;
+        g[k].device = v[i].device;
+        g[k].bytes = v[i].size;
+        g[k].count = 1;
+        k++;
+    }
+    qsort(g, k, sizeof *g, by_bytes);
+    *out_n = k;
+    return g;
+}
+
+static void read_exe(char *out, size_t n)
+{
+    ssize_t len = readlink("/proc/self/exe", out, n - 1);
+    out[len > 0 ? len : 0] = 0;
+}
+
+int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
+{
+    static unsigned dumps;
+    memset(r, 0, sizeof *r);
+    r->trigger = trigger;
+    r->dump = __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
+    r->pid = getpid();
+    read_exe(r->exe, sizeof r->exe);
+    r->ndev = gmg_quota_devices_seen();
+    for (int d = 0; d < r->ndev; d++) {
+        r->dev[d].limit = gmg_quota_limit(d);
+        r->dev[d].used = gmg_quota_used(d);
+        r->dev[d].peak = gmg_quota_peak(d);
+        r->dev[d].refused = gmg_quota_refused(d);
+        r->refused += r->dev[d].refused;
+    }
+    r->unknown_frees = gmg_record_unknown_frees();
+    r->total_allocs = gmg_record_total();
+
+    size_t n = 0, nrec = 0;
+    struct gmg_alloc *live = gmg_track_snapshot(&n);
+    struct gmg_alloc *rec = gmg_track_reclaimed(&nrec);
+    for (size_t i = 0; i < n; i++)
+        if (gmg_group_is_allocation(live[i].family)) {
+            r->live_bytes += live[i].size;
+            r->live_allocs++;
+        }
+    for (size_t i = 0; i < nrec; i++) {
+        r->reclaimed_bytes += rec[i].size;
+        r->reclaimed_allocs++;
+    }
+    gmg_frag_compute(r, live, n);
+    r->groups = group(live, n, &r->ngroups, 0);
+    r->reclaimed = group(rec, nrec, &r->nreclaimed, 0);
+    if (trigger == GMG_TRIGGER_SIGNAL || trigger == GMG_TRIGGER_API) {
+        uint64_t prev = __atomic_exchange_n(&last_dump_seq, gmg_record_total(), __ATOMIC_ACQ_REL);
+        r->growth = group(live, n, &r->ngrowth, prev);
+        r->has_growth = 1;
+    }
+    free(live);
+    free(rec);
+    r->sym = gmg_symbolizer_new();
+    return 0;
+}
+
+void gmg_report_free(struct gmg_report *r)
+{
+    free(r->groups);
+    free(r->reclaimed);
+    free(r->growth);
+    free(r->frag);
+    gmg_symbolizer_free(r->sym);
+    memset(r, 0, sizeof *r);
+}
+
+struct gmg_device_ops gmg_report_dev;
+
+void gmg_report_set_device_ops(const struct gmg_device_ops *ops)
+{
+    gmg_report_dev = *ops;
+}
+
+#define REFUSAL_STACKS 3
+
+/* Only what the explanation needs: a snapshot grouped by stack, and the
+ * frames of the few groups shown; no fragmentation, no dump number. */
+static void refusal_stacks(const struct gmg_refusal *ev)
+{
+    struct gmg_report r;
+    memset(&r, 0, sizeof r);
+    r.trigger = GMG_TRIGGER_REFUSAL;
+    size_t n = 0;
+    struct gmg_alloc *live = gmg_track_snapshot(&n);
+    r.groups = group(live, n, &r.ngroups, 0);
+    free(live);
+    r.sym = gmg_symbolizer_new();
+    struct gmg_buf b = { 0 };
+    gmg_buf_printf(&b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
+    int shown = 0;
+    for (size_t i = 0; i < r.ngroups && shown < REFUSAL_STACKS; i++) {
+        if (r.groups[i].device != ev->device || !gmg_group_is_allocation(r.groups[i].family))
+            continue;
+        gmg_report_text_group(&r, &b, &r.groups[i]);
+        shown++;
+    }
+    if (!shown)
+        gmg_buf_printf(&b, "  (none)\n");
+    if (!b.failed)
+        gmg_write_fd(2, b.p, b.len);
+    gmg_buf_free(&b);
+    gmg_report_free(&r);
+}
+
+void gmg_report_refusal(const struct gmg_refusal *ev)
+{
+    if (ev->abort) {
+        gmg_error("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use; aborting "
+                  "(GPUMEM_ON_LIMIT=abort)",
+                  gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
+                  (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
+        gmg_report_now(GMG_TRIGGER_REFUSAL);
+        return;
+    }
+    gmg_error("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use "
+              "(returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are counted, "
+              "not shown)",
+              gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device, (unsigned long long)ev->limit,
+              (unsigned long long)ev->in_use);
+    refusal_stacks(ev);
+}

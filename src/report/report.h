@@ -1,0 +1,111 @@
+/*
+ * report.h - reports (report layer): what triggers them, the model they
+ * are written from, and where they go.
+ *
+ * A report is built from a snapshot of the allocation table (shards locked
+ * one at a time) and the stack depot; it is symbolized and formatted into
+ * memory, then written whole to each destination. Nothing here runs on the
+ * allocation path: refusals are explained by the reporter thread
+ * (reporter.h), and what the report needs of the driver comes through the
+ * device interface below, which the layer above hands in.
+ */
+#ifndef GMG_REPORT_REPORT_H
+#define GMG_REPORT_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/limit_parse.h"
+#include "core/track.h"
+#include "core/upcalls.h"
+#include "report/symbolize.h"
+
+enum gmg_trigger { GMG_TRIGGER_EXIT, GMG_TRIGGER_SIGNAL, GMG_TRIGGER_REFUSAL, GMG_TRIGGER_API };
+
+struct gmg_group {
+    uint32_t stack;
+    int family;
+    int device;
+    uint64_t bytes;
+    uint64_t count;
+};
+
+#define GMG_SIZE_CLASSES 8
+
+struct gmg_frag {
+    int device;
+    uint64_t live_bytes, live_allocs;       /* device-pointer allocations      */
+    uint64_t classes[GMG_SIZE_CLASSES];     /* counts by size class            */
+    uint64_t span_lo, span_hi;              /* lowest start, highest end       */
+    uint64_t granted;                       /* bytes the driver granted        */
+    uint64_t gaps, gap_bytes, gap_largest;  /* holes between live allocations  */
+    uint64_t rounding;                      /* granted - requested             */
+    uint64_t dev_free, dev_total;           /* driver's view at report time    */
+    int have_meminfo;
+};
+
+extern const char *const gmg_size_class_names[GMG_SIZE_CLASSES];
+
+struct gmg_dev_totals {
+    uint64_t limit, used, peak, refused;
+};
+
+struct gmg_report {
+    enum gmg_trigger trigger;
+    unsigned dump;              /* sequence number of this dump */
+    int pid;
+    char exe[256];
+    int ndev;                   /* devices with totals below */
+    struct gmg_dev_totals dev[GMG_MAX_DEVICES];
+    uint64_t live_bytes, live_allocs;           /* allocations (not VA/maps) */
+    uint64_t reclaimed_bytes, reclaimed_allocs;
+    uint64_t refused, unknown_frees, total_allocs;
+    struct gmg_group *groups;   size_t ngroups;    /* live, biggest first      */
+    struct gmg_group *reclaimed; size_t nreclaimed;
+    struct gmg_group *growth;   size_t ngrowth;    /* signal/API dumps only    */
+    int has_growth;
+    struct gmg_frag *frag;      size_t nfrag;
+    struct gmg_symbolizer *sym;
+};
+
+/* What the report side needs to know of devices, from the driver. Each
+ * returns 0 on success, -1 when it cannot say. */
+struct gmg_device_ops {
+    /* free and total memory of `dev`, in the calling thread's context */
+    int (*meminfo)(int dev, uint64_t *freeb, uint64_t *total);
+    /* base and size of the driver allocation holding `ptr` */
+    int (*address_range)(uint64_t ptr, uint64_t *base, uint64_t *size);
+};
+
+/* Installed once at start-up; until then the report asks nothing. */
+void gmg_report_set_device_ops(const struct gmg_device_ops *ops);
+extern struct gmg_device_ops gmg_report_dev;
+
+/* Build, write to every configured destination and format, free. */
+void gmg_report_now(enum gmg_trigger trigger);
+
+/* Explain a refusal on stderr: the refused call, then (fail, warn) the few
+ * biggest live stacks of its device, or (abort) a whole report. */
+void gmg_report_refusal(const struct gmg_refusal *ev);
+
+/* Model building (report.c) and fragmentation (frag.c). */
+int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger);
+void gmg_report_free(struct gmg_report *r);
+void gmg_frag_compute(struct gmg_report *r, const struct gmg_alloc *live, size_t n);
+
+/* Writers. */
+void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b);
+void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b);
+void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b);
+
+/* One group in the text format: the size line and its frames. */
+void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g);
+
+/* Write all of buf to fd; 0 on success (report_out.c). */
+int gmg_write_fd(int fd, const char *p, size_t n);
+
+const char *gmg_trigger_name(enum gmg_trigger t);
+int gmg_group_is_allocation(int family);   /* not a VA range or a mapping */
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * reporter.c - see reporter.h.
+ *
+ * Wake-ups are bytes on a non-blocking pipe: 'S' a signal dump (a full pipe
+ * means one is pending already, so signals coalesce), 'R' a queued refusal.
+ * Refusals wait in a small ring; one that finds the ring full is counted,
+ * not explained. The ring's lock is the guard's own and is held only to copy
+ * an entry; explaining is serialised between the thread and exit by another.
+ */
+#define _GNU_SOURCE
+#include "report/reporter.h"
+
+#include "base/log.h"
+#include "report/report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RING 64
+
+static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gmg_refusal ring[RING];
+static unsigned ring_head, ring_tail;   /* under ring_mu */
+static unsigned long dropped;           /* under ring_mu */
+static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static int wake_fd[2] = { -1, -1 };
+static int running;
+
+static int pop(struct gmg_refusal *out)
+{
+    int got = 0;
+    pthread_mutex_lock(&ring_mu);
+    if (ring_head != ring_tail) {
+        *out = ring[ring_tail++ % RING];
+        got = 1;
+    }
+    pthread_mutex_unlock(&ring_mu);
+    return got;
+}
+
+static void drain(void)
+{
+    struct gmg_refusal ev;
+    pthread_mutex_lock(&explain_mu);
+    while (pop(&ev))
+        gmg_report_refusal(&ev);
+    pthread_mutex_lock(&ring_mu);
+    unsigned long lost = dropped;
+    dropped = 0;
+    pthread_mutex_unlock(&ring_mu);
+    if (lost)
+        gmg_error("%lu more refusal(s) at new call sites were counted, not explained (too many at once)", lost);
+    pthread_mutex_unlock(&explain_mu);
+}
+
+static void *reporter(void *arg)
+{
+    (void)arg;
+    char buf[64];
+    for (;;) {
+        ssize_t n = read(wake_fd[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return NULL;
+        drain();
+        if (memchr(buf, 'S', (size_t)n))
+            gmg_report_now(GMG_TRIGGER_SIGNAL);
+    }
+}
+
+static int start_thread(void)
+{
+    if (pipe2(wake_fd, O_CLOEXEC) != 0)
+        return -1;
+    fcntl(wake_fd[1], F_SETFL, O_NONBLOCK);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&t, &attr, reporter, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        close(wake_fd[0]);
+        close(wake_fd[1]);
+        wake_fd[0] = wake_fd[1] = -1;
+        return -1;
+    }
+    __atomic_store_n(&running, 1, __ATOMIC_RELEASE);
+    return 0;
+}
+
+int gmg_reporter_start(void)
+{
+    int rc = 0;
+    pthread_mutex_lock(&start_mu);
+    if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+        rc = start_thread();
+    pthread_mutex_unlock(&start_mu);
+    if (rc != 0)
+        gmg_error("cannot start the report thread: dump signals are ignored, refusals explained in place");
+    return rc;
+}
+
+static void wake(char c)
+{
+    int saved = errno;
+    if (wake_fd[1] >= 0 && write(wake_fd[1], &c, 1) < 0) {
+        /* pipe full: the thread has wake-ups pending and will look */
+    }
+    errno = saved;
+}
+
+void gmg_reporter_wake(void) { wake('S'); }
+
+void gmg_reporter_refused(const struct gmg_refusal *r)
+{
+    if (r->abort) {
+        gmg_reporter_flush();
+        pthread_mutex_lock(&explain_mu);
+        gmg_report_refusal(r);
+        pthread_mutex_unlock(&explain_mu);
+        return;
+    }
+    pthread_mutex_lock(&ring_mu);
+    if (ring_head - ring_tail < RING)
+        ring[ring_head++ % RING] = *r;
+    else
+        dropped++;
+    pthread_mutex_unlock(&ring_mu);
+    if (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+        wake('R');
+    else
+        drain();
+}
+
+void gmg_reporter_flush(void) { drain(); }
+
+void gmg_reporter_atfork_child(void)
+{
+    /* Only the forking thread survives: the locks may have been held by one
+     * that did not. Start over, empty, and restart the thread if one ran. */
+    pthread_mutex_init(&ring_mu, NULL);
+    pthread_mutex_init(&explain_mu, NULL);
+    pthread_mutex_init(&start_mu, NULL);
+    ring_head = ring_tail = 0;
+    dropped = 0;
+    if (!running)
+        return;
+    running = 0;
+    if (wake_fd[0] >= 0)
+        close(wake_fd[0]);
+    if (wake_fd[1] >= 0)
+        close(wake_fd[1]);
+    wake_fd[0] = wake_fd[1] = -1;
+    start_thread();
+}

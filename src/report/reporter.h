@@ -1,0 +1,29 @@
+/*
+ * reporter.h - the reporter thread (report layer). Started with every
+ * signal blocked at the first use of the driver, it writes the dumps that
+ * the dump signal asks for and explains refusals, so that neither a signal
+ * handler nor an allocating thread ever symbolizes, formats or writes one.
+ */
+#ifndef GMG_REPORT_REPORTER_H
+#define GMG_REPORT_REPORTER_H
+
+#include "core/upcalls.h"
+
+/* Start the thread (once); 0 on success. */
+int gmg_reporter_start(void);
+
+/* Ask for a signal dump. Async-signal-safe: one write(2) to a pipe. */
+void gmg_reporter_wake(void);
+
+/* A refusal to explain: queued for the thread (explained here when it
+ * could not start). Under abort, explained at once with a whole report,
+ * on the calling thread, which then aborts. */
+void gmg_reporter_refused(const struct gmg_refusal *r);
+
+/* Exit: explain the refusals still queued, before the exit report. */
+void gmg_reporter_flush(void);
+
+/* fork child: the thread did not survive; start another if one ran. */
+void gmg_reporter_atfork_child(void);
+
+#endif

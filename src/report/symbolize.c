@@ -1,0 +1,135 @@
+/*
+ * symbolize.c - see symbolize.h. Results are cached per address for the
+ * life of one symbolizer (one report), so each distinct frame is looked up
+ * once however many stacks share it.
+ */
+#define _GNU_SOURCE
+#include "report/symbolize.h"
+
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uthash.h>
+
+struct entry {
+    uintptr_t pc;
+    struct gmg_frame_info info;
+    UT_hash_handle hh;
+};
+
+struct gmg_symbolizer {
+    Dwfl *dwfl;
+    struct entry *cache;
+    char *(*demangle)(const char *, char *, size_t *, int *);
+};
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_linux_proc_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
+};
+
+struct gmg_symbolizer *gmg_symbolizer_new(void)
+{
+    struct gmg_symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->dwfl = dwfl_begin(&callbacks);
+    if (s->dwfl) {
+        dwfl_report_begin(s->dwfl);
+        if (dwfl_linux_proc_report(s->dwfl, getpid()) != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
+            dwfl_end(s->dwfl);
+            s->dwfl = NULL;
+        }
+    }
+    s->demangle = (char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    return s;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path;
+}
+
+static const char *keep(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, struct gmg_frame_info *out)
+{
+    struct entry *e = NULL;
+    HASH_FIND(hh, s->cache, &pc, sizeof pc, e);
+    if (e) {
+        *out = e->info;
+        return;
+    }
+    struct gmg_frame_info fi = { .pc = pc };
+    /* return addresses point after the call: look up the call itself */
+    uintptr_t look = pc ? pc - 1 : pc;
+    Dl_info di;
+    const char *fn = NULL;
+    if (dladdr((void *)look, &di)) {
+        fi.module = keep(base_name(di.dli_fname));
+        fi.offset = pc - (uintptr_t)di.dli_fbase;
+        fn = di.dli_sname;
+    }
+    if (s->dwfl) {
+        Dwfl_Module *m = dwfl_addrmodule(s->dwfl, look);
+        if (m) {
+            const char *name = dwfl_module_addrname(m, look);
+            if (name)
+                fn = name;
+            Dwfl_Line *line = dwfl_module_getsrc(m, look);
+            if (line) {
+                int ln = 0;
+                const char *file = dwfl_lineinfo(line, NULL, &ln, NULL, NULL, NULL);
+                if (file) {
+                    fi.file = keep(file);
+                    fi.line = ln;
+                }
+            }
+            if (!fi.module) {
+                Dwarf_Addr start;
+                const char *mname = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+                fi.module = keep(base_name(mname));
+                fi.offset = pc - (uintptr_t)start;
+            }
+        }
+    }
+    if (fn) {
+        int status = -1;
+        char *dm = (s->demangle && fn[0] == '_' && fn[1] == 'Z') ? s->demangle(fn, NULL, NULL, &status) : NULL;
+        fi.function = (dm && status == 0) ? dm : keep(fn);
+        if (fi.function != dm)
+            free(dm);
+    }
+    e = calloc(1, sizeof *e);
+    if (e) {
+        e->pc = pc;
+        e->info = fi;
+        HASH_ADD(hh, s->cache, pc, sizeof pc, e);
+    }
+    *out = fi;
+}
+
+void gmg_symbolizer_free(struct gmg_symbolizer *s)
+{
+    if (!s)
+        return;
+    struct entry *e, *tmp;
+    HASH_ITER(hh, s->cache, e, tmp) {
+        HASH_DEL(s->cache, e);
+        free((void *)e->info.function);
+        free((void *)e->info.file);
+        free((void *)e->info.module);
+        free(e);
+    }
+    if (s->dwfl)
+        dwfl_end(s->dwfl);
+    free(s);
+}

@@ -1,0 +1,129 @@
+/*
+ * text.c - the text report, in the LeakSanitizer spirit:
+ *
+ *   ==PID== gpumemguard report (exit) for /path/to/prog
+ *   3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:
+ *       #0 0x401136 in leak_site file.c:12 (prog+0x1136)
+ *   ...
+ *   SUMMARY: gpumemguard: 4194304 bytes in 3 allocations still live at exit
+ */
+#include "report/report.h"
+
+#include "core/stacks.h"
+
+static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
+{
+    const struct gmg_stack *s = gmg_stack_get(stack);
+    if (!s) {
+        gmg_buf_printf(b, "    (no stack: GPUMEM_STACK_DEPTH=0)\n");
+        return;
+    }
+    int k = 0;
+    for (uint32_t i = 0; i < s->depth; i++) {
+        if (gmg_stack_is_internal(s->frames[i]))
+            continue;
+        struct gmg_frame_info fi;
+        gmg_symbolize(r->sym, s->frames[i], &fi);
+        gmg_buf_printf(b, "    #%d %#lx in %s", k++, (unsigned long)fi.pc, fi.function ? fi.function : "??");
+        if (fi.file)
+            gmg_buf_printf(b, " %s:%d", fi.file, fi.line);
+        if (fi.module)
+            gmg_buf_printf(b, " (%s+%#lx)", fi.module, (unsigned long)fi.offset);
+        gmg_buf_printf(b, "\n");
+    }
+}
+
+void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g)
+{
+    gmg_buf_printf(b, "%llu bytes in %llu allocation%s (%s, device %d) allocated from:\n",
+                   (unsigned long long)g->bytes, (unsigned long long)g->count, g->count == 1 ? "" : "s",
+                   gmg_family_name(g->family), g->device);
+    frames(r, b, g->stack);
+    gmg_buf_printf(b, "\n");
+}
+
+static void groups(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g, size_t n, int alloc)
+{
+    for (size_t i = 0; i < n; i++)
+        if (gmg_group_is_allocation(g[i].family) == alloc)
+            gmg_report_text_group(r, b, &g[i]);
+}
+
+static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
+{
+    for (size_t i = 0; i < r->nfrag; i++) {
+        const struct gmg_frag *f = &r->frag[i];
+        gmg_buf_printf(b, "Fragmentation, device %d:\n", f->device);
+        gmg_buf_printf(b, "  live allocations: %llu (%llu bytes requested, %llu granted)\n",
+                       (unsigned long long)f->live_allocs, (unsigned long long)f->live_bytes,
+                       (unsigned long long)f->granted);
+        gmg_buf_printf(b, "  size classes:");
+        for (int c = 0; c < GMG_SIZE_CLASSES; c++)
+            if (f->classes[c])
+                gmg_buf_printf(b, " %s: %llu", gmg_size_class_names[c], (unsigned long long)f->classes[c]);
+        gmg_buf_printf(b, "%s\n", f->live_allocs ? "" : " (none)");
+        uint64_t span = f->span_hi - f->span_lo;
+        gmg_buf_printf(b, "  address span: %llu bytes [%#llx, %#llx)\n", (unsigned long long)span,
+                       (unsigned long long)f->span_lo, (unsigned long long)f->span_hi);
+        gmg_buf_printf(b, "  gaps: %llu, %llu bytes in all, largest %llu bytes\n", (unsigned long long)f->gaps,
+                       (unsigned long long)f->gap_bytes, (unsigned long long)f->gap_largest);
+        if (span)
+            gmg_buf_printf(b, "  span utilisation: %.1f%%\n", 100.0 * (double)f->granted / (double)span);
+        gmg_buf_printf(b, "  rounding waste: %llu bytes\n", (unsigned long long)f->rounding);
+        if (f->have_meminfo)
+            gmg_buf_printf(b, "  device free at report time: %llu of %llu bytes\n", (unsigned long long)f->dev_free,
+                           (unsigned long long)f->dev_total);
+        else
+            gmg_buf_printf(b, "  device free at report time: unknown (no context on this device)\n");
+    }
+}
+
+void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
+{
+    gmg_buf_printf(b, "==%d== gpumemguard report (%s, dump %u) for %s\n", r->pid, gmg_trigger_name(r->trigger),
+                   r->dump, r->exe);
+    for (int d = 0; d < r->ndev; d++) {
+        gmg_buf_printf(b, "==%d== device %d: limit ", r->pid, d);
+        if (r->dev[d].limit)
+            gmg_buf_printf(b, "%llu bytes", (unsigned long long)r->dev[d].limit);
+        else
+            gmg_buf_printf(b, "none");
+        gmg_buf_printf(b, ", in use %llu, peak %llu, refused %llu\n", (unsigned long long)r->dev[d].used,
+                       (unsigned long long)r->dev[d].peak, (unsigned long long)r->dev[d].refused);
+    }
+    gmg_buf_printf(b, "==%d== live: %llu bytes in %llu allocations; refused: %llu; unknown frees: %llu; "
+                      "allocations made: %llu\n\n",
+                   r->pid, (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
+                   (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
+                   (unsigned long long)r->total_allocs);
+    if (r->live_allocs) {
+        gmg_buf_printf(b, "Live allocations, by stack, biggest first:\n\n");
+        groups(r, b, r->groups, r->ngroups, 1);
+    }
+    if (r->nreclaimed) {
+        gmg_buf_printf(b, "Reclaimed by context teardown (never freed by the program): %llu bytes in %llu "
+                          "allocations\n\n",
+                       (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs);
+        groups(r, b, r->reclaimed, r->nreclaimed, 1);
+    }
+    int have_va = 0;
+    for (size_t i = 0; i < r->ngroups; i++)
+        have_va |= !gmg_group_is_allocation(r->groups[i].family);
+    if (have_va) {
+        gmg_buf_printf(b, "Address ranges (reserved or mapped, not counted):\n\n");
+        groups(r, b, r->groups, r->ngroups, 0);
+    }
+    if (r->has_growth) {
+        gmg_buf_printf(b, "Growth since the previous dump (new and still live): %zu stack%s\n\n", r->ngrowth,
+                       r->ngrowth == 1 ? "" : "s");
+        groups(r, b, r->growth, r->ngrowth, 1);
+    }
+    fragmentation(r, b);
+    gmg_buf_printf(b, "\nSUMMARY: gpumemguard: %llu bytes in %llu allocations still live at %s",
+                   (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
+                   r->trigger == GMG_TRIGGER_EXIT ? "exit" : "dump");
+    if (r->reclaimed_allocs)
+        gmg_buf_printf(b, ", %llu bytes in %llu allocations reclaimed by context teardown",
+                       (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs);
+    gmg_buf_printf(b, "\n");
+}
