@@ -31,6 +31,7 @@ build apitest tests/integration/apitest.c tests/integration/api.c -L"$B/sim" -l:
 build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
+build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 HAVE_NVCC=0
 if command -v nvcc >/dev/null 2>&1 && [ -z "${GMG_SANITIZER:-}" ]; then
     if [ ! -x "$T/cudart_static" ] || [ tests/integration/cudart_app.cu -nt "$T/cudart_static" ]; then
@@ -212,6 +213,9 @@ fi
 
 # ----------------------------------------------------------------- reports
 . tests/reports.sh
+
+# ------------------------------------------------- hostile cases (issue 9)
+. tests/trust.sh
 
 echo
 echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"

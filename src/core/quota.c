@@ -77,8 +77,14 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
     uint64_t limit = gmg_quota_limit(dev);
     uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED), next;
     do {
-        if (__builtin_add_overflow(cur, bytes, &next))
-            next = UINT64_MAX;
+        if (__builtin_add_overflow(cur, bytes, &next)) {
+            /* no device holds this much: over any limit, and without one
+             * (or under warn) it is passed on uncounted, for the driver to
+             * refuse; a saturated counter could never be rolled back */
+            if (limit && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN)
+                return 0;
+            return -1;
+        }
         if (limit && next > limit) {
             if (gmg_cfg.on_limit != GMG_ON_LIMIT_WARN)
                 return 0;

@@ -14,8 +14,10 @@
 #include <stdint.h>
 
 /* Reserve bytes on a device. 1: reserved. 0: refused by the limit (nothing
- * reserved). Under GPUMEM_ON_LIMIT=warn an over-limit request is reserved
- * anyway and *over is set. */
+ * reserved). -1: not reserved, not refused: the sum overflows (no device
+ * holds it) and there is no limit to refuse it (or warn): the caller lets
+ * the driver refuse it, uncounted. Under GPUMEM_ON_LIMIT=warn an over-limit
+ * request is reserved anyway and *over is set. */
 int gmg_quota_reserve(int dev, uint64_t bytes, int *over);
 void gmg_quota_release(int dev, uint64_t bytes);
 

@@ -2,7 +2,9 @@
 #define _GNU_SOURCE
 #include "core/record.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -43,6 +45,7 @@ struct gmg_alloc *gmg_record_new(void)
     struct gmg_alloc *a = malloc(sizeof *a);
     if (!a)
         return NULL;
+    memset(a, 0, offsetof(struct gmg_alloc, hh));
     a->seq = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
     a->time_ns = now_ns();
     if (!tl_tid)

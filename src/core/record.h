@@ -18,6 +18,8 @@ enum gmg_space {
     GMG_SPACE_VA,          /* cuMemAddressReserve ranges                  */
     GMG_SPACE_ARRAY,       /* CUarray and CUmipmappedArray                */
     GMG_SPACE_HOST,        /* pinned host memory                          */
+    GMG_SPACE_DEVPTR_V1,   /* legacy 32-bit pointers: value = ptr | (device + 1) << 32,
+                              since two devices can hand out the same 32 bits */
 };
 
 enum gmg_family {
@@ -34,7 +36,8 @@ struct gmg_key {
 struct gmg_alloc {
     struct gmg_key key;
     uint64_t size;        /* bytes: counted against the quota if `counted` */
-    uint64_t requested;   /* bytes the caller asked for                    */
+    uint64_t requested;   /* bytes the caller asked for; for a cuMemMap
+                             mapping, the physical handle it maps         */
     uint64_t seq;         /* allocation order, process-wide                */
     uint64_t time_ns;     /* CLOCK_MONOTONIC at allocation                 */
     uintptr_t ctx;        /* the context current at allocation             */
@@ -42,7 +45,14 @@ struct gmg_alloc {
     uint32_t tid;
     int16_t device;       /* -1 when unknown                               */
     uint8_t family;
-    uint8_t counted;      /* 1: its size is reserved in the quota          */
+    uint8_t counted : 1;  /* its size is reserved in the quota             */
+    uint8_t released : 1; /* VMM handle released by the program while still
+                             mapped: it counts until the last unmap        */
+    uint8_t freeing : 1;  /* a free is in flight; the freeing thread owns it */
+    uint8_t freed_by_other : 1; /* a racing free of the same key succeeded */
+    uint8_t detached : 1; /* taken out of the table while being freed (the
+                             address was reused); the freeing thread drops it */
+    uint32_t maps;        /* VMM handle: live cuMemMap mappings of it      */
     UT_hash_handle hh;
 };
 

@@ -45,6 +45,10 @@ struct gmg_alloc *gmg_track_insert(struct gmg_alloc *a)
     if (old) {
         HASH_DEL(s->head, old);
         __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
+        if (old->freeing) {
+            old->detached = 1; /* its freeing thread owns it */
+            old = NULL;
+        }
     }
     HASH_ADD(hh, s->head, key, sizeof a->key, a);
     __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
@@ -62,6 +66,117 @@ struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value)
     if (a) {
         HASH_DEL(s->head, a);
         __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return a;
+}
+
+static struct gmg_alloc *find_locked(struct shard *s, enum gmg_space space, uint64_t value)
+{
+    struct gmg_key k = make_key(space, value);
+    struct gmg_alloc *a;
+    HASH_FIND(hh, s->head, &k, sizeof k, a);
+    return a;
+}
+
+static void del_locked(struct shard *s, struct gmg_alloc *a)
+{
+    HASH_DEL(s->head, a);
+    __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
+}
+
+struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, int *racing)
+{
+    struct shard *s = shard_of(value, space);
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, space, value);
+    *racing = a && a->freeing;
+    if (a && !a->freeing) {
+        a->freeing = 1;
+        a->freed_by_other = 0;
+    } else {
+        a = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return a;
+}
+
+struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed)
+{
+    struct shard *s = shard_of(a->key.value, a->key.space);
+    struct gmg_alloc *drop = a;
+    pthread_mutex_lock(&s->mu);
+    if (a->detached) {
+        /* already out of the table */
+    } else if (freed || a->freed_by_other) {
+        del_locked(s, a);
+    } else {
+        a->freeing = 0; /* the driver kept it: live again */
+        drop = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return drop;
+}
+
+struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value)
+{
+    struct shard *s = shard_of(value, space);
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, space, value);
+    if (a && a->freeing) {
+        a->freed_by_other = 1; /* the thread that began drops it */
+        a = NULL;
+    } else if (a) {
+        del_locked(s, a); /* the first free failed and ours freed it */
+    }
+    pthread_mutex_unlock(&s->mu);
+    return a;
+}
+
+void gmg_track_vmm_mapped(uint64_t handle)
+{
+    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    if (a)
+        a->maps++;
+    pthread_mutex_unlock(&s->mu);
+}
+
+int gmg_track_vmm_is_mapped(uint64_t handle)
+{
+    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    int mapped = a && a->maps > 0;
+    pthread_mutex_unlock(&s->mu);
+    return mapped;
+}
+
+struct gmg_alloc *gmg_track_vmm_unmapped(uint64_t handle)
+{
+    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    if (a && a->maps > 0 && --a->maps == 0 && a->released && !a->freeing)
+        del_locked(s, a);
+    else
+        a = NULL;
+    pthread_mutex_unlock(&s->mu);
+    return a;
+}
+
+struct gmg_alloc *gmg_track_vmm_released(uint64_t handle)
+{
+    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    if (a && !a->freeing && a->maps == 0) {
+        del_locked(s, a); /* the last mapping went meanwhile */
+    } else {
+        if (a)
+            a->released = 1;
+        a = NULL;
     }
     pthread_mutex_unlock(&s->mu);
     return a;
@@ -89,7 +204,7 @@ size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
         struct gmg_alloc *a, *tmp, *out = NULL;
         pthread_mutex_lock(&s->mu);
         HASH_ITER(hh, s->head, a, tmp) {
-            if (a->key.space == space && a->key.value >= lo && a->key.value - lo < len) {
+            if (a->key.space == space && a->key.value >= lo && a->key.value - lo < len && !a->freeing) {
                 HASH_DEL(s->head, a);
                 __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
                 a->hh.next = out; /* chain removed records, call fn unlocked */
@@ -144,7 +259,7 @@ size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *,
         struct gmg_alloc *a, *tmp, *out = NULL;
         pthread_mutex_lock(&s->mu);
         HASH_ITER(hh, s->head, a, tmp) {
-            if (a->ctx == ctx && reclaimable(a)) {
+            if (a->ctx == ctx && reclaimable(a) && !a->freeing) {
                 HASH_DEL(s->head, a);
                 __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
                 a->hh.next = out;

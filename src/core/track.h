@@ -16,11 +16,37 @@
 
 /* Insert a filled record. If the key was live already (the driver reused
  * an address whose free we never saw), the stale record is returned for the
- * caller to release; otherwise NULL. */
+ * caller to release; otherwise NULL. A stale record that is being freed is
+ * detached instead and left to its freeing thread. */
 struct gmg_alloc *gmg_track_insert(struct gmg_alloc *a);
 
 /* Remove and return the record for a key, or NULL. */
 struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value);
+
+/*
+ * Frees, in three steps around the driver call, so that two threads freeing
+ * one pointer at once leave neither a phantom record nor a double release:
+ *   free_begin   marks the record as being freed by the caller (it stays in
+ *                the table) and returns it; NULL if not live, and then
+ *                *racing says whether another thread is freeing it
+ *   free_end     by the thread that began: returns the record to drop (the
+ *                driver freed it, or a racing free did), or NULL when it is
+ *                live again (the driver refused and nobody else freed it)
+ *   free_racing  by a racing thread whose driver call succeeded: returns a
+ *                record to drop, or NULL
+ */
+struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, int *racing);
+struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed);
+struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value);
+
+/* VMM handles (GMG_SPACE_VMM): a mapping made or removed; a handle released
+ * by the program. A released handle stays live until its last mapping goes;
+ * each returns the handle's record once the caller must drop it, else NULL.
+ * vmm_mapped returns nothing to drop; vmm_is_mapped is a hint, unlocked. */
+void gmg_track_vmm_mapped(uint64_t handle);
+int gmg_track_vmm_is_mapped(uint64_t handle);
+struct gmg_alloc *gmg_track_vmm_unmapped(uint64_t handle);
+struct gmg_alloc *gmg_track_vmm_released(uint64_t handle);
 
 /* Copy of the record for a key, without removing it; 0 if not live. */
 int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out);

@@ -37,9 +37,15 @@ static uint64_t format_bytes(CUarray_format f)
 
 static uint64_t dim(uint64_t v) { return v ? v : 1; }
 
+/* The descriptor's bytes; UINT64_MAX when they overflow (a descriptor no
+ * device can hold: over any limit, or uncounted for the driver to refuse). */
 static uint64_t array_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsigned channels)
 {
-    return dim(w) * dim(h) * dim(d) * format_bytes(f) * channels;
+    uint64_t v = format_bytes(f);
+    if (__builtin_mul_overflow(v, (uint64_t)channels, &v) || __builtin_mul_overflow(v, dim(w), &v) ||
+        __builtin_mul_overflow(v, dim(h), &v) || __builtin_mul_overflow(v, dim(d), &v))
+        return UINT64_MAX;
+    return v;
 }
 
 static CUresult array_create(CUarray *pHandle, uint64_t bytes, CUresult (*call)(CUarray *, const void *),
@@ -92,9 +98,9 @@ GMG_EXPORT CUresult CUDAAPI cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D
 GMG_EXPORT CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
 {
     gmg_enter(H_cuArrayDestroy);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)hArray);
+    struct gmg_free f = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)hArray);
     CUresult r = CALL_REAL(cuArrayDestroy, hArray);
-    gmg_free_done(a, r, (uintptr_t)hArray);
+    gmg_free_done(&f, r);
     return r;
 }
 
@@ -114,8 +120,9 @@ GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, co
         return CALL_REAL(cuMipmappedArrayCreate, pHandle, d, numMipmapLevels);
     uint64_t bytes = 0;
     for (unsigned l = 0; l < numMipmapLevels && l < 64; l++)
-        bytes += array_bytes(level(d->Width, l) ? level(d->Width, l) : 1, level(d->Height, l), level(d->Depth, l),
-                             d->Format, d->NumChannels);
+        if (__builtin_add_overflow(bytes, array_bytes(level(d->Width, l) ? level(d->Width, l) : 1, level(d->Height, l),
+                                                      level(d->Depth, l), d->Format, d->NumChannels), &bytes))
+            bytes = UINT64_MAX;
     CUresult r = gmg_begin(&op, GMG_FAM_MIPMAP, -1, bytes, 1);
     if (r != CUDA_SUCCESS)
         return r;
@@ -127,8 +134,8 @@ GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, co
 GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray h)
 {
     gmg_enter(H_cuMipmappedArrayDestroy);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)h);
+    struct gmg_free f = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)h);
     CUresult r = CALL_REAL(cuMipmappedArrayDestroy, h);
-    gmg_free_done(a, r, (uintptr_t)h);
+    gmg_free_done(&f, r);
     return r;
 }

@@ -142,17 +142,15 @@ GMG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *freeb, size_t *total)
     gmg_enter(H_cuMemGetInfo_v2);
     uintptr_t ctx;
     int dev = gmg_current_device(&ctx);
-    if (dev < 0 || !limit_of(dev))
+    if (dev < 0 || !freeb || !total || !limit_of(dev)) /* NULLs: the driver's own error */
         return CALL_REAL(cuMemGetInfo_v2, freeb, total);
     size_t f = 0, t = 0;
     CUresult r = CALL_REAL(cuMemGetInfo_v2, &f, &t);
     if (r != CUDA_SUCCESS)
         return r;
     cap_info(dev, &f, &t);
-    if (freeb)
-        *freeb = f;
-    if (total)
-        *total = t;
+    *freeb = f;
+    *total = t;
     return r;
 }
 
@@ -163,7 +161,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemGetInfo(unsigned int *freeb, unsigned int *tota
     gmg_enter(H_cuMemGetInfo);
     uintptr_t ctx;
     int dev = gmg_current_device(&ctx);
-    if (dev < 0 || !limit_of(dev))
+    if (dev < 0 || !freeb || !total || !limit_of(dev))
         return CALL_REAL(cuMemGetInfo, freeb, total);
     unsigned f32 = 0, t32 = 0;
     CUresult r = CALL_REAL(cuMemGetInfo, &f32, &t32);
@@ -176,22 +174,20 @@ GMG_EXPORT CUresult CUDAAPI cuMemGetInfo(unsigned int *freeb, unsigned int *tota
         t = rt;
     }
     cap_info(dev, &f, &t);
-    if (freeb)
-        *freeb = clamp32(f);
-    if (total)
-        *total = clamp32(t);
+    *freeb = clamp32(f);
+    *total = clamp32(t);
     return r;
 }
 
 GMG_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
     gmg_enter(H_cuDeviceTotalMem_v2);
-    uint64_t limit = limit_of(dev);
+    uint64_t limit = bytes ? limit_of(dev) : 0;
     if (!limit)
         return CALL_REAL(cuDeviceTotalMem_v2, bytes, dev);
     size_t t = 0;
     CUresult r = CALL_REAL(cuDeviceTotalMem_v2, &t, dev);
-    if (r == CUDA_SUCCESS && bytes)
+    if (r == CUDA_SUCCESS)
         *bytes = t < limit ? t : limit;
     return r;
 }
@@ -199,12 +195,12 @@ GMG_EXPORT CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 GMG_EXPORT CUresult CUDAAPI cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 {
     gmg_enter(H_cuDeviceTotalMem);
-    uint64_t limit = limit_of(dev);
+    uint64_t limit = bytes ? limit_of(dev) : 0;
     if (!limit)
         return CALL_REAL(cuDeviceTotalMem, bytes, dev);
     size_t t = 0;
     CUresult r = CALL_REAL(cuDeviceTotalMem_v2, &t, dev);
-    if (r == CUDA_SUCCESS && bytes)
+    if (r == CUDA_SUCCESS)
         *bytes = clamp32(t < limit ? t : limit);
     return r;
 }

@@ -38,9 +38,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned 
 GMG_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 {
     gmg_enter(H_cuMemFreeHost);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_HOST, (uintptr_t)p);
+    struct gmg_free f = gmg_free_take(GMG_SPACE_HOST, (uintptr_t)p);
     CUresult r = CALL_REAL(cuMemFreeHost, p);
-    gmg_free_done(a, r, (uintptr_t)p);
+    gmg_free_done(&f, r);
     return r;
 }
 
@@ -69,9 +69,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned
 GMG_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
     gmg_enter(H_cuMemHostUnregister);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_HOST, (uintptr_t)p);
+    struct gmg_free f = gmg_free_take(GMG_SPACE_HOST, (uintptr_t)p);
     CUresult r = CALL_REAL(cuMemHostUnregister, p);
-    gmg_free_done(a, r, (uintptr_t)p);
+    gmg_free_done(&f, r);
     return r;
 }
 
@@ -108,8 +108,8 @@ GMG_EXPORT CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandl
 GMG_EXPORT CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr)
 {
     gmg_enter(H_cuIpcCloseMemHandle);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    struct gmg_free f = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
     CUresult r = CALL_REAL(cuIpcCloseMemHandle, dptr);
-    gmg_free_done(a, r, dptr);
+    gmg_free_done(&f, r);
     return r;
 }

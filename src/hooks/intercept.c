@@ -71,9 +71,10 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
         return CUDA_SUCCESS;
     gmg_prepare_limit(dev);
     int over = 0;
-    if (!gmg_quota_reserve(dev, bytes, &over)) {
+    int got = gmg_quota_reserve(dev, bytes, &over);
+    if (got <= 0) {
         op->counted = 0;
-        return gmg_refuse(op, bytes);
+        return got == 0 ? gmg_refuse(op, bytes) : CUDA_SUCCESS;
     }
     if (over)
         gmg_warn_over(op, bytes);
@@ -89,8 +90,15 @@ int gmg_adjust(struct gmg_op *op, uint64_t bytes)
         gmg_quota_release(op->dev, op->reserved - bytes);
     } else {
         int over = 0;
-        if (!gmg_quota_reserve(op->dev, bytes - op->reserved, &over))
+        int got = gmg_quota_reserve(op->dev, bytes - op->reserved, &over);
+        if (got == 0)
             return 0;
+        if (got < 0) { /* cannot be counted: give back what was, uncounted */
+            gmg_quota_release(op->dev, op->reserved);
+            op->counted = 0;
+            op->reserved = 0;
+            return 1;
+        }
         if (over)
             gmg_warn_over(op, bytes);
     }
@@ -130,23 +138,43 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
         gmg_drop_record(stale, NULL);
 }
 
-struct gmg_alloc *gmg_free_take(enum gmg_space space, uint64_t key)
+struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
 {
-    return gmg_track_remove(space, key);
+    struct gmg_free f = { NULL, 0, space, key };
+    f.a = gmg_track_free_begin(space, key, &f.racing);
+    return f;
 }
 
-void gmg_free_done(struct gmg_alloc *a, CUresult r, uint64_t key)
+struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
 {
-    if (!a) {
-        if (key)
-            gmg_record_unknown_free();
-        return;
+    uintptr_t ctx;
+    int dev = gmg_current_device(&ctx);
+    enum gmg_space first = legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR;
+    uint64_t v1 = gmg_key_v1(ptr, dev);
+    struct gmg_free f = gmg_free_take(first, legacy ? v1 : ptr);
+    /* a pointer of the other ABI (allocated legacy, freed _v2 or back) */
+    if (!f.a && !f.racing && ptr <= UINT32_MAX && dev >= 0) {
+        struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1, legacy ? ptr : v1);
+        if (g.a || g.racing)
+            return g;
     }
-    if (r != CUDA_SUCCESS) {
-        struct gmg_alloc *stale = gmg_track_insert(a); /* the driver kept it */
-        if (stale)
-            gmg_drop_record(stale, NULL);
-        return;
-    }
-    gmg_drop_record(a, NULL);
+    return f;
+}
+
+void gmg_free_done(struct gmg_free *f, CUresult r)
+{
+    struct gmg_alloc *drop = NULL;
+    if (f->a)
+        drop = gmg_track_free_end(f->a, r == CUDA_SUCCESS);
+    else if (f->racing && r == CUDA_SUCCESS)
+        drop = gmg_track_free_racing(f->space, f->key);
+    else if (!f->racing && f->key)
+        gmg_record_unknown_free();
+    if (drop)
+        gmg_drop_record(drop, NULL);
+}
+
+uint64_t gmg_key_v1(uint64_t ptr, int dev)
+{
+    return (ptr & 0xffffffffull) | ((uint64_t)(dev + 1) << 32);
 }

@@ -49,9 +49,23 @@ int gmg_adjust(struct gmg_op *op, uint64_t bytes);
 /* After the driver call: on success record (space, key), else roll back. */
 void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested);
 
-/* Frees. take: before the driver call; done: after it. */
-struct gmg_alloc *gmg_free_take(enum gmg_space space, uint64_t key);
-void gmg_free_done(struct gmg_alloc *a, CUresult r, uint64_t key);
+/* Frees. take: before the driver call (marks the record as being freed);
+ * done: after it (drops it, or makes it live again if the driver refused;
+ * a racing free of the same key is settled, see core/track.h). */
+struct gmg_free {
+    struct gmg_alloc *a;  /* the record this thread frees, or NULL    */
+    int racing;           /* another thread is freeing the same key   */
+    enum gmg_space space;
+    uint64_t key;
+};
+struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key);
+void gmg_free_done(struct gmg_free *f, CUresult r);
+
+/* A device pointer, from the _v2 (legacy 0) or the legacy 32-bit ABI, whose
+ * records are keyed by device too (gmg_key_v1, in the current context's
+ * device); either falls back to the other ABI's record. */
+struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy);
+uint64_t gmg_key_v1(uint64_t ptr, int dev);
 
 /* Release a record's quota and free it (callbacks of range removal). */
 void gmg_drop_record(struct gmg_alloc *a, void *unused);

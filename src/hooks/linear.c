@@ -44,7 +44,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesi
     if (r != CUDA_SUCCESS)
         return r;
     r = CALL_REAL(cuMemAlloc, dptr, bytesize);
-    gmg_end(&op, r, GMG_SPACE_DEVPTR, r == CUDA_SUCCESS ? *dptr : 0, bytesize, bytesize);
+    gmg_end(&op, r, GMG_SPACE_DEVPTR_V1, r == CUDA_SUCCESS ? gmg_key_v1(*dptr, op.dev) : 0, bytesize, bytesize);
     return r;
 }
 
@@ -59,22 +59,34 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize
     return linear(dptr, bytesize, GMG_FAM_MANAGED, gmg_cfg.count_managed, call_managed, &flags);
 }
 
+/* a * b, or UINT64_MAX when that overflows (then no limit can hold it) */
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    uint64_t v;
+    return __builtin_mul_overflow(a, b, &v) ? UINT64_MAX : v;
+}
+
 /* Pitch: the driver picks the pitch. Reserve the usual alignment up front,
  * then settle on what the driver granted (pitch x height). */
 static CUresult pitch_begin(struct gmg_op *op, size_t width, size_t height)
 {
-    uint64_t guess = (uint64_t)((width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN) * height;
-    return gmg_begin(op, GMG_FAM_PITCH, -1, guess, 1);
+    uint64_t row = width > UINT64_MAX - PITCH_ALIGN ? UINT64_MAX : (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
+    return gmg_begin(op, GMG_FAM_PITCH, -1, mul_sat(row, height), 1);
 }
 
-static CUresult pitch_end(struct gmg_op *op, CUresult r, CUdeviceptr p, uint64_t pitch, size_t width, size_t height)
+static CUresult pitch_end(struct gmg_op *op, CUresult r, enum gmg_space space, CUdeviceptr p, uint64_t pitch,
+                          size_t width, size_t height)
 {
-    if (r == CUDA_SUCCESS && !gmg_adjust(op, pitch * height)) {
-        CALL_REAL(cuMemFree_v2, p);
-        gmg_end(op, CUDA_ERROR_OUT_OF_MEMORY, GMG_SPACE_DEVPTR, 0, 0, 0);
-        return gmg_refuse(op, pitch * height);
+    uint64_t granted = mul_sat(pitch, height);
+    if (r == CUDA_SUCCESS && !gmg_adjust(op, granted)) {
+        if (space == GMG_SPACE_DEVPTR_V1)
+            CALL_REAL(cuMemFree, (CUdeviceptr_v1)p);
+        else
+            CALL_REAL(cuMemFree_v2, p);
+        gmg_end(op, CUDA_ERROR_OUT_OF_MEMORY, space, 0, 0, 0);
+        return gmg_refuse(op, granted);
     }
-    gmg_end(op, r, GMG_SPACE_DEVPTR, p, pitch * height, (uint64_t)width * height);
+    gmg_end(op, r, space, space == GMG_SPACE_DEVPTR_V1 ? gmg_key_v1(p, op->dev) : p, granted, mul_sat(width, height));
     return r;
 }
 
@@ -89,7 +101,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch
     if (r != CUDA_SUCCESS)
         return r;
     r = CALL_REAL(cuMemAllocPitch_v2, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
-    return pitch_end(&op, r, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? *pPitch : 0, WidthInBytes, Height);
+    return pitch_end(&op, r, GMG_SPACE_DEVPTR, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? *pPitch : 0, WidthInBytes, Height);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes,
@@ -103,24 +115,24 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *
     if (r != CUDA_SUCCESS)
         return r;
     r = CALL_REAL(cuMemAllocPitch, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
-    return pitch_end(&op, r, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? *pPitch : 0, WidthInBytes, Height);
+    return pitch_end(&op, r, GMG_SPACE_DEVPTR_V1, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? *pPitch : 0, WidthInBytes, Height);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     gmg_enter(H_cuMemFree_v2);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    struct gmg_free f = gmg_free_take_devptr(dptr, 0);
     CUresult r = CALL_REAL(cuMemFree_v2, dptr);
-    gmg_free_done(a, r, dptr);
+    gmg_free_done(&f, r);
     return r;
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr)
 {
     gmg_enter(H_cuMemFree);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    struct gmg_free f = gmg_free_take_devptr(dptr, 1);
     CUresult r = CALL_REAL(cuMemFree, dptr);
-    gmg_free_done(a, r, dptr);
+    gmg_free_done(&f, r);
     return r;
 }
 
@@ -174,17 +186,17 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
 GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     gmg_enter(H_cuMemFreeAsync);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    struct gmg_free f = gmg_free_take_devptr(dptr, 0);
     CUresult r = CALL_REAL(cuMemFreeAsync, dptr, hStream);
-    gmg_free_done(a, r, dptr);
+    gmg_free_done(&f, r);
     return r;
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
     gmg_enter(H_cuMemFreeAsync_ptsz);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    struct gmg_free f = gmg_free_take_devptr(dptr, 0);
     CUresult r = CALL_REAL(cuMemFreeAsync_ptsz, dptr, hStream);
-    gmg_free_done(a, r, dptr);
+    gmg_free_done(&f, r);
     return r;
 }

@@ -1,8 +1,12 @@
 /*
  * hooks_vmm.c - virtual memory management (SPEC §2): physical handles from
  * cuMemCreate count against the quota of the device they live on; mappings
- * and reserved address ranges are tracked and reported, not counted.
+ * and reserved address ranges are tracked and reported, not counted. A
+ * handle released while still mapped keeps counting until its last unmap,
+ * as the driver keeps its memory.
  */
+#include "base/limit_parse.h"
+#include "base/log.h"
 #include "hooks/intercept.h"
 
 GMG_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
@@ -13,11 +17,17 @@ GMG_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
     if (!handle || !prop)
         return CALL_REAL(cuMemCreate, handle, size, prop, flags);
     int on_device = prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE;
-    CUresult r = gmg_begin(&op, GMG_FAM_VMM, on_device ? prop->location.id : -1, size, on_device);
+    int id = prop->location.id;
+    if (on_device && (id < 0 || id >= GMG_MAX_DEVICES)) {
+        /* not a device the guard can count against: the driver says */
+        CUresult r = CALL_REAL(cuMemCreate, handle, size, prop, flags);
+        if (r == CUDA_SUCCESS)
+            gmg_debug("cuMemCreate on location %d succeeded: not counted", id);
+        return r;
+    }
+    CUresult r = gmg_begin(&op, GMG_FAM_VMM, on_device ? id : -1, size, on_device);
     if (r != CUDA_SUCCESS)
         return r;
-    if (on_device)
-        op.dev = prop->location.id;
     r = CALL_REAL(cuMemCreate, handle, size, prop, flags);
     gmg_end(&op, r, GMG_SPACE_VMM, r == CUDA_SUCCESS ? *handle : 0, size, size);
     return r;
@@ -26,9 +36,17 @@ GMG_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
 GMG_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     gmg_enter(H_cuMemRelease);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_VMM, handle);
+    if (gmg_track_vmm_is_mapped(handle)) {
+        /* the memory lives on until its last mapping goes (SPEC §5) */
+        CUresult r = CALL_REAL(cuMemRelease, handle);
+        struct gmg_alloc *drop = r == CUDA_SUCCESS ? gmg_track_vmm_released(handle) : NULL;
+        if (drop)
+            gmg_drop_record(drop, NULL);
+        return r;
+    }
+    struct gmg_free f = gmg_free_take(GMG_SPACE_VMM, handle);
     CUresult r = CALL_REAL(cuMemRelease, handle);
-    gmg_free_done(a, r, handle);
+    gmg_free_done(&f, r);
     return r;
 }
 
@@ -43,8 +61,21 @@ GMG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
     if (dev >= 0)
         op.dev = dev;
     CUresult r = CALL_REAL(cuMemMap, ptr, size, offset, handle, flags);
-    gmg_end(&op, r, GMG_SPACE_MAP, ptr, size, size);
+    gmg_end(&op, r, GMG_SPACE_MAP, ptr, size, handle); /* a mapping's "requested" is its handle */
+    if (r == CUDA_SUCCESS)
+        gmg_track_vmm_mapped(handle);
     return r;
+}
+
+/* A mapping is gone: its handle has one mapping fewer, and a handle the
+ * program released goes with its last one. */
+static void drop_mapping(struct gmg_alloc *map, void *unused)
+{
+    (void)unused;
+    struct gmg_alloc *phys = gmg_track_vmm_unmapped(map->requested);
+    gmg_drop_record(map, NULL);
+    if (phys)
+        gmg_drop_record(phys, NULL);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
@@ -53,14 +84,11 @@ GMG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
     CUresult r = CALL_REAL(cuMemUnmap, ptr, size);
     if (r == CUDA_SUCCESS) {
         struct gmg_alloc *a = gmg_track_remove(GMG_SPACE_MAP, ptr);
-        if (a && a->size >= size)
-            gmg_drop_record(a, NULL);
-        else {
-            /* one unmap over several mappings: drop all inside the range */
-            if (a)
-                gmg_drop_record(a, NULL);
-            gmg_track_remove_range(GMG_SPACE_MAP, ptr, size, gmg_drop_record, NULL);
-        }
+        int whole = a && a->size >= size;
+        if (a)
+            drop_mapping(a, NULL);
+        if (!whole) /* one unmap over several mappings: all inside the range */
+            gmg_track_remove_range(GMG_SPACE_MAP, ptr, size, drop_mapping, NULL);
     }
     return r;
 }
@@ -81,8 +109,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, s
 GMG_EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     gmg_enter(H_cuMemAddressFree);
-    struct gmg_alloc *a = gmg_free_take(GMG_SPACE_VA, ptr);
+    struct gmg_free f = gmg_free_take(GMG_SPACE_VA, ptr);
     CUresult r = CALL_REAL(cuMemAddressFree, ptr, size);
-    gmg_free_done(a, r, ptr);
+    gmg_free_done(&f, r);
     return r;
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uthash.h>
 
 /* ---------------------------------------------------------------- state */
@@ -76,6 +77,7 @@ struct sdev {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 static int ndev = 1;
+static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
 static struct sdev devs[SIM_MAX_DEVICES];
 static struct blk *blocks;
 static struct sarray *arrays;
@@ -124,11 +126,16 @@ static void write_stats(void)
     fclose(f);
 }
 
+static void sim_lock(void) { LOCK(); }
+static void sim_unlock(void) { UNLOCK(); }
+
 __attribute__((constructor)) static void sim_setup(void)
 {
     const char *n = getenv("GPUSIM_DEVICES");
     if (n && atoi(n) > 0)
         ndev = atoi(n) > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : atoi(n);
+    const char *fd = getenv("GPUSIM_FREE_DELAY_US");
+    free_delay_us = fd ? atoi(fd) : 0;
     const char *m = getenv("GPUSIM_MEM");
     char buf[256];
     snprintf(buf, sizeof buf, "%s", m && *m ? m : "8G");
@@ -149,6 +156,9 @@ __attribute__((constructor)) static void sim_setup(void)
         dv->default_pool = (CUmemoryPool)(uintptr_t)(0x1000 + d);
     }
     atexit(write_stats);
+    /* a child forked while another thread is inside the driver must not
+     * inherit a held lock */
+    pthread_atfork(sim_lock, sim_unlock, sim_unlock);
 }
 
 /* Exported for tests: statistics of one device. */
@@ -182,7 +192,9 @@ static void stats_sub(int dev, uint64_t bytes)
     s->frees++;
 }
 
-static uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+/* Rounded up to a multiple of a; UINT64_MAX when that overflows (which no
+ * device can satisfy: the request fails as out of memory, as the driver's). */
+static uint64_t round_up(uint64_t v, uint64_t a) { return v > UINT64_MAX - (a - 1) ? UINT64_MAX : (v + a - 1) / a * a; }
 
 /* First fit over the address-ordered free list. Returns 0 when nothing fits. */
 static uint64_t range_take(int dev, uint64_t size)
@@ -599,6 +611,8 @@ static CUresult linear_free(CUdeviceptr p)
     if (p == 0)
         return CUDA_SUCCESS;
     uint64_t key = p;
+    if (free_delay_us) /* a driver's free takes time: widens races in tests */
+        usleep((useconds_t)(free_delay_us * (1 + (unsigned)rand() % 2)));
     LOCK();
     struct blk *b;
     HASH_FIND(hh, blocks, &key, sizeof key, b);
@@ -636,8 +650,10 @@ SIM_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t 
 {
     if (!pitch || (elem != 4 && elem != 8 && elem != 16))
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t p = round_up(width ? width : 1, SIM_GRANULARITY);
-    CUresult r = linear_alloc(dptr, p * height, p * height, BK_LINEAR);
+    uint64_t p = round_up(width ? width : 1, SIM_GRANULARITY), total;
+    if (__builtin_mul_overflow(p, height, &total))
+        total = UINT64_MAX;
+    CUresult r = linear_alloc(dptr, total, total, BK_LINEAR);
     if (r == CUDA_SUCCESS)
         *pitch = p;
     return r;
@@ -658,16 +674,20 @@ SIM_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, u
 }
 
 SIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr p) { return linear_free(p); }
-/* The legacy ABI holds 32 bits of an address: find the block they name. */
+/* The legacy ABI holds 32 bits of an address: find the block they name,
+ * on the current context's device first (two devices' legacy pointers can
+ * be equal). */
 static CUdeviceptr widen(CUdeviceptr_v1 p)
 {
     CUdeviceptr full = p;
+    CUcontext c = cur_ctx();
+    int cur = c ? ((struct sctx *)c)->dev : -1, exact = 0;
     LOCK();
     struct blk *b, *tmp;
     HASH_ITER(hh, blocks, b, tmp) {
-        if ((b->addr & 0xffffffffull) == p) {
+        if ((b->addr & 0xffffffffull) == p && !exact) {
             full = b->addr;
-            break;
+            exact = b->dev == cur;
         }
     }
     UNLOCK();
@@ -945,9 +965,14 @@ static uint64_t format_bytes(CUarray_format f)
     }
 }
 
+/* UINT64_MAX when the descriptor's size overflows: it fails as out of memory. */
 static uint64_t level_bytes(uint64_t w, uint64_t h, uint64_t d, uint64_t elem)
 {
-    return (w ? w : 1) * (h ? h : 1) * (d ? d : 1) * elem;
+    uint64_t v = elem;
+    if (__builtin_mul_overflow(v, w ? w : 1, &v) || __builtin_mul_overflow(v, h ? h : 1, &v) ||
+        __builtin_mul_overflow(v, d ? d : 1, &v))
+        return UINT64_MAX;
+    return v;
 }
 
 static CUresult array_make(void **out, uint64_t bytes, int mip)
@@ -1036,9 +1061,11 @@ SIM_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t elem = format_bytes(d->Format) * d->NumChannels, total = 0;
     for (unsigned l = 0; l < levels; l++)
-        total += level_bytes(d->Width >> l ? d->Width >> l : 1,
-                             d->Height ? (d->Height >> l ? d->Height >> l : 1) : 0,
-                             d->Depth ? (d->Depth >> l ? d->Depth >> l : 1) : 0, elem);
+        if (__builtin_add_overflow(total, level_bytes(d->Width >> l ? d->Width >> l : 1,
+                                                      d->Height ? (d->Height >> l ? d->Height >> l : 1) : 0,
+                                                      d->Depth ? (d->Depth >> l ? d->Depth >> l : 1) : 0, elem),
+                                   &total))
+            total = UINT64_MAX;
     return array_make((void **)h, total, 1);
 }
 

@@ -1,0 +1,601 @@
+/*
+ * trust.c - the hostile cases of issue 9, each a mode, against the simulated
+ * driver (linked directly: the guard's exported wrappers see every call).
+ * Each mode prints what the test script checks; `stress` modes are bounded
+ * storms for `make stress`.
+ *
+ *   trust vmm_bypass        cuMemCreate -> cuMemMap -> cuMemRelease keeps counting until unmapped
+ *   trust vmm_badloc        failed cuMemCreate at location -1 leaks no quota
+ *   trust huge              failed SIZE_MAX-sized calls leave the counters exact
+ *   trust double_free N     two threads free one pointer at once, N rounds
+ *   trust legacy2dev        equal legacy pointers on two devices are two records
+ *   trust nulls             NULL outputs of the info calls under a limit
+ *   trust sim_sizes         the simulated driver refuses sizes that overflow
+ *   trust sim_fork N        fork while another thread is inside the driver
+ *   trust sigstorm N        handlers re-installed from 3 threads while N signals arrive
+ *   trust sigsem            the program's sa_flags, sa_mask and SA_RESETHAND are kept
+ *   trust dump_exit         a dump signalled just before exit
+ *   trust dumps N           N signal dumps, one at a time, then exit
+ *   trust forkreport        parent and forked child each write their exit report
+ *   trust apidumps N        4 threads x N gpumemguard_dump() at once
+ *   trust stale_tmp PATH    stale temporaries for this pid exist beside PATH
+ *   trust fd2 FILE          descriptor 2 closed, reopened as the program's data file
+ *   trust dlclose LIB1 LIB2 a leak from a library then unloaded, LIB2 loaded after
+ *   trust storm N           16 threads, every family, near the limit (stress)
+ *   trust forkstorm N       N forks while 4 threads allocate (stress)
+ */
+#define _GNU_SOURCE
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+#define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
+    fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, (int)r_); exit(1); } } while (0)
+
+struct sim_stats { uint64_t total, live, peak, live_allocs, allocs, frees, oom; };
+int simGetStats(int dev, struct sim_stats *out);
+
+static CUcontext ctx0;
+
+static void setup(int dev)
+{
+    CUdevice d;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&d, dev));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx0, d));
+    CHECK(cuCtxSetCurrent(ctx0));
+}
+
+static unsigned long long guard_live(int dev)
+{
+    unsigned long long (*f)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
+    return f ? f(dev) : 0;
+}
+
+static struct sim_stats sim(int dev)
+{
+    struct sim_stats s;
+    memset(&s, 0, sizeof s);
+    simGetStats(dev, &s);
+    return s;
+}
+
+static CUmemAllocationProp prop_on(int dev)
+{
+    CUmemAllocationProp p;
+    memset(&p, 0, sizeof p);
+    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = dev;
+    return p;
+}
+
+/* ---------------------------------------------------------------- quota */
+
+static void vmm_bypass(void)
+{
+    const size_t MiB = 1 << 20, H = 32 * MiB;
+    CUdeviceptr va;
+    CHECK(cuMemAddressReserve(&va, 4 * H, 0, 0, 0));
+    CUmemAllocationProp p = prop_on(0);
+    int made = 0;
+    for (int i = 0; i < 4; i++) {
+        CUmemGenericAllocationHandle h;
+        CUresult r = cuMemCreate(&h, H, &p, 0);
+        printf("create %d: %d\n", i, (int)r);
+        if (r != CUDA_SUCCESS)
+            continue;
+        CHECK(cuMemMap(va + (size_t)i * H, H, 0, h, 0));
+        CHECK(cuMemRelease(h)); /* as CUDA's samples do: memory lives until unmapped */
+        made++;
+    }
+    CUdeviceptr d;
+    CUresult r = cuMemAlloc_v2(&d, 60 * MiB);
+    printf("while mapped: alloc 60MiB %d, guard %llu, sim %llu\n", (int)r, guard_live(0),
+           (unsigned long long)sim(0).live);
+    for (int i = 0; i < made; i++)
+        CHECK(cuMemUnmap(va + (size_t)i * H, H));
+    r = cuMemAlloc_v2(&d, 60 * MiB);
+    printf("after unmap: alloc 60MiB %d, guard %llu, sim %llu, sim peak %llu\n", (int)r, guard_live(0),
+           (unsigned long long)sim(0).live, (unsigned long long)sim(0).peak);
+}
+
+static void vmm_badloc(void)
+{
+    CUmemAllocationProp p = prop_on(-1);
+    CUmemGenericAllocationHandle h;
+    int failed = 0;
+    for (int i = 0; i < 40; i++)
+        failed += cuMemCreate(&h, 2 << 20, &p, 0) != CUDA_SUCCESS;
+    CUdeviceptr d;
+    CUresult r = cuMemAlloc_v2(&d, 8 << 20);
+    printf("failed creates %d; then alloc of the whole limit: %d; guard %llu\n", failed, (int)r, guard_live(0));
+}
+
+static void huge(void)
+{
+    CUdeviceptr d;
+    size_t pitch;
+    CUarray a;
+    CUDA_ARRAY_DESCRIPTOR ad = { (size_t)1 << 40, (size_t)1 << 40, CU_AD_FORMAT_FLOAT, 4 };
+    CUdeviceptr before;
+    CHECK(cuMemAlloc_v2(&before, 1 << 20)); /* something in use: the sum overflows */
+    CUresult r1 = cuMemAlloc_v2(&d, SIZE_MAX - 4096);
+    CUresult r2 = cuMemAllocPitch_v2(&d, &pitch, SIZE_MAX - 4096, 3, 4);
+    CUresult r3 = cuArrayCreate_v2(&a, &ad);
+    CUresult r4 = cuMemAllocManaged(&d, SIZE_MAX, CU_MEM_ATTACH_GLOBAL);
+    size_t f = 0, t = 0;
+    CHECK(cuMemGetInfo_v2(&f, &t));
+    printf("huge: %d %d %d %d; guard %llu; free %zu of %zu\n", (int)r1, (int)r2, (int)r3, (int)r4, guard_live(0),
+           f, t);
+    CHECK(cuMemAlloc_v2(&d, 1 << 20));
+    printf("then 1MiB more: guard %llu\n", guard_live(0));
+}
+
+static CUdeviceptr shared_ptr;
+static pthread_barrier_t bar;
+
+static void *freer(void *arg)
+{
+    int rounds = *(int *)arg;
+    CHECK(cuCtxSetCurrent(ctx0));
+    for (int i = 0; i < rounds; i++) {
+        pthread_barrier_wait(&bar);
+        cuMemFree_v2(shared_ptr);
+        pthread_barrier_wait(&bar);
+    }
+    return NULL;
+}
+
+static void double_free(int rounds)
+{
+    pthread_t t[2];
+    pthread_barrier_init(&bar, NULL, 3);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, freer, &rounds);
+    int phantoms = 0;
+    for (int i = 0; i < rounds; i++) {
+        CHECK(cuMemAlloc_v2(&shared_ptr, 4096));
+        pthread_barrier_wait(&bar);
+        pthread_barrier_wait(&bar);
+        if (guard_live(0) != 0) {
+            phantoms++;
+            /* the phantom would also hold quota: report once, then clean the slate */
+            if (phantoms == 1)
+                printf("phantom after round %d: guard %llu, sim %llu\n", i, guard_live(0),
+                       (unsigned long long)sim(0).live);
+            cuMemFree_v2(shared_ptr);
+        }
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("double free: %d rounds, %d phantoms, guard %llu, sim %llu\n", rounds, phantoms, guard_live(0),
+           (unsigned long long)sim(0).live);
+}
+
+static void legacy2dev(void)
+{
+    CUdevice d1;
+    CUcontext c1;
+    CHECK(cuDeviceGet(&d1, 1));
+    CHECK(cuDevicePrimaryCtxRetain(&c1, d1));
+    CUdeviceptr_v1 p0, p1;
+    CHECK(cuMemAlloc(&p0, 1 << 20));
+    CHECK(cuCtxSetCurrent(c1));
+    CHECK(cuMemAlloc(&p1, 2 << 20));
+    printf("legacy pointers %s; dev0 %llu dev1 %llu\n", p0 == p1 ? "equal" : "differ", guard_live(0), guard_live(1));
+    CHECK(cuMemFree(p1));
+    printf("after freeing dev1's: dev0 %llu dev1 %llu\n", guard_live(0), guard_live(1));
+    CHECK(cuCtxSetCurrent(ctx0));
+    CHECK(cuMemFree(p0));
+    printf("after freeing dev0's: dev0 %llu dev1 %llu\n", guard_live(0), guard_live(1));
+}
+
+static void nulls(void)
+{
+    size_t f;
+    unsigned f32;
+    printf("nulls: %d %d %d %d %d %d\n", (int)cuMemGetInfo_v2(NULL, NULL), (int)cuMemGetInfo_v2(&f, NULL),
+           (int)cuMemGetInfo(NULL, NULL), (int)cuMemGetInfo(&f32, NULL), (int)cuDeviceTotalMem_v2(NULL, 0),
+           (int)cuDeviceTotalMem(NULL, 0));
+}
+
+/* ------------------------------------------------------- simulated driver */
+
+static void sim_sizes(void)
+{
+    CUdeviceptr d;
+    size_t pitch;
+    CUarray a;
+    CUDA_ARRAY3D_DESCRIPTOR ad = { (size_t)1 << 30, (size_t)1 << 30, (size_t)1 << 30, CU_AD_FORMAT_FLOAT, 4, 0 };
+    printf("sim sizes: %d %d %d\n", (int)cuMemAlloc_v2(&d, SIZE_MAX), (int)cuMemAllocPitch_v2(&d, &pitch, SIZE_MAX, 2, 4),
+           (int)cuArray3DCreate_v2(&a, &ad));
+}
+
+static volatile int stop;
+
+static void *churn(void *arg)
+{
+    (void)arg;
+    CHECK(cuCtxSetCurrent(ctx0));
+    while (!stop) {
+        CUdeviceptr d;
+        if (cuMemAlloc_v2(&d, 4096) == CUDA_SUCCESS)
+            cuMemFree_v2(d);
+    }
+    return NULL;
+}
+
+static void sim_fork(int n)
+{
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, churn, NULL);
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(5); /* a child that inherited a held lock would hang here */
+            CUdeviceptr d;
+            CHECK(cuCtxSetCurrent(ctx0));
+            _exit(cuMemAlloc_v2(&d, 4096) == CUDA_SUCCESS && cuMemFree_v2(d) == CUDA_SUCCESS ? 0 : 1);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    stop = 1;
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("forks %d, children fine %d\n", n, ok);
+}
+
+/* --------------------------------------------------------------- signals */
+
+static volatile sig_atomic_t plain_seen, info_seen, info_bad;
+
+static void plain_handler(int sig) { (void)sig; plain_seen++; }
+
+static void info_handler(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (sig != SIGUSR1 || !si || si->si_signo != SIGUSR1)
+        info_bad++;
+    info_seen++;
+}
+
+static void *installer(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    while (!stop) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        if (rand_r(&seed) & 1) {
+            sa.sa_sigaction = info_handler;
+            sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        } else {
+            sa.sa_handler = plain_handler;
+            sa.sa_flags = SA_RESTART;
+        }
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGUSR1, &sa, NULL);
+    }
+    return NULL;
+}
+
+static void sigstorm(int n)
+{
+    signal(SIGUSR1, plain_handler);
+    CUdeviceptr d;
+    CHECK(cuMemAlloc_v2(&d, 4096)); /* the guard is armed */
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, installer, (void *)(uintptr_t)(i + 1));
+    struct timespec ts = { 0, 20000 };
+    for (int i = 0; i < n; i++) {
+        kill(getpid(), SIGUSR1);
+        nanosleep(&ts, NULL);
+    }
+    stop = 1;
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    printf("sigstorm: %d signals, handlers ran %d, bad %d\n", n, (int)(plain_seen + info_seen), (int)info_bad);
+}
+
+static volatile sig_atomic_t usr2_blocked_in_handler, resethand_calls;
+
+static void mask_handler(int sig)
+{
+    (void)sig;
+    sigset_t cur;
+    pthread_sigmask(SIG_BLOCK, NULL, &cur);
+    usr2_blocked_in_handler = sigismember(&cur, SIGUSR2);
+    resethand_calls++;
+}
+
+static void *reader(void *arg)
+{
+    int fd = *(int *)arg;
+    char c;
+    ssize_t n = read(fd, &c, 1);
+    return (void *)(intptr_t)(n < 0 && errno == EINTR ? 1 : 0);
+}
+
+static void sigsem(void)
+{
+    CUdeviceptr d;
+    CHECK(cuMemAlloc_v2(&d, 4096));
+    /* 1. no SA_RESTART: a blocked read() is interrupted (EINTR) */
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = mask_handler;
+    sa.sa_flags = 0;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGUSR2);
+    sigaction(SIGUSR1, &sa, NULL);
+    int p[2];
+    if (pipe(p) != 0)
+        exit(1);
+    pthread_t t;
+    pthread_create(&t, NULL, reader, &p[0]);
+    usleep(200000);
+    pthread_kill(t, SIGUSR1);
+    alarm(10); /* with SA_RESTART forced on, the read never returns */
+    void *eintr;
+    pthread_join(t, &eintr);
+    alarm(0);
+    printf("read interrupted: %s\n", eintr ? "yes" : "no");
+    printf("sa_mask kept: %s\n", usr2_blocked_in_handler ? "yes" : "no");
+    /* 2. SA_RESETHAND: one call, then the disposition is SIG_DFL */
+    resethand_calls = 0;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
+    kill(getpid(), SIGUSR1);
+    usleep(100000);
+    sigaction(SIGUSR1, NULL, &old);
+    printf("resethand: calls %d, now %s\n", (int)resethand_calls, old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
+    /* 3. what the program asked for is what it reads back */
+    sa.sa_flags = SA_NODEFER;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigaction(SIGUSR1, NULL, &old);
+    printf("flags read back: %s\n", (old.sa_flags & (SA_NODEFER | SA_RESTART | SA_RESETHAND)) == SA_NODEFER &&
+                                            sigismember(&old.sa_mask, SIGUSR2) ? "same" : "changed");
+}
+
+NOINLINE static void leak_before_exit(void) { CUdeviceptr d; CHECK(cuMemAlloc_v2(&d, 12345 * 16)); }
+
+static void dump_exit(void)
+{
+    leak_before_exit();
+    kill(getpid(), SIGUSR1); /* and exit at once */
+}
+
+static void dumps(int n)
+{
+    leak_before_exit();
+    for (int i = 0; i < n; i++) {
+        kill(getpid(), SIGUSR1);
+        usleep(300000);
+    }
+}
+
+NOINLINE static void parent_site(void) { CUdeviceptr d; CHECK(cuMemAlloc_v2(&d, 1 << 20)); }
+NOINLINE static void child_site(void) { CUdeviceptr d; CHECK(cuMemAlloc_v2(&d, 2 << 20)); }
+
+static void forkreport(void)
+{
+    parent_site();
+    pid_t pid = fork();
+    if (pid == 0) {
+        child_site();
+        exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child %d\n", (int)pid);
+}
+
+static void *api_dumper(void *arg)
+{
+    int n = *(int *)arg;
+    int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+    for (int i = 0; i < n && dump; i++)
+        dump();
+    return NULL;
+}
+
+static void apidumps(int n)
+{
+    leak_before_exit();
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, api_dumper, &n);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+}
+
+static void stale_tmp(const char *path)
+{
+    char p[4200];
+    int pid = (int)getpid();
+    snprintf(p, sizeof p, "%s.tmp.%d", path, pid);
+    close(open(p, O_WRONLY | O_CREAT, 0600));
+    for (int i = 0; i < 4; i++) {
+        snprintf(p, sizeof p, "%s.tmp.%d.%d", path, pid, i);
+        close(open(p, O_WRONLY | O_CREAT, 0600));
+    }
+    leak_before_exit();
+}
+
+static void fd2(const char *file)
+{
+    leak_before_exit();
+    close(2);
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600); /* takes descriptor 2 */
+    if (fd != 2)
+        exit(3);
+    if (write(fd, "DATA\n", 5) != 5)
+        exit(4);
+}
+
+static void dlclose_case(const char *lib1, const char *lib2)
+{
+    void *h = dlopen(lib1, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "%s\n", dlerror());
+        exit(1);
+    }
+    void (*leak)(void) = (void (*)(void))dlsym(h, "module_leak");
+    leak();
+    dlclose(h);
+    void *h2 = dlopen(lib2, RTLD_NOW | RTLD_LOCAL);
+    if (!h2) {
+        fprintf(stderr, "%s\n", dlerror());
+        exit(1);
+    }
+    printf("loaded %s after unloading %s\n", lib2, lib1);
+}
+
+/* --------------------------------------------------------------- stress */
+
+static void *stormer(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    int iters = (int)((uintptr_t)arg >> 8);
+    CHECK(cuCtxSetCurrent(ctx0));
+    enum { SLOTS = 16 };
+    struct { int kind; uint64_t h; } live[SLOTS];
+    memset(live, 0, sizeof live);
+    CUmemAllocationProp p = prop_on(0);
+    for (int i = 0; i < iters; i++) {
+        int k = rand_r(&seed) % SLOTS;
+        if (live[k].kind) {
+            switch (live[k].kind) {
+            case 1: case 2: case 3: cuMemFree_v2(live[k].h); break;
+            case 4: cuMemFreeAsync(live[k].h, NULL); break;
+            case 5: cuMemRelease(live[k].h); break;
+            case 6: cuArrayDestroy((CUarray)(uintptr_t)live[k].h); break;
+            }
+            live[k].kind = 0;
+            continue;
+        }
+        int kind = 1 + rand_r(&seed) % 6;
+        size_t sz = (size_t)(1 + rand_r(&seed) % 4) << 20;
+        CUresult r;
+        CUdeviceptr d = 0;
+        size_t pitch;
+        switch (kind) {
+        case 1: r = cuMemAlloc_v2(&d, sz); live[k].h = d; break;
+        case 2: r = cuMemAllocPitch_v2(&d, &pitch, sz / 256, 256, 4); live[k].h = d; break;
+        case 3: r = cuMemAllocManaged(&d, sz, CU_MEM_ATTACH_GLOBAL); live[k].h = d; break;
+        case 4: r = cuMemAllocAsync(&d, sz, NULL); live[k].h = d; break;
+        case 5: { CUmemGenericAllocationHandle h; r = cuMemCreate(&h, 2 << 20, &p, 0); live[k].h = h; break; }
+        default: {
+            CUarray a;
+            CUDA_ARRAY_DESCRIPTOR ad = { 512, sz / 2048, CU_AD_FORMAT_FLOAT, 1 };
+            r = cuArrayCreate_v2(&a, &ad);
+            live[k].h = (uintptr_t)a;
+        }
+        }
+        if (r == CUDA_SUCCESS)
+            live[k].kind = kind;
+        else if (r != CUDA_ERROR_OUT_OF_MEMORY)
+            exit(10 + kind);
+    }
+    for (int k = 0; k < SLOTS; k++)
+        if (live[k].kind) {
+            switch (live[k].kind) {
+            case 5: cuMemRelease(live[k].h); break;
+            case 6: cuArrayDestroy((CUarray)(uintptr_t)live[k].h); break;
+            default: cuMemFree_v2(live[k].h);
+            }
+        }
+    return NULL;
+}
+
+static void storm(int iters)
+{
+    pthread_t t[16];
+    for (int i = 0; i < 16; i++)
+        pthread_create(&t[i], NULL, stormer, (void *)(uintptr_t)(((uintptr_t)iters << 8) | (uintptr_t)(i + 1)));
+    for (int i = 0; i < 16; i++)
+        pthread_join(t[i], NULL);
+    struct sim_stats s = sim(0);
+    printf("storm: sim peak %llu sim live %llu guard %llu oom-by-driver %llu\n", (unsigned long long)s.peak,
+           (unsigned long long)s.live, guard_live(0), (unsigned long long)s.oom);
+}
+
+static void forkstorm(int n)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, churn, NULL);
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(10);
+            CUdeviceptr d;
+            CHECK(cuCtxSetCurrent(ctx0));
+            CHECK(cuMemAlloc_v2(&d, 4096));
+            _exit(guard_live(0) == 4096 ? 0 : 1);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    stop = 1;
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    printf("forkstorm: %d forks, %d children clean\n", n, ok);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: trust MODE [ARG...]\n");
+        return 2;
+    }
+    const char *m = argv[1];
+    int n = argc > 2 ? atoi(argv[2]) : 0;
+    setup(0);
+    if (!strcmp(m, "vmm_bypass")) vmm_bypass();
+    else if (!strcmp(m, "vmm_badloc")) vmm_badloc();
+    else if (!strcmp(m, "huge")) huge();
+    else if (!strcmp(m, "double_free")) double_free(n);
+    else if (!strcmp(m, "legacy2dev")) legacy2dev();
+    else if (!strcmp(m, "nulls")) nulls();
+    else if (!strcmp(m, "sim_sizes")) sim_sizes();
+    else if (!strcmp(m, "sim_fork")) sim_fork(n);
+    else if (!strcmp(m, "sigstorm")) sigstorm(n);
+    else if (!strcmp(m, "sigsem")) sigsem();
+    else if (!strcmp(m, "dump_exit")) dump_exit();
+    else if (!strcmp(m, "dumps")) dumps(n);
+    else if (!strcmp(m, "forkreport")) forkreport();
+    else if (!strcmp(m, "apidumps")) apidumps(n);
+    else if (!strcmp(m, "stale_tmp")) stale_tmp(argv[2]);
+    else if (!strcmp(m, "fd2")) fd2(argv[2]);
+    else if (!strcmp(m, "dlclose")) dlclose_case(argv[2], argv[3]);
+    else if (!strcmp(m, "storm")) storm(n);
+    else if (!strcmp(m, "forkstorm")) forkstorm(n);
+    else {
+        fprintf(stderr, "unknown mode %s\n", m);
+        return 2;
+    }
+    fflush(stdout);
+    return 0;
+}
