@@ -1,4 +1,20 @@
-/* dumpsig.c - see dumpsig.h. */
+/*
+ * dumpsig.c - see dumpsig.h.
+ *
+ * The program's action for the dump signal is kept in a few slots, each
+ * under a sequence count: an installer (sigaction/signal, from any thread,
+ * even from a handler) writes the slot after the current one and then makes
+ * it current; the handler copies the current slot word by word and retries
+ * if the count moved. So the handler never sees a half-written action, and
+ * never calls an SA_SIGINFO handler as a plain one. Installers are
+ * serialised by a spin lock held with every signal blocked.
+ *
+ * The handler the kernel runs is ours, installed with the program's own
+ * sa_flags (less SA_RESETHAND, which is emulated: the first delivery resets
+ * the program's action to SIG_DFL) and sa_mask, so that SA_RESTART, EINTR,
+ * SA_NODEFER and the mask behave as without the guard. Without a program
+ * handler, ours runs with SA_RESTART and an empty mask.
+ */
 #define _GNU_SOURCE
 #include "report/dumpsig.h"
 
@@ -10,14 +26,33 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
-static int active_sig;                  /* the signal we own, 0 if none  */
-static struct sigaction program_action; /* the program's handler, chained */
-static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+struct action {
+    struct sigaction sa;
+    unsigned long gen;          /* which installation this is */
+};
+
+#define WORDS ((sizeof(struct action) + sizeof(uintptr_t) - 1) / sizeof(uintptr_t))
+#define SLOTS 4
+
+struct slot {
+    unsigned seq;               /* odd while being written */
+    uintptr_t w[WORDS];
+};
+
+static int active_sig;          /* the signal we own, 0 if none */
+static struct slot slots[SLOTS];
+static unsigned cur;            /* the current slot */
+static unsigned long gens;      /* installations so far, under wlock */
+static int wlock;
+static pthread_mutex_t arm_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static sigaction_fn real_sigaction(void)
 {
@@ -32,16 +67,132 @@ static sigaction_fn real_sigaction(void)
     return f;
 }
 
+static signal_fn real_signal(void)
+{
+    static signal_fn fn;
+    signal_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (signal_fn)dlsym(RTLD_NEXT, "signal");
+        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+/* ---------------------------------------------------------------- slots */
+
+static void read_action(struct action *out)
+{
+    for (;;) {
+        unsigned i = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+        struct slot *s = &slots[i];
+        unsigned a = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+        if (a & 1)
+            continue; /* wrapped onto a slot being rewritten: look again */
+        uintptr_t tmp[WORDS];
+        for (size_t k = 0; k < WORDS; k++)
+            tmp[k] = __atomic_load_n(&s->w[k], __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) == a) {
+            memcpy(out, tmp, sizeof *out);
+            return;
+        }
+    }
+}
+
+static void lock_installers(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+    while (__atomic_exchange_n(&wlock, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void unlock_installers(const sigset_t *old)
+{
+    __atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static int has_handler(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_SIGINFO) ? sa->sa_sigaction != NULL
+                                       : sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN && sa->sa_handler;
+}
+
+static void on_signal(int sig, siginfo_t *info, void *uctx);
+
+/* Under the installers' lock: make `sa` the program's action and give the
+ * kernel our handler with the matching flags and mask. */
+static int publish(int sig, const struct sigaction *sa)
+{
+    struct action a;
+    memset(&a, 0, sizeof a);
+    a.sa = *sa;
+    a.gen = ++gens;
+    uintptr_t tmp[WORDS] = { 0 };
+    memcpy(tmp, &a, sizeof a);
+    unsigned next = (__atomic_load_n(&cur, __ATOMIC_RELAXED) + 1) % SLOTS;
+    struct slot *s = &slots[next];
+    unsigned seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->seq, seq + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    for (size_t k = 0; k < WORDS; k++)
+        __atomic_store_n(&s->w[k], tmp[k], __ATOMIC_RELAXED);
+    __atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
+    __atomic_store_n(&cur, next, __ATOMIC_RELEASE);
+
+    struct sigaction k;
+    memset(&k, 0, sizeof k);
+    k.sa_sigaction = on_signal;
+    if (has_handler(sa)) {
+        k.sa_flags = (sa->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+        k.sa_mask = sa->sa_mask;
+    } else {
+        k.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&k.sa_mask);
+    }
+    return real_sigaction()(sig, &k, NULL);
+}
+
+/* SA_RESETHAND: the first delivery of installation `gen` resets the
+ * program's action to SIG_DFL and runs the handler; a delivery that finds
+ * it reset already does not. */
+static int take_once(int sig, unsigned long gen)
+{
+    sigset_t old;
+    struct action a;
+    int mine = 0;
+    lock_installers(&old);
+    read_action(&a);
+    if (a.gen == gen) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        publish(sig, &dfl);
+        mine = 1;
+    }
+    unlock_installers(&old);
+    return mine;
+}
+
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
+    int saved = errno;
     gmg_reporter_wake();
-    struct sigaction pa = program_action;
-    if (pa.sa_flags & SA_SIGINFO) {
-        if (pa.sa_sigaction)
-            pa.sa_sigaction(sig, info, uctx);
-    } else if (pa.sa_handler != SIG_DFL && pa.sa_handler != SIG_IGN && pa.sa_handler) {
-        pa.sa_handler(sig);
-    }
+    struct action a;
+    read_action(&a);
+    errno = saved;
+    if (!has_handler(&a.sa))
+        return; /* SIG_DFL or SIG_IGN: the dump is the whole answer */
+    if ((a.sa.sa_flags & SA_RESETHAND) && !take_once(sig, a.gen))
+        return;
+    errno = saved;
+    if (a.sa.sa_flags & SA_SIGINFO)
+        a.sa.sa_sigaction(sig, info, uctx);
+    else
+        a.sa.sa_handler(sig);
 }
 
 void gmg_dumpsig_arm(void)
@@ -49,24 +200,22 @@ void gmg_dumpsig_arm(void)
     int sig = gmg_cfg.signal;
     if (!sig || !real_sigaction())
         return;
-    pthread_mutex_lock(&start_mu);
-    if (active_sig) {
-        pthread_mutex_unlock(&start_mu);
-        return;
+    pthread_mutex_lock(&arm_mu);
+    if (!__atomic_load_n(&active_sig, __ATOMIC_ACQUIRE)) {
+        sigset_t old;
+        struct sigaction prog;
+        lock_installers(&old);
+        if (real_sigaction()(sig, NULL, &prog) == 0 && publish(sig, &prog) == 0)
+            __atomic_store_n(&active_sig, sig, __ATOMIC_RELEASE);
+        unlock_installers(&old);
+        gmg_debug("dump signal %d armed", sig);
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (real_sigaction()(sig, &sa, &program_action) == 0)
-        __atomic_store_n(&active_sig, sig, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&start_mu);
-    gmg_debug("dump signal %d armed", sig);
+    pthread_mutex_unlock(&arm_mu);
 }
 
-/* Interposed so that the program's handler for our signal is chained, not
- * lost, whichever of us installs first. Other signals pass straight on. */
+/* Interposed so that the program's action for our signal is kept and
+ * chained, not lost, whichever of us installs first; other signals pass
+ * straight on. What the program reads back is what it installed. */
 GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     sigaction_fn real = real_sigaction();
@@ -74,22 +223,38 @@ GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
         errno = ENOSYS;
         return -1;
     }
-    if (sig != __atomic_load_n(&active_sig, __ATOMIC_ACQUIRE) || sig == 0)
+    if (sig == 0 || sig != __atomic_load_n(&active_sig, __ATOMIC_ACQUIRE))
         return real(sig, act, old);
-    if (old)
-        *old = program_action;
+    sigset_t mask;
+    struct action a;
+    int rc = 0;
+    lock_installers(&mask);
+    read_action(&a);
     if (act)
-        program_action = *act;
-    return 0;
+        rc = publish(sig, act);
+    unlock_installers(&mask);
+    if (rc == 0 && old)
+        *old = a.sa;
+    return rc;
 }
 
 GMG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
+    if (sig == 0 || sig != __atomic_load_n(&active_sig, __ATOMIC_ACQUIRE)) {
+        signal_fn real = real_signal();
+        if (!real) {
+            errno = ENOSYS;
+            return SIG_ERR;
+        }
+        return real(sig, handler);
+    }
+    /* glibc's signal(): BSD semantics, the signal blocked in its handler */
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = handler;
     sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, sig);
     if (sigaction(sig, &sa, &old) != 0)
         return SIG_ERR;
     return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction : old.sa_handler;
