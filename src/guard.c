@@ -57,12 +57,15 @@ static void child(void)
     gmg_track_atfork_child();
     gmg_stacks_atfork_release();
     gmg_quota_reset();
+    gmg_record_atfork_child();
+    gmg_report_atfork_child();
     gmg_reporter_atfork_child();
 }
 
 __attribute__((constructor)) static void gmg_start(void)
 {
     char err[2048];
+    gmg_stderr_remember();
     if (gmg_config_load(err, sizeof err) < 0) {
         gmg_error("%s", err);
         _exit(2);
@@ -74,6 +77,7 @@ __attribute__((constructor)) static void gmg_start(void)
         .address_range = gmg_dev_address_range,
     };
     gmg_report_set_device_ops(&dev_ops);
+    gmg_report_output_init();
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = gmg_reporter_refused,

@@ -59,3 +59,55 @@ if [ $rc = 0 ] && has "read interrupted: yes" "$WORK/out" && has "sa_mask kept: 
    && has "resethand: calls 1, now SIG_DFL" "$WORK/out" && has "flags read back: same" "$WORK/out"; then
     ok "the program's SIGUSR1 sa_flags (EINTR without SA_RESTART), sa_mask and SA_RESETHAND behave as without the guard"
 else bad "signal semantics (rc $rc)" "$WORK/out"; fi
+
+# 6. a report path that is a FIFO with no reader (or a directory) never hangs
+mkfifo "$WORK/fifo"; mkdir -p "$WORK/adir"
+for dest in "$WORK/fifo" "$WORK/adir"; do
+    timeout 30 env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$dest" "$T/trust" dump_exit >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && has "cannot write report to $dest" "$WORK/err" && has "SUMMARY: gpumemguard" "$WORK/err"; then
+        ok "GPUMEM_REPORT is a ${dest##*/}: no hang, one message, the report on stderr"
+    else bad "report to ${dest##*/} (rc $rc)" "$WORK/err"; fi
+done
+
+# 7. no report lost or misplaced
+misses=""
+for i in 1 2 3 4 5; do   # a dump signalled just before exit: written, and before the exit report
+    rm -rf "$WORK/d"; mkdir -p "$WORK/d"
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/d/r.%n.txt" "$T/trust" dump_exit >/dev/null 2>"$WORK/err"
+    { grep -q "(signal, dump 1)" "$WORK/d/r.1.txt" && grep -q "(exit, dump 2)" "$WORK/d/r.2.txt"; } 2>/dev/null || misses="$misses $i"
+done
+[ -z "$misses" ] && ok "a dump signalled just before exit is written, numbered before the exit report (5 of 5 runs)" \
+    || bad "dump just before exit (runs:$misses)" "$WORK/err"
+
+rm -rf "$WORK/n"; mkdir -p "$WORK/n"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/n/r.txt" "$T/trust" dumps 2 >/dev/null 2>"$WORK/err"
+if grep -q "(signal, dump 1)" "$WORK/n/r.txt" 2>/dev/null && grep -q "(signal, dump 2)" "$WORK/n/r.2.txt" 2>/dev/null \
+   && grep -q "(exit, dump 3)" "$WORK/n/r.3.txt" 2>/dev/null && [ "$(ls "$WORK/n" | wc -l)" = 3 ]; then
+    ok "a path without %n: dumps 2 and 3 go to r.2.txt and r.3.txt, none replaced"
+else bad "path without %n: $(ls "$WORK/n" | tr '\n' ' ')" "$WORK/err"; fi
+
+rm -rf "$WORK/f"; mkdir -p "$WORK/f"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/f/r.txt" "$T/trust" forkreport >"$WORK/out" 2>"$WORK/err"
+child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$WORK/out")
+if [ -n "$child" ] && grep -q "1048576 bytes in 1 allocations still live at exit" "$WORK/f/r.txt" 2>/dev/null \
+   && grep -q "2097152 bytes in 1 allocations still live at exit" "$WORK/f/r.$child.txt" 2>/dev/null \
+   && ! grep -q parent_site "$WORK/f/r.$child.txt" && grep -q "allocations made: 1$" "$WORK/f/r.$child.txt"; then
+    ok "a path without %p: the forked child's report goes to r.PID.txt with only its own allocations"
+else bad "path without %p, fork: $(ls "$WORK/f" | tr '\n' ' ')" "$WORK/err"; fi
+
+rm -rf "$WORK/a"; mkdir -p "$WORK/a"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/a/r.txt" "$T/trust" apidumps 40 >/dev/null 2>"$WORK/err"
+n=$(ls "$WORK/a" | grep -cE '^r(\.[0-9]+)?\.txt$')
+[ "$n" = 161 ] && ! has "cannot write" "$WORK/err" && [ -z "$(ls "$WORK/a" | grep tmp)" ] \
+    && ok "160 concurrent API dumps from 4 threads and the exit report, one path: 161 files, no temporary collides" \
+    || bad "concurrent dumps: $n files" "$WORK/err"
+
+rm -rf "$WORK/s"; mkdir -p "$WORK/s"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/s/r.txt" "$T/trust" stale_tmp "$WORK/s/r.txt" >/dev/null 2>"$WORK/err"
+grep -q "SUMMARY: gpumemguard" "$WORK/s/r.txt" 2>/dev/null && ! has "cannot write" "$WORK/err" \
+    && ok "stale temporaries left by an earlier process with this pid: the report still lands in its file" \
+    || bad "stale temporaries" "$WORK/err"
+
+env LD_PRELOAD="$PRELOAD" "$T/trust" fd2 "$WORK/data" >/dev/null 2>&1
+[ "$(cat "$WORK/data")" = DATA ] && ok "descriptor 2 closed and reused for the program's data file: no report written into it" \
+    || bad "descriptor 2 reused" "$WORK/data"

@@ -83,13 +83,13 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
     }
     if ((v = get("GPUMEM_REPORT")) != NULL) {
         if (!*v)
-            return bad(err, errlen, "GPUMEM_REPORT", v, "empty", "stderr, or a file path (%p: pid, %n: dump number)");
+            return bad(err, errlen, "GPUMEM_REPORT", v, "empty", "stderr, stdout, none, or a file path (%p: pid, %n: dump number)");
         if (strlen(v) >= sizeof c->report - 16)
             return bad(err, errlen, "GPUMEM_REPORT", v, "path too long", "a path under 4080 bytes");
         for (const char *p = v; *p; p++)
             if (*p == '%' && p[1] != 'p' && p[1] != 'n' && p[1] != '%')
                 return bad(err, errlen, "GPUMEM_REPORT", v, "unknown % escape",
-                           "stderr, or a path where %p is the pid, %n the dump number, %% a percent sign");
+                           "stderr, stdout, none, or a path where %p is the pid, %n the dump number, %% a percent sign");
             else if (*p == '%')
                 p++;
         snprintf(c->report, sizeof c->report, "%s", v);

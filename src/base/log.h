@@ -5,6 +5,8 @@
 #ifndef GMG_BASE_LOG_H
 #define GMG_BASE_LOG_H
 
+#include <stddef.h>
+
 enum gmg_log_level { GMG_LOG_QUIET = 0, GMG_LOG_INFO = 1, GMG_LOG_DEBUG = 2 };
 
 extern int gmg_log_level;
@@ -16,5 +18,15 @@ void gmg_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 /* Always printed: configuration errors, refusals. */
 void gmg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Write all of p to fd (EINTR retried): 0, or -1 with errno set. */
+int gmg_write_all(int fd, const char *p, size_t n);
+
+/* Descriptor 2, only while it is still the stderr the process started with
+ * (remembered at start-up): a program that closed it and opened a file of
+ * its own in its place never gets our text in that file. */
+void gmg_stderr_remember(void);
+int gmg_stderr_ok(void);
+int gmg_write_stderr(const char *p, size_t n);
 
 #endif

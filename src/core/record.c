@@ -59,3 +59,9 @@ void gmg_record_free(struct gmg_alloc *a) { free(a); }
 void gmg_record_unknown_free(void) { __atomic_fetch_add(&unknown_frees, 1, __ATOMIC_RELAXED); }
 uint64_t gmg_record_unknown_frees(void) { return __atomic_load_n(&unknown_frees, __ATOMIC_RELAXED); }
 uint64_t gmg_record_total(void) { return __atomic_load_n(&seq, __ATOMIC_RELAXED); }
+
+void gmg_record_atfork_child(void)
+{
+    seq = 0;
+    unknown_frees = 0;
+}

@@ -70,4 +70,7 @@ uint64_t gmg_record_unknown_frees(void);
 /* How many records were ever made: the last sequence number. */
 uint64_t gmg_record_total(void);
 
+/* fork child: its counters start at zero (the table starts empty). */
+void gmg_record_atfork_child(void);
+
 #endif

@@ -15,6 +15,13 @@
 #include <unistd.h>
 
 static uint64_t last_dump_seq;   /* growth: allocations after this one are new */
+static unsigned dumps;           /* reports made by this process */
+
+void gmg_report_model_atfork_child(void)
+{
+    dumps = 0;
+    last_dump_seq = 0;
+}
 
 const char *gmg_trigger_name(enum gmg_trigger t)
 {
@@ -90,7 +97,6 @@ static void read_exe(char *out, size_t n)
 
 int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
 {
-    static unsigned dumps;
     memset(r, 0, sizeof *r);
     r->trigger = trigger;
     r->dump = __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
@@ -176,7 +182,7 @@ static void refusal_stacks(const struct gmg_refusal *ev)
     if (!shown)
         gmg_buf_printf(&b, "  (none)\n");
     if (!b.failed)
-        gmg_write_fd(2, b.p, b.len);
+        gmg_write_stderr(b.p, b.len);
     gmg_buf_free(&b);
     gmg_report_free(&r);
 }

@@ -1,12 +1,23 @@
 /*
- * output.c - where reports go (SPEC §4-5). GPUMEM_REPORT is "stderr" or
- * a path in which %p is the pid and %n the dump number; with several
- * formats each file gets the format's extension. A regular file is written
- * whole: a temporary created O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, then
- * renamed into place. A path that is a symlink is refused. An existing
- * non-regular file (a device, a pipe) is opened O_NOFOLLOW and written. Any
- * failure falls back to stderr. Under secure execution (AT_SECURE) no file
- * is ever written.
+ * output.c - where reports go (SPEC §3-5).
+ *
+ * GPUMEM_REPORT is "stderr" (default), "stdout", "none", or a path in which
+ * %p is the pid, %n the dump number and %% a percent sign. No report ever
+ * silently replaces another of the same run: without %n the second and later
+ * dumps of a process get ".N" before the extension (r.txt, r.2.txt, ...);
+ * without %p a process that is not the first of its run (a forked child, or
+ * a program started by a guarded one) gets ".PID" there too. With several
+ * formats each file gets the format's extension.
+ *
+ * A regular file is written whole: a temporary beside it, created
+ * O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, named by pid and a per-process count
+ * (a stale one is stepped over), then renamed into place. A path that is a
+ * symlink or a directory is refused. An existing FIFO or device is opened
+ * O_NONBLOCK (a FIFO with no reader fails at once) and written with a time
+ * limit, so that nothing can hang the program. Any failure falls back to
+ * stderr, with one line saying why. Under secure execution (AT_SECURE) no
+ * file is ever written. Whole reports are serialised, so their numbers are
+ * in order.
  */
 #define _GNU_SOURCE
 #include "report/report.h"
@@ -16,35 +27,54 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-int gmg_write_fd(int fd, const char *p, size_t n)
+#define ROOT_ENV "GPUMEMGUARD_ROOT_PID"   /* the first guarded process of a run */
+#define STALL_MS 5000                     /* a FIFO or device that takes no data */
+
+static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+static int descendant = -1;               /* not the first process of its run */
+static unsigned tmp_count;
+
+void gmg_report_output_init(void)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    char pid[32];
+    const char *root = getenv(ROOT_ENV);
+    snprintf(pid, sizeof pid, "%d", (int)getpid());
+    descendant = root && *root && strcmp(root, pid) != 0;
+    if (!root)
+        setenv(ROOT_ENV, pid, 0); /* inherited by the programs this one starts */
 }
 
-static void expand(const char *pattern, unsigned dump, const char *ext, char *out, size_t n)
+void gmg_report_atfork_child(void)
+{
+    pthread_mutex_init(&report_mu, NULL);
+    descendant = 1;
+    gmg_report_model_atfork_child();
+}
+
+/* The path of one report: the pattern expanded, then ".PID" and ".N" as
+ * the rules above ask, before the extension (the format's, or the one the
+ * pattern ends with). */
+static void path_of(const char *pattern, unsigned dump, const char *ext, char *out, size_t n)
 {
     size_t k = 0;
+    int has_p = 0, has_n = 0;
     for (const char *p = pattern; *p && k + 32 < n; p++) {
         if (*p == '%' && p[1] == 'p') {
             k += (size_t)snprintf(out + k, n - k, "%d", (int)getpid());
+            has_p = 1;
             p++;
         } else if (*p == '%' && p[1] == 'n') {
             k += (size_t)snprintf(out + k, n - k, "%u", dump);
+            has_n = 1;
             p++;
         } else if (*p == '%' && p[1] == '%') {
             out[k++] = '%';
@@ -54,46 +84,110 @@ static void expand(const char *pattern, unsigned dump, const char *ext, char *ou
         }
     }
     out[k] = 0;
-    if (ext)
-        snprintf(out + k, n - k, "%s", ext);
+    char insert[48] = "";
+    size_t m = 0;
+    if (!has_p && descendant > 0)
+        m += (size_t)snprintf(insert + m, sizeof insert - m, ".%d", (int)getpid());
+    if (!has_n && dump > 1)
+        m += (size_t)snprintf(insert + m, sizeof insert - m, ".%u", dump);
+    char tail[64] = "";
+    if (ext) {
+        snprintf(tail, sizeof tail, "%s", ext);
+    } else if (m) {
+        const char *slash = strrchr(out, '/');
+        const char *base = slash ? slash + 1 : out;
+        const char *dot = strrchr(base, '.');
+        if (dot && dot != base && strlen(dot) < sizeof tail) {
+            snprintf(tail, sizeof tail, "%s", dot);
+            out[dot - out] = 0;
+        }
+    }
+    size_t len = strlen(out);
+    snprintf(out + len, n - len, "%s%s", insert, tail);
 }
 
-static int write_file(const char *path, const struct gmg_buf *b)
+/* Write to an open FIFO or device without ever blocking for long. */
+static int write_nonblocking(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EAGAIN) {
+            struct pollfd pf = { .fd = fd, .events = POLLOUT };
+            int rc = poll(&pf, 1, STALL_MS);
+            if (rc > 0 && !(pf.revents & (POLLERR | POLLHUP)))
+                continue;
+            errno = rc == 0 ? ETIMEDOUT : EPIPE;
+        }
+        return -1;
+    }
+    return 0;
+}
+
+/* 0 on success; otherwise -1 and *why says why, for the one message. */
+static int write_file(const char *path, const struct gmg_buf *b, const char **why)
 {
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
-            gmg_error("GPUMEM_REPORT path %s is a symbolic link: refused, writing to stderr", path);
+            *why = "it is a symbolic link: refused";
+            return -1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            *why = "it is a directory";
             return -1;
         }
         if (!S_ISREG(st.st_mode)) {
-            int fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-            if (fd < 0)
+            int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+            if (fd < 0) {
+                *why = errno == ENXIO ? "a FIFO with no reader" : strerror(errno);
                 return -1;
-            int rc = gmg_write_fd(fd, b->p, b->len);
-            if (close(fd) != 0)
-                rc = -1;
+            }
+            int rc = write_nonblocking(fd, b->p, b->len);
+            if (rc != 0)
+                *why = strerror(errno);
+            close(fd);
             return rc;
         }
     }
-    char tmp[4300];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%.4200s.tmp.%d", path, (int)getpid()) >= sizeof tmp)
+    char tmp[4400];
+    int fd = -1;
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        unsigned k = __atomic_fetch_add(&tmp_count, 1, __ATOMIC_RELAXED);
+        if ((size_t)snprintf(tmp, sizeof tmp, "%.4200s.tmp.%d.%u", path, (int)getpid(), k) >= sizeof tmp) {
+            *why = "path too long";
+            return -1;
+        }
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno != EEXIST)
+            break; /* a stale temporary is stepped over; anything else is final */
+    }
+    if (fd < 0) {
+        *why = strerror(errno);
         return -1;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    int rc = gmg_write_fd(fd, b->p, b->len);
+    }
+    int rc = gmg_write_all(fd, b->p, b->len);
     if (close(fd) != 0)
         rc = -1;
     if (rc == 0 && rename(tmp, path) != 0)
         rc = -1;
-    if (rc != 0)
+    if (rc != 0) {
+        *why = strerror(errno);
         unlink(tmp);
+    }
     return rc;
 }
 
 static void emit(const struct gmg_report *r, int fmt, const char *ext)
 {
+    if (strcmp(gmg_cfg.report, "none") == 0)
+        return;
     struct gmg_buf b = { 0 };
     if (fmt == GMG_FMT_JSON)
         gmg_report_json(r, &b);
@@ -106,35 +200,43 @@ static void emit(const struct gmg_report *r, int fmt, const char *ext)
         gmg_buf_free(&b);
         return;
     }
+    if (strcmp(gmg_cfg.report, "stdout") == 0) {
+        gmg_write_all(1, b.p, b.len);
+        gmg_buf_free(&b);
+        return;
+    }
     int to_stderr = strcmp(gmg_cfg.report, "stderr") == 0;
     if (!to_stderr && getauxval(AT_SECURE)) {
         gmg_error("secure execution: report files are not written, using stderr");
         to_stderr = 1;
     }
     if (!to_stderr) {
-        char path[4200];
-        expand(gmg_cfg.report, r->dump, ext, path, sizeof path);
-        if (write_file(path, &b) == 0) {
+        char path[4300];
+        const char *why = "unknown error";
+        path_of(gmg_cfg.report, r->dump, ext, path, sizeof path);
+        if (write_file(path, &b, &why) == 0) {
             gmg_buf_free(&b);
             return;
         }
-        gmg_error("cannot write report to %s (%s): writing to stderr", path, strerror(errno));
+        gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
     }
-    gmg_write_fd(2, b.p, b.len);
+    gmg_write_stderr(b.p, b.len);
     gmg_buf_free(&b);
 }
 
 void gmg_report_now(enum gmg_trigger trigger)
 {
     struct gmg_report r;
-    if (gmg_report_build(&r, trigger) != 0)
-        return;
-    int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
-    if (gmg_cfg.formats & GMG_FMT_TEXT)
-        emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
-    if (gmg_cfg.formats & GMG_FMT_JSON)
-        emit(&r, GMG_FMT_JSON, several ? ".json" : NULL);
-    if (gmg_cfg.formats & GMG_FMT_FOLDED)
-        emit(&r, GMG_FMT_FOLDED, several ? ".folded" : NULL);
-    gmg_report_free(&r);
+    pthread_mutex_lock(&report_mu);
+    if (gmg_report_build(&r, trigger) == 0) {
+        int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
+        if (gmg_cfg.formats & GMG_FMT_TEXT)
+            emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
+        if (gmg_cfg.formats & GMG_FMT_JSON)
+            emit(&r, GMG_FMT_JSON, several ? ".json" : NULL);
+        if (gmg_cfg.formats & GMG_FMT_FOLDED)
+            emit(&r, GMG_FMT_FOLDED, several ? ".folded" : NULL);
+        gmg_report_free(&r);
+    }
+    pthread_mutex_unlock(&report_mu);
 }

@@ -102,8 +102,13 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b);
 /* One group in the text format: the size line and its frames. */
 void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g);
 
-/* Write all of buf to fd; 0 on success (report_out.c). */
-int gmg_write_fd(int fd, const char *p, size_t n);
+/* Start-up: is this the first guarded process of its run (output.c)? */
+void gmg_report_output_init(void);
+
+/* fork child: reports start over, numbered from 1, with the child's pid in
+ * paths without %p (output.c, model.c). */
+void gmg_report_atfork_child(void);
+void gmg_report_model_atfork_child(void);
 
 const char *gmg_trigger_name(enum gmg_trigger t);
 int gmg_group_is_allocation(int family);   /* not a VA range or a mapping */

@@ -1,8 +1,9 @@
 /*
  * reporter.c - see reporter.h.
  *
- * Wake-ups are bytes on a non-blocking pipe: 'S' a signal dump (a full pipe
- * means one is pending already, so signals coalesce), 'R' a queued refusal.
+ * Wake-ups are bytes on a non-blocking pipe: 'S' a signal dump (counted in
+ * dumps_asked; a full pipe means the thread has wake-ups pending, so
+ * signals coalesce), 'R' a queued refusal.
  * Refusals wait in a small ring; one that finds the ring full is counted,
  * not explained. The ring's lock is the guard's own and is held only to copy
  * an entry; explaining is serialised between the thread and exit by another.
@@ -30,6 +31,23 @@ static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static int wake_fd[2] = { -1, -1 };
 static int running;
+static unsigned long dumps_asked;       /* by the signal handler */
+static unsigned long dumps_done;        /* under dump_mu */
+static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* The signal dumps asked for and not yet written, as one dump: by the
+ * thread, or at exit by the exiting thread, whichever comes first, so that
+ * a dump asked for just before exit is written before the exit report. */
+static void pending_dumps(void)
+{
+    pthread_mutex_lock(&dump_mu);
+    unsigned long asked = __atomic_load_n(&dumps_asked, __ATOMIC_ACQUIRE);
+    if (asked != dumps_done) {
+        dumps_done = asked;
+        gmg_report_now(GMG_TRIGGER_SIGNAL);
+    }
+    pthread_mutex_unlock(&dump_mu);
+}
 
 static int pop(struct gmg_refusal *out)
 {
@@ -69,8 +87,7 @@ static void *reporter(void *arg)
         if (n <= 0)
             return NULL;
         drain();
-        if (memchr(buf, 'S', (size_t)n))
-            gmg_report_now(GMG_TRIGGER_SIGNAL);
+        pending_dumps();
     }
 }
 
@@ -120,7 +137,11 @@ static void wake(char c)
     errno = saved;
 }
 
-void gmg_reporter_wake(void) { wake('S'); }
+void gmg_reporter_wake(void)
+{
+    __atomic_fetch_add(&dumps_asked, 1, __ATOMIC_RELEASE);
+    wake('S');
+}
 
 void gmg_reporter_refused(const struct gmg_refusal *r)
 {
@@ -143,7 +164,11 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
         drain();
 }
 
-void gmg_reporter_flush(void) { drain(); }
+void gmg_reporter_flush(void)
+{
+    drain();
+    pending_dumps();
+}
 
 void gmg_reporter_atfork_child(void)
 {
@@ -152,6 +177,8 @@ void gmg_reporter_atfork_child(void)
     pthread_mutex_init(&ring_mu, NULL);
     pthread_mutex_init(&explain_mu, NULL);
     pthread_mutex_init(&start_mu, NULL);
+    pthread_mutex_init(&dump_mu, NULL);
+    dumps_asked = dumps_done = 0;
     ring_head = ring_tail = 0;
     dropped = 0;
     if (!running)

@@ -20,7 +20,8 @@ void gmg_reporter_wake(void);
  * on the calling thread, which then aborts. */
 void gmg_reporter_refused(const struct gmg_refusal *r);
 
-/* Exit: explain the refusals still queued, before the exit report. */
+/* Exit: explain the refusals still queued and write a dump still asked
+ * for, before the exit report. */
 void gmg_reporter_flush(void);
 
 /* fork child: the thread did not survive; start another if one ran. */
