@@ -5,6 +5,7 @@
 #   make test       build and run every test (no GPU needed)
 #   make check-asan / check-tsan   the tests under sanitizers
 #   make bench      the benchmarks (docs/benchmarks.md)
+#   make stress     bounded storms: threads, signals, forks, report paths
 #   make install PREFIX=/usr/local DESTDIR=
 #
 # Missing Debian packages (libunwind-dev, uthash-dev, libdw-dev) are installed
@@ -38,7 +39,7 @@ LIB      := $(B)/libgpumemguard.so
 SIM      := $(B)/sim/libcuda.so.1
 DATA     := tests/data/cudart-13.0-getprocaddress.txt
 
-.PHONY: all deps test demo clean install check-asan check-tsan bench fuzz
+.PHONY: all deps test demo clean install check-asan check-tsan bench fuzz stress
 all: deps $(LIB) $(SIM)
 
 DEPS_STAMP := $(B)/.deps-ok
@@ -85,6 +86,9 @@ check-tsan:
 
 bench: all
 	@scripts/bench.sh $(B)
+
+stress: all
+	@scripts/stress.sh $(B)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include

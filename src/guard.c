@@ -40,26 +40,15 @@ static void first_use(void)
     gmg_dumpsig_arm();
 }
 
-static void prepare(void)
-{
-    gmg_stacks_atfork_prepare();
-    gmg_track_atfork_prepare();
-}
-
-static void parent(void)
-{
-    gmg_track_atfork_parent();
-    gmg_stacks_atfork_release();
-}
-
 static void child(void)
 {
     gmg_track_atfork_child();
-    gmg_stacks_atfork_release();
+    gmg_stacks_atfork_child();
     gmg_quota_reset();
     gmg_record_atfork_child();
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
+    gmg_dumpsig_atfork_child();
 }
 
 __attribute__((constructor)) static void gmg_start(void)
@@ -83,7 +72,7 @@ __attribute__((constructor)) static void gmg_start(void)
         .refused = gmg_reporter_refused,
     };
     gmg_upcalls_install(&up);
-    pthread_atfork(prepare, parent, child);
+    pthread_atfork(NULL, NULL, child);
     gmg_debug("loaded: %d entry points wrapped", H_COUNT);
 }
 

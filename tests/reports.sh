@@ -45,18 +45,20 @@ else bad "/dev/full (rc $rc)" "$WORK/err"; fi
 
 # the dump signal while 8 threads allocate, with the program's own handler
 for when in before after; do
-    if [ "${GMG_SANITIZER:-}" = tsan ]; then skip "SIGUSR1 ($when)" "signals under TSan"; continue; fi
+    if [ "${GMG_SANITIZER:-}" = tsan ] && [ $when = after ]; then
+        # TSan's own sigaction interceptor (in the program) installs a handler
+        # set after ours with a raw syscall, which no preloaded library sees
+        skip "SIGUSR1 (after)" "TSan's runtime replaces the guard's handler by syscall"; continue
+    fi
     timeout 60 env LD_PRELOAD="$PRELOAD" "$T/sigtest" threads "$when" >"$WORK/out" 2>"$WORK/err"; rc=$?
     dumps=$(grep -c "gpumemguard report (signal" "$WORK/err")
     if [ $rc = 0 ] && has "handler saw 5 of 5" "$WORK/out" && [ "$dumps" -ge 1 ] && has "(exit, dump" "$WORK/err"; then
         ok "SIGUSR1 under 8 allocating threads: $dumps dumps, no deadlock, program's handler ($when) saw every signal"
     else bad "SIGUSR1 $when (rc $rc, $dumps dumps)" "$WORK/out"; fi
 done
-if [ "${GMG_SANITIZER:-}" = tsan ]; then skip "GPUMEM_SIGNAL=none" "signals under TSan"; else
 timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_SIGNAL=none "$T/sigtest" threads before >"$WORK/out" 2>"$WORK/err"
 has "handler saw 5 of 5" "$WORK/out" && ! has "(signal" "$WORK/err" && ok "GPUMEM_SIGNAL=none leaves the signal to the program" \
     || bad "GPUMEM_SIGNAL=none" "$WORK/err"
-fi
 
 # growth between two dumps lists exactly what was made in between
 mkdir -p "$WORK/g"

@@ -165,14 +165,13 @@ uint32_t gmg_stack_count(void)
     return __atomic_load_n(&next_id, __ATOMIC_RELAXED) - 1;
 }
 
-void gmg_stacks_atfork_prepare(void)
+void gmg_stacks_atfork_child(void)
 {
+    /* The depot stays (ids are stable across fork). A thread that was
+     * interning at fork time left at worst a stack reachable by id but not
+     * yet by its bucket (it is interned again, harmlessly) or not at all;
+     * its lock is started afresh rather than held across fork, so that the
+     * parent's fork never waits on the depot. */
     for (int i = 0; i < LOCKS; i++)
-        pthread_mutex_lock(&locks[i]);
-}
-
-void gmg_stacks_atfork_release(void)
-{
-    for (int i = LOCKS - 1; i >= 0; i--)
-        pthread_mutex_unlock(&locks[i]);
+        pthread_mutex_init(&locks[i], NULL);
 }

@@ -41,7 +41,6 @@ int gmg_stack_is_internal(uintptr_t pc);
 
 
 
-/* fork: hold every depot lock across fork so the child's are free. */
-void gmg_stacks_atfork_prepare(void);
-void gmg_stacks_atfork_release(void);
+/* fork child: the depot stays, its locks start afresh. */
+void gmg_stacks_atfork_child(void);
 #endif

@@ -333,34 +333,20 @@ size_t gmg_track_count(void)
     return n;
 }
 
-void gmg_track_atfork_prepare(void)
-{
-    pthread_mutex_lock(&reclaimed_mu);
-    for (int i = 0; i < SHARDS; i++)
-        pthread_mutex_lock(&shards[i].mu);
-}
-
-void gmg_track_atfork_parent(void)
-{
-    for (int i = SHARDS - 1; i >= 0; i--)
-        pthread_mutex_unlock(&shards[i].mu);
-    pthread_mutex_unlock(&reclaimed_mu);
-}
-
 void gmg_track_atfork_child(void)
 {
-    /* The child owns the locks (taken in prepare) and is single-threaded:
-     * empty the tables, then unlock. */
+    /* Only the forking thread survives, and another thread may have been
+     * inside any shard, half way through a uthash update. The child wants
+     * an empty table anyway: it abandons the parent's records (copies the
+     * child never touches, so they cost no memory) without walking them,
+     * and starts every lock afresh. Nothing is locked across fork, so the
+     * parent's fork never waits on the table. */
     for (int i = 0; i < SHARDS; i++) {
-        struct gmg_alloc *a, *tmp;
-        HASH_ITER(hh, shards[i].head, a, tmp) {
-            HASH_DEL(shards[i].head, a);
-            gmg_record_free(a);
-        }
+        pthread_mutex_init(&shards[i].mu, NULL);
+        shards[i].head = NULL;
         shards[i].count = 0;
     }
-    for (size_t i = 0; i < reclaimed_n; i++)
-        gmg_record_free(reclaimed[i]);
-    reclaimed_n = 0;
-    gmg_track_atfork_parent();
+    pthread_mutex_init(&reclaimed_mu, NULL);
+    reclaimed = NULL;
+    reclaimed_n = reclaimed_cap = 0;
 }

@@ -67,10 +67,8 @@ struct gmg_alloc *gmg_track_reclaimed(size_t *n);
 
 size_t gmg_track_count(void);
 
-/* fork: lock every shard in the parent, unlock after; the child starts with
- * an empty table. */
-void gmg_track_atfork_prepare(void);
-void gmg_track_atfork_parent(void);
+/* fork child: an empty table, fresh locks (see track.c for why nothing is
+ * locked across fork). */
 void gmg_track_atfork_child(void);
 
 #endif

@@ -195,6 +195,13 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
         a.sa.sa_handler(sig);
 }
 
+void gmg_dumpsig_atfork_child(void)
+{
+    /* another thread may have held the installers' lock at fork */
+    __atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
+    pthread_mutex_init(&arm_mu, NULL);
+}
+
 void gmg_dumpsig_arm(void)
 {
     int sig = gmg_cfg.signal;

@@ -11,4 +11,7 @@
 /* Install the handler for GPUMEM_SIGNAL (once; nothing for "none"). */
 void gmg_dumpsig_arm(void);
 
+/* fork child: the handler stays installed; its locks start afresh. */
+void gmg_dumpsig_atfork_child(void);
+
 #endif

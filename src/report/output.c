@@ -7,7 +7,8 @@
  * dumps of a process get ".N" before the extension (r.txt, r.2.txt, ...);
  * without %p a process that is not the first of its run (a forked child, or
  * a program started by a guarded one) gets ".PID" there too. With several
- * formats each file gets the format's extension.
+ * formats each file gets the format's extension. A FIFO or a device takes
+ * every dump in turn, under its own name.
  *
  * A regular file is written whole: a temporary beside it, created
  * O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600, named by pid and a per-process count
@@ -90,6 +91,9 @@ static void path_of(const char *pattern, unsigned dump, const char *ext, char *o
         m += (size_t)snprintf(insert + m, sizeof insert - m, ".%d", (int)getpid());
     if (!has_n && dump > 1)
         m += (size_t)snprintf(insert + m, sizeof insert - m, ".%u", dump);
+    struct stat st;
+    if (m && !ext && lstat(out, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)))
+        m = insert[0] = 0; /* a stream (FIFO, device) takes every dump in turn */
     char tail[64] = "";
     if (ext) {
         snprintf(tail, sizeof tail, "%s", ext);

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 static CUcontext ctx;
-static volatile sig_atomic_t got;
-static volatile int stop;
+static int got;   /* atomics: the handler runs on any thread */
+static int stop;
 
-static void handler(int s) { (void)s; got++; }
+static void handler(int s) { (void)s; __atomic_fetch_add(&got, 1, __ATOMIC_RELAXED); }
 
 static void install(void)
 {
@@ -34,7 +34,7 @@ static void *worker(void *arg)
 {
     (void)arg;
     cuCtxSetCurrent(ctx);
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         CUdeviceptr p;
         if (cuMemAlloc_v2(&p, 4096) == CUDA_SUCCESS)
             cuMemFree_v2(p);
@@ -83,10 +83,10 @@ int main(int argc, char **argv)
             kill(getpid(), SIGUSR1);
             usleep(100000);
         }
-        stop = 1;
+        __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
         for (int i = 0; i < 8; i++)
             pthread_join(t[i], NULL);
-        printf("handler saw %d of 5\n", (int)got);
+        printf("handler saw %d of 5\n", __atomic_load_n(&got, __ATOMIC_RELAXED));
         return 0;
     }
     /* growth: reports in DIR/dump.N (GPUMEM_REPORT=DIR/dump.%n) */

@@ -226,13 +226,13 @@ static void sim_sizes(void)
            (int)cuArray3DCreate_v2(&a, &ad));
 }
 
-static volatile int stop;
+static int stop; /* set once by the main thread, read by workers */
 
 static void *churn(void *arg)
 {
     (void)arg;
     CHECK(cuCtxSetCurrent(ctx0));
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         CUdeviceptr d;
         if (cuMemAlloc_v2(&d, 4096) == CUDA_SUCCESS)
             cuMemFree_v2(d);
@@ -258,7 +258,7 @@ static void sim_fork(int n)
         waitpid(pid, &st, 0);
         ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
     printf("forks %d, children fine %d\n", n, ok);
@@ -281,7 +281,7 @@ static void info_handler(int sig, siginfo_t *si, void *uc)
 static void *installer(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         if (rand_r(&seed) & 1) {
@@ -310,7 +310,7 @@ static void sigstorm(int n)
         kill(getpid(), SIGUSR1);
         nanosleep(&ts, NULL);
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < 3; i++)
         pthread_join(t[i], NULL);
     printf("sigstorm: %d signals, handlers ran %d, bad %d\n", n, (int)(plain_seen + info_seen), (int)info_bad);
@@ -558,7 +558,7 @@ static void forkstorm(int n)
         waitpid(pid, &st, 0);
         ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     printf("forkstorm: %d forks, %d children clean\n", n, ok);
