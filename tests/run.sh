@@ -35,6 +35,8 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
+build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
+build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 HAVE_NVCC=0
 if command -v nvcc >/dev/null 2>&1 && [ -z "${GMG_SANITIZER:-}" ]; then
     if [ ! -x "$T/cudart_static" ] || [ tests/integration/cudart_app.cu -nt "$T/cudart_static" ]; then

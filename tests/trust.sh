@@ -110,3 +110,12 @@ grep -q "SUMMARY: gpumemguard" "$WORK/s/r.txt" 2>/dev/null && ! has "cannot writ
 env LD_PRELOAD="$PRELOAD" "$T/trust" fd2 "$WORK/data" >/dev/null 2>&1
 [ "$(cat "$WORK/data")" = DATA ] && ok "descriptor 2 closed and reused for the program's data file: no report written into it" \
     || bad "descriptor 2 reused" "$WORK/data"
+
+# 8. a leak from a library unloaded since, another loaded at its address: the
+#    frames keep the first library's names
+guarded "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"
+if grep -A2 "795648 bytes in 1 allocation" "$WORK/err" | grep -q "in module_leak_inner .*(libgmgmod1.so+0x[0-9a-f]*, unloaded)" \
+   && grep -A2 "795648 bytes in 1 allocation" "$WORK/err" | grep -q "in module_leak .*(libgmgmod1.so+" \
+   && ! grep -q "libgmgmod2\|other_" "$WORK/err"; then
+    ok "frames of a library unloaded with dlclose keep its names, never blamed on the library loaded after it"
+else bad "frames of an unloaded library" "$WORK/err"; fi

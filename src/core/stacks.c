@@ -23,7 +23,12 @@
 #define CHUNK_BITS 12
 #define CHUNKS 4096 /* up to 16M distinct stacks */
 
+#define MAX_MODULES 4096
+
 static int depth_kept = 32;
+static struct gmg_module modules[MAX_MODULES]; /* [0] unused: "unknown" */
+static unsigned nmodules = 1;
+static pthread_mutex_t modules_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_stack *buckets[BUCKETS];
 static pthread_mutex_t locks[LOCKS] = { [0 ... LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER };
 static struct gmg_stack **chunks[CHUNKS];
@@ -78,6 +83,55 @@ static struct gmg_stack *find(struct gmg_stack *s, uint64_t h, const uintptr_t *
     return NULL;
 }
 
+/* The number of the module holding pc, recorded on first sight; 0 when
+ * unknown. _dl_find_object (glibc 2.35+) is lock-free and allocation-free;
+ * only a module seen for the first time takes modules_mu and copies its
+ * path. */
+static uint16_t module_of(uintptr_t pc)
+{
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
+    struct dl_find_object fo;
+    if (_dl_find_object((void *)(pc - 1), &fo) != 0)
+        return 0;
+    unsigned n = __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE);
+    for (unsigned i = 1; i < n; i++)
+        if (modules[i].map == fo.dlfo_link_map && modules[i].start == (uintptr_t)fo.dlfo_map_start)
+            return (uint16_t)i;
+    const struct link_map *lm = fo.dlfo_link_map;
+    char *path = strdup(lm && lm->l_name ? lm->l_name : "");
+    uint16_t id = 0;
+    pthread_mutex_lock(&modules_mu);
+    for (unsigned i = 1; i < nmodules && !id; i++)
+        if (modules[i].map == fo.dlfo_link_map && modules[i].start == (uintptr_t)fo.dlfo_map_start)
+            id = (uint16_t)i;
+    if (!id && path && nmodules < MAX_MODULES) {
+        struct gmg_module *m = &modules[nmodules];
+        m->map = fo.dlfo_link_map;
+        m->start = (uintptr_t)fo.dlfo_map_start;
+        m->end = (uintptr_t)fo.dlfo_map_end;
+        m->bias = lm ? (uintptr_t)lm->l_addr : 0;
+        m->path = path;
+        path = NULL;
+        id = (uint16_t)nmodules;
+        __atomic_store_n(&nmodules, nmodules + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&modules_mu);
+    free(path);
+    return id;
+#else
+    (void)pc;
+    return 0;
+#endif
+}
+
+const struct gmg_module *gmg_stack_module(const struct gmg_stack *s, uint32_t i)
+{
+    if (!s || i >= s->depth)
+        return NULL;
+    const uint16_t *mods = (const uint16_t *)(s->frames + s->depth);
+    return mods[i] ? &modules[mods[i]] : NULL;
+}
+
 uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
 {
     if (depth == 0)
@@ -92,12 +146,15 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
     if (s)
         return s->id;
 
-    struct gmg_stack *fresh = malloc(sizeof *fresh + depth * sizeof(uintptr_t));
+    struct gmg_stack *fresh = malloc(sizeof *fresh + depth * (sizeof(uintptr_t) + sizeof(uint16_t)));
     if (!fresh)
         return 0;
     fresh->hash = h;
     fresh->depth = depth;
     memcpy(fresh->frames, frames, depth * sizeof *frames);
+    uint16_t *mods = (uint16_t *)(fresh->frames + depth);
+    for (uint32_t i = 0; i < depth; i++)
+        mods[i] = module_of(frames[i]);
 
     pthread_mutex_lock(mu);
     s = find(buckets[b], h, frames, depth);
@@ -174,4 +231,5 @@ void gmg_stacks_atfork_child(void)
      * parent's fork never waits on the depot. */
     for (int i = 0; i < LOCKS; i++)
         pthread_mutex_init(&locks[i], NULL);
+    pthread_mutex_init(&modules_mu, NULL);
 }

@@ -13,13 +13,28 @@
 
 #define GMG_MAX_STACK_DEPTH 256
 
+/* A loaded object, as it was when a stack first pointed into it: so that a
+ * frame of a library unloaded later keeps its name, and is never blamed on
+ * one mapped at the same address afterwards. */
+struct gmg_module {
+    const void *map;         /* its link_map then                 */
+    uintptr_t start, end;    /* where it was mapped               */
+    uintptr_t bias;          /* its load bias (l_addr)            */
+    const char *path;        /* its file ("" for the main program) */
+};
+
 struct gmg_stack {
     uint32_t id;
     uint32_t depth;
     uint64_t hash;
     struct gmg_stack *next;  /* depot bucket chain */
-    uintptr_t frames[];      /* innermost first */
+    uintptr_t frames[];      /* innermost first; then `depth` uint16_t
+                                module numbers (gmg_stack_module)  */
 };
+
+/* The module a frame pointed into when its stack was first seen; NULL if
+ * unknown. Modules are recorded once per new stack, never per allocation. */
+const struct gmg_module *gmg_stack_module(const struct gmg_stack *s, uint32_t i);
 
 /* Frames to keep (GPUMEM_STACK_DEPTH); 0 turns capture off. */
 void gmg_stacks_set_depth(int depth);

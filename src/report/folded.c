@@ -36,7 +36,7 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
             if (gmg_stack_is_internal(s->frames[k]))
                 continue;
             struct gmg_frame_info fi;
-            gmg_symbolize(r->sym, s->frames[k], &fi);
+            gmg_symbolize(r->sym, s->frames[k], gmg_stack_module(s, k), &fi);
             if (!first)
                 gmg_buf_printf(b, ";");
             frame_name(b, &fi);

@@ -15,7 +15,7 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
         if (gmg_stack_is_internal(s->frames[i]))
             continue;
         struct gmg_frame_info fi;
-        gmg_symbolize(r->sym, s->frames[i], &fi);
+        gmg_symbolize(r->sym, s->frames[i], gmg_stack_module(s, i), &fi);
         gmg_buf_printf(b, "%s{\"pc\":\"%#lx\",\"function\":", first ? "" : ",", (unsigned long)fi.pc);
         if (fi.function)
             gmg_buf_json_str(b, fi.function);

@@ -8,6 +8,7 @@
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ struct entry {
 
 struct gmg_symbolizer {
     Dwfl *dwfl;
+    Dwfl *offline;           /* unloaded libraries, from their files */
     struct entry *cache;
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
@@ -29,6 +31,11 @@ static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {
     .find_elf = dwfl_linux_proc_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
+    .debuginfo_path = &debuginfo_path,
+};
+static const Dwfl_Callbacks offline_callbacks = {
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
 
@@ -60,8 +67,69 @@ static const char *keep(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, struct gmg_frame_info *out)
+/* Is the module a frame was captured in still the one mapped there? */
+static int still_loaded(const struct gmg_module *m, uintptr_t look)
 {
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
+    struct dl_find_object fo;
+    if (_dl_find_object((void *)look, &fo) != 0 || fo.dlfo_link_map != m->map ||
+        (uintptr_t)fo.dlfo_map_start != m->start)
+        return 0;
+    const struct link_map *lm = fo.dlfo_link_map;
+    return strcmp(lm->l_name ? lm->l_name : "", m->path) == 0;
+#else
+    (void)m;
+    (void)look;
+    return 1;
+#endif
+}
+
+static void name_of(struct gmg_symbolizer *s, const char *fn, struct gmg_frame_info *fi);
+
+/* A frame of an unloaded library: its names come from its file, loaded
+ * offline at the address it had (the pc may be another library's now). */
+static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *m,
+                               struct gmg_frame_info *out)
+{
+    struct gmg_frame_info fi = { .pc = pc, .unloaded = 1 };
+    uintptr_t look = pc - 1;
+    const char *fn = NULL;
+    fi.module = keep(base_name(m->path));
+    fi.offset = pc - m->bias;
+    if (!s->offline && (s->offline = dwfl_begin(&offline_callbacks)) != NULL)
+        dwfl_report_begin(s->offline);
+    Dwfl_Module *mod = s->offline ? dwfl_addrmodule(s->offline, look) : NULL;
+    if (!mod && s->offline && *m->path) { /* first frame of this module: load its file */
+        dwfl_report_begin_add(s->offline);
+        mod = dwfl_report_elf(s->offline, base_name(m->path), m->path, -1, m->bias, false);
+        dwfl_report_end(s->offline, NULL, NULL);
+    }
+    if (mod) {
+        fn = dwfl_module_addrname(mod, look);
+        Dwfl_Line *line = dwfl_module_getsrc(mod, look);
+        int ln = 0;
+        const char *file = line ? dwfl_lineinfo(line, NULL, &ln, NULL, NULL, NULL) : NULL;
+        if (file) {
+            fi.file = keep(file);
+            fi.line = ln;
+        }
+    }
+    name_of(s, fn, &fi);
+    struct entry *e = calloc(1, sizeof *e); /* kept under ~pc only to be freed with the cache */
+    if (e) {
+        e->pc = ~pc;
+        e->info = fi;
+        HASH_ADD(hh, s->cache, pc, sizeof e->pc, e);
+    }
+    *out = fi;
+}
+
+void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out)
+{
+    if (mod && pc && !still_loaded(mod, pc - 1)) {
+        symbolize_unloaded(s, pc, mod, out);
+        return;
+    }
     struct entry *e = NULL;
     HASH_FIND(hh, s->cache, &pc, sizeof pc, e);
     if (e) {
@@ -101,13 +169,7 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, struct gmg_frame_info
             }
         }
     }
-    if (fn) {
-        int status = -1;
-        char *dm = (s->demangle && fn[0] == '_' && fn[1] == 'Z') ? s->demangle(fn, NULL, NULL, &status) : NULL;
-        fi.function = (dm && status == 0) ? dm : keep(fn);
-        if (fi.function != dm)
-            free(dm);
-    }
+    name_of(s, fn, &fi);
     e = calloc(1, sizeof *e);
     if (e) {
         e->pc = pc;
@@ -115,6 +177,17 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, struct gmg_frame_info
         HASH_ADD(hh, s->cache, pc, sizeof pc, e);
     }
     *out = fi;
+}
+
+static void name_of(struct gmg_symbolizer *s, const char *fn, struct gmg_frame_info *fi)
+{
+    if (!fn)
+        return;
+    int status = -1;
+    char *dm = (s->demangle && fn[0] == '_' && fn[1] == 'Z') ? s->demangle(fn, NULL, NULL, &status) : NULL;
+    fi->function = (dm && status == 0) ? dm : keep(fn);
+    if (fi->function != dm)
+        free(dm);
 }
 
 void gmg_symbolizer_free(struct gmg_symbolizer *s)
@@ -131,5 +204,7 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s)
     }
     if (s->dwfl)
         dwfl_end(s->dwfl);
+    if (s->offline)
+        dwfl_end(s->offline);
     free(s);
 }

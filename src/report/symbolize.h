@@ -3,10 +3,13 @@
  * (report layer).
  * dladdr gives module, base and exported names; DWARF (elfutils libdwfl)
  * adds static functions and file:line; C++ names are demangled with the
- * C++ runtime's __cxa_demangle when the process has one.
+ * C++ runtime's __cxa_demangle when the process has one. Frames of a
+ * library unloaded since they were captured are read from its file.
  */
 #ifndef GMG_REPORT_SYMBOLIZE_H
 #define GMG_REPORT_SYMBOLIZE_H
+
+#include "core/stacks.h"
 
 #include <stdint.h>
 
@@ -17,13 +20,17 @@ struct gmg_frame_info {
     int line;
     const char *module;     /* basename of the object, NULL if unknown */
     uintptr_t offset;       /* pc - module base */
+    int unloaded;           /* its library was unloaded since (dlclose) */
 };
 
 struct gmg_symbolizer;
 
 struct gmg_symbolizer *gmg_symbolizer_new(void);
-/* The returned strings live until gmg_symbolizer_free. */
-void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, struct gmg_frame_info *out);
+/* The returned strings live until gmg_symbolizer_free. `mod` is the module
+ * the frame pointed into when captured (gmg_stack_module), or NULL: a frame
+ * whose module is gone is named from that module's file, never from
+ * whatever is mapped at its address now. */
+void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out);
 void gmg_symbolizer_free(struct gmg_symbolizer *s);
 
 #endif

@@ -23,12 +23,12 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
         if (gmg_stack_is_internal(s->frames[i]))
             continue;
         struct gmg_frame_info fi;
-        gmg_symbolize(r->sym, s->frames[i], &fi);
+        gmg_symbolize(r->sym, s->frames[i], gmg_stack_module(s, i), &fi);
         gmg_buf_printf(b, "    #%d %#lx in %s", k++, (unsigned long)fi.pc, fi.function ? fi.function : "??");
         if (fi.file)
             gmg_buf_printf(b, " %s:%d", fi.file, fi.line);
         if (fi.module)
-            gmg_buf_printf(b, " (%s+%#lx)", fi.module, (unsigned long)fi.offset);
+            gmg_buf_printf(b, " (%s+%#lx%s)", fi.module, (unsigned long)fi.offset, fi.unloaded ? ", unloaded" : "");
         gmg_buf_printf(b, "\n");
     }
 }
