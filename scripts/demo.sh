@@ -17,6 +17,15 @@ else
     echo "== no GPU: running against the simulated driver (tests/sim), 1 GiB device"
     DRIVER_PATH="$ROOT/$B/sim"
 fi
+cat <<'EOF'
+== What to look for below:
+   1. "gpumemguard: refused cuMemAlloc of 209715200 bytes on device 0: GPUMEM_LIMIT is 268435456 bytes ..."
+      The quota refused the program's 200 MiB batch buffer; the program got CUDA_ERROR_OUT_OF_MEMORY, as
+      from a full GPU, and the guard named the biggest live allocations at that moment.
+   2. The exit report: what is still allocated, grouped by call stack, biggest first. train_step leaked
+      5 x 16 MiB (scripts/demo_leaky.c:14); load_model's 64 MiB of weights were never freed either.
+   3. The last line, SUMMARY: the bytes still live at exit.
+EOF
 echo "== LD_PRELOAD=$LIB GPUMEM_LIMIT=256M $B/demo/leaky"
 env LD_LIBRARY_PATH="$DRIVER_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUSIM_MEM=1G \
     LD_PRELOAD="$LIB" GPUMEM_LIMIT=256M "$B/demo/leaky"

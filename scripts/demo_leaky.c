@@ -28,6 +28,7 @@ int main(void)
 {
     CUcontext ctx;
     CUdevice dev;
+    setvbuf(stdout, NULL, _IONBF, 0); /* in order with the guard's stderr */
     if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
         cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS || cuCtxSetCurrent(ctx) != CUDA_SUCCESS) {
         fprintf(stderr, "demo: no CUDA device\n");

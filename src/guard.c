@@ -5,8 +5,10 @@
  * Start-up reads the configuration (a bad value stops the process), sets
  * the stack depth, installs fork handlers, hands the report side its device
  * interface and installs the upcalls through which the hooks reach the
- * layers above (core/upcalls.h): the first use of the driver starts the
- * reporter thread and arms the dump signal; a refusal goes to the reporter.
+ * layers above (core/upcalls.h): the first use of the driver (libcuda.so.1
+ * already loaded at start-up, a dlsym on its handle that hands out a
+ * wrapper, or the first wrapper call) starts the reporter thread and arms
+ * the dump signal; a refusal goes to the reporter.
  * The exit report runs from the library destructor, after the program's
  * atexit handlers and the CUDA runtime's own teardown: what that teardown
  * reclaimed is still reported, as reclaimed.
@@ -21,12 +23,14 @@
 #include "core/track.h"
 #include "core/upcalls.h"
 #include "driver/real.h"
+#include "driver/routes.h"
 #include "hooks/devfacts.h"
 #include "hooks/intercept.h"
 #include "report/dumpsig.h"
 #include "report/report.h"
 #include "report/reporter.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -72,8 +76,17 @@ __attribute__((constructor)) static void gmg_start(void)
         .refused = gmg_reporter_refused,
     };
     gmg_upcalls_install(&up);
+    gmg_routes_on_contact(first_use);
     pthread_atfork(NULL, NULL, child);
     gmg_debug("loaded: %d entry points wrapped", H_COUNT);
+    /* linked with -lcuda (or loaded before us): the process uses CUDA, and
+     * the dump signal must not kill it before its first allocation. A
+     * process that never touches the driver keeps its signals untouched. */
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h) {
+        dlclose(h);
+        first_use();
+    }
 }
 
 __attribute__((destructor)) static void gmg_stop(void)

@@ -119,3 +119,36 @@ if grep -A2 "795648 bytes in 1 allocation" "$WORK/err" | grep -q "in module_leak
    && ! grep -q "libgmgmod2\|other_" "$WORK/err"; then
     ok "frames of a library unloaded with dlclose keep its names, never blamed on the library loaded after it"
 else bad "frames of an unloaded library" "$WORK/err"; fi
+
+# ---------------------------------------------- small defects (issue 14)
+
+# 14.1 the dump signal before the first allocation does not kill a CUDA program;
+#      a program that never touches CUDA keeps its signals
+guarded "$T/trust" early_signal; rc=$?
+[ $rc = 0 ] && has "survived the dump signal" "$WORK/out" && has "gpumemguard report (signal" "$WORK/err" \
+    && ok "SIGUSR1 right after cuInit, before any allocation: a dump, not a death" || bad "early signal (rc $rc)" "$WORK/err"
+env LD_PRELOAD="$PRELOAD" sh -c 'kill -USR1 $$; echo alive' >"$WORK/out" 2>/dev/null; rc=$?
+[ $rc = 138 ] && ! has alive "$WORK/out" && ok "a process that never touches CUDA keeps SIGUSR1's default action" \
+    || bad "non-CUDA process signals (rc $rc)" "$WORK/out"
+
+# 14.2 a symlink as report path: one line, no misleading errno
+ln -sf "$WORK/target2" "$WORK/link2"
+guarded GPUMEM_REPORT="$WORK/link2" "$T/trust" dump_exit
+[ "$(grep -c "link2" "$WORK/err")" = 1 ] && ! has "Invalid argument" "$WORK/err" \
+    && ok "a symlinked report path is refused in one line" || bad "symlink message" "$WORK/err"
+
+# 14.3 an out-of-range stack depth says so
+guarded GPUMEM_STACK_DEPTH=99999 "$T/trust" nulls; rc=$?
+[ $rc = 2 ] && has "out of range" "$WORK/err" && ok "GPUMEM_STACK_DEPTH=99999 is refused as out of range" \
+    || bad "stack depth range message" "$WORK/err"
+
+# 14.5 a refusal is not labelled an error
+guarded GPUMEM_LIMIT=4M "$T/apitest" direct limit 4194304
+has "gpumemguard: refused cuMemAlloc of 1 bytes" "$WORK/err" && ! grep -q "error: refused" "$WORK/err" \
+    && ok "a refusal reads 'gpumemguard: refused ...', not 'error:'" || bad "refusal label" "$WORK/err"
+
+# 14.7 a driver whose cuDevicePrimaryCtxGetState cannot answer: reset still reclaims
+guarded GPUSIM_NO_PRIMARY_STATE=1 "$T/apitest" direct reset
+if has "guard live 131072 sim live 131072" "$WORK/out" && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q leak_before_reset; then
+    ok "without cuDevicePrimaryCtxGetState, a primary context reset still reclaims (context remembered from retain)"
+else bad "reset without GetState" "$WORK/err"; fi

@@ -4,6 +4,7 @@
 
 #include "base/log.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,9 +128,13 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
     }
     if ((v = get("GPUMEM_STACK_DEPTH")) != NULL) {
         char *end;
+        errno = 0;
         long d = strtol(v, &end, 10);
-        if (!*v || *end || d < 0 || d > 256 || v[0] == '-' || v[0] == '+' || v[0] == ' ')
-            return bad(err, errlen, "GPUMEM_STACK_DEPTH", v, "not a whole number from 0 to 256",
+        if (!*v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+            return bad(err, errlen, "GPUMEM_STACK_DEPTH", v, "not a whole number",
+                       "0 (stacks off) to 256; default 32");
+        if (errno == ERANGE || d > 256)
+            return bad(err, errlen, "GPUMEM_STACK_DEPTH", v, "out of range (at most 256 frames)",
                        "0 (stacks off) to 256; default 32");
         c->stack_depth = (int)d;
     }

@@ -89,3 +89,11 @@ void gmg_error(const char *fmt, ...)
     emit("error: ", fmt, ap);
     va_end(ap);
 }
+
+void gmg_notice(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    emit("", fmt, ap);
+    va_end(ap);
+}

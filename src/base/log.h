@@ -16,8 +16,12 @@ void gmg_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 #define gmg_debug(...) do { if (gmg_log_level >= GMG_LOG_DEBUG) gmg_log(GMG_LOG_DEBUG, __VA_ARGS__); } while (0)
 #define gmg_info(...) do { if (gmg_log_level >= GMG_LOG_INFO) gmg_log(GMG_LOG_INFO, __VA_ARGS__); } while (0)
 
-/* Always printed: configuration errors, refusals. */
+/* Always printed: the guard's own errors ("error: ..."). */
 void gmg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Always printed, with no "error:" tag: what the guard did on purpose
+ * (refusing an allocation over the quota). */
+void gmg_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Write all of p to fd (EINTR retried): 0, or -1 with errno set. */
 int gmg_write_all(int fd, const char *p, size_t n);

@@ -20,6 +20,19 @@
 #include <string.h>
 
 static unsigned char handed_out[H_COUNT];
+static void (*contact_hook)(void);
+
+void gmg_routes_on_contact(void (*fn)(void))
+{
+    __atomic_store_n(&contact_hook, fn, __ATOMIC_RELEASE);
+}
+
+static void contact(void)
+{
+    void (*fn)(void) = __atomic_load_n(&contact_hook, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn();
+}
 
 typedef void *(*dlsym_fn)(void *, const char *);
 static dlsym_fn real_dlsym_fn;
@@ -157,6 +170,7 @@ GMG_EXPORT void *dlsym(void *handle, const char *name)
                 return real;
             learn_real(id, real);
             note(id, name, gmg_hooks[id].version, 0, "dlsym");
+            contact(); /* the program reaches the driver: the dump signal is armed now */
             return gmg_hooks[id].wrapper;
         }
     }

@@ -22,6 +22,11 @@ void *gmg_route_lookup(const char *name, void *real, int version, uint64_t flags
  * TSan: sanitizer runtimes call dlsym before they are initialised. */
 void *gmg_real_dlsym(void *handle, const char *name);
 
+/* A function the layer above installs (guard.c, at start-up), called when
+ * a program's dlsym on a driver handle hands out a wrapper: the process
+ * uses CUDA from then on, before any wrapper is called. */
+void gmg_routes_on_contact(void (*fn)(void));
+
 /* Debug log of the first direct call of an exported wrapper. */
 void gmg_note_direct(enum gmg_hook_id id);
 

@@ -9,6 +9,7 @@
  * Under a limit, cuMemGetInfo and cuDeviceTotalMem describe the capped
  * device: total = min(limit, real), free = min(real free, limit - used).
  */
+#include "base/limit_parse.h"
 #include "base/log.h"
 #include "core/quota.h"
 #include "hooks/intercept.h"
@@ -48,16 +49,34 @@ GMG_EXPORT CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
     return r;
 }
 
+/* What the program's own retains and releases of each device's primary
+ * context say, for a driver whose cuDevicePrimaryCtxGetState is missing or
+ * cannot answer: the context handle, and how many retains are held. */
+static uintptr_t primary_seen[GMG_MAX_DEVICES];
+static long primary_refs[GMG_MAX_DEVICES];
+
+static int dev_ok(CUdevice dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
+
+/* 1 active, 0 inactive, -1 the driver cannot say. */
+static int primary_state(CUdevice dev)
+{
+    unsigned flags = 0;
+    int active = 0;
+    if (!REAL(cuDevicePrimaryCtxGetState) || REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active) != CUDA_SUCCESS)
+        return -1;
+    return active != 0;
+}
+
 /* The primary context of a device, if active, without changing its
  * reference count in the end. */
 static uintptr_t primary_of(CUdevice dev)
 {
-    unsigned flags = 0;
-    int active = 0;
-    CUcontext c = NULL;
-    if (!REAL(cuDevicePrimaryCtxGetState) || REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active) != CUDA_SUCCESS ||
-        !active)
+    int state = primary_state(dev);
+    if (state < 0)
+        return dev_ok(dev) ? __atomic_load_n(&primary_seen[dev], __ATOMIC_ACQUIRE) : 0;
+    if (!state)
         return 0;
+    CUcontext c = NULL;
     if (!REAL(cuDevicePrimaryCtxRetain) || REAL(cuDevicePrimaryCtxRetain)(&c, dev) != CUDA_SUCCESS)
         return 0;
     if (REAL(cuDevicePrimaryCtxRelease_v2))
@@ -69,11 +88,31 @@ static uintptr_t primary_of(CUdevice dev)
 
 static int still_active(CUdevice dev)
 {
-    unsigned flags = 0;
-    int active = 1;
-    if (REAL(cuDevicePrimaryCtxGetState))
-        REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active);
-    return active;
+    int state = primary_state(dev);
+    if (state >= 0)
+        return state;
+    return dev_ok(dev) && __atomic_load_n(&primary_refs[dev], __ATOMIC_ACQUIRE) > 0;
+}
+
+static void note_release(CUdevice dev)
+{
+    if (!dev_ok(dev))
+        return;
+    long cur = __atomic_load_n(&primary_refs[dev], __ATOMIC_RELAXED);
+    while (cur > 0 && !__atomic_compare_exchange_n(&primary_refs[dev], &cur, cur - 1, 1, __ATOMIC_ACQ_REL,
+                                                   __ATOMIC_RELAXED))
+        ;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+    gmg_enter(H_cuDevicePrimaryCtxRetain);
+    CUresult r = CALL_REAL(cuDevicePrimaryCtxRetain, pctx, dev);
+    if (r == CUDA_SUCCESS && pctx && dev_ok(dev)) {
+        __atomic_store_n(&primary_seen[dev], (uintptr_t)*pctx, __ATOMIC_RELEASE);
+        __atomic_fetch_add(&primary_refs[dev], 1, __ATOMIC_ACQ_REL);
+    }
+    return r;
 }
 
 GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
@@ -81,8 +120,11 @@ GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
     gmg_enter(H_cuDevicePrimaryCtxReset_v2);
     uintptr_t ctx = primary_of(dev);
     CUresult r = CALL_REAL(cuDevicePrimaryCtxReset_v2, dev);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
+        if (dev_ok(dev))
+            __atomic_store_n(&primary_refs[dev], 0, __ATOMIC_RELEASE);
         reclaim(ctx, "cuDevicePrimaryCtxReset");
+    }
     return r;
 }
 
@@ -91,8 +133,11 @@ GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
     gmg_enter(H_cuDevicePrimaryCtxReset);
     uintptr_t ctx = primary_of(dev);
     CUresult r = CALL_REAL(cuDevicePrimaryCtxReset, dev);
-    if (r == CUDA_SUCCESS)
+    if (r == CUDA_SUCCESS) {
+        if (dev_ok(dev))
+            __atomic_store_n(&primary_refs[dev], 0, __ATOMIC_RELEASE);
         reclaim(ctx, "cuDevicePrimaryCtxReset");
+    }
     return r;
 }
 
@@ -101,6 +146,8 @@ GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     gmg_enter(H_cuDevicePrimaryCtxRelease_v2);
     uintptr_t ctx = primary_of(dev);
     CUresult r = CALL_REAL(cuDevicePrimaryCtxRelease_v2, dev);
+    if (r == CUDA_SUCCESS)
+        note_release(dev);
     if (r == CUDA_SUCCESS && ctx && !still_active(dev))
         reclaim(ctx, "last cuDevicePrimaryCtxRelease");
     return r;
@@ -111,6 +158,8 @@ GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
     gmg_enter(H_cuDevicePrimaryCtxRelease);
     uintptr_t ctx = primary_of(dev);
     CUresult r = CALL_REAL(cuDevicePrimaryCtxRelease, dev);
+    if (r == CUDA_SUCCESS)
+        note_release(dev);
     if (r == CUDA_SUCCESS && ctx && !still_active(dev))
         reclaim(ctx, "last cuDevicePrimaryCtxRelease");
     return r;

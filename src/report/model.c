@@ -160,7 +160,7 @@ void gmg_report_set_device_ops(const struct gmg_device_ops *ops)
 
 /* Only what the explanation needs: a snapshot grouped by stack, and the
  * frames of the few groups shown; no fragmentation, no dump number. */
-static void refusal_stacks(const struct gmg_refusal *ev)
+static void refusal_stacks(const struct gmg_refusal *ev, struct gmg_buf *b)
 {
     struct gmg_report r;
     memset(&r, 0, sizeof r);
@@ -170,37 +170,38 @@ static void refusal_stacks(const struct gmg_refusal *ev)
     r.groups = group(live, n, &r.ngroups, 0);
     free(live);
     r.sym = gmg_symbolizer_new();
-    struct gmg_buf b = { 0 };
-    gmg_buf_printf(&b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
+    gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
     int shown = 0;
     for (size_t i = 0; i < r.ngroups && shown < REFUSAL_STACKS; i++) {
         if (r.groups[i].device != ev->device || !gmg_group_is_allocation(r.groups[i].family))
             continue;
-        gmg_report_text_group(&r, &b, &r.groups[i]);
+        gmg_report_text_group(&r, b, &r.groups[i]);
         shown++;
     }
     if (!shown)
-        gmg_buf_printf(&b, "  (none)\n");
-    if (!b.failed)
-        gmg_write_stderr(b.p, b.len);
-    gmg_buf_free(&b);
+        gmg_buf_printf(b, "  (none)\n");
     gmg_report_free(&r);
 }
 
 void gmg_report_refusal(const struct gmg_refusal *ev)
 {
     if (ev->abort) {
-        gmg_error("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use; aborting "
-                  "(GPUMEM_ON_LIMIT=abort)",
-                  gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
-                  (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
+        gmg_notice("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use; aborting "
+                   "(GPUMEM_ON_LIMIT=abort)",
+                   gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
+                   (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
         gmg_report_now(GMG_TRIGGER_REFUSAL);
         return;
     }
-    gmg_error("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use "
-              "(returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are counted, "
-              "not shown)",
-              gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device, (unsigned long long)ev->limit,
-              (unsigned long long)ev->in_use);
-    refusal_stacks(ev);
+    /* one write, so that the program's own output never lands inside it */
+    struct gmg_buf b = { 0 };
+    gmg_buf_printf(&b, "gpumemguard: refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use "
+                       "(returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are counted, "
+                       "not shown)\n",
+                   gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
+                   (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
+    refusal_stacks(ev, &b);
+    if (!b.failed)
+        gmg_write_stderr(b.p, b.len);
+    gmg_buf_free(&b);
 }

@@ -20,7 +20,8 @@ static const char *const wrapped[] = {
     "cuMemAddressReserve", "cuMemAddressFree", "cuArrayCreate", "cuArray3DCreate", "cuArrayDestroy",
     "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy", "cuMemAllocHost", "cuMemHostAlloc", "cuMemFreeHost",
     "cuMemHostRegister", "cuMemHostUnregister", "cuIpcOpenMemHandle", "cuIpcCloseMemHandle", "cuCtxDestroy",
-    "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease", "cuMemGetInfo", "cuDeviceTotalMem", "cuGetProcAddress",
+    "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRetain", "cuMemGetInfo",
+    "cuDeviceTotalMem", "cuGetProcAddress",
 };
 
 static int is_wrapped(const char *n)

@@ -21,6 +21,7 @@
  *   trust stale_tmp PATH    stale temporaries for this pid exist beside PATH
  *   trust fd2 FILE          descriptor 2 closed, reopened as the program's data file
  *   trust dlclose LIB1 LIB2 a leak from a library then unloaded, LIB2 loaded after
+ *   trust early_signal      the dump signal before any allocation
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  */
@@ -452,6 +453,14 @@ static void fd2(const char *file)
         exit(4);
 }
 
+static void early_signal(void)
+{
+    /* cuInit only (setup made a context, nothing allocated): then the signal */
+    kill(getpid(), SIGUSR1);
+    usleep(300000);
+    printf("survived the dump signal\n");
+}
+
 static void dlclose_case(const char *lib1, const char *lib2)
 {
     void *h = dlopen(lib1, RTLD_NOW | RTLD_LOCAL);
@@ -590,6 +599,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "stale_tmp")) stale_tmp(argv[2]);
     else if (!strcmp(m, "fd2")) fd2(argv[2]);
     else if (!strcmp(m, "dlclose")) dlclose_case(argv[2], argv[3]);
+    else if (!strcmp(m, "early_signal")) early_signal();
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else {

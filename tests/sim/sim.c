@@ -78,6 +78,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 static int ndev = 1;
 static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
+static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
 static struct sdev devs[SIM_MAX_DEVICES];
 static struct blk *blocks;
 static struct sarray *arrays;
@@ -136,6 +137,7 @@ __attribute__((constructor)) static void sim_setup(void)
         ndev = atoi(n) > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : atoi(n);
     const char *fd = getenv("GPUSIM_FREE_DELAY_US");
     free_delay_us = fd ? atoi(fd) : 0;
+    no_primary_state = getenv("GPUSIM_NO_PRIMARY_STATE") != NULL;
     const char *m = getenv("GPUSIM_MEM");
     char buf[256];
     snprintf(buf, sizeof buf, "%s", m && *m ? m : "8G");
@@ -433,6 +435,8 @@ SIM_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrima
 
 SIM_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
+    if (no_primary_state) /* GPUSIM_NO_PRIMARY_STATE: a driver that cannot say */
+        return CUDA_ERROR_NOT_SUPPORTED;
     REQUIRE_INIT();
     if (dev < 0 || dev >= ndev)
         return CUDA_ERROR_INVALID_DEVICE;
