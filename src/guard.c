@@ -70,7 +70,6 @@ __attribute__((constructor)) static void gmg_start(void)
         .address_range = gmg_dev_address_range,
     };
     gmg_report_set_device_ops(&dev_ops);
-    gmg_report_output_init();
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = gmg_reporter_refused,

@@ -16,10 +16,22 @@ has "failed creates 40; then alloc of the whole limit: 0; guard 8388608" "$WORK/
 # 3. failed huge requests leave the counters exact, with no limit and under warn
 for cfg in "" "GPUMEM_LIMIT=8M GPUMEM_ON_LIMIT=warn"; do
     guarded $cfg "$T/trust" huge
-    if has "huge: 2 2 2 2; guard 1048576;" "$WORK/out" && has "then 1MiB more: guard 2097152" "$WORK/out"; then
+    if has "huge: 2 2 2 2; guard 1048576;" "$WORK/out" && has "then 1MiB more: guard 2097152" "$WORK/out" \
+       && has "in use 2097152, peak 2097152" "$WORK/err"; then
         ok "failed SIZE_MAX-sized alloc, pitch, array, managed leave the counters exact (${cfg:-no limit})"
     else bad "huge requests (${cfg:-no limit})" "$WORK/out"; fi
 done
+
+# the same, with a third thread allocating the freed address again at once
+guarded GPUSIM_FREE_DELAY_US=100 GPUSIM_AFTER_FREE_US=2000 "$T/trust" free_reuse 100
+has "free and reuse: 100 rounds, 0 with the guard off the driver" "$WORK/out" \
+    && ok "racing frees while a third thread reuses the address: its allocation stays counted (100 rounds)" \
+    || bad "racing frees with address reuse" "$WORK/out"
+# a context torn down while a thread frees its memory: reclaimed, not live
+guarded GPUSIM_FREE_DELAY_US=100000 "$T/trust" ctxrace
+if has "after teardown: guard 0 sim 0" "$WORK/out" && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q leak_in_doomed; then
+    ok "a context torn down during a free of its memory: the record is reclaimed, its quota released"
+else bad "teardown during a free" "$WORK/err"; fi
 
 # 9. two threads freeing one pointer; equal legacy pointers on two devices
 guarded GPUSIM_FREE_DELAY_US=20 "$T/trust" double_free 1500
@@ -34,7 +46,8 @@ else bad "legacy pointers on two devices" "$WORK/out"; fi
 
 # 10. NULL outputs under a limit get the driver's CUDA_ERROR_INVALID_VALUE
 guarded GPUMEM_LIMIT=8M "$T/trust" nulls
-has "nulls: 1 1 1 1 1 1" "$WORK/out" && ok "cuMemGetInfo/cuDeviceTotalMem with NULL outputs under a limit: CUDA_ERROR_INVALID_VALUE" \
+has "nulls: 1 1 1 1 1 1" "$WORK/out" && has "unknown frees: 0" "$WORK/err" \
+    && ok "cuMemGetInfo/cuDeviceTotalMem with NULL outputs under a limit: CUDA_ERROR_INVALID_VALUE; frees of 0 are no-ops" \
     || bad "NULL outputs under a limit" "$WORK/out"
 
 # 11. the simulated driver: sizes that overflow fail; fork while inside it
@@ -114,10 +127,11 @@ env LD_PRELOAD="$PRELOAD" "$T/trust" fd2 "$WORK/data" >/dev/null 2>&1
 # 8. a leak from a library unloaded since, another loaded at its address: the
 #    frames keep the first library's names
 guarded "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"
-if grep -A2 "795648 bytes in 1 allocation" "$WORK/err" | grep -q "in module_leak_inner .*(libgmgmod1.so+0x[0-9a-f]*, unloaded)" \
-   && grep -A2 "795648 bytes in 1 allocation" "$WORK/err" | grep -q "in module_leak .*(libgmgmod1.so+" \
-   && ! grep -q "libgmgmod2\|other_" "$WORK/err"; then
-    ok "frames of a library unloaded with dlclose keep its names, never blamed on the library loaded after it"
+gone=$(grep -A2 "795648 bytes in 1 allocation" "$WORK/err"); live=$(grep -A2 "568320 bytes in 1 allocation" "$WORK/err")
+if grep -q "in module_leak_inner .*(libgmgmod1.so+0x[0-9a-f]*, unloaded)" <<<"$gone" && grep -q "in module_leak .*(libgmgmod1.so+" <<<"$gone" \
+   && ! grep -q "libgmgmod2\|other_" <<<"$gone" && grep -q "in other_inner .*(libgmgmod2.so+0x[0-9a-f]*)$" <<<"$live" \
+   && ! grep -q "libgmgmod1\|module_leak\|unloaded" <<<"$live"; then
+    ok "frames of a library unloaded with dlclose keep its names; the library loaded after it keeps its own"
 else bad "frames of an unloaded library" "$WORK/err"; fi
 
 # ---------------------------------------------- small defects (issue 14)
@@ -127,9 +141,13 @@ else bad "frames of an unloaded library" "$WORK/err"; fi
 guarded "$T/trust" early_signal; rc=$?
 [ $rc = 0 ] && has "survived the dump signal" "$WORK/out" && has "gpumemguard report (signal" "$WORK/err" \
     && ok "SIGUSR1 right after cuInit, before any allocation: a dump, not a death" || bad "early signal (rc $rc)" "$WORK/err"
-env LD_PRELOAD="$PRELOAD" sh -c 'kill -USR1 $$; echo alive' >"$WORK/out" 2>/dev/null; rc=$?
-[ $rc = 138 ] && ! has alive "$WORK/out" && ok "a process that never touches CUDA keeps SIGUSR1's default action" \
-    || bad "non-CUDA process signals (rc $rc)" "$WORK/out"
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "a process that never touches CUDA" "a TSan-built guard cannot be preloaded into an uninstrumented sh"
+else
+    ( env LD_PRELOAD="$PRELOAD" sh -c 'kill -USR1 $$; echo alive' >"$WORK/out" ) 2>/dev/null; rc=$?
+    [ $rc = 138 ] && ! has alive "$WORK/out" && ok "a process that never touches CUDA keeps SIGUSR1's default action" \
+        || bad "non-CUDA process signals (rc $rc)" "$WORK/out"
+fi
 
 # 14.2 a symlink as report path: one line, no misleading errno
 ln -sf "$WORK/target2" "$WORK/link2"
@@ -152,3 +170,21 @@ guarded GPUSIM_NO_PRIMARY_STATE=1 "$T/apitest" direct reset
 if has "guard live 131072 sim live 131072" "$WORK/out" && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q leak_before_reset; then
     ok "without cuDevicePrimaryCtxGetState, a primary context reset still reclaims (context remembered from retain)"
 else bad "reset without GetState" "$WORK/err"; fi
+
+# review findings: a fork while threads install the handler; SIGPIPE; wrappers
+timeout 120 env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=/dev/null "$T/trust" forksig 200 >"$WORK/out" 2>"$WORK/err"; rc=$?
+[ $rc = 0 ] && has "forksig: 200 forks, 200 children took their signal" "$WORK/out" \
+    && ok "200 forks while 3 threads install SIGUSR1 handlers: every child installs and takes its own" \
+    || bad "fork during handler installation (rc $rc)" "$WORK/out"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stdout "$T/trust" dumps 0 2>"$WORK/err" | (exec 0<&-); rc=${PIPESTATUS[0]}
+env LD_PRELOAD="$PRELOAD" "$T/trust" dumps 0 2>&1 >/dev/null | (exec 0<&-); rc2=${PIPESTATUS[0]}
+[ $rc = 0 ] && [ $rc2 = 0 ] && has "cannot write report to stdout" "$WORK/err" \
+    && ok "a report to a pipe whose reader has gone: no SIGPIPE death, the report falls back to stderr" \
+    || bad "SIGPIPE (status $rc, $rc2)" "$WORK/err"
+if [ "${GMG_SANITIZER:-}" != tsan ]; then
+    rm -rf "$WORK/w"; mkdir -p "$WORK/w"
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/w/r.txt" sh -c "\"$ROOT/$T/trust\" dump_exit" >/dev/null 2>&1
+    [ "$(ls "$WORK/w" | tr '\n' ' ')" = "r.2.txt r.txt " ] \
+        && ok "a guarded wrapper (sh -c) around the program does not move its reports to r.PID.txt" \
+        || bad "reports behind a wrapper: $(ls "$WORK/w" | tr '\n' ' ')"
+fi

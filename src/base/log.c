@@ -2,6 +2,9 @@
 #include "base/log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -9,34 +12,65 @@
 
 int gmg_log_level = GMG_LOG_INFO;
 
-/* The stderr the process started with: -1 not yet known, 0 closed then. */
-static int err_state = -1;
-static dev_t err_dev;
-static ino_t err_ino;
+/* Descriptors 1 and 2 as the process started with them: -1 not yet known,
+ * 0 closed then, 1 open (device and inode kept). */
+static int std_state[3] = { -1, -1, -1 };
+static dev_t std_dev[3];
+static ino_t std_ino[3];
 
 void gmg_stderr_remember(void)
 {
-    struct stat st;
-    if (fstat(2, &st) == 0) {
-        err_dev = st.st_dev;
-        err_ino = st.st_ino;
-        err_state = 1;
-    } else {
-        err_state = 0;
+    for (int fd = 1; fd <= 2; fd++) {
+        struct stat st;
+        if (fstat(fd, &st) == 0) {
+            std_dev[fd] = st.st_dev;
+            std_ino[fd] = st.st_ino;
+            std_state[fd] = 1;
+        } else {
+            std_state[fd] = 0;
+        }
     }
 }
 
-int gmg_stderr_ok(void)
+int gmg_std_ok(int fd)
 {
-    if (err_state < 0)
+    if (fd < 1 || fd > 2 || std_state[fd] < 0)
         return 1;
     struct stat st;
-    return err_state == 1 && fstat(2, &st) == 0 && st.st_dev == err_dev && st.st_ino == err_ino;
+    return std_state[fd] == 1 && fstat(fd, &st) == 0 && st.st_dev == std_dev[fd] && st.st_ino == std_ino[fd];
+}
+
+int gmg_stderr_ok(void) { return gmg_std_ok(2); }
+
+void gmg_nopipe_begin(struct gmg_nopipe *np)
+{
+    sigset_t pipe_set, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &np->old);
+    np->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+}
+
+void gmg_nopipe_end(struct gmg_nopipe *np, int got_epipe)
+{
+    if (got_epipe && !np->was_pending) {
+        /* the SIGPIPE our write raised, taken before it can reach the program */
+        sigset_t pipe_set;
+        sigemptyset(&pipe_set);
+        sigaddset(&pipe_set, SIGPIPE);
+        struct timespec zero = { 0, 0 };
+        int saved = errno;
+        sigtimedwait(&pipe_set, NULL, &zero);
+        errno = saved;
+    }
+    pthread_sigmask(SIG_SETMASK, &np->old, NULL);
 }
 
 int gmg_write_all(int fd, const char *p, size_t n)
 {
-    int saved = errno;
+    int saved = errno, rc = 0;
+    struct gmg_nopipe np;
+    gmg_nopipe_begin(&np);
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -44,13 +78,16 @@ int gmg_write_all(int fd, const char *p, size_t n)
         if (w <= 0) {
             if (w == 0)
                 errno = EIO;
-            return -1;
+            rc = -1;
+            break;
         }
         p += w;
         n -= (size_t)w;
     }
-    errno = saved;
-    return 0;
+    int err = errno;
+    gmg_nopipe_end(&np, rc != 0 && err == EPIPE);
+    errno = rc ? err : saved;
+    return rc;
 }
 
 int gmg_write_stderr(const char *p, size_t n)

@@ -5,6 +5,7 @@
 #ifndef GMG_BASE_LOG_H
 #define GMG_BASE_LOG_H
 
+#include <signal.h>
 #include <stddef.h>
 
 enum gmg_log_level { GMG_LOG_QUIET = 0, GMG_LOG_INFO = 1, GMG_LOG_DEBUG = 2 };
@@ -23,13 +24,24 @@ void gmg_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * (refusing an allocation over the quota). */
 void gmg_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Write all of p to fd (EINTR retried): 0, or -1 with errno set. */
+/* Write all of p to fd (EINTR retried): 0, or -1 with errno set. A reader
+ * gone away is EPIPE, never a SIGPIPE that would kill the program. */
 int gmg_write_all(int fd, const char *p, size_t n);
 
-/* Descriptor 2, only while it is still the stderr the process started with
- * (remembered at start-up): a program that closed it and opened a file of
- * its own in its place never gets our text in that file. */
+/* SIGPIPE blocked around other writes (the same as gmg_write_all does):
+ * end(np, 1) after an EPIPE takes the signal that write raised. */
+struct gmg_nopipe {
+    sigset_t old;
+    int was_pending;
+};
+void gmg_nopipe_begin(struct gmg_nopipe *np);
+void gmg_nopipe_end(struct gmg_nopipe *np, int got_epipe);
+
+/* Descriptors 1 and 2, only while each is still the one the process started
+ * with (remembered at start-up): a program that closed one and opened a file
+ * of its own in its place never gets our text in that file. */
 void gmg_stderr_remember(void);
+int gmg_std_ok(int fd);
 int gmg_stderr_ok(void);
 int gmg_write_stderr(const char *p, size_t n);
 

@@ -15,6 +15,8 @@ struct devq {
 static struct devq q[GMG_MAX_DEVICES];
 static int max_dev_seen = -1;
 
+#define GMG_QUOTA_MAX_REQUEST (1ull << 60) /* 1 EiB */
+
 static int valid(int dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
 
 int gmg_quota_wants_total(int dev)
@@ -75,6 +77,8 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
     note_dev(dev);
     struct devq *d = &q[dev];
     uint64_t limit = gmg_quota_limit(dev);
+    if (bytes > GMG_QUOTA_MAX_REQUEST) /* no device has it: never reserved, never a peak */
+        return limit && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN ? 0 : -1;
     uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED), next;
     do {
         if (__builtin_add_overflow(cur, bytes, &next)) {

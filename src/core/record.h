@@ -52,6 +52,8 @@ struct gmg_alloc {
     uint8_t freed_by_other : 1; /* a racing free of the same key succeeded */
     uint8_t detached : 1; /* taken out of the table while being freed (the
                              address was reused); the freeing thread drops it */
+    uint8_t torn_down : 1; /* its context was torn down while it was being
+                             freed: if the free fails, it was reclaimed    */
     uint32_t maps;        /* VMM handle: live cuMemMap mappings of it      */
     UT_hash_handle hh;
 };

@@ -87,22 +87,33 @@ static struct gmg_stack *find(struct gmg_stack *s, uint64_t h, const uintptr_t *
  * unknown. _dl_find_object (glibc 2.35+) is lock-free and allocation-free;
  * only a module seen for the first time takes modules_mu and copies its
  * path. */
+#ifdef DLFO_STRUCT_HAS_EH_DBASE
+static int same_module(const struct gmg_module *m, const struct dl_find_object *fo, const char *name)
+{
+    return m->map == fo->dlfo_link_map && m->start == (uintptr_t)fo->dlfo_map_start &&
+           m->end == (uintptr_t)fo->dlfo_map_end && strcmp(m->path, name) == 0;
+}
+#endif
+
 static uint16_t module_of(uintptr_t pc)
 {
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
     struct dl_find_object fo;
     if (_dl_find_object((void *)(pc - 1), &fo) != 0)
         return 0;
+    /* glibc reuses both a closed library's link_map and its addresses for
+     * the next one: the path and extent tell them apart */
+    const struct link_map *lm = fo.dlfo_link_map;
+    const char *name = lm && lm->l_name ? lm->l_name : "";
     unsigned n = __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE);
     for (unsigned i = 1; i < n; i++)
-        if (modules[i].map == fo.dlfo_link_map && modules[i].start == (uintptr_t)fo.dlfo_map_start)
+        if (same_module(&modules[i], &fo, name))
             return (uint16_t)i;
-    const struct link_map *lm = fo.dlfo_link_map;
-    char *path = strdup(lm && lm->l_name ? lm->l_name : "");
+    char *path = strdup(name);
     uint16_t id = 0;
     pthread_mutex_lock(&modules_mu);
     for (unsigned i = 1; i < nmodules && !id; i++)
-        if (modules[i].map == fo.dlfo_link_map && modules[i].start == (uintptr_t)fo.dlfo_map_start)
+        if (same_module(&modules[i], &fo, name))
             id = (uint16_t)i;
     if (!id && path && nmodules < MAX_MODULES) {
         struct gmg_module *m = &modules[nmodules];

@@ -85,15 +85,16 @@ static void del_locked(struct shard *s, struct gmg_alloc *a)
     __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
 }
 
-struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, int *racing)
+struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uint64_t *racing_seq)
 {
     struct shard *s = shard_of(value, space);
     pthread_mutex_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value);
-    *racing = a && a->freeing;
+    *racing_seq = a && a->freeing ? a->seq : 0;
     if (a && !a->freeing) {
         a->freeing = 1;
         a->freed_by_other = 0;
+        a->torn_down = 0;
     } else {
         a = NULL;
     }
@@ -101,15 +102,23 @@ struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, int
     return a;
 }
 
-struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed)
+struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed, int *reclaimed)
 {
     struct shard *s = shard_of(a->key.value, a->key.space);
     struct gmg_alloc *drop = a;
+    *reclaimed = 0;
     pthread_mutex_lock(&s->mu);
     if (a->detached) {
         /* already out of the table */
+    } else if ((freed || a->freed_by_other) && a->key.space == GMG_SPACE_VMM && a->maps > 0) {
+        a->freeing = 0; /* released while mapped: counts until the last unmap */
+        a->released = 1;
+        drop = NULL;
     } else if (freed || a->freed_by_other) {
         del_locked(s, a);
+    } else if (a->torn_down) {
+        del_locked(s, a); /* the teardown freed it, not the program */
+        *reclaimed = 1;
     } else {
         a->freeing = 0; /* the driver kept it: live again */
         drop = NULL;
@@ -118,15 +127,17 @@ struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed)
     return drop;
 }
 
-struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value)
+struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq)
 {
     struct shard *s = shard_of(value, space);
     pthread_mutex_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value);
-    if (a && a->freeing) {
+    if (!a || a->seq != seq) {
+        a = NULL; /* gone, or the key is a newer allocation's now */
+    } else if (a->freeing) {
         a->freed_by_other = 1; /* the thread that began drops it */
         a = NULL;
-    } else if (a) {
+    } else {
         del_locked(s, a); /* the first free failed and ours freed it */
     }
     pthread_mutex_unlock(&s->mu);
@@ -251,6 +262,11 @@ static void reclaimed_push(struct gmg_alloc *a)
     pthread_mutex_unlock(&reclaimed_mu);
 }
 
+void gmg_track_reclaimed_add(struct gmg_alloc *a)
+{
+    reclaimed_push(a);
+}
+
 size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg)
 {
     size_t n = 0;
@@ -259,7 +275,9 @@ size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *,
         struct gmg_alloc *a, *tmp, *out = NULL;
         pthread_mutex_lock(&s->mu);
         HASH_ITER(hh, s->head, a, tmp) {
-            if (a->ctx == ctx && reclaimable(a) && !a->freeing) {
+            if (a->ctx == ctx && reclaimable(a) && a->freeing) {
+                a->torn_down = 1; /* its freeing thread settles it */
+            } else if (a->ctx == ctx && reclaimable(a)) {
                 HASH_DEL(s->head, a);
                 __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
                 a->hh.next = out;

@@ -28,16 +28,23 @@ struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value);
  * one pointer at once leave neither a phantom record nor a double release:
  *   free_begin   marks the record as being freed by the caller (it stays in
  *                the table) and returns it; NULL if not live, and then
- *                *racing says whether another thread is freeing it
+ *                *racing_seq is the sequence number of the record another
+ *                thread is freeing (0 if none)
  *   free_end     by the thread that began: returns the record to drop (the
  *                driver freed it, or a racing free did), or NULL when it is
- *                live again (the driver refused and nobody else freed it)
- *   free_racing  by a racing thread whose driver call succeeded: returns a
- *                record to drop, or NULL
+ *                live again (the driver refused and nobody else freed it).
+ *                *reclaimed is set when the record is to go to the reclaimed
+ *                list instead (its context was torn down meanwhile); the
+ *                caller releases its quota and hands it to track_reclaimed_add
+ *   free_racing  by a racing thread whose driver call succeeded: returns the
+ *                record of that sequence number to drop, or NULL (a newer
+ *                record at the same key is never touched)
+ * A VMM handle whose free succeeds while it is still mapped stays, released.
  */
-struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, int *racing);
-struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed);
-struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value);
+struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uint64_t *racing_seq);
+struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed, int *reclaimed);
+struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq);
+void gmg_track_reclaimed_add(struct gmg_alloc *a);
 
 /* VMM handles (GMG_SPACE_VMM): a mapping made or removed; a handle released
  * by the program. A released handle stays live until its last mapping goes;

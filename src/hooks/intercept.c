@@ -141,7 +141,8 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
 struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
 {
     struct gmg_free f = { NULL, 0, space, key };
-    f.a = gmg_track_free_begin(space, key, &f.racing);
+    if (key) /* a free of 0 is a no-op for the driver: nothing to count */
+        f.a = gmg_track_free_begin(space, key, &f.racing);
     return f;
 }
 
@@ -150,10 +151,10 @@ struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
     uintptr_t ctx;
     int dev = gmg_current_device(&ctx);
     enum gmg_space first = legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR;
-    uint64_t v1 = gmg_key_v1(ptr, dev);
+    uint64_t v1 = ptr ? gmg_key_v1(ptr, dev) : 0;
     struct gmg_free f = gmg_free_take(first, legacy ? v1 : ptr);
     /* a pointer of the other ABI (allocated legacy, freed _v2 or back) */
-    if (!f.a && !f.racing && ptr <= UINT32_MAX && dev >= 0) {
+    if (!f.a && !f.racing && ptr && ptr <= UINT32_MAX && dev >= 0) {
         struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1, legacy ? ptr : v1);
         if (g.a || g.racing)
             return g;
@@ -164,14 +165,21 @@ struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
 void gmg_free_done(struct gmg_free *f, CUresult r)
 {
     struct gmg_alloc *drop = NULL;
+    int reclaimed = 0;
     if (f->a)
-        drop = gmg_track_free_end(f->a, r == CUDA_SUCCESS);
+        drop = gmg_track_free_end(f->a, r == CUDA_SUCCESS, &reclaimed);
     else if (f->racing && r == CUDA_SUCCESS)
-        drop = gmg_track_free_racing(f->space, f->key);
+        drop = gmg_track_free_racing(f->space, f->key, f->racing);
     else if (!f->racing && f->key)
         gmg_record_unknown_free();
-    if (drop)
+    if (drop && reclaimed) { /* its context's teardown freed it meanwhile */
+        if (drop->counted)
+            gmg_quota_release(drop->device, drop->size);
+        drop->freeing = 0;
+        gmg_track_reclaimed_add(drop);
+    } else if (drop) {
         gmg_drop_record(drop, NULL);
+    }
 }
 
 uint64_t gmg_key_v1(uint64_t ptr, int dev)

@@ -54,7 +54,8 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
  * a racing free of the same key is settled, see core/track.h). */
 struct gmg_free {
     struct gmg_alloc *a;  /* the record this thread frees, or NULL    */
-    int racing;           /* another thread is freeing the same key   */
+    uint64_t racing;      /* another thread is freeing the same key:
+                             the sequence number of its record, else 0 */
     enum gmg_space space;
     uint64_t key;
 };

@@ -197,8 +197,11 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
 
 void gmg_dumpsig_atfork_child(void)
 {
-    /* another thread may have held the installers' lock at fork */
+    /* another thread may have held the installers' lock at fork, half way
+     * through writing a slot (not the current one): even its count again */
     __atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
+    for (int i = 0; i < SLOTS; i++)
+        slots[i].seq += slots[i].seq & 1;
     pthread_mutex_init(&arm_mu, NULL);
 }
 
@@ -230,12 +233,20 @@ GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
         errno = ENOSYS;
         return -1;
     }
-    if (sig == 0 || sig != __atomic_load_n(&active_sig, __ATOMIC_ACQUIRE))
+    if (sig == 0 || sig != gmg_cfg.signal)
         return real(sig, act, old);
+    /* the dump signal: under the installers' lock even before it is armed,
+     * so that arming on another thread sees this installation, or this one
+     * sees the guard's */
     sigset_t mask;
     struct action a;
     int rc = 0;
     lock_installers(&mask);
+    if (!__atomic_load_n(&active_sig, __ATOMIC_ACQUIRE)) {
+        rc = real(sig, act, old);
+        unlock_installers(&mask);
+        return rc;
+    }
     read_action(&a);
     if (act)
         rc = publish(sig, act);
@@ -247,7 +258,7 @@ GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
 
 GMG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-    if (sig == 0 || sig != __atomic_load_n(&active_sig, __ATOMIC_ACQUIRE)) {
+    if (sig == 0 || sig != gmg_cfg.signal) {
         signal_fn real = real_signal();
         if (!real) {
             errno = ENOSYS;
@@ -255,7 +266,8 @@ GMG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
         }
         return real(sig, handler);
     }
-    /* glibc's signal(): BSD semantics, the signal blocked in its handler */
+    /* glibc's signal(): BSD semantics, the signal blocked in its handler;
+     * through our sigaction, armed or not */
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = handler;

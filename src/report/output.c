@@ -5,8 +5,9 @@
  * %p is the pid, %n the dump number and %% a percent sign. No report ever
  * silently replaces another of the same run: without %n the second and later
  * dumps of a process get ".N" before the extension (r.txt, r.2.txt, ...);
- * without %p a process that is not the first of its run (a forked child, or
- * a program started by a guarded one) gets ".PID" there too. With several
+ * without %p a forked child gets ".PID" there too. (A program a guarded one
+ * starts with exec is a process of its own: give the path %p when several
+ * guarded programs of one job share it.) With several
  * formats each file gets the format's extension. A FIFO or a device takes
  * every dump in turn, under its own name.
  *
@@ -37,22 +38,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define ROOT_ENV "GPUMEMGUARD_ROOT_PID"   /* the first guarded process of a run */
 #define STALL_MS 5000                     /* a FIFO or device that takes no data */
 
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
-static int descendant = -1;               /* not the first process of its run */
+static int descendant;                    /* a forked child */
 static unsigned tmp_count;
-
-void gmg_report_output_init(void)
-{
-    char pid[32];
-    const char *root = getenv(ROOT_ENV);
-    snprintf(pid, sizeof pid, "%d", (int)getpid());
-    descendant = root && *root && strcmp(root, pid) != 0;
-    if (!root)
-        setenv(ROOT_ENV, pid, 0); /* inherited by the programs this one starts */
-}
 
 void gmg_report_atfork_child(void)
 {
@@ -87,7 +77,7 @@ static void path_of(const char *pattern, unsigned dump, const char *ext, char *o
     out[k] = 0;
     char insert[48] = "";
     size_t m = 0;
-    if (!has_p && descendant > 0)
+    if (!has_p && descendant)
         m += (size_t)snprintf(insert + m, sizeof insert - m, ".%d", (int)getpid());
     if (!has_n && dump > 1)
         m += (size_t)snprintf(insert + m, sizeof insert - m, ".%u", dump);
@@ -110,8 +100,8 @@ static void path_of(const char *pattern, unsigned dump, const char *ext, char *o
     snprintf(out + len, n - len, "%s%s", insert, tail);
 }
 
-/* Write to an open FIFO or device without ever blocking for long. */
-static int write_nonblocking(int fd, const char *p, size_t n)
+/* The write loop of write_nonblocking. */
+static int write_stream(int fd, const char *p, size_t n)
 {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
@@ -132,6 +122,19 @@ static int write_nonblocking(int fd, const char *p, size_t n)
         return -1;
     }
     return 0;
+}
+
+/* Write to an open FIFO or device without ever blocking for long, or
+ * raising SIGPIPE when its reader goes. */
+static int write_nonblocking(int fd, const char *p, size_t n)
+{
+    struct gmg_nopipe np;
+    gmg_nopipe_begin(&np);
+    int rc = write_stream(fd, p, n);
+    int err = errno;
+    gmg_nopipe_end(&np, rc != 0 && err == EPIPE);
+    errno = err;
+    return rc;
 }
 
 /* 0 on success; otherwise -1 and *why says why, for the one message. */
@@ -205,11 +208,14 @@ static void emit(const struct gmg_report *r, int fmt, const char *ext)
         return;
     }
     if (strcmp(gmg_cfg.report, "stdout") == 0) {
-        gmg_write_all(1, b.p, b.len);
-        gmg_buf_free(&b);
-        return;
+        if (gmg_std_ok(1) && gmg_write_all(1, b.p, b.len) == 0) {
+            gmg_buf_free(&b);
+            return;
+        }
+        gmg_error("cannot write report to stdout (%s): writing to stderr",
+                  gmg_std_ok(1) ? strerror(errno) : "descriptor 1 is no longer the program's stdout");
     }
-    int to_stderr = strcmp(gmg_cfg.report, "stderr") == 0;
+    int to_stderr = strcmp(gmg_cfg.report, "stderr") == 0 || strcmp(gmg_cfg.report, "stdout") == 0;
     if (!to_stderr && getauxval(AT_SECURE)) {
         gmg_error("secure execution: report files are not written, using stderr");
         to_stderr = 1;

@@ -102,9 +102,6 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b);
 /* One group in the text format: the size line and its frames. */
 void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g);
 
-/* Start-up: is this the first guarded process of its run (output.c)? */
-void gmg_report_output_init(void);
-
 /* fork child: reports start over, numbered from 1, with the child's pid in
  * paths without %p (output.c, model.c). */
 void gmg_report_atfork_child(void);

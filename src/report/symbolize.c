@@ -20,9 +20,16 @@ struct entry {
     UT_hash_handle hh;
 };
 
+struct offline {             /* an unloaded library, read from its file */
+    const struct gmg_module *mod;
+    Dwfl *dwfl;
+    Dwfl_Module *m;
+    struct offline *next;
+};
+
 struct gmg_symbolizer {
     Dwfl *dwfl;
-    Dwfl *offline;           /* unloaded libraries, from their files */
+    struct offline *offline; /* one Dwfl each: two may have had one address */
     struct entry *cache;
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
@@ -73,7 +80,7 @@ static int still_loaded(const struct gmg_module *m, uintptr_t look)
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
     struct dl_find_object fo;
     if (_dl_find_object((void *)look, &fo) != 0 || fo.dlfo_link_map != m->map ||
-        (uintptr_t)fo.dlfo_map_start != m->start)
+        (uintptr_t)fo.dlfo_map_start != m->start || (uintptr_t)fo.dlfo_map_end != m->end)
         return 0;
     const struct link_map *lm = fo.dlfo_link_map;
     return strcmp(lm->l_name ? lm->l_name : "", m->path) == 0;
@@ -96,14 +103,21 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
     const char *fn = NULL;
     fi.module = keep(base_name(m->path));
     fi.offset = pc - m->bias;
-    if (!s->offline && (s->offline = dwfl_begin(&offline_callbacks)) != NULL)
-        dwfl_report_begin(s->offline);
-    Dwfl_Module *mod = s->offline ? dwfl_addrmodule(s->offline, look) : NULL;
-    if (!mod && s->offline && *m->path) { /* first frame of this module: load its file */
-        dwfl_report_begin_add(s->offline);
-        mod = dwfl_report_elf(s->offline, base_name(m->path), m->path, -1, m->bias, false);
-        dwfl_report_end(s->offline, NULL, NULL);
+    struct offline *o = s->offline;
+    while (o && o->mod != m)
+        o = o->next;
+    if (!o && *m->path && (o = calloc(1, sizeof *o)) != NULL) {
+        o->mod = m;
+        o->dwfl = dwfl_begin(&offline_callbacks);
+        if (o->dwfl) {
+            dwfl_report_begin(o->dwfl);
+            o->m = dwfl_report_elf(o->dwfl, base_name(m->path), m->path, -1, m->bias, false);
+            dwfl_report_end(o->dwfl, NULL, NULL);
+        }
+        o->next = s->offline;
+        s->offline = o;
     }
+    Dwfl_Module *mod = o ? o->m : NULL;
     if (mod) {
         fn = dwfl_module_addrname(mod, look);
         Dwfl_Line *line = dwfl_module_getsrc(mod, look);
@@ -204,7 +218,12 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s)
     }
     if (s->dwfl)
         dwfl_end(s->dwfl);
-    if (s->offline)
-        dwfl_end(s->offline);
+    while (s->offline) {
+        struct offline *o = s->offline;
+        s->offline = o->next;
+        if (o->dwfl)
+            dwfl_end(o->dwfl);
+        free(o);
+    }
     free(s);
 }

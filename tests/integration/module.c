@@ -1,8 +1,8 @@
 /*
  * module.c - a library that leaks device memory and is then unloaded
  * (trust dlclose). Built twice: libgmgmod1.so (module_leak) and, with
- * -DOTHER, libgmgmod2.so of the same layout, so that the second is likely
- * mapped where the first was.
+ * -DOTHER, libgmgmod2.so of the same layout and name length, so that the
+ * second is likely mapped where the first was, with the same link_map.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
@@ -23,8 +23,7 @@ void module_leak(void)
 __attribute__((noinline)) static void other_inner(void)
 {
     CUdeviceptr d;
-    cuMemGetAddressRange_v2(0, 0, 0);
-    (void)d;
+    cuMemAlloc_v2(&d, 555 * 1024);
 }
 
 void other_function(void)

@@ -22,6 +22,9 @@
  *   trust fd2 FILE          descriptor 2 closed, reopened as the program's data file
  *   trust dlclose LIB1 LIB2 a leak from a library then unloaded, LIB2 loaded after
  *   trust early_signal      the dump signal before any allocation
+ *   trust free_reuse N      two threads free one pointer, a third reuses the address
+ *   trust ctxrace           a context torn down while a thread frees its memory
+ *   trust forksig N         fork while threads install the dump signal's handler
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  */
@@ -51,6 +54,8 @@ struct sim_stats { uint64_t total, live, peak, live_allocs, allocs, frees, oom; 
 int simGetStats(int dev, struct sim_stats *out);
 
 static CUcontext ctx0;
+static int stop;                    /* set once by the main thread, read by workers */
+static void plain_handler(int sig);
 
 static void setup(int dev)
 {
@@ -133,6 +138,9 @@ static void huge(void)
     size_t pitch;
     CUarray a;
     CUDA_ARRAY_DESCRIPTOR ad = { (size_t)1 << 40, (size_t)1 << 40, CU_AD_FORMAT_FLOAT, 4 };
+    CUresult r0 = cuMemAlloc_v2(&d, SIZE_MAX); /* with nothing in use: no overflow, still no device has it */
+    if (r0 == CUDA_SUCCESS)
+        exit(5);
     CUdeviceptr before;
     CHECK(cuMemAlloc_v2(&before, 1 << 20)); /* something in use: the sum overflows */
     CUresult r1 = cuMemAlloc_v2(&d, SIZE_MAX - 4096);
@@ -188,6 +196,118 @@ static void double_free(int rounds)
            (unsigned long long)sim(0).live);
 }
 
+/* Two threads free p while a third takes the address again: the third's
+ * allocation must stay counted. */
+static CUdeviceptr reused;
+
+static void *reuser(void *arg)
+{
+    int rounds = *(int *)arg;
+    CHECK(cuCtxSetCurrent(ctx0));
+    for (int i = 0; i < rounds; i++) {
+        pthread_barrier_wait(&bar);
+        usleep(500);
+        CHECK(cuMemAlloc_v2(&reused, 4096));
+        pthread_barrier_wait(&bar);
+    }
+    return NULL;
+}
+
+static void free_reuse(int rounds)
+{
+    pthread_t t[3];
+    pthread_barrier_init(&bar, NULL, 4);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, freer, &rounds);
+    pthread_create(&t[2], NULL, reuser, &rounds);
+    int wrong = 0;
+    for (int i = 0; i < rounds; i++) {
+        CHECK(cuMemAlloc_v2(&shared_ptr, 4096));
+        pthread_barrier_wait(&bar);
+        pthread_barrier_wait(&bar);
+        if (guard_live(0) != sim(0).live)
+            wrong++;
+        cuMemFree_v2(reused);
+        if (guard_live(0) != sim(0).live) { /* start the next round even */
+            CUdeviceptr d;
+            while (cuMemAlloc_v2(&d, 4096) == CUDA_SUCCESS && guard_live(0) < sim(0).live)
+                ;
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    printf("free and reuse: %d rounds, %d with the guard off the driver\n", rounds, wrong);
+}
+
+/* A context torn down while another thread frees memory of it. */
+static CUcontext doomed;
+static CUdeviceptr doomed_ptr;
+
+static void *late_free(void *arg)
+{
+    (void)arg;
+    CHECK(cuCtxSetCurrent(doomed));
+    CUresult r = cuMemFree_v2(doomed_ptr); /* the simulator holds it GPUSIM_FREE_DELAY_US */
+    printf("late free: %d\n", (int)r);
+    return NULL;
+}
+
+NOINLINE static void leak_in_doomed(void) { CHECK(cuMemAlloc_v2(&doomed_ptr, 1 << 20)); }
+
+static void ctxrace(void)
+{
+    CUdevice d;
+    CHECK(cuDeviceGet(&d, 0));
+    CHECK(cuCtxCreate_v2(&doomed, 0, d));
+    leak_in_doomed();
+    pthread_t t;
+    pthread_create(&t, NULL, late_free, NULL);
+    usleep(30000);
+    CHECK(cuCtxDestroy_v2(doomed));
+    pthread_join(t, NULL);
+    CHECK(cuCtxSetCurrent(ctx0));
+    printf("after teardown: guard %llu sim %llu\n", guard_live(0), (unsigned long long)sim(0).live);
+}
+
+/* fork while other threads install the program's handler for the dump
+ * signal: each child installs its own and takes the signal */
+static volatile sig_atomic_t child_handled;
+static void child_handler(int sig) { (void)sig; child_handled = 1; }
+
+static void *reinstaller(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE))
+        signal(SIGUSR1, plain_handler);
+    return NULL;
+}
+
+static void forksig(int n)
+{
+    CUdeviceptr d;
+    CHECK(cuMemAlloc_v2(&d, 4096));
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++)
+        pthread_create(&t[i], NULL, reinstaller, NULL);
+    int ok = 0;
+    for (int i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            alarm(5);
+            signal(SIGUSR1, child_handler);
+            raise(SIGUSR1);
+            _exit(child_handled ? 0 : 1);
+        }
+        int st;
+        waitpid(pid, &st, 0);
+        ok += WIFEXITED(st) && WEXITSTATUS(st) == 0;
+    }
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < 3; i++)
+        pthread_join(t[i], NULL);
+    printf("forksig: %d forks, %d children took their signal\n", n, ok);
+}
+
 static void legacy2dev(void)
 {
     CUdevice d1;
@@ -210,6 +330,8 @@ static void nulls(void)
 {
     size_t f;
     unsigned f32;
+    cuMemFree(0);
+    cuMemFree_v2(0); /* no-ops: not unknown frees */
     printf("nulls: %d %d %d %d %d %d\n", (int)cuMemGetInfo_v2(NULL, NULL), (int)cuMemGetInfo_v2(&f, NULL),
            (int)cuMemGetInfo(NULL, NULL), (int)cuMemGetInfo(&f32, NULL), (int)cuDeviceTotalMem_v2(NULL, 0),
            (int)cuDeviceTotalMem(NULL, 0));
@@ -226,8 +348,6 @@ static void sim_sizes(void)
     printf("sim sizes: %d %d %d\n", (int)cuMemAlloc_v2(&d, SIZE_MAX), (int)cuMemAllocPitch_v2(&d, &pitch, SIZE_MAX, 2, 4),
            (int)cuArray3DCreate_v2(&a, &ad));
 }
-
-static int stop; /* set once by the main thread, read by workers */
 
 static void *churn(void *arg)
 {
@@ -476,6 +596,8 @@ static void dlclose_case(const char *lib1, const char *lib2)
         fprintf(stderr, "%s\n", dlerror());
         exit(1);
     }
+    void (*other)(void) = (void (*)(void))dlsym(h2, "other_function");
+    other(); /* a leak of the library still loaded, maybe where the first was */
     printf("loaded %s after unloading %s\n", lib2, lib1);
 }
 
@@ -600,6 +722,9 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "fd2")) fd2(argv[2]);
     else if (!strcmp(m, "dlclose")) dlclose_case(argv[2], argv[3]);
     else if (!strcmp(m, "early_signal")) early_signal();
+    else if (!strcmp(m, "free_reuse")) free_reuse(n);
+    else if (!strcmp(m, "ctxrace")) ctxrace();
+    else if (!strcmp(m, "forksig")) forksig(n);
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else {

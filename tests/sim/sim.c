@@ -79,6 +79,7 @@ static int initialized;
 static int ndev = 1;
 static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
 static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
+static int after_free_us; /* GPUSIM_AFTER_FREE_US */
 static struct sdev devs[SIM_MAX_DEVICES];
 static struct blk *blocks;
 static struct sarray *arrays;
@@ -138,6 +139,8 @@ __attribute__((constructor)) static void sim_setup(void)
     const char *fd = getenv("GPUSIM_FREE_DELAY_US");
     free_delay_us = fd ? atoi(fd) : 0;
     no_primary_state = getenv("GPUSIM_NO_PRIMARY_STATE") != NULL;
+    const char *af = getenv("GPUSIM_AFTER_FREE_US");
+    after_free_us = af ? atoi(af) : 0;
     const char *m = getenv("GPUSIM_MEM");
     char buf[256];
     snprintf(buf, sizeof buf, "%s", m && *m ? m : "8G");
@@ -631,6 +634,8 @@ static CUresult linear_free(CUdeviceptr p)
     }
     UNLOCK();
     free(b);
+    if (after_free_us) /* the caller preempted between the driver's unlock and its return */
+        usleep((useconds_t)after_free_us);
     return CUDA_SUCCESS;
 }
 
