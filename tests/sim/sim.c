@@ -265,7 +265,7 @@ static int bytes_take(int dev, uint64_t size)
 
 static CUcontext cur_ctx(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL; }
 
-static int ctx_ok(CUcontext c) { return c && ((struct sctx *)c)->active; }
+static int ctx_ok(CUcontext c) { return c && __atomic_load_n(&((struct sctx *)c)->active, __ATOMIC_ACQUIRE); }
 
 #define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 #define REQUIRE_CTX(c) do { REQUIRE_INIT(); if (!ctx_ok(c)) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
@@ -392,7 +392,7 @@ SIM_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     LOCK();
     struct sctx *p = &devs[dev].primary;
-    p->active = 1;
+    __atomic_store_n(&p->active, 1, __ATOMIC_RELEASE);
     p->refcount++;
     UNLOCK();
     *pctx = (CUcontext)p;
@@ -412,7 +412,7 @@ SIM_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     }
     if (--p->refcount == 0) {   /* the last release resets the context */
         free_ctx_memory((CUcontext)p);
-        p->active = 0;
+        __atomic_store_n(&p->active, 0, __ATOMIC_RELEASE);
     }
     UNLOCK();
     return CUDA_SUCCESS;
@@ -428,7 +428,7 @@ SIM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
     LOCK();
     struct sctx *p = &devs[dev].primary;
     free_ctx_memory((CUcontext)p);
-    p->active = 0;
+    __atomic_store_n(&p->active, 0, __ATOMIC_RELEASE);
     p->refcount = 0;
     UNLOCK();
     return CUDA_SUCCESS;
@@ -447,7 +447,7 @@ SIM_EXPORT CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     *flags = devs[dev].primary.flags;
-    *active = devs[dev].primary.active;
+    *active = __atomic_load_n(&devs[dev].primary.active, __ATOMIC_ACQUIRE);
     UNLOCK();
     return CUDA_SUCCESS;
 }
@@ -475,7 +475,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
         return CUDA_ERROR_INVALID_DEVICE;
     struct sctx *c = calloc(1, sizeof *c);
     c->dev = dev;
-    c->active = 1;
+    __atomic_store_n(&c->active, 1, __ATOMIC_RELEASE);
     c->flags = flags;
     *pctx = (CUcontext)c;
     if (ctx_depth < 16)
@@ -506,7 +506,7 @@ SIM_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
         return CUDA_ERROR_INVALID_CONTEXT;
     LOCK();
     free_ctx_memory(c);
-    ((struct sctx *)c)->active = 0; /* kept allocated: handles stay unique */
+    __atomic_store_n(&((struct sctx *)c)->active, 0, __ATOMIC_RELEASE); /* kept allocated: handles stay unique */
     UNLOCK();
     drop_from_stacks(c);
     while (ctx_depth && ctx_stack[ctx_depth - 1] == NULL)
