@@ -144,11 +144,18 @@ struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, ui
     return a;
 }
 
+/* Find a VMM handle's record under its shard's lock; `s` is set. */
+static struct gmg_alloc *vmm_locked(uint64_t handle, struct shard **s)
+{
+    *s = shard_of(handle, GMG_SPACE_VMM);
+    pthread_mutex_lock(&(*s)->mu);
+    return find_locked(*s, GMG_SPACE_VMM, handle);
+}
+
 void gmg_track_vmm_mapped(uint64_t handle)
 {
-    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
-    pthread_mutex_lock(&s->mu);
-    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    struct shard *s;
+    struct gmg_alloc *a = vmm_locked(handle, &s);
     if (a)
         a->maps++;
     pthread_mutex_unlock(&s->mu);
@@ -156,9 +163,8 @@ void gmg_track_vmm_mapped(uint64_t handle)
 
 int gmg_track_vmm_is_mapped(uint64_t handle)
 {
-    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
-    pthread_mutex_lock(&s->mu);
-    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    struct shard *s;
+    struct gmg_alloc *a = vmm_locked(handle, &s);
     int mapped = a && a->maps > 0;
     pthread_mutex_unlock(&s->mu);
     return mapped;
@@ -166,9 +172,8 @@ int gmg_track_vmm_is_mapped(uint64_t handle)
 
 struct gmg_alloc *gmg_track_vmm_unmapped(uint64_t handle)
 {
-    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
-    pthread_mutex_lock(&s->mu);
-    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    struct shard *s;
+    struct gmg_alloc *a = vmm_locked(handle, &s);
     if (a && a->maps > 0 && --a->maps == 0 && a->released && !a->freeing)
         del_locked(s, a);
     else
@@ -179,9 +184,8 @@ struct gmg_alloc *gmg_track_vmm_unmapped(uint64_t handle)
 
 struct gmg_alloc *gmg_track_vmm_released(uint64_t handle)
 {
-    struct shard *s = shard_of(handle, GMG_SPACE_VMM);
-    pthread_mutex_lock(&s->mu);
-    struct gmg_alloc *a = find_locked(s, GMG_SPACE_VMM, handle);
+    struct shard *s;
+    struct gmg_alloc *a = vmm_locked(handle, &s);
     if (a && !a->freeing && a->maps == 0) {
         del_locked(s, a); /* the last mapping went meanwhile */
     } else {

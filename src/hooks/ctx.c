@@ -115,54 +115,52 @@ GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice d
     return r;
 }
 
-GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+/* Both ABIs of reset and release share one body: `call` is the real one. */
+static CUresult reset(CUdevice dev, CUresult (*call)(CUdevice))
 {
-    gmg_enter(H_cuDevicePrimaryCtxReset_v2);
     uintptr_t ctx = primary_of(dev);
-    CUresult r = CALL_REAL(cuDevicePrimaryCtxReset_v2, dev);
+    CUresult r = call ? call(dev) : CUDA_ERROR_NOT_FOUND;
     if (r == CUDA_SUCCESS) {
         if (dev_ok(dev))
             __atomic_store_n(&primary_refs[dev], 0, __ATOMIC_RELEASE);
         reclaim(ctx, "cuDevicePrimaryCtxReset");
     }
     return r;
+}
+
+static CUresult release(CUdevice dev, CUresult (*call)(CUdevice))
+{
+    uintptr_t ctx = primary_of(dev);
+    CUresult r = call ? call(dev) : CUDA_ERROR_NOT_FOUND;
+    if (r == CUDA_SUCCESS)
+        note_release(dev);
+    if (r == CUDA_SUCCESS && ctx && !still_active(dev))
+        reclaim(ctx, "last cuDevicePrimaryCtxRelease");
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+    gmg_enter(H_cuDevicePrimaryCtxReset_v2);
+    return reset(dev, REAL(cuDevicePrimaryCtxReset_v2));
 }
 
 GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxReset(CUdevice dev)
 {
     gmg_enter(H_cuDevicePrimaryCtxReset);
-    uintptr_t ctx = primary_of(dev);
-    CUresult r = CALL_REAL(cuDevicePrimaryCtxReset, dev);
-    if (r == CUDA_SUCCESS) {
-        if (dev_ok(dev))
-            __atomic_store_n(&primary_refs[dev], 0, __ATOMIC_RELEASE);
-        reclaim(ctx, "cuDevicePrimaryCtxReset");
-    }
-    return r;
+    return reset(dev, REAL(cuDevicePrimaryCtxReset));
 }
 
 GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     gmg_enter(H_cuDevicePrimaryCtxRelease_v2);
-    uintptr_t ctx = primary_of(dev);
-    CUresult r = CALL_REAL(cuDevicePrimaryCtxRelease_v2, dev);
-    if (r == CUDA_SUCCESS)
-        note_release(dev);
-    if (r == CUDA_SUCCESS && ctx && !still_active(dev))
-        reclaim(ctx, "last cuDevicePrimaryCtxRelease");
-    return r;
+    return release(dev, REAL(cuDevicePrimaryCtxRelease_v2));
 }
 
 GMG_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     gmg_enter(H_cuDevicePrimaryCtxRelease);
-    uintptr_t ctx = primary_of(dev);
-    CUresult r = CALL_REAL(cuDevicePrimaryCtxRelease, dev);
-    if (r == CUDA_SUCCESS)
-        note_release(dev);
-    if (r == CUDA_SUCCESS && ctx && !still_active(dev))
-        reclaim(ctx, "last cuDevicePrimaryCtxRelease");
-    return r;
+    return release(dev, REAL(cuDevicePrimaryCtxRelease));
 }
 
 /* ------------------------------------------------------------- queries */
