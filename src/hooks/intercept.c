@@ -149,15 +149,19 @@ struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
 struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
 {
     uintptr_t ctx;
-    int dev = gmg_current_device(&ctx);
-    enum gmg_space first = legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR;
-    uint64_t v1 = ptr ? gmg_key_v1(ptr, dev) : 0;
-    struct gmg_free f = gmg_free_take(first, legacy ? v1 : ptr);
+    int dev = legacy ? gmg_current_device(&ctx) : -1; /* the _v2 path asks only on a miss */
+    struct gmg_free f = gmg_free_take(legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR,
+                                      legacy ? (ptr ? gmg_key_v1(ptr, dev) : 0) : ptr);
     /* a pointer of the other ABI (allocated legacy, freed _v2 or back) */
-    if (!f.a && !f.racing && ptr && ptr <= UINT32_MAX && dev >= 0) {
-        struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1, legacy ? ptr : v1);
-        if (g.a || g.racing)
-            return g;
+    if (!f.a && !f.racing && ptr && ptr <= UINT32_MAX) {
+        if (!legacy)
+            dev = gmg_current_device(&ctx);
+        if (dev >= 0) {
+            struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1,
+                                              legacy ? ptr : gmg_key_v1(ptr, dev));
+            if (g.a || g.racing)
+                return g;
+        }
     }
     return f;
 }
