@@ -9,9 +9,17 @@
 #ifndef GPUMEMGUARD_H
 #define GPUMEMGUARD_H
 
+#define GPUMEMGUARD_VERSION "0.3.0"
+#define GPUMEMGUARD_VERSION_MAJOR 0
+#define GPUMEMGUARD_VERSION_MINOR 3
+#define GPUMEMGUARD_VERSION_PATCH 0
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the library loaded, e.g. "0.3.0". */
+const char *gpumemguard_version(void);
 
 /* Write a report now, to GPUMEM_REPORT in GPUMEM_REPORT_FORMAT, with the
  * growth since the previous dump. Returns 0. */

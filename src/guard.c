@@ -96,6 +96,11 @@ __attribute__((destructor)) static void gmg_stop(void)
     gmg_report_now(GMG_TRIGGER_EXIT);
 }
 
+GMG_EXPORT const char *gpumemguard_version(void)
+{
+    return GPUMEMGUARD_VERSION;
+}
+
 GMG_EXPORT int gpumemguard_dump(void)
 {
     gmg_report_now(GMG_TRIGGER_API);
