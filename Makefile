@@ -6,7 +6,8 @@
 #   make check-asan / check-tsan   the tests under sanitizers
 #   make bench      the benchmarks (docs/benchmarks.md)
 #   make stress     bounded storms: threads, signals, forks, report paths
-#   make install PREFIX=/usr/local DESTDIR=
+#   make install PREFIX=/usr/local DESTDIR=   (LIBDIR= for lib64 systems)
+#   make help       every target, one line each
 #
 # Missing Debian packages (libunwind-dev, uthash-dev, libdw-dev) are installed
 # with apt-get when run as root.
@@ -14,12 +15,23 @@
 CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda))
 CUDA_INC  := $(CUDA_HOME)/include
 PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+BINDIR    ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+MAN1DIR   ?= $(PREFIX)/share/man/man1
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DESTDIR   ?=
 CC        ?= cc
 B         ?= build
+FUZZ_SECONDS ?= 60
+VERSION   := $(shell sed -n 's/^\#define GPUMEMGUARD_VERSION "\(.*\)"/\1/p' include/gpumemguard.h)
 
+# Targets that build nothing need no CUDA headers.
+NO_CUDA_GOALS := clean help uninstall fuzz
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_CUDA_GOALS),$(MAKECMDGOALS)),all),)
 ifeq ($(wildcard $(CUDA_INC)/cuda.h),)
 $(error CUDA driver headers not found: set CUDA_HOME to a CUDA Toolkit (cuda.h expected in $$CUDA_HOME/include; looked in '$(CUDA_INC)'))
+endif
 endif
 
 OPT       ?= -O2 -g
@@ -31,16 +43,18 @@ ZDEFS     ?= -Wl,-z,defs
 
 # The layers of SPEC §7 (docs/ARCHITECTURE.md); scripts/check-layers.sh keeps
 # every #include pointing down.
-LAYERS   := base driver core hooks report
-LIB_SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) src/guard.c
+LAYERS   := base driver core hooks report cluster
+LIB_SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) src/guard.c src/guard_main.c
 LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB      := $(B)/libgpumemguard.so
 SIM      := $(B)/sim/libcuda.so.1
+CLI      := $(B)/gpumemguard
+PC       := $(B)/gpumemguard.pc
 DATA     := tests/data/cudart-13.0-getprocaddress.txt
 
-.PHONY: all deps test demo clean install check-asan check-tsan bench fuzz stress
-all: deps $(LIB) $(SIM)
+.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress FORCE
+all: deps $(LIB) $(SIM) $(CLI)
 
 DEPS_STAMP := $(B)/.deps-ok
 deps: $(DEPS_STAMP)
@@ -56,8 +70,26 @@ $(B)/obj/%.o: src/%.c $(LIB_HDRS) include/gpumemguard.h | $(DEPS_STAMP)
 # prevent that, so the file holding it is built without TSan.
 $(B)/obj/driver/routes.o: LIB_CFLAGS := $(filter-out -fsanitize=thread,$(LIB_CFLAGS))
 
+# -e gmg_selfrun (src/guard_main.c): running the library itself prints its
+# version and usage.
 $(LIB): $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libgpumemguard.so $(ZDEFS) -Wl,-z,now -o $@ $^ $(LIB_LDLIBS) $(EXTRA_LDFLAGS)
+	$(CC) -shared -Wl,-soname,libgpumemguard.so -Wl,-e,gmg_selfrun $(ZDEFS) -Wl,-z,now -o $@ $^ $(LIB_LDLIBS) $(EXTRA_LDFLAGS)
+
+# ---- the command (src/cli): libc and include/gpumemguard.h only ----
+# The installation directories are baked into the command and the .pc file;
+# the stamp changes (and they are rebuilt) when PREFIX or LIBDIR change.
+DIRS_STAMP := $(B)/.install-dirs
+$(DIRS_STAMP): FORCE
+	@mkdir -p $(B)
+	@echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' | cmp -s - $@ || echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' > $@
+FORCE:
+
+$(CLI): src/cli/gpumemguard.c include/gpumemguard.h $(DIRS_STAMP)
+	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -o $@ $< $(EXTRA_LDFLAGS)
+
+$(PC): gpumemguard.pc.in include/gpumemguard.h $(DIRS_STAMP)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' gpumemguard.pc.in > $@
 
 # ---- the simulated driver (tests/sim) ----
 $(B)/sim/sim_stubs.c: $(DATA) tests/sim/sim_procaddr.c scripts/gen_sim_stubs.sh
@@ -90,10 +122,44 @@ bench: all
 stress: all
 	@scripts/stress.sh $(B)
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libgpumemguard.so
-	install -m 0644 include/gpumemguard.h $(DESTDIR)$(PREFIX)/include/gpumemguard.h
+# libFuzzer on the GPUMEM_LIMIT parser, from a copy of the seed corpus;
+# crashes are left in $(B)/fuzz/.
+fuzz: | $(DEPS_STAMP)
+	@mkdir -p $(B)/fuzz
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -Isrc -o $(B)/fuzz/fuzz_limit tests/unit/fuzz_limit.c src/base/limit_parse.c
+	rm -rf $(B)/fuzz/corpus && mkdir -p $(B)/fuzz/corpus && cp tests/unit/fuzz_corpus/* $(B)/fuzz/corpus/
+	$(B)/fuzz/fuzz_limit -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus
+
+INSTALLED := $(DESTDIR)$(LIBDIR)/libgpumemguard.so $(DESTDIR)$(INCLUDEDIR)/gpumemguard.h \
+             $(DESTDIR)$(BINDIR)/gpumemguard $(DESTDIR)$(MAN1DIR)/gpumemguard.1 \
+             $(DESTDIR)$(PKGCONFIGDIR)/gpumemguard.pc
+
+install: all $(PC)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/libgpumemguard.so
+	install -m 0644 include/gpumemguard.h $(DESTDIR)$(INCLUDEDIR)/gpumemguard.h
+	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/gpumemguard
+	install -m 0644 docs/gpumemguard.1 $(DESTDIR)$(MAN1DIR)/gpumemguard.1
+	install -m 0644 $(PC) $(DESTDIR)$(PKGCONFIGDIR)/gpumemguard.pc
+
+uninstall:
+	rm -f $(INSTALLED)
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan $(B)
+
+help:
+	@echo 'make [B=DIR] TARGET   (B: build directory, default build)'
+	@echo '  all          build $$(B)/libgpumemguard.so, the gpumemguard command and the simulated driver (default)'
+	@echo '  test         check the layering, then run every test against the simulated driver (no GPU needed)'
+	@echo '  demo         build and run the demo: a leaking program under a 256 MiB quota'
+	@echo '  check-asan   build in build-asan and run the tests under AddressSanitizer + UBSan'
+	@echo '  check-tsan   build in build-tsan (clang) and run the tests under ThreadSanitizer'
+	@echo '  stress       bounded storms: threads, signals, forks, report paths'
+	@echo '  bench        the benchmarks (docs/benchmarks.md)'
+	@echo '  fuzz         libFuzzer on the GPUMEM_LIMIT parser for FUZZ_SECONDS (default 60)'
+	@echo '  install      install library, header, command, man page, pkg-config file (PREFIX, LIBDIR, DESTDIR)'
+	@echo '  uninstall    remove exactly the files install installs (same PREFIX, LIBDIR, DESTDIR)'
+	@echo '  deps         install missing build dependencies with apt-get (as root)'
+	@echo '  clean        remove build, build-asan, build-tsan and $$(B)'
+	@echo '  help         this list'

@@ -19,9 +19,10 @@ else
 fi
 cat <<'EOF'
 == What to look for below:
-   1. "gpumemguard: refused cuMemAlloc of 209715200 bytes on device 0: GPUMEM_LIMIT is 268435456 bytes ..."
-      The quota refused the program's 200 MiB batch buffer; the program got CUDA_ERROR_OUT_OF_MEMORY, as
-      from a full GPU, and the guard named the biggest live allocations at that moment.
+   1. "gpumemguard: refused cuMemAlloc of 200.0 MiB (209715200 bytes) on device 0: GPUMEM_LIMIT is 256.0 MiB ..."
+      The quota refused the program's 200 MiB batch buffer (big_batch, the refused call's own stack follows);
+      the program got CUDA_ERROR_OUT_OF_MEMORY, as from a full GPU, and the guard named the biggest live
+      allocations at that moment.
    2. The exit report: what is still allocated, grouped by call stack, biggest first. train_step leaked
       5 x 16 MiB (scripts/demo_leaky.c:14); load_model's 64 MiB of weights were never freed either.
    3. The last line, SUMMARY: the bytes still live at exit.

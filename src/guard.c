@@ -70,6 +70,7 @@ __attribute__((constructor)) static void gmg_start(void)
         .address_range = gmg_dev_address_range,
     };
     gmg_report_set_device_ops(&dev_ops);
+    gmg_report_check_path();
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = gmg_reporter_refused,
@@ -93,7 +94,9 @@ __attribute__((destructor)) static void gmg_stop(void)
     if (!__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
     gmg_reporter_flush();
-    gmg_report_now(GMG_TRIGGER_EXIT);
+    uint64_t leaks = gmg_report_now(GMG_TRIGGER_EXIT);
+    if (leaks && gmg_cfg.exitcode)
+        _exit(gmg_cfg.exitcode); /* as LeakSanitizer's exitcode: the job fails on a leak */
 }
 
 GMG_EXPORT const char *gpumemguard_version(void)

@@ -113,7 +113,7 @@ fi
 # ------------------------------------------------------------------- limits
 for r in $ROUTES; do
     guarded GPUMEM_LIMIT=4194304 "$T/apitest" "$r" limit 4194304
-    if has "LIMIT OK" "$WORK/out" && has "refused cuMemAlloc of 1 bytes on device 0: GPUMEM_LIMIT is 4194304 bytes, 4194304 in use" "$WORK/err"; then
+    if has "LIMIT OK" "$WORK/out" && has "refused cuMemAlloc of 1 byte on device 0: GPUMEM_LIMIT is 4.0 MiB (4194304 bytes), 4.0 MiB (4194304 bytes) in use" "$WORK/err"; then
         ok "limit via $r: every counted family reaches the limit exactly and is refused one byte over; free makes room"
     else
         bad "limit via $r" "$WORK/out"
@@ -145,7 +145,7 @@ has "free 8589934592 total 8589934592 devtotal 8589934592" "$WORK/out" \
 
 # in a subshell whose stderr is dropped: the shell's own "Aborted" line is expected, not news
 ( guarded GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=abort "$T/apitest" direct limit 4194304 ) 2>/dev/null; rc=$?
-if [ $rc -eq 134 ] && has "aborting (GPUMEM_ON_LIMIT=abort)" "$WORK/err" && has "SUMMARY: gpumemguard:" "$WORK/err"; then
+if [ $rc -eq 134 ] && has "aborting: GPUMEM_ON_LIMIT=abort" "$WORK/err" && has "SUMMARY: gpumemguard:" "$WORK/err"; then
     ok "GPUMEM_ON_LIMIT=abort aborts with a report"
 else bad "abort on limit (rc $rc)" "$WORK/err"; fi
 guarded GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=warn "$T/apitest" direct limit 4194304
@@ -218,6 +218,12 @@ fi
 
 # ------------------------------------------------- hostile cases (issue 9)
 . tests/trust.sh
+
+# ------------------------------------------------------ CI mode (issue 11)
+. tests/cimode.sh
+
+# -------------------------------------------------- the command (issue 11)
+. tests/cli.sh
 
 echo
 echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"

@@ -24,7 +24,7 @@ done
 
 # the same, with a third thread allocating the freed address again at once
 guarded GPUSIM_FREE_DELAY_US=100 GPUSIM_AFTER_FREE_US=2000 "$T/trust" free_reuse 100
-has "free and reuse: 100 rounds, 0 with the guard off the driver" "$WORK/out" \
+has "free and reuse: 100 rounds, 0 with the guard below the driver" "$WORK/out" \
     && ok "racing frees while a third thread reuses the address: its allocation stays counted (100 rounds)" \
     || bad "racing frees with address reuse" "$WORK/out"
 # a context torn down while a thread frees its memory: reclaimed, not live
@@ -46,7 +46,7 @@ else bad "legacy pointers on two devices" "$WORK/out"; fi
 
 # 10. NULL outputs under a limit get the driver's CUDA_ERROR_INVALID_VALUE
 guarded GPUMEM_LIMIT=8M "$T/trust" nulls
-has "nulls: 1 1 1 1 1 1" "$WORK/out" && has "unknown frees: 0" "$WORK/err" \
+has "nulls: 1 1 1 1 1 1" "$WORK/out" && ! grep -q "unknown frees: [1-9]" "$WORK/err" \
     && ok "cuMemGetInfo/cuDeviceTotalMem with NULL outputs under a limit: CUDA_ERROR_INVALID_VALUE; frees of 0 are no-ops" \
     || bad "NULL outputs under a limit" "$WORK/out"
 
@@ -162,7 +162,7 @@ guarded GPUMEM_STACK_DEPTH=99999 "$T/trust" nulls; rc=$?
 
 # 14.5 a refusal is not labelled an error
 guarded GPUMEM_LIMIT=4M "$T/apitest" direct limit 4194304
-has "gpumemguard: refused cuMemAlloc of 1 bytes" "$WORK/err" && ! grep -q "error: refused" "$WORK/err" \
+has "gpumemguard: refused cuMemAlloc of 1 byte" "$WORK/err" && ! grep -q "error: refused" "$WORK/err" \
     && ok "a refusal reads 'gpumemguard: refused ...', not 'error:'" || bad "refusal label" "$WORK/err"
 
 # 14.7 a driver whose cuDevicePrimaryCtxGetState cannot answer: reset still reclaims

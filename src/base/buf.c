@@ -78,3 +78,20 @@ void gmg_buf_free(struct gmg_buf *b)
     b->p = NULL;
     b->len = b->cap = 0;
 }
+
+char *gmg_fmt_size(char *out, size_t n, unsigned long long bytes)
+{
+    static const char *const units[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    if (bytes < 1024) {
+        snprintf(out, n, "%llu byte%s", bytes, bytes == 1 ? "" : "s");
+        return out;
+    }
+    double v = (double)bytes / 1024.0;
+    int u = 0;
+    while (v >= 1024.0 && u < 5) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(out, n, "%.1f %s (%llu bytes)", v, units[u], bytes);
+    return out;
+}

@@ -20,4 +20,9 @@ void gmg_buf_put(struct gmg_buf *b, const char *s, size_t n);
 void gmg_buf_json_str(struct gmg_buf *b, const char *s);
 void gmg_buf_free(struct gmg_buf *b);
 
+/* A size as people read it: "3.0 MiB (3145728 bytes)", or "512 bytes" and
+ * "1 byte" below 1 KiB. Returns out. */
+char *gmg_fmt_size(char *out, size_t n, unsigned long long bytes);
+#define GMG_SIZE_LEN 64
+
 #endif

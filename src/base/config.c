@@ -151,6 +151,21 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
                        "1 (default: managed memory counts against the quota) or 0");
         c->count_managed = v[0] == '1';
     }
+    if ((v = get("GPUMEM_EXITCODE")) != NULL) {
+        char *end;
+        errno = 0;
+        long code = strtol(v, &end, 10);
+        if (!*v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ' || errno == ERANGE || code > 255)
+            return bad(err, errlen, "GPUMEM_EXITCODE", v, "not a whole number from 0 to 255",
+                       "0 (default: the program's own status) or 1-255, the status when leaks are found");
+        c->exitcode = (int)code;
+    }
+    if ((v = get("GPUMEM_SUPPRESSIONS")) != NULL) {
+        char why[512];
+        if (!*v || gmg_suppressions_load(v, &c->suppressions, why, sizeof why) < 0)
+            return bad(err, errlen, "GPUMEM_SUPPRESSIONS", v, *v ? why : "empty",
+                       "a readable file of 'leak:PATTERN' lines ('*' wildcards, '#' comments)");
+    }
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #define GMG_BASE_CONFIG_H
 
 #include "base/limit_parse.h"
+#include "base/suppress.h"
 
 enum gmg_on_limit { GMG_ON_LIMIT_FAIL, GMG_ON_LIMIT_ABORT, GMG_ON_LIMIT_WARN };
 
@@ -22,6 +23,8 @@ struct gmg_config {
     int stack_depth;
     int log_level;
     int count_managed;      /* GPUMEM_COUNT_MANAGED, default 1 */
+    int exitcode;           /* GPUMEM_EXITCODE: 0, or the status on leaks */
+    struct gmg_suppressions suppressions;   /* GPUMEM_SUPPRESSIONS */
 };
 
 extern struct gmg_config gmg_cfg;

@@ -2,6 +2,7 @@
 #include "hooks/refusal.h"
 
 #include "base/config.h"
+#include "base/buf.h"
 #include "base/log.h"
 #include "core/quota.h"
 #include "core/upcalls.h"
@@ -53,12 +54,15 @@ CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
         gmg_upcall_refused(&ev);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
+
 void gmg_warn_over(struct gmg_op *op, uint64_t bytes)
 {
     gmg_quota_count_refusal(op->dev);
-    if (first_time(op->stack))
-        gmg_info("over the limit: %s of %llu bytes on device %d takes it to %llu of %llu bytes "
-                 "(allowed: GPUMEM_ON_LIMIT=warn)",
-                 gmg_family_name(op->family), (unsigned long long)bytes, op->dev,
-                 (unsigned long long)gmg_quota_used(op->dev), (unsigned long long)gmg_quota_limit(op->dev));
+    if (!first_time(op->stack))
+        return;
+    char req[GMG_SIZE_LEN], use[GMG_SIZE_LEN], lim[GMG_SIZE_LEN];
+    gmg_info("over the limit: %s of %s on device %d takes it to %s of %s (allowed: GPUMEM_ON_LIMIT=warn)",
+             gmg_family_name(op->family), gmg_fmt_size(req, sizeof req, bytes), op->dev,
+             gmg_fmt_size(use, sizeof use, gmg_quota_used(op->dev)),
+             gmg_fmt_size(lim, sizeof lim, gmg_quota_limit(op->dev)));
 }

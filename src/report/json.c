@@ -4,6 +4,8 @@
  */
 #include "report/report.h"
 
+#include "../include/gpumemguard.h"
+#include "base/config.h"
 #include "core/stacks.h"
 
 static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
@@ -58,8 +60,8 @@ static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *ke
 
 void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
 {
-    gmg_buf_printf(b, "{\"schema\":1,\"tool\":\"gpumemguard\",\"trigger\":\"%s\",\"dump\":%u,\"pid\":%d,\"exe\":",
-                   gmg_trigger_name(r->trigger), r->dump, r->pid);
+    gmg_buf_printf(b, "{\"schema\":1,\"tool\":\"gpumemguard\",\"version\":\"%s\",\"trigger\":\"%s\",\"dump\":%u,\"pid\":%d,\"exe\":",
+                   GPUMEMGUARD_VERSION, gmg_trigger_name(r->trigger), r->dump, r->pid);
     gmg_buf_json_str(b, r->exe);
     gmg_buf_printf(b, ",\n\"devices\":[");
     for (int d = 0; d < r->ndev; d++)
@@ -103,6 +105,17 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
                            (unsigned long long)f->dev_total);
         else
             gmg_buf_printf(b, "null,\"device_total\":null}");
+    }
+    gmg_buf_printf(b, "],\n\"suppressions\":[");
+    int first = 1;
+    for (size_t i = 0; i < r->nsupp; i++) {
+        if (!r->supp[i].count)
+            continue;
+        gmg_buf_printf(b, "%s{\"template\":", first ? "" : ",");
+        gmg_buf_json_str(b, gmg_cfg.suppressions.patterns[i]);
+        gmg_buf_printf(b, ",\"count\":%llu,\"bytes\":%llu}", (unsigned long long)r->supp[i].count,
+                       (unsigned long long)r->supp[i].bytes);
+        first = 0;
     }
     gmg_buf_printf(b, "]}\n");
 }

@@ -6,8 +6,10 @@
 #define _GNU_SOURCE
 #include "report/report.h"
 
+#include "base/config.h"
 #include "base/log.h"
 #include "core/quota.h"
+#include "core/stacks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +97,65 @@ static void read_exe(char *out, size_t n)
     out[len > 0 ? len : 0] = 0;
 }
 
+/* The first suppression pattern matching a frame of the stack (its
+ * function, source file or module path), or -1. */
+static int suppressed_by(struct gmg_report *r, uint32_t stack)
+{
+    const struct gmg_stack *s = gmg_stack_get(stack);
+    const struct gmg_suppressions *sp = &gmg_cfg.suppressions;
+    for (uint32_t i = 0; s && i < s->depth; i++) {
+        if (gmg_stack_is_internal(s->frames[i]))
+            continue;
+        struct gmg_frame_info fi;
+        gmg_symbolize(r->sym, s->frames[i], gmg_stack_module(s, i), &fi);
+        for (size_t k = 0; k < sp->n; k++)
+            if (gmg_template_match(sp->patterns[k], fi.function) || gmg_template_match(sp->patterns[k], fi.file) ||
+                gmg_template_match(sp->patterns[k], fi.module_path))
+                return (int)k;
+    }
+    return -1;
+}
+
+/* Take suppressed groups out of a list (and its totals). */
+static void suppress_list(struct gmg_report *r, struct gmg_group *g, size_t *n, uint64_t *bytes, uint64_t *allocs)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        int p = gmg_group_is_allocation(g[i].family) ? suppressed_by(r, g[i].stack) : -1;
+        if (p < 0) {
+            g[k++] = g[i];
+            continue;
+        }
+        r->supp[p].count += g[i].count;
+        r->supp[p].bytes += g[i].bytes;
+        r->any_suppressed = 1;
+        *bytes -= g[i].bytes;
+        *allocs -= g[i].count;
+    }
+    *n = k;
+}
+
+static void suppress(struct gmg_report *r)
+{
+    size_t n = gmg_cfg.suppressions.n;
+    if (!n || !(r->supp = calloc(n, sizeof *r->supp)))
+        return;
+    r->nsupp = n;
+    suppress_list(r, r->groups, &r->ngroups, &r->live_bytes, &r->live_allocs);
+    suppress_list(r, r->reclaimed, &r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
+}
+
+uint64_t gmg_report_leaks(const struct gmg_report *r)
+{
+    return r->live_allocs + r->reclaimed_allocs;
+}
+
+int gmg_report_clean(const struct gmg_report *r)
+{
+    return r->trigger == GMG_TRIGGER_EXIT && !gmg_report_leaks(r) && !r->refused && !r->unknown_frees &&
+           !r->any_suppressed;
+}
+
 int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
 {
     memset(r, 0, sizeof *r);
@@ -136,6 +197,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     free(live);
     free(rec);
     r->sym = gmg_symbolizer_new();
+    suppress(r);
     return 0;
 }
 
@@ -145,6 +207,7 @@ void gmg_report_free(struct gmg_report *r)
     free(r->reclaimed);
     free(r->growth);
     free(r->frag);
+    free(r->supp);
     gmg_symbolizer_free(r->sym);
     memset(r, 0, sizeof *r);
 }
@@ -160,16 +223,25 @@ void gmg_report_set_device_ops(const struct gmg_device_ops *ops)
 
 /* Only what the explanation needs: a snapshot grouped by stack, and the
  * frames of the few groups shown; no fragmentation, no dump number. */
-static void refusal_stacks(const struct gmg_refusal *ev, struct gmg_buf *b)
+/* The refused call itself (what, how much, the quota, its own stack), then
+ * the few biggest live stacks of its device: a snapshot grouped by stack,
+ * no fragmentation, no dump number. */
+static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const char *outcome)
 {
     struct gmg_report r;
     memset(&r, 0, sizeof r);
     r.trigger = GMG_TRIGGER_REFUSAL;
+    r.sym = gmg_symbolizer_new();
+    char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
+    gmg_buf_printf(b, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s, %s in use (%s)\n",
+                   gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
+                   gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_fmt_size(use, sizeof use, ev->in_use), outcome);
+    gmg_buf_printf(b, "  the refused call:\n");
+    gmg_report_text_stack(&r, b, ev->stack);
     size_t n = 0;
     struct gmg_alloc *live = gmg_track_snapshot(&n);
     r.groups = group(live, n, &r.ngroups, 0);
     free(live);
-    r.sym = gmg_symbolizer_new();
     gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
     int shown = 0;
     for (size_t i = 0; i < r.ngroups && shown < REFUSAL_STACKS; i++) {
@@ -185,23 +257,14 @@ static void refusal_stacks(const struct gmg_refusal *ev, struct gmg_buf *b)
 
 void gmg_report_refusal(const struct gmg_refusal *ev)
 {
-    if (ev->abort) {
-        gmg_notice("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use; aborting "
-                   "(GPUMEM_ON_LIMIT=abort)",
-                   gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
-                   (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
-        gmg_report_now(GMG_TRIGGER_REFUSAL);
-        return;
-    }
     /* one write, so that the program's own output never lands inside it */
     struct gmg_buf b = { 0 };
-    gmg_buf_printf(&b, "gpumemguard: refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu bytes, %llu in use "
-                       "(returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are counted, "
-                       "not shown)\n",
-                   gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
-                   (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
-    refusal_stacks(ev, &b);
+    refusal_text(ev, &b, ev->abort ? "aborting: GPUMEM_ON_LIMIT=abort"
+                                   : "returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are "
+                                     "counted, not shown");
     if (!b.failed)
         gmg_write_stderr(b.p, b.len);
     gmg_buf_free(&b);
+    if (ev->abort)
+        gmg_report_now(GMG_TRIGGER_REFUSAL);
 }

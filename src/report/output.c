@@ -234,13 +234,17 @@ static void emit(const struct gmg_report *r, int fmt, const char *ext)
     gmg_buf_free(&b);
 }
 
-void gmg_report_now(enum gmg_trigger trigger)
+uint64_t gmg_report_now(enum gmg_trigger trigger)
 {
     struct gmg_report r;
+    uint64_t leaks = 0;
     pthread_mutex_lock(&report_mu);
     if (gmg_report_build(&r, trigger) == 0) {
+        leaks = gmg_report_leaks(&r);
         int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
-        if (gmg_cfg.formats & GMG_FMT_TEXT)
+        /* a clean exit says its one line; at GPUMEM_LOG=quiet, nothing */
+        int silent = gmg_report_clean(&r) && gmg_cfg.log_level == GMG_LOG_QUIET;
+        if ((gmg_cfg.formats & GMG_FMT_TEXT) && !silent)
             emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
         if (gmg_cfg.formats & GMG_FMT_JSON)
             emit(&r, GMG_FMT_JSON, several ? ".json" : NULL);
@@ -249,4 +253,31 @@ void gmg_report_now(enum gmg_trigger trigger)
         gmg_report_free(&r);
     }
     pthread_mutex_unlock(&report_mu);
+    return leaks;
+}
+
+void gmg_report_check_path(void)
+{
+    const char *rep = gmg_cfg.report;
+    if (!strcmp(rep, "stderr") || !strcmp(rep, "stdout") || !strcmp(rep, "none"))
+        return;
+    char path[4300];
+    path_of(rep, 1, NULL, path, sizeof path);
+    char *slash = strrchr(path, '/');
+    const char *dir = ".";
+    if (slash == path)
+        dir = "/";
+    else if (slash) {
+        *slash = 0;
+        dir = path;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        gmg_error("GPUMEM_REPORT='%s': directory %s does not exist (%s); reports will go to stderr", rep, dir,
+                  strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        gmg_error("GPUMEM_REPORT='%s': %s is not a directory; reports will go to stderr", rep, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        gmg_error("GPUMEM_REPORT='%s': directory %s is not writable (%s); reports will go to stderr", rep, dir,
+                  strerror(errno));
 }

@@ -67,7 +67,21 @@ struct gmg_report {
     int has_growth;
     struct gmg_frag *frag;      size_t nfrag;
     struct gmg_symbolizer *sym;
+    /* GPUMEM_SUPPRESSIONS: per pattern, the groups it took out of the live
+     * and reclaimed lists (and so out of the totals above and the leaks) */
+    struct gmg_supp_use { uint64_t count, bytes; } *supp;
+    size_t nsupp;
+    int any_suppressed;
 };
+
+/* Unsuppressed leaks of a report: live allocations and what context teardown
+ * reclaimed (GPUMEM_EXITCODE). */
+uint64_t gmg_report_leaks(const struct gmg_report *r);
+
+/* An exit report that finds nothing to say: nothing live, reclaimed,
+ * refused, suppressed or freed unknown. Its text is the SUMMARY line alone
+ * (nothing at GPUMEM_LOG=quiet). */
+int gmg_report_clean(const struct gmg_report *r);
 
 /* What the report side needs to know of devices, from the driver. Each
  * returns 0 on success, -1 when it cannot say. */
@@ -82,8 +96,12 @@ struct gmg_device_ops {
 void gmg_report_set_device_ops(const struct gmg_device_ops *ops);
 extern struct gmg_device_ops gmg_report_dev;
 
-/* Build, write to every configured destination and format, free. */
-void gmg_report_now(enum gmg_trigger trigger);
+/* Build, write to every configured destination and format, free. Returns
+ * the report's unsuppressed leaks (gmg_report_leaks). */
+uint64_t gmg_report_now(enum gmg_trigger trigger);
+
+/* Start-up: say now if GPUMEM_REPORT's directory cannot take reports. */
+void gmg_report_check_path(void);
 
 /* Explain a refusal on stderr: the refused call, then (fail, warn) the few
  * biggest live stacks of its device, or (abort) a whole report. */
@@ -98,6 +116,9 @@ void gmg_frag_compute(struct gmg_report *r, const struct gmg_alloc *live, size_t
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b);
 void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b);
 void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b);
+
+/* A stack's frames in the text format. */
+void gmg_report_text_stack(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack);
 
 /* One group in the text format: the size line and its frames. */
 void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g);

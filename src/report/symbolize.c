@@ -102,6 +102,7 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
     uintptr_t look = pc - 1;
     const char *fn = NULL;
     fi.module = keep(base_name(m->path));
+    fi.module_path = keep(m->path);
     fi.offset = pc - m->bias;
     struct offline *o = s->offline;
     while (o && o->mod != m)
@@ -157,6 +158,7 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
     const char *fn = NULL;
     if (dladdr((void *)look, &di)) {
         fi.module = keep(base_name(di.dli_fname));
+        fi.module_path = keep(di.dli_fname);
         fi.offset = pc - (uintptr_t)di.dli_fbase;
         fn = di.dli_sname;
     }
@@ -179,6 +181,7 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
                 Dwarf_Addr start;
                 const char *mname = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
                 fi.module = keep(base_name(mname));
+                fi.module_path = keep(mname);
                 fi.offset = pc - (uintptr_t)start;
             }
         }
@@ -214,6 +217,7 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s)
         free((void *)e->info.function);
         free((void *)e->info.file);
         free((void *)e->info.module);
+        free((void *)e->info.module_path);
         free(e);
     }
     if (s->dwfl)

@@ -19,6 +19,7 @@ struct gmg_frame_info {
     const char *file;       /* NULL if unknown */
     int line;
     const char *module;     /* basename of the object, NULL if unknown */
+    const char *module_path; /* its path as loaded, NULL if unknown */
     uintptr_t offset;       /* pc - module base */
     int unloaded;           /* its library was unloaded since (dlclose) */
 };

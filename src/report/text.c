@@ -9,6 +9,8 @@
  */
 #include "report/report.h"
 
+#include "../include/gpumemguard.h"
+#include "base/config.h"
 #include "core/stacks.h"
 
 static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
@@ -31,6 +33,11 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
             gmg_buf_printf(b, " (%s+%#lx%s)", fi.module, (unsigned long)fi.offset, fi.unloaded ? ", unloaded" : "");
         gmg_buf_printf(b, "\n");
     }
+}
+
+void gmg_report_text_stack(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
+{
+    frames(r, b, stack);
 }
 
 void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g)
@@ -80,8 +87,12 @@ static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
 
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
 {
-    gmg_buf_printf(b, "==%d== gpumemguard report (%s, dump %u) for %s\n", r->pid, gmg_trigger_name(r->trigger),
-                   r->dump, r->exe);
+    if (gmg_report_clean(r)) { /* a clean run is quiet */
+        gmg_buf_printf(b, "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit\n");
+        return;
+    }
+    gmg_buf_printf(b, "==%d== gpumemguard report (%s, dump %u) for %s [gpumemguard %s]\n", r->pid,
+                   gmg_trigger_name(r->trigger), r->dump, r->exe, GPUMEMGUARD_VERSION);
     for (int d = 0; d < r->ndev; d++) {
         gmg_buf_printf(b, "==%d== device %d: limit ", r->pid, d);
         if (r->dev[d].limit)
@@ -119,6 +130,15 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         groups(r, b, r->growth, r->ngrowth, 1);
     }
     fragmentation(r, b);
+    if (r->any_suppressed) {
+        gmg_buf_printf(b, "\n-----------------------------------------------------\nSuppressions used:\n"
+                          "  count      bytes template\n");
+        for (size_t i = 0; i < r->nsupp; i++)
+            if (r->supp[i].count)
+                gmg_buf_printf(b, "%7llu %10llu %s\n", (unsigned long long)r->supp[i].count,
+                               (unsigned long long)r->supp[i].bytes, gmg_cfg.suppressions.patterns[i]);
+        gmg_buf_printf(b, "-----------------------------------------------------\n");
+    }
     gmg_buf_printf(b, "\nSUMMARY: gpumemguard: %llu bytes in %llu allocations still live at %s",
                    (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
                    r->trigger == GMG_TRIGGER_EXIT ? "exit" : "dump");

@@ -92,7 +92,7 @@ static CUmemAllocationProp prop_on(int dev)
 
 /* ---------------------------------------------------------------- quota */
 
-static void vmm_bypass(void)
+NOINLINE static void vmm_bypass(void)
 {
     const size_t MiB = 1 << 20, H = 32 * MiB;
     CUdeviceptr va;
@@ -225,7 +225,12 @@ static void free_reuse(int rounds)
         CHECK(cuMemAlloc_v2(&shared_ptr, 4096));
         pthread_barrier_wait(&bar);
         pthread_barrier_wait(&bar);
-        if (guard_live(0) != sim(0).live)
+        /* Under-counting is the bug (the quota would let the program past
+         * its limit). The other way round cannot be helped: when the second
+         * free of p lands after the third thread got p back, the program
+         * freed that thread's memory, and no interposer can tell whose
+         * allocation a double free reached. */
+        if (guard_live(0) < sim(0).live)
             wrong++;
         cuMemFree_v2(reused);
         if (guard_live(0) != sim(0).live) { /* start the next round even */
@@ -236,7 +241,7 @@ static void free_reuse(int rounds)
     }
     for (int i = 0; i < 3; i++)
         pthread_join(t[i], NULL);
-    printf("free and reuse: %d rounds, %d with the guard off the driver\n", rounds, wrong);
+    printf("free and reuse: %d rounds, %d with the guard below the driver\n", rounds, wrong);
 }
 
 /* A context torn down while another thread frees memory of it. */

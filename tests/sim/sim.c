@@ -1234,12 +1234,45 @@ SIM_EXPORT CUresult cuStreamSynchronize(CUstream s)
     return CUDA_SUCCESS;
 }
 
+/* The names and texts of the errors the simulated driver returns, as the
+ * real driver words them; anything else is CUDA_ERROR_INVALID_VALUE, as an
+ * unknown code is for the real one. */
+static const struct { CUresult e; const char *name, *text; } errors[] = {
+    { CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
+    { CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
+    { CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
+    { CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
+    { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
+    { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
+    { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
+    { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
+    { CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+};
+
 SIM_EXPORT CUresult cuGetErrorString(CUresult e, const char **s)
 {
     if (!s)
         return CUDA_ERROR_INVALID_VALUE;
-    *s = e == CUDA_SUCCESS ? "no error" : e == CUDA_ERROR_OUT_OF_MEMORY ? "out of memory" : "simulated error";
-    return CUDA_SUCCESS;
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].e == e) {
+            *s = errors[i].text;
+            return CUDA_SUCCESS;
+        }
+    *s = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+SIM_EXPORT CUresult cuGetErrorName(CUresult e, const char **s)
+{
+    if (!s)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].e == e) {
+            *s = errors[i].name;
+            return CUDA_SUCCESS;
+        }
+    *s = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 /* The runtime's private handshake: the simulator has no export tables. */

@@ -1,0 +1,95 @@
+/* suppress.c - see suppress.h. */
+#define _GNU_SOURCE
+#include "base/suppress.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gmg_template_match(const char *t, const char *s)
+{
+    if (!s || !*s || !t)
+        return 0;
+    int anchored = 0, star = 0;
+    if (*t == '^') {
+        anchored = 1;
+        t++;
+    }
+    while (*t) {
+        if (*t == '*') {
+            t++;
+            anchored = 0;
+            star = 1;
+            continue;
+        }
+        if (*t == '$')
+            return *s == 0 || star;
+        size_t len = strcspn(t, "*$");
+        const char *hit = NULL;
+        for (const char *p = s; *p; p++)
+            if (strncmp(p, t, len) == 0) {
+                hit = p;
+                break;
+            }
+        if (!hit || (anchored && hit != s))
+            return 0;
+        s = hit + len;
+        t += len;
+        anchored = 0;
+        star = 0;
+    }
+    return 1;
+}
+
+int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *err, unsigned errlen)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(err, errlen, "cannot read it (%s)", strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    unsigned lineno = 0;
+    size_t cap = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        p[strcspn(p, "#\r\n")] = 0;
+        size_t len = strlen(p);
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            p[--len] = 0;
+        if (!len)
+            continue;
+        if (strncmp(p, "leak:", 5) != 0 || !p[5]) {
+            snprintf(err, errlen, "line %u: '%.200s' is not 'leak:PATTERN'", lineno, p);
+            goto fail;
+        }
+        if (out->n == cap) {
+            cap = cap ? cap * 2 : 16;
+            char **np = realloc(out->patterns, cap * sizeof *np);
+            if (!np) {
+                snprintf(err, errlen, "out of memory");
+                goto fail;
+            }
+            out->patterns = np;
+        }
+        if (!(out->patterns[out->n] = strdup(p + 5))) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        out->n++;
+    }
+    fclose(f);
+    return 0;
+fail:
+    fclose(f);
+    for (size_t i = 0; i < out->n; i++)
+        free(out->patterns[i]);
+    free(out->patterns);
+    memset(out, 0, sizeof *out);
+    return -1;
+}

@@ -1,0 +1,26 @@
+/*
+ * suppress.h - GPUMEM_SUPPRESSIONS (SPEC §3), base layer: the strict parser
+ * of a LeakSanitizer-style suppressions file and the template match.
+ *
+ * A file holds lines "leak:PATTERN"; '#' starts a comment, blank lines are
+ * skipped, anything else is refused with file:line. A PATTERN matches a
+ * string when its pieces between '*' occur in it in order; '^' at the start
+ * anchors it to the start, '$' at the end to the end (LSan's TemplateMatch).
+ */
+#ifndef GMG_BASE_SUPPRESS_H
+#define GMG_BASE_SUPPRESS_H
+
+#include <stddef.h>
+
+struct gmg_suppressions {
+    size_t n;
+    char **patterns;
+};
+
+/* 0 on success; -1 with the reason in err (the caller stops the process). */
+int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *err, unsigned errlen);
+
+/* 1 when the template matches s (NULL or "" never matches). */
+int gmg_template_match(const char *templ, const char *s);
+
+#endif

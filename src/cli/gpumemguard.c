@@ -1,0 +1,539 @@
+/*
+ * gpumemguard - the command of SPEC §8: runs a program under the guard.
+ *
+ *   gpumemguard [OPTIONS] [--] PROGRAM [ARGS...]
+ *   gpumemguard dump [--signal SIG] PID
+ *   gpumemguard --help | --version
+ *
+ * Each option sets one GPUMEM_* variable; the library checks the values at
+ * start-up (a bad one stops the program with exit status 2). The command
+ * finds libgpumemguard.so beside itself (the build tree), in ../lib (an
+ * installation) or in the LIBDIR baked in at build time, puts it first in
+ * LD_PRELOAD (after a sanitizer runtime, which must come first; the user's
+ * entries are kept) and execs the program, so the status is the program's.
+ *
+ * Standalone on purpose: libc and include/gpumemguard.h only, nothing of
+ * the library's layers.
+ */
+#define _GNU_SOURCE
+#include <gpumemguard.h>
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#ifndef GMG_LIBDIR
+#define GMG_LIBDIR "/usr/local/lib"
+#endif
+
+#define LIBNAME "libgpumemguard.so"
+
+static const struct option_def {
+    const char *name;   /* without the leading "--" */
+    const char *var;
+    const char *arg;
+    const char *help;
+} options[] = {
+    { "limit",          "GPUMEM_LIMIT",         "SIZE",  "quota: 4G for every device, 0:4G,1:2G per device, 1.5G, 25%" },
+    { "on-limit",       "GPUMEM_ON_LIMIT",      "ACT",   "at the quota: fail (default), abort (report, then abort), warn" },
+    { "report",         "GPUMEM_REPORT",        "DEST",  "stderr (default), stdout, none, or a path (%p pid, %n dump number)" },
+    { "format",         "GPUMEM_REPORT_FORMAT", "FMT",   "text (default), json, folded, or a comma list" },
+    { "stack-depth",    "GPUMEM_STACK_DEPTH",   "N",     "frames kept per allocation, 0-256 (default 32; 0: no stacks)" },
+    { "signal",         "GPUMEM_SIGNAL",        "SIG",   "dump signal: USR1 (default), USR2, HUP, RTMIN+N, a number, or none" },
+    { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leaks to leave out: lines of leak:PATTERN ('*' wildcards)" },
+    { "error-exitcode", "GPUMEM_EXITCODE",      "N",     "exit with N (1-255) when the exit report finds leaks; 0: off" },
+    { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file, rewritten every 15 s and at exit" },
+    { "group",          "GPUMEM_GROUP",         "NAME",  "share one GPUMEM_LIMIT budget with the user's processes of NAME" },
+    { "log",            "GPUMEM_LOG",           "LEVEL", "quiet, info (default), debug (one line per hooked entry point)" },
+};
+#define NOPTIONS (sizeof options / sizeof options[0])
+
+static void usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("gpumemguard: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'gpumemguard --help'.\n", stderr);
+    exit(2);
+}
+
+static void fail(int status, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    fputs("gpumemguard: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(status);
+}
+
+static void help(void)
+{
+    printf("usage: gpumemguard [OPTIONS] [--] PROGRAM [ARGS...]\n"
+           "       gpumemguard dump [--signal SIG] PID\n"
+           "       gpumemguard --help | --version\n"
+           "\n"
+           "Runs PROGRAM with libgpumemguard.so preloaded: every CUDA device-memory allocation is\n"
+           "tracked with its call stack, held to a quota, and reported at exit and on a signal.\n"
+           "The exit status is PROGRAM's own (128+N when signal N killed it); 127: PROGRAM not\n"
+           "found, 126: not executable, 2: a bad option here or a bad value found by the library.\n"
+           "\n"
+           "Options (--opt VALUE or --opt=VALUE; each sets the variable named):\n");
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s %s", options[i].name, options[i].arg);
+        printf("  %-22s %-21s %s\n", left, options[i].var, options[i].help);
+    }
+    printf("  %-22s %-21s %s\n", "-h, --help", "", "this text");
+    printf("  %-22s %-21s %s\n", "-V, --version", "", "print the version");
+    printf("\n"
+           "Commands:\n"
+           "  dump PID               ask the running guarded process PID for a report now; it is\n"
+           "                         written where that process's GPUMEM_REPORT says (stderr by\n"
+           "                         default). The signal is the process's GPUMEM_SIGNAL unless\n"
+           "                         --signal is given. Refused for a process without the guard.\n"
+           "\n"
+           "Examples:\n"
+           "  gpumemguard --limit 4G --error-exitcode 23 -- ./app\n"
+           "  gpumemguard --report 'leaks.%%p.json' --format json python train.py\n"
+           "  gpumemguard dump 12345\n"
+           "\n"
+           "A program named 'dump' runs as: gpumemguard -- dump. See gpumemguard(1).\n");
+}
+
+/* ------------------------------------------------------------ library */
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The library: beside the command (build tree), ../lib (installed), the
+ * LIBDIR baked in. Returns a malloc'd absolute path or NULL; tried[] lists
+ * the candidates for the message. */
+static char *find_library(char *tried, size_t triedlen)
+{
+    char exe[PATH_MAX], cand[PATH_MAX + 64];
+    const char *dirs[3];
+    int n = 0;
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char up[PATH_MAX + 8];
+    if (len > 0) {
+        exe[len] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            dirs[n++] = exe[0] ? exe : "/";
+            snprintf(up, sizeof up, "%s/../lib", exe);
+            dirs[n++] = up;
+        }
+    }
+    dirs[n++] = GMG_LIBDIR;
+    tried[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        snprintf(cand, sizeof cand, "%s/" LIBNAME, dirs[i]);
+        if (is_file(cand)) {
+            char *abs = realpath(cand, NULL);
+            return abs ? abs : strdup(cand);
+        }
+        size_t used = strlen(tried);
+        snprintf(tried + used, triedlen - used, "%s%s", used ? ", " : "", cand);
+    }
+    return NULL;
+}
+
+/* A sanitizer runtime must stay first in LD_PRELOAD. */
+static int is_sanitizer_runtime(const char *e, size_t n)
+{
+    const char *base = e;
+    for (size_t i = 0; i < n; i++)
+        if (e[i] == '/')
+            base = e + i + 1;
+    size_t bn = n - (size_t)(base - e);
+    static const char *const pre[] = { "libasan.", "libtsan.", "libubsan.", "liblsan.", "libhwasan.",
+                                       "libclang_rt.asan", "libclang_rt.tsan", "libclang_rt.ubsan",
+                                       "libclang_rt.hwasan" };
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++) {
+        size_t pn = strlen(pre[i]);
+        if (bn >= pn && strncmp(base, pre[i], pn) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* LD_PRELOAD with lib first (after any sanitizer runtime), the user's
+ * entries kept in their order, a second copy of lib dropped. */
+static char *build_preload(const char *lib, const char *old)
+{
+    size_t cap = strlen(lib) + (old ? strlen(old) : 0) + 4;
+    char *out = malloc(cap);
+    if (!out)
+        fail(1, "out of memory");
+    out[0] = '\0';
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) {
+            if (out[0])
+                strcat(out, ":");
+            strcat(out, lib);
+            continue;
+        }
+        for (const char *p = old; p && *p;) {
+            size_t n = strcspn(p, ": ");
+            if (n > 0) {
+                int san = is_sanitizer_runtime(p, n);
+                int self = strlen(lib) == n && strncmp(p, lib, n) == 0;
+                if (!self && san == (pass == 0)) {
+                    if (out[0])
+                        strcat(out, ":");
+                    strncat(out, p, n);
+                }
+            }
+            p += n;
+            p += strspn(p, ": ");
+        }
+    }
+    return out;
+}
+
+/* ------------------------------------------------------------ signals */
+
+/* The library's GPUMEM_SIGNAL grammar (src/base/config.c): 0 for "none",
+ * -1 when not a signal the guard may take. */
+static int parse_signal(const char *v)
+{
+    static const struct { const char *name; int sig; } names[] = {
+        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "INT", SIGINT },
+        { "QUIT", SIGQUIT }, { "TERM", SIGTERM }, { "ALRM", SIGALRM }, { "PWR", SIGPWR },
+        { "WINCH", SIGWINCH }, { "URG", SIGURG }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+    };
+    if (strcmp(v, "none") == 0)
+        return 0;
+    const char *n = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(n, names[i].name) == 0)
+            return names[i].sig;
+    if (strncmp(n, "RTMIN+", 6) == 0 || (n[0] >= '0' && n[0] <= '9')) {
+        const char *d = n[0] == 'R' ? n + 6 : n;
+        char *end;
+        long s = strtol(d, &end, 10);
+        if (*d && isdigit((unsigned char)*d) && !*end && s >= 0 && s <= 1024) {
+            if (n[0] == 'R')
+                s += SIGRTMIN;
+            if (s >= 1 && s <= SIGRTMAX && s != SIGKILL && s != SIGSTOP && s != SIGSEGV && s != SIGBUS &&
+                s != SIGFPE && s != SIGILL && s != SIGABRT && s != SIGCHLD && s != SIGPIPE)
+                return (int)s;
+        }
+    }
+    return -1;
+}
+
+static const char *signame(int sig, char *buf, size_t len)
+{
+    const char *d = sigabbrev_np(sig);
+    if (d)
+        snprintf(buf, len, "SIG%s", d);
+    else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+        snprintf(buf, len, "SIGRTMIN+%d", sig - SIGRTMIN);
+    else
+        snprintf(buf, len, "signal %d", sig);
+    return buf;
+}
+
+/* The whole of a /proc file; NULL with errno set. */
+static char *read_proc(const char *path, size_t *lenp)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    size_t cap = 65536, len = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    int err = ferror(f) ? errno : 0;
+    fclose(f);
+    if (err) {
+        free(buf);
+        errno = err;
+        return NULL;
+    }
+    buf[len] = '\0';
+    if (lenp)
+        *lenp = len;
+    return buf;
+}
+
+/* Does a line of /proc/PID/maps name libgpumemguard.so? */
+static int maps_guard(const char *maps)
+{
+    for (const char *line = maps; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        const char *path = memchr(line, '/', n);
+        if (path) {
+            size_t pn = n - (size_t)(path - line);
+            const char *base = path;
+            for (size_t i = 0; i < pn; i++)
+                if (path[i] == '/')
+                    base = path + i + 1;
+            size_t bn = pn - (size_t)(base - path);
+            if (bn >= strlen(LIBNAME) && strncmp(base, LIBNAME, strlen(LIBNAME)) == 0)
+                return 1;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+static const char *environ_get(const char *env, size_t len, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len;) {
+        const char *e = env + i;
+        size_t el = strnlen(e, len - i);
+        if (el > nl && strncmp(e, name, nl) == 0 && e[nl] == '=')
+            return e + nl + 1;
+        i += el + 1;
+    }
+    return NULL;
+}
+
+/* Is sig caught (SigCgt of /proc/PID/status)? 1 yes, 0 no, -1 unknown. */
+static int sig_caught(const char *status, int sig)
+{
+    const char *p = status ? strstr(status, "\nSigCgt:") : NULL;
+    if (!p)
+        return -1;
+    p += 8;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const char *end = p;
+    while (isxdigit((unsigned char)*end))
+        end++;
+    /* bit sig-1, counted from the last hex digit */
+    int bit = sig - 1;
+    const char *digit = end - 1 - bit / 4;
+    if (digit < p)
+        return 0;
+    int v = isdigit((unsigned char)*digit) ? *digit - '0' : (tolower((unsigned char)*digit) - 'a' + 10);
+    return (v >> (bit % 4)) & 1;
+}
+
+static int dump(int argc, char **argv, const char *sigopt)
+{
+    const char *pidarg = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--signal") == 0) {
+            if (i + 1 >= argc)
+                usage_error("option '--signal' needs a value");
+            sigopt = argv[++i];
+        } else if (strncmp(a, "--signal=", 9) == 0) {
+            sigopt = a + 9;
+        } else if (strcmp(a, "--") == 0 && !pidarg && i + 1 < argc) {
+            pidarg = argv[++i];
+            if (i + 1 < argc)
+                usage_error("dump takes one PID; '%s' is one argument too many", argv[i + 1]);
+        } else if (a[0] == '-' && a[1]) {
+            usage_error("dump: unknown option '%s' (dump takes --signal SIG and a PID)", a);
+        } else if (pidarg) {
+            usage_error("dump takes one PID; '%s' is one argument too many", a);
+        } else {
+            pidarg = a;
+        }
+    }
+    if (!pidarg)
+        usage_error("dump: missing PID (gpumemguard dump PID)");
+    char *end;
+    errno = 0;
+    long pid = strtol(pidarg, &end, 10);
+    if (!isdigit((unsigned char)pidarg[0]) || *end || errno || pid <= 0 || pid > INT_MAX)
+        usage_error("dump: '%s' is not a process id", pidarg);
+
+    char path[64], sb[32];
+    snprintf(path, sizeof path, "/proc/%ld", pid);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        fail(1, "dump: no process %ld", pid);
+
+    snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+    char *maps = read_proc(path, NULL);
+    if (!maps)
+        fail(1, "dump: cannot read %s: %s%s; not signalling a process that may not be guarded", path,
+             strerror(errno), errno == EACCES ? " (another user's process?)" : "");
+    int guarded = maps_guard(maps);
+    free(maps);
+    if (!guarded)
+        fail(1, "dump: process %ld does not run under the guard (no " LIBNAME " in %s); not signalling it, "
+             "since the dump signal would kill it", pid, path);
+
+    int sig = SIGUSR1;
+    const char *from = "the default";
+    const char *report = NULL;
+    size_t envlen = 0;
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    char *env = read_proc(path, &envlen);
+    if (env) {
+        report = environ_get(env, envlen, "GPUMEM_REPORT");
+        const char *v = environ_get(env, envlen, "GPUMEM_SIGNAL");
+        if (v && !sigopt) {
+            sig = parse_signal(v);
+            if (sig == 0)
+                fail(1, "dump: process %ld has dumps off (GPUMEM_SIGNAL=none); nothing sent", pid);
+            if (sig < 0)
+                fail(1, "dump: process %ld has GPUMEM_SIGNAL='%s', not a dump signal; nothing sent "
+                     "(give --signal to choose one)", pid, v);
+            from = "its GPUMEM_SIGNAL";
+        }
+    } else if (!sigopt) {
+        fprintf(stderr, "gpumemguard: dump: cannot read %s (%s); assuming the default dump signal, SIGUSR1\n",
+                path, strerror(errno));
+    }
+    if (sigopt) {
+        sig = parse_signal(sigopt);
+        if (sig <= 0)
+            usage_error("dump: --signal '%s' is not a dump signal (USR1, USR2, HUP, RTMIN+N, a number)", sigopt);
+        from = "--signal";
+    }
+
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    char *status = read_proc(path, NULL);
+    int caught = sig_caught(status, sig);
+    free(status);
+    if (caught == 0)
+        fail(1, "dump: process %ld does not catch %s (%s) yet: the guard arms its dump signal at the "
+             "program's first CUDA call; nothing sent, since the signal would kill it",
+             pid, signame(sig, sb, sizeof sb), from);
+
+    if (kill((pid_t)pid, sig) != 0)
+        fail(1, "dump: cannot signal process %ld: %s", pid, strerror(errno));
+    char where[PATH_MAX + 32];
+    if (!report || strcmp(report, "stderr") == 0)
+        snprintf(where, sizeof where, "its standard error");
+    else if (strcmp(report, "stdout") == 0)
+        snprintf(where, sizeof where, "its standard output");
+    else if (strcmp(report, "none") == 0)
+        snprintf(where, sizeof where, "nowhere (GPUMEM_REPORT=none)");
+    else
+        snprintf(where, sizeof where, "%.*s", PATH_MAX, report);
+    free(env);
+    printf("gpumemguard: sent %s to process %ld; its report goes to %s\n", signame(sig, sb, sizeof sb), pid, where);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- run */
+
+static const struct option_def *find_option(const char *name, size_t n)
+{
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (strlen(options[i].name) == n && strncmp(options[i].name, name, n) == 0)
+            return &options[i];
+    return NULL;
+}
+
+static void check_exitcode(const char *v)
+{
+    char *end;
+    errno = 0;
+    long n = strtol(v, &end, 10);
+    if (!isdigit((unsigned char)v[0]) || *end || errno || n < 0 || n > 255)
+        usage_error("--error-exitcode '%s' is not a whole number from 0 to 255", v);
+}
+
+int main(int argc, char **argv)
+{
+    const char *signal_opt = NULL, *other_opt = NULL;
+    int i = 1, dashdash = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            dashdash = 1;
+            break;
+        }
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            help();
+            return 0;
+        }
+        if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+            printf("gpumemguard " GPUMEMGUARD_VERSION "\n");
+            return 0;
+        }
+        if (a[0] != '-' || a[1] == '\0')
+            break;              /* the program (or "dump") */
+        if (a[1] != '-')
+            usage_error("unknown option '%s'", a);
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t n = eq ? (size_t)(eq - name) : strlen(name);
+        const struct option_def *o = find_option(name, n);
+        if (!o)
+            usage_error("unknown option '--%.*s'", (int)n, name);
+        const char *val;
+        if (eq) {
+            val = eq + 1;
+        } else {
+            if (i + 1 >= argc)
+                usage_error("option '--%s' needs a value (%s)", o->name, o->arg);
+            val = argv[++i];
+        }
+        if (strcmp(o->name, "error-exitcode") == 0)
+            check_exitcode(val);
+        if (strcmp(o->name, "signal") == 0)
+            signal_opt = val;
+        else if (!other_opt)
+            other_opt = o->name;
+        if (setenv(o->var, val, 1) != 0)
+            fail(1, "cannot set %s: %s", o->var, strerror(errno));
+    }
+    if (i >= argc)
+        usage_error("missing PROGRAM (gpumemguard [OPTIONS] -- PROGRAM [ARGS...])");
+    if (!dashdash && strcmp(argv[i], "dump") == 0) {
+        if (other_opt)
+            usage_error("dump takes only --signal; '--%s' has no meaning there", other_opt);
+        return dump(argc - i - 1, argv + i + 1, signal_opt);
+    }
+
+    char tried[3 * PATH_MAX];
+    char *lib = find_library(tried, sizeof tried);
+    if (!lib)
+        fail(1, "cannot find " LIBNAME " (looked for %s)", tried);
+    char *preload = build_preload(lib, getenv("LD_PRELOAD"));
+    if (setenv("LD_PRELOAD", preload, 1) != 0)
+        fail(1, "cannot set LD_PRELOAD: %s", strerror(errno));
+
+    execvp(argv[i], argv + i);
+    int err = errno;
+    fprintf(stderr, "gpumemguard: cannot run '%s': %s\n", argv[i], strerror(err));
+    return err == ENOENT || err == ENOTDIR ? 127 : 126;
+}

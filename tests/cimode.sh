@@ -1,0 +1,86 @@
+# cimode.sh - the guard in CI (issue 11): exit code on leaks, suppressions,
+# quiet clean runs, report words, start-up path check, version. Sourced by
+# run.sh (uses its helpers).
+
+# GPUMEM_EXITCODE: the status on leaks; the program's own without
+guarded GPUMEM_EXITCODE=23 "$T/trust" dumps 0; rc=$?
+[ $rc = 23 ] && has "SUMMARY: gpumemguard: 197520 bytes in 1 allocations still live at exit" "$WORK/err" \
+    && ok "GPUMEM_EXITCODE=23: a leaking program exits 23, with its report" || bad "exit code on a leak (rc $rc)" "$WORK/err"
+guarded GPUMEM_EXITCODE=23 "$T/apitest" direct threads; rc=$?
+[ $rc = 0 ] && ok "GPUMEM_EXITCODE=23: a clean program keeps its own status 0" || bad "exit code, clean (rc $rc)" "$WORK/err"
+guarded GPUMEM_EXITCODE=23 "$T/apitest" direct reset; rc=$?
+[ $rc = 23 ] && ok "GPUMEM_EXITCODE=23: memory reclaimed by context teardown is a leak too" || bad "exit code, reclaimed (rc $rc)" "$WORK/err"
+
+# GPUMEM_SUPPRESSIONS: by function, by file, by module; all suppressed -> status kept
+printf '# known leak\nleak:leak_before_exit\n' >"$WORK/s1"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s1" "$T/trust" dumps 0; rc=$?
+if [ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && grep -qE "^ +1 +197520 leak_before_exit$" "$WORK/err" \
+   && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err" && ! has "allocated from:" "$WORK/err"; then
+    ok "a suppression by function: the leak leaves the list and the exit code, counted under 'Suppressions used'"
+else bad "suppression by function (rc $rc)" "$WORK/err"; fi
+printf 'leak:*integration/trust.c\n' >"$WORK/s2"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s2" "$T/trust" dumps 0; rc=$?
+[ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && ok "a suppression by source file ('*' wildcard)" || bad "suppression by file (rc $rc)" "$WORK/err"
+printf 'leak:libgmgmod2.so\n' >"$WORK/s3"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s3" "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"; rc=$?
+if [ $rc = 23 ] && grep -qE "^ +1 +568320 libgmgmod2.so$" "$WORK/err" && has "795648 bytes in 1 allocation" "$WORK/err" \
+   && ! has "568320 bytes in 1 allocation" "$WORK/err"; then
+    ok "a suppression by module: that library's leak is suppressed, another's still fails the run"
+else bad "suppression by module (rc $rc)" "$WORK/err"; fi
+printf 'leak:x\nbogus line\n' >"$WORK/s4"
+guarded GPUMEM_SUPPRESSIONS="$WORK/s4" "$T/trust" nulls; rc=$?
+[ $rc = 2 ] && has "line 2" "$WORK/err" && ok "a malformed suppressions file stops the process at start-up, naming the line" \
+    || bad "bad suppressions file (rc $rc)" "$WORK/err"
+guarded GPUMEM_EXITCODE=300 "$T/trust" nulls; rc=$?
+[ $rc = 2 ] && has "GPUMEM_EXITCODE='300' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=300 is refused at start-up" \
+    || bad "bad exit code value (rc $rc)" "$WORK/err"
+
+# a clean run is quiet: the SUMMARY line alone, nothing at GPUMEM_LOG=quiet
+guarded "$T/apitest" direct threads
+[ "$(cat "$WORK/err")" = "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" ] \
+    && ok "a clean run prints the SUMMARY line alone" || bad "clean run output" "$WORK/err"
+guarded GPUMEM_LOG=quiet "$T/apitest" direct threads
+[ ! -s "$WORK/err" ] && ok "a clean run at GPUMEM_LOG=quiet prints nothing" || bad "quiet clean run" "$WORK/err"
+
+# report words: stdout and none
+guarded GPUMEM_REPORT=stdout "$T/trust" dump_exit
+has "SUMMARY: gpumemguard: 197520 bytes" "$WORK/out" && ! has "SUMMARY" "$WORK/err" \
+    && ok "GPUMEM_REPORT=stdout writes reports to standard output" || bad "GPUMEM_REPORT=stdout" "$WORK/out"
+guarded GPUMEM_REPORT=none "$T/trust" dump_exit
+! has "SUMMARY" "$WORK/err" && ! has "SUMMARY" "$WORK/out" && [ ! -e none ] \
+    && ok "GPUMEM_REPORT=none writes no report" || bad "GPUMEM_REPORT=none" "$WORK/err"
+
+# a report directory that does not exist is said at start-up
+guarded GPUMEM_REPORT="$WORK/no/such/dir/r.txt" "$T/trust" nulls
+head -1 "$WORK/err" | grep -q "directory $WORK/no/such/dir does not exist" \
+    && ok "a report path whose directory does not exist is reported at start-up" || bad "report dir check" "$WORK/err"
+
+# the refusal starts with the refused call and its own stack
+guarded GPUMEM_LIMIT=64M "$T/trust" vmm_bypass
+grep -A2 "refused cuMemCreate of 32.0 MiB (33554432 bytes) on device 0" "$WORK/err" | grep -q "in vmm_bypass " \
+    && ok "a refusal message names the refused call, its size as people read it, and its own stack" \
+    || bad "refusal message" "$WORK/err"
+
+# the version in every report
+guarded GPUMEM_REPORT_FORMAT=json "$T/trust" dump_exit
+jq -e '.version == "0.3.0"' "$WORK/err" >/dev/null 2>&1 && guarded "$T/trust" dump_exit && has "[gpumemguard 0.3.0]" "$WORK/err" \
+    && ok "reports name the guard's version (text header, JSON 'version')" || bad "version in reports" "$WORK/err"
+
+# the README's line for one's own program on the simulated driver builds and runs
+cat >"$WORK/myprog.c" <<'CEOF'
+#include <cuda.h>
+#include <stdio.h>
+int main(void)
+{
+    CUdevice d; CUcontext c; CUdeviceptr p; const char *name = "?";
+    cuInit(0); cuDeviceGet(&d, 0); cuDevicePrimaryCtxRetain(&c, d); cuCtxSetCurrent(c);
+    cuGetErrorName(cuMemAlloc(&p, 3 << 20), &name);
+    printf("cuMemAlloc: %s\n", name);
+    return 0;
+}
+CEOF
+if cc -I"$CUDA_INC" -o "$WORK/myprog" "$WORK/myprog.c" -L"$B/sim" -l:libcuda.so.1 2>"$WORK/err"; then
+    guarded GPUMEM_LIMIT=2M "$WORK/myprog"
+    has "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" "$WORK/out" && ok "an ordinary program (cuGetErrorName too) builds against the simulated driver as the README says" \
+        || bad "own program on the simulator" "$WORK/out"
+else bad "own program does not link against the simulated driver" "$WORK/err"; fi

@@ -1,0 +1,213 @@
+# cli.sh - the gpumemguard command (SPEC §8), `make install`/`uninstall`, the
+# man page, and running libgpumemguard.so itself. Sourced by run.sh (uses its
+# helpers and $B, $T, $ROOT, $WORK, $CC, $SAN_FLAGS, $CUDA_INC).
+#
+# Under a sanitizer only the tests that exec nothing run (--help, --version,
+# refused options): the command preloads libgpumemguard.so alone, which a
+# sanitized library cannot be (ASan wants its runtime first; TSan's library
+# fails in the uninstrumented sh).
+
+GMG=$B/gpumemguard
+GMG_VERSION=$(sed -n 's/^#define GPUMEMGUARD_VERSION "\(.*\)"/\1/p' include/gpumemguard.h)
+
+# cli ARGS...: run the command; stdout in $WORK/out, stderr in $WORK/err
+cli() { "$GMG" "$@" >"$WORK/out" 2>"$WORK/err"; }
+
+# ------------------------------------------------------------ pure text
+cli --version; rc=$?
+[ $rc = 0 ] && [ "$(cat "$WORK/out")" = "gpumemguard $GMG_VERSION" ] \
+    && ok "gpumemguard --version prints 'gpumemguard $GMG_VERSION'" || bad "--version (rc $rc)" "$WORK/out"
+
+cli --help; rc=$?
+miss=""
+for o in limit:GPUMEM_LIMIT on-limit:GPUMEM_ON_LIMIT report:GPUMEM_REPORT format:GPUMEM_REPORT_FORMAT \
+         stack-depth:GPUMEM_STACK_DEPTH signal:GPUMEM_SIGNAL suppressions:GPUMEM_SUPPRESSIONS \
+         error-exitcode:GPUMEM_EXITCODE metrics:GPUMEM_METRICS group:GPUMEM_GROUP log:GPUMEM_LOG; do
+    grep -E -q -- "--${o%%:*} [A-Z]+ +${o#*:} " "$WORK/out" || miss="$miss --${o%%:*}"
+done
+has "dump PID" "$WORK/out" || miss="$miss [dump PID]"
+has "gpumemguard --limit 4G --error-exitcode 23 -- ./app" "$WORK/out" || miss="$miss [example]"
+has "--version" "$WORK/out" || miss="$miss --version"
+if [ $rc = 0 ] && [ -z "$miss" ]; then
+    ok "gpumemguard --help lists every option with its variable, dump PID, and examples"
+else bad "--help (rc $rc):$miss" "$WORK/out"; fi
+
+# refused before anything runs: status 2 and a message naming the problem
+for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G" "missing PROGRAM|" \
+            "'--limit' needs a value|--limit" "unknown option '-x'|-x true" \
+            "'256' is not a whole number from 0 to 255|--error-exitcode 256 true" \
+            "'x1' is not a whole number|--error-exitcode=x1 true" "dump: missing PID|dump" \
+            "'abc' is not a process id|dump abc" "has no meaning there|--limit 1G dump 1"; do
+    want=${spec%%|*}; args=${spec#*|}
+    cli $args; rc=$?
+    if [ $rc = 2 ] && has "$want" "$WORK/err"; then
+        ok "gpumemguard ${args:-(no arguments)}: status 2, '$want'"
+    else bad "gpumemguard ${args:-(no arguments)}: rc $rc" "$WORK/err"; fi
+done
+
+if [ -n "${GMG_SANITIZER:-}" ]; then
+    skip "gpumemguard running programs, dump, install, running the library itself" \
+         "$GMG_SANITIZER build: the command preloads the guard alone"
+else
+# --------------------------------------------------- the library itself
+"$B/libgpumemguard.so" >"$WORK/out" 2>"$WORK/err"; rc=$?
+if [ $rc = 0 ] && has "libgpumemguard.so $GMG_VERSION - GPU memory guard for CUDA programs" "$WORK/out" \
+   && has "usage: LD_PRELOAD=/path/to/libgpumemguard.so PROGRAM, or: gpumemguard [OPTIONS] -- PROGRAM" "$WORK/out"; then
+    ok "running libgpumemguard.so itself prints its version and usage, status 0"
+else bad "running the library (rc $rc)" "$WORK/out"; fi
+
+# ------------------------------------------------- options reach the library
+cli --limit 4M "$T/apitest" direct limit 4194304; rc=$?
+if [ $rc = 0 ] && has "LIMIT OK" "$WORK/out" \
+   && grep -q "refused cuMemAlloc of 1 byte.* on device 0: GPUMEM_LIMIT is .*4194304 bytes" "$WORK/err"; then
+    ok "gpumemguard --limit 4M: the library holds the program to 4194304 bytes"
+else bad "--limit 4M (rc $rc)" "$WORK/out"; fi
+cli --limit=8M --log=quiet -- "$T/apitest" direct info
+has "free 8388608 total 8388608 devtotal 8388608" "$WORK/out" \
+    && ok "gpumemguard --limit=8M -- PROGRAM: the --opt=VALUE form and '--' work" || bad "--opt=VALUE" "$WORK/out"
+cli --report "$WORK/r.json" --format json --stack-depth 4 "$T/apitest" direct families; rc=$?
+if [ $rc = 0 ] && [ -s "$WORK/r.json" ] && ! has "SUMMARY" "$WORK/err" \
+   && { ! command -v jq >/dev/null 2>&1 || jq -e '.trigger == "exit" and .version == "'"$GMG_VERSION"'"' "$WORK/r.json" >/dev/null; }; then
+    ok "gpumemguard --report FILE --format json: the exit report is JSON in FILE, nothing on stderr"
+else bad "--report/--format (rc $rc)" "$WORK/err"; fi
+cli --on-limit explode "$T/apitest" direct info; rc=$?
+[ $rc = 2 ] && has "GPUMEM_ON_LIMIT='explode' is not valid" "$WORK/err" \
+    && ok "a bad value is the library's to refuse: --on-limit explode stops the program, status 2" \
+    || bad "--on-limit explode (rc $rc)" "$WORK/err"
+
+# ------------------------------------------------------------ exit status
+cli sh -c 'exit 7'; rc=$?
+[ $rc = 7 ] && ok "the program's exit status is the command's (7)" || bad "exit status: $rc, not 7" "$WORK/err"
+( cli sh -c 'kill -TERM $$' ) 2>/dev/null; rc=$?
+[ $rc = 143 ] && ok "a program killed by SIGTERM: status 143 (128+15)" || bad "signal death: $rc, not 143" "$WORK/err"
+cli "$WORK/no-such-program"; rc=$?
+[ $rc = 127 ] && has "cannot run '$WORK/no-such-program': No such file or directory" "$WORK/err" \
+    && ok "a program that does not exist: status 127 and why" || bad "missing program (rc $rc)" "$WORK/err"
+printf 'not a program\n' >"$WORK/notexec"; chmod 0644 "$WORK/notexec"
+cli "$WORK/notexec"; rc=$?
+[ $rc = 126 ] && has "Permission denied" "$WORK/err" \
+    && ok "a program that cannot be executed: status 126 and why" || bad "unexecutable program (rc $rc)" "$WORK/err"
+
+# ------------------------------------------------------- LD_PRELOAD kept
+echo 'void gmg_cli_noop(void) {}' >"$WORK/noop.c"
+if $CC -shared -fPIC -o "$WORK/noop.so" "$WORK/noop.c"; then
+    LD_PRELOAD="$WORK/noop.so" "$GMG" sh -c 'echo "$LD_PRELOAD"; cat /proc/$$/maps' >"$WORK/out" 2>"$WORK/err"
+    lib=$(realpath "$B/libgpumemguard.so")
+    if [ "$(head -1 "$WORK/out")" = "$lib:$WORK/noop.so" ] && has "/noop.so" "$WORK/out" \
+       && has "$lib" "$WORK/out" && ! has "cannot be preloaded" "$WORK/err"; then
+        ok "the user's LD_PRELOAD is kept: the guard first, then the user's library, both loaded"
+    else bad "LD_PRELOAD kept" "$WORK/out"; fi
+else bad "building a do-nothing library for LD_PRELOAD"; fi
+
+# ------------------------------------------------------------------ dump
+build idle tests/integration/idle.c -L"$B/sim" -l:libcuda.so.1
+# idle_run NAME OPTIONS...: a guarded idle program in the background ($IDLE)
+idle_run() {
+    local n=$1; shift
+    rm -f "$WORK/$n.ready" "$WORK/$n.done"
+    "$GMG" "$@" -- "$T/idle" "$WORK/$n.ready" "$WORK/$n.done" 20 >"$WORK/$n.out" 2>"$WORK/$n.err" &
+    IDLE=$!
+    for _ in $(seq 200); do [ -e "$WORK/$n.ready" ] && return 0; kill -0 $IDLE 2>/dev/null || return 1; sleep 0.05; done
+    return 1
+}
+idle_stop() { touch "$WORK/$1.done"; wait "$IDLE"; }
+# wait_file PATH TEXT: up to 10 s for PATH to contain TEXT
+wait_file() { for _ in $(seq 200); do [ -f "$1" ] && has "$2" "$1" && return 0; sleep 0.05; done; return 1; }
+
+mkdir -p "$WORK/dumps"
+if idle_run idle1 --report "$WORK/dumps/d.%n"; then
+    cli dump "$IDLE"; rc=$?
+    if [ $rc = 0 ] && has "sent SIGUSR1 to process $IDLE" "$WORK/out" \
+       && wait_file "$WORK/dumps/d.1" "gpumemguard report (signal, dump 1)" && has "idle_site" "$WORK/dumps/d.1" \
+       && has "1048576" "$WORK/dumps/d.1"; then
+        ok "gpumemguard dump PID: the guarded process writes a report (its live 1 MiB from idle_site) and runs on"
+    else bad "dump PID (rc $rc)" "$WORK/err"; fi
+    idle_stop idle1; rc=$?
+    [ $rc = 0 ] || bad "the dumped program exited $rc (3: it never saw its done file)" "$WORK/idle1.err"
+else bad "dump: the idle program did not start" "$WORK/idle1.err"; idle_stop idle1; fi
+
+if idle_run idle2 --signal USR2 --report "$WORK/dumps/u.%n"; then
+    cli dump "$IDLE"; rc=$?
+    if [ $rc = 0 ] && has "sent SIGUSR2 to process $IDLE" "$WORK/out" \
+       && wait_file "$WORK/dumps/u.1" "gpumemguard report (signal, dump 1)"; then
+        ok "gpumemguard dump PID sends the process's own GPUMEM_SIGNAL (USR2, from /proc/PID/environ)"
+    else bad "dump with GPUMEM_SIGNAL=USR2 (rc $rc)" "$WORK/err"; fi
+    idle_stop idle2 || bad "the program dumped with SIGUSR2 did not exit 0" "$WORK/idle2.err"
+else bad "dump USR2: the idle program did not start" "$WORK/idle2.err"; idle_stop idle2; fi
+
+if idle_run idle3 --signal none; then
+    cli dump "$IDLE"; rc=$?
+    if [ $rc != 0 ] && has "dumps off (GPUMEM_SIGNAL=none)" "$WORK/err" && kill -0 "$IDLE" 2>/dev/null; then
+        ok "gpumemguard dump of a process with GPUMEM_SIGNAL=none: refused, nothing sent"
+    else bad "dump with dumps off (rc $rc)" "$WORK/err"; fi
+    idle_stop idle3 || bad "the program with dumps off did not exit 0" "$WORK/idle3.err"
+else bad "dump none: the idle program did not start" "$WORK/idle3.err"; idle_stop idle3; fi
+
+sleep 20 & victim=$!
+cli dump "$victim"; rc=$?
+if [ $rc != 0 ] && has "does not run under the guard" "$WORK/err" && kill -0 "$victim" 2>/dev/null; then
+    ok "gpumemguard dump of a process without the guard: refused (status $rc), the process untouched"
+else bad "dump of an unguarded process (rc $rc)" "$WORK/err"; fi
+kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+
+# guarded, but no CUDA call yet: the dump signal is not armed, SIGUSR1 would kill
+"$GMG" sleep 20 & victim=$!
+for _ in $(seq 100); do grep -q libgpumemguard "/proc/$victim/maps" 2>/dev/null && break; sleep 0.05; done
+cli dump "$victim"; rc=$?
+if [ $rc != 0 ] && has "does not catch SIGUSR1" "$WORK/err" && kill -0 "$victim" 2>/dev/null; then
+    ok "gpumemguard dump of a guarded process that has not armed its signal: refused, the process untouched"
+else bad "dump before the signal is armed (rc $rc)" "$WORK/err"; fi
+kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+
+# --------------------------------------------------------------- install
+INST=$WORK/inst
+if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$ROOT" install B="$B" DESTDIR="$INST" PREFIX=/usr \
+       >"$WORK/out" 2>&1; then
+    miss=""
+    for f in bin/gpumemguard lib/libgpumemguard.so include/gpumemguard.h share/man/man1/gpumemguard.1 \
+             lib/pkgconfig/gpumemguard.pc; do
+        [ -f "$INST/usr/$f" ] || miss="$miss $f"
+    done
+    has "Version: $GMG_VERSION" "$INST/usr/lib/pkgconfig/gpumemguard.pc" || miss="$miss [.pc Version]"
+    has "libdir=/usr/lib" "$INST/usr/lib/pkgconfig/gpumemguard.pc" || miss="$miss [.pc libdir]"
+    if [ -z "$miss" ]; then ok "make install DESTDIR PREFIX=/usr: command, library, header, man page, gpumemguard.pc"
+    else bad "make install: missing$miss" "$WORK/out"; fi
+
+    ilib=$(realpath "$INST/usr/lib/libgpumemguard.so")
+    "$INST/usr/bin/gpumemguard" sh -c 'echo "$LD_PRELOAD"' >"$WORK/out" 2>"$WORK/err"
+    "$INST/usr/bin/gpumemguard" --limit 8M "$T/apitest" direct info >>"$WORK/out" 2>>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && [ "$(head -1 "$WORK/out")" = "$ilib" ] && has "free 8388608 total 8388608" "$WORK/out"; then
+        ok "the installed command preloads the installed library (../lib beside it) and the program runs under it"
+    else bad "installed command (rc $rc)" "$WORK/out"; fi
+
+    # the installed command alone, with no library anywhere it looks: a clear failure
+    mkdir -p "$WORK/lonely/bin" && cp "$INST/usr/bin/gpumemguard" "$WORK/lonely/bin/"
+    if [ -e /usr/lib/libgpumemguard.so ]; then
+        skip "the command without a library" "/usr/lib/libgpumemguard.so exists on this machine"
+    else
+        "$WORK/lonely/bin/gpumemguard" true >"$WORK/out" 2>"$WORK/err"; rc=$?
+        [ $rc = 1 ] && has "cannot find libgpumemguard.so (looked for $WORK/lonely/bin/libgpumemguard.so" "$WORK/err" \
+            && has "/usr/lib/libgpumemguard.so)" "$WORK/err" \
+            && ok "the command with no library beside it, in ../lib or LIBDIR: status 1, naming where it looked" \
+            || bad "command without a library (rc $rc)" "$WORK/err"
+    fi
+
+    if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$ROOT" uninstall B="$B" DESTDIR="$INST" PREFIX=/usr \
+           >"$WORK/out" 2>&1 && [ -z "$(find "$INST" -type f)" ]; then
+        ok "make uninstall removes every installed file"
+    else find "$INST" -type f >>"$WORK/out"; bad "make uninstall" "$WORK/out"; fi
+    # the build tree's command was rebuilt for PREFIX=/usr; rebuild it for the default
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$ROOT" B="$B" "$GMG" >/dev/null 2>&1
+else
+    bad "make install DESTDIR=$INST PREFIX=/usr" "$WORK/out"
+fi
+fi # not under a sanitizer
+
+# -------------------------------------------------------------- man page
+if command -v groff >/dev/null 2>&1; then
+    if groff -man -ww -z docs/gpumemguard.1 >"$WORK/out" 2>&1 && [ ! -s "$WORK/out" ]; then
+        ok "docs/gpumemguard.1 renders with groff -man -ww without a warning"
+    else bad "man page warnings" "$WORK/out"; fi
+else
+    skip "man page rendering" "no groff (apt-get install groff-base)"
+fi
