@@ -84,3 +84,10 @@ if cc -I"$CUDA_INC" -o "$WORK/myprog" "$WORK/myprog.c" -L"$B/sim" -l:libcuda.so.
     has "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" "$WORK/out" && ok "an ordinary program (cuGetErrorName too) builds against the simulated driver as the README says" \
         || bad "own program on the simulator" "$WORK/out"
 else bad "own program does not link against the simulated driver" "$WORK/err"; fi
+
+# settings of SPEC §3 this version does not implement are refused, never ignored
+for spec in GPUMEM_GROUP=job1 GPUMEM_METRICS=/tmp/m.prom GPUMEM_PYTHON=on; do
+    guarded "$spec" "$T/trust" nulls; rc=$?
+    [ $rc = 2 ] && has "${spec%%=*}='${spec#*=}' is not valid" "$WORK/err" && ok "$spec is refused at start-up, not silently ignored" \
+        || bad "$spec (rc $rc)" "$WORK/err"
+done

@@ -151,6 +151,15 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
                        "1 (default: managed memory counts against the quota) or 0");
         c->count_managed = v[0] == '1';
     }
+    /* SPEC'd, not built yet (issue 12): refused, never silently ignored */
+    static const char *const later[] = { "GPUMEM_METRICS", "GPUMEM_METRICS_INTERVAL", "GPUMEM_GROUP" };
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
+        if ((v = get(later[i])) != NULL)
+            return bad(err, errlen, later[i], v, "not supported by this version of the guard yet",
+                       "leave it unset (metrics files and group quotas are planned)");
+    if ((v = get("GPUMEM_PYTHON")) != NULL && strcmp(v, "auto") != 0 && strcmp(v, "off") != 0)
+        return bad(err, errlen, "GPUMEM_PYTHON", v, "unknown mode",
+                   "auto (default; Python frames are not captured by this version yet) or off");
     if ((v = get("GPUMEM_EXITCODE")) != NULL) {
         char *end;
         errno = 0;
