@@ -19,8 +19,12 @@ if [ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && grep -qE "^ +1 +197520
     ok "a suppression by function: the leak leaves the list and the exit code, counted under 'Suppressions used'"
 else bad "suppression by function (rc $rc)" "$WORK/err"; fi
 printf 'leak:*integration/trust.c\n' >"$WORK/s2"
-guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s2" "$T/trust" dumps 0; rc=$?
-[ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && ok "a suppression by source file ('*' wildcard)" || bad "suppression by file (rc $rc)" "$WORK/err"
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "a suppression by source file" "no file:line for clang-built programs (known symbolizer gap, see reports.sh)"
+else
+    guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s2" "$T/trust" dumps 0; rc=$?
+    [ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && ok "a suppression by source file ('*' wildcard)" || bad "suppression by file (rc $rc)" "$WORK/err"
+fi
 printf 'leak:libgmgmod2.so\n' >"$WORK/s3"
 guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s3" "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"; rc=$?
 if [ $rc = 23 ] && grep -qE "^ +1 +568320 libgmgmod2.so$" "$WORK/err" && has "795648 bytes in 1 allocation" "$WORK/err" \
@@ -79,7 +83,7 @@ int main(void)
     return 0;
 }
 CEOF
-if cc -I"$CUDA_INC" -o "$WORK/myprog" "$WORK/myprog.c" -L"$B/sim" -l:libcuda.so.1 2>"$WORK/err"; then
+if $CC $SAN_FLAGS -I"$CUDA_INC" -o "$WORK/myprog" "$WORK/myprog.c" -L"$B/sim" -l:libcuda.so.1 2>"$WORK/err"; then
     guarded GPUMEM_LIMIT=2M "$WORK/myprog"
     has "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" "$WORK/out" && ok "an ordinary program (cuGetErrorName too) builds against the simulated driver as the README says" \
         || bad "own program on the simulator" "$WORK/out"
