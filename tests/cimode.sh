@@ -95,3 +95,10 @@ for spec in GPUMEM_GROUP=job1 GPUMEM_METRICS=/tmp/m.prom GPUMEM_PYTHON=on; do
     [ $rc = 2 ] && has "${spec%%=*}='${spec#*=}' is not valid" "$WORK/err" && ok "$spec is refused at start-up, not silently ignored" \
         || bad "$spec (rc $rc)" "$WORK/err"
 done
+
+# a mistyped setting stops the process, naming the nearest one
+guarded GPUMEM_LIMT=4G "$T/trust" nulls; rc=$?
+[ $rc = 2 ] && has "GPUMEM_LIMT is not a setting of the guard; did you mean GPUMEM_LIMIT?" "$WORK/err" && ! has "nulls:" "$WORK/out" \
+    && ok "GPUMEM_LIMT=4G stops the process at start-up: 'did you mean GPUMEM_LIMIT?'" || bad "mistyped setting (rc $rc)" "$WORK/err"
+guarded GPUMEM_EXITCODE=abc "$T/trust" nulls; rc=$?
+[ $rc = 2 ] && has "GPUMEM_EXITCODE='abc' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=abc is refused" || bad "GPUMEM_EXITCODE=abc (rc $rc)" "$WORK/err"

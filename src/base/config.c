@@ -183,7 +183,78 @@ static const char *env(const char *name)
     return getenv(name);
 }
 
+/* Every setting of SPEC §3: any other GPUMEM_* variable is a typo. */
+static const char *const known[] = {
+    "GPUMEM_LIMIT", "GPUMEM_ON_LIMIT", "GPUMEM_REPORT", "GPUMEM_REPORT_FORMAT", "GPUMEM_SIGNAL",
+    "GPUMEM_STACK_DEPTH", "GPUMEM_LOG", "GPUMEM_COUNT_MANAGED", "GPUMEM_EXITCODE", "GPUMEM_SUPPRESSIONS",
+    "GPUMEM_PYTHON", "GPUMEM_METRICS", "GPUMEM_METRICS_INTERVAL", "GPUMEM_GROUP",
+};
+
+/* Edit distance, for "did you mean" (names are short). */
+static unsigned distance(const char *a, const char *b)
+{
+    unsigned row[64], n = (unsigned)strlen(b);
+    if (n >= 64 || strlen(a) >= 64)
+        return 99;
+    for (unsigned j = 0; j <= n; j++)
+        row[j] = j;
+    for (unsigned i = 1; a[i - 1]; i++) {
+        unsigned diag = row[0];
+        row[0] = i;
+        for (unsigned j = 1; j <= n; j++) {
+            unsigned up = row[j];
+            unsigned best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            if (up + 1 < best)
+                best = up + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[n];
+}
+
+int gmg_config_check_names(char *const *envp, char *err, unsigned errlen)
+{
+    for (char *const *e = envp; e && *e; e++) {
+        if (strncmp(*e, "GPUMEM_", 7) != 0)
+            continue;
+        char name[128];
+        size_t len = strcspn(*e, "=");
+        if (len >= sizeof name)
+            len = sizeof name - 1;
+        memcpy(name, *e, len);
+        name[len] = 0;
+        const char *best = NULL;
+        unsigned best_d = 99;
+        int found = 0;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+            if (strcmp(name, known[i]) == 0)
+                found = 1;
+            unsigned d = distance(name, known[i]);
+            if (d < best_d) {
+                best_d = d;
+                best = known[i];
+            }
+        }
+        if (found)
+            continue;
+        if (best && best_d <= 3)
+            snprintf(err, errlen, "%s is not a setting of the guard; did you mean %s? (a mistyped setting is "
+                     "never ignored: unset it, or see gpumemguard --help)", name, best);
+        else
+            snprintf(err, errlen, "%s is not a setting of the guard (a mistyped setting is never ignored: unset it, "
+                     "or see gpumemguard --help)", name);
+        return -1;
+    }
+    return 0;
+}
+
 int gmg_config_load(char *err, unsigned errlen)
 {
+    extern char **environ;
+    if (gmg_config_check_names(environ, err, errlen) < 0)
+        return -1;
     return gmg_config_parse(env, &gmg_cfg, err, errlen);
 }

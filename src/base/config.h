@@ -33,6 +33,10 @@ extern struct gmg_config gmg_cfg;
  * into err and returns -1 (the caller exits). */
 int gmg_config_load(char *err, unsigned errlen);
 
+/* Any GPUMEM_* name in envp that is not a setting: -1 and a message naming
+ * it and the nearest setting. */
+int gmg_config_check_names(char *const *envp, char *err, unsigned errlen);
+
 /* The same from a getenv-like function, for tests. */
 int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *out, char *err, unsigned errlen);
 
