@@ -192,3 +192,23 @@ if [ "${GMG_SANITIZER:-}" != tsan ]; then
         && ok "a guarded wrapper (sh -c) around the program does not move its reports to r.PID.txt" \
         || bad "reports behind a wrapper: $(ls "$WORK/w" | tr '\n' ' ')"
 fi
+
+# ------------------------ a simulated driver that disagrees (issue 15)
+guarded GPUSIM_FAIL="cuMemAlloc_v2:7,cuMemFree_v2:5,cuMemCreate:3,cuMemRelease:2,cuArrayCreate_v2:4,cuMemAllocPitch_v2:2,cuMemAllocManaged:3,cuMemAllocAsync:6,cuMemFreeAsync:4" \
+    "$T/trust" injected
+if grep -qE "injected: [1-9][0-9]* failed calls, guard off the driver 0 times, guard ([0-9]+) sim \1$" "$WORK/out"; then
+    ok "the driver failing allocations and frees of every family: after each call the guard counts what the driver holds"
+else bad "injected driver failures" "$WORK/out"; fi
+guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:4M,1:8M "$T/trust" perdev
+has "perdev: dev0 4MiB 0 +1 2; dev1 8MiB 0 +1 2; dev0 4194304 dev1 8388608" "$WORK/out" \
+    && ok "two devices with their own limits (0:4M,1:8M): each reaches its own exactly" || bad "per-device limits on two devices" "$WORK/out"
+guarded GPUSIM_DEVICES=2 GPUSIM_REUSE_CTX=1 "$T/trust" ctxreuse
+has "ctxreuse: handle reused; dev0 2097152 dev1 0; sim dev0 2097152 dev1 0" "$WORK/out" \
+    && ok "a destroyed context's handle handed out again for another device: allocations go to the right device" \
+    || bad "reused context handle" "$WORK/out"
+guarded GPUSIM_PITCH=2048 "$T/trust" pitch
+r1=$(cat "$WORK/out")
+guarded GPUSIM_PITCH=2048 GPUMEM_LIMIT=150K "$T/trust" pitch
+if [ "$r1" = "pitch: 0, pitch 2048, guard 204800 sim 204800" ] && has "pitch: 2, pitch 2048, guard 0 sim 0" "$WORK/out"; then
+    ok "a pitch of 2048 (not the guard's 512 guess): counted as granted, refused and freed when it does not fit"
+else bad "pitch 2048: $r1 / $(cat "$WORK/out")"; fi

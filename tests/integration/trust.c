@@ -25,6 +25,10 @@
  *   trust free_reuse N      two threads free one pointer, a third reuses the address
  *   trust ctxrace           a context torn down while a thread frees its memory
  *   trust forksig N         fork while threads install the dump signal's handler
+ *   trust injected          every family while the simulator fails calls (GPUSIM_FAIL)
+ *   trust perdev            per-device limits on two devices
+ *   trust ctxreuse          a destroyed context's handle handed out again (GPUSIM_REUSE_CTX)
+ *   trust pitch             a pitch other than the guard's guess (GPUSIM_PITCH)
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  */
@@ -311,6 +315,90 @@ static void forksig(int n)
     for (int i = 0; i < 3; i++)
         pthread_join(t[i], NULL);
     printf("forksig: %d forks, %d children took their signal\n", n, ok);
+}
+
+/* Every family allocated and freed while the simulator fails some calls
+ * (GPUSIM_FAIL): after each call, the guard counts what the driver holds. */
+static int off_driver;
+
+static void check_even(void)
+{
+    if (guard_live(0) != sim(0).live)
+        off_driver++;
+}
+
+static void injected(void)
+{
+    CUmemAllocationProp p = prop_on(0);
+    int failures = 0;
+    for (int i = 0; i < 12; i++) {
+        CUdeviceptr d = 0, m = 0, a = 0, pd = 0;
+        size_t pitch;
+        CUarray arr = NULL;
+        CUmemGenericAllocationHandle h = 0;
+        CUDA_ARRAY_DESCRIPTOR ad = { 256, 256, CU_AD_FORMAT_FLOAT, 1 };
+        failures += cuMemAlloc_v2(&d, 1 << 20) != CUDA_SUCCESS; check_even();
+        failures += cuMemAllocManaged(&m, 1 << 19, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS; check_even();
+        failures += cuMemAllocAsync(&a, 3 << 18, NULL) != CUDA_SUCCESS; check_even();
+        failures += cuMemAllocPitch_v2(&pd, &pitch, 1000, 64, 4) != CUDA_SUCCESS; check_even();
+        failures += cuArrayCreate_v2(&arr, &ad) != CUDA_SUCCESS; check_even();
+        failures += cuMemCreate(&h, 2 << 20, &p, 0) != CUDA_SUCCESS; check_even();
+        /* frees: a refused one leaves the memory with the driver; free it again */
+        for (int k = 0; k < 2; k++) {
+            if (d && cuMemFree_v2(d) == CUDA_SUCCESS) d = 0; else if (d) failures++;
+            check_even();
+            if (a && cuMemFreeAsync(a, NULL) == CUDA_SUCCESS) a = 0; else if (a) failures++;
+            check_even();
+            if (h && cuMemRelease(h) == CUDA_SUCCESS) h = 0; else if (h) failures++;
+            check_even();
+        }
+        if (m) cuMemFree_v2(m);
+        if (pd) cuMemFree_v2(pd);
+        if (arr) cuArrayDestroy(arr);
+        check_even();
+    }
+    printf("injected: %d failed calls, guard off the driver %d times, guard %llu sim %llu\n", failures, off_driver,
+           guard_live(0), (unsigned long long)sim(0).live);
+}
+
+static void perdev(void)
+{
+    CUdevice d1;
+    CUcontext c1;
+    CUdeviceptr a, b;
+    CUresult r0 = cuMemAlloc_v2(&a, 4 << 20), r0b = cuMemAlloc_v2(&b, 1);
+    CHECK(cuDeviceGet(&d1, 1));
+    CHECK(cuDevicePrimaryCtxRetain(&c1, d1));
+    CHECK(cuCtxSetCurrent(c1));
+    CUresult r1 = cuMemAlloc_v2(&a, 8 << 20), r1b = cuMemAlloc_v2(&b, 1);
+    printf("perdev: dev0 4MiB %d +1 %d; dev1 8MiB %d +1 %d; dev0 %llu dev1 %llu\n", (int)r0, (int)r0b, (int)r1,
+           (int)r1b, guard_live(0), guard_live(1));
+}
+
+static void ctxreuse(void)
+{
+    CUdevice d0, d1;
+    CUcontext a, b;
+    CUdeviceptr p, q;
+    CHECK(cuDeviceGet(&d0, 0));
+    CHECK(cuDeviceGet(&d1, 1));
+    CHECK(cuCtxCreate_v2(&a, 0, d1));
+    CHECK(cuCtxSetCurrent(a));
+    CHECK(cuMemAlloc_v2(&p, 1 << 20));
+    CHECK(cuCtxDestroy_v2(a));
+    CHECK(cuCtxCreate_v2(&b, 0, d0));
+    CHECK(cuCtxSetCurrent(b));
+    CHECK(cuMemAlloc_v2(&q, 2 << 20));
+    printf("ctxreuse: handle %s; dev0 %llu dev1 %llu; sim dev0 %llu dev1 %llu\n", a == b ? "reused" : "new",
+           guard_live(0), guard_live(1), (unsigned long long)sim(0).live, (unsigned long long)sim(1).live);
+}
+
+static void pitch_case(void)
+{
+    CUdeviceptr d;
+    size_t pitch = 0;
+    CUresult r = cuMemAllocPitch_v2(&d, &pitch, 1000, 100, 4);
+    printf("pitch: %d, pitch %zu, guard %llu sim %llu\n", (int)r, pitch, guard_live(0), (unsigned long long)sim(0).live);
 }
 
 static void legacy2dev(void)
@@ -730,6 +818,10 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "free_reuse")) free_reuse(n);
     else if (!strcmp(m, "ctxrace")) ctxrace();
     else if (!strcmp(m, "forksig")) forksig(n);
+    else if (!strcmp(m, "injected")) injected();
+    else if (!strcmp(m, "perdev")) perdev();
+    else if (!strcmp(m, "ctxreuse")) ctxreuse();
+    else if (!strcmp(m, "pitch")) pitch_case();
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else {

@@ -79,6 +79,10 @@ static int initialized;
 static int ndev = 1;
 static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
 static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
+static int reuse_ctx;         /* GPUSIM_REUSE_CTX: a destroyed context's handle is handed out again */
+static uint64_t pitch_align;  /* GPUSIM_PITCH: the pitch alignment (default 512) */
+static void *spare_ctx;       /* GPUSIM_REUSE_CTX: the last destroyed context */
+static void inject_setup(void);
 static int after_free_us; /* GPUSIM_AFTER_FREE_US */
 static struct sdev devs[SIM_MAX_DEVICES];
 static struct blk *blocks;
@@ -139,6 +143,10 @@ __attribute__((constructor)) static void sim_setup(void)
     const char *fd = getenv("GPUSIM_FREE_DELAY_US");
     free_delay_us = fd ? atoi(fd) : 0;
     no_primary_state = getenv("GPUSIM_NO_PRIMARY_STATE") != NULL;
+    reuse_ctx = getenv("GPUSIM_REUSE_CTX") != NULL;
+    const char *pa = getenv("GPUSIM_PITCH");
+    pitch_align = pa && atoi(pa) > 0 ? (uint64_t)atoi(pa) : SIM_GRANULARITY;
+    inject_setup();
     const char *af = getenv("GPUSIM_AFTER_FREE_US");
     after_free_us = af ? atoi(af) : 0;
     const char *m = getenv("GPUSIM_MEM");
@@ -266,6 +274,40 @@ static int bytes_take(int dev, uint64_t size)
 static CUcontext cur_ctx(void) { return ctx_depth ? ctx_stack[ctx_depth - 1] : NULL; }
 
 static int ctx_ok(CUcontext c) { return c && __atomic_load_n(&((struct sctx *)c)->active, __ATOMIC_ACQUIRE); }
+
+/* GPUSIM_FAIL="NAME:N[,NAME:N...]": the Nth call of NAME fails (allocations
+ * with CUDA_ERROR_OUT_OF_MEMORY, frees with CUDA_ERROR_UNKNOWN, nothing
+ * done), as a real driver fails now and then. */
+#define MAX_INJECT 16
+static struct { char name[48]; long nth; long calls; } inject_tab[MAX_INJECT];
+static int ninject;
+
+static void inject_setup(void)
+{
+    const char *v = getenv("GPUSIM_FAIL");
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", v ? v : "");
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok && ninject < MAX_INJECT; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':');
+        if (!colon)
+            continue;
+        *colon = 0;
+        snprintf(inject_tab[ninject].name, sizeof inject_tab[ninject].name, "%s", tok);
+        inject_tab[ninject].nth = atol(colon + 1);
+        ninject++;
+    }
+}
+
+static int inject(const char *name)
+{
+    for (int i = 0; i < ninject; i++)
+        if (strcmp(inject_tab[i].name, name) == 0)
+            return __atomic_add_fetch(&inject_tab[i].calls, 1, __ATOMIC_RELAXED) == inject_tab[i].nth;
+    return 0;
+}
+#define INJECT_ALLOC(name) do { if (ninject && inject(name)) return CUDA_ERROR_OUT_OF_MEMORY; } while (0)
+#define INJECT_FREE(name) do { if (ninject && inject(name)) return CUDA_ERROR_UNKNOWN; } while (0)
 
 #define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
 #define REQUIRE_CTX(c) do { REQUIRE_INIT(); if (!ctx_ok(c)) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
@@ -473,7 +515,11 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
         return CUDA_ERROR_INVALID_VALUE;
     if (dev < 0 || dev >= ndev)
         return CUDA_ERROR_INVALID_DEVICE;
-    struct sctx *c = calloc(1, sizeof *c);
+    struct sctx *c = reuse_ctx ? __atomic_exchange_n((struct sctx **)&spare_ctx, NULL, __ATOMIC_ACQ_REL) : NULL;
+    if (c)
+        memset(c, 0, sizeof *c); /* the same handle as a destroyed one, as a driver may give */
+    else
+        c = calloc(1, sizeof *c);
     c->dev = dev;
     __atomic_store_n(&c->active, 1, __ATOMIC_RELEASE);
     c->flags = flags;
@@ -507,6 +553,8 @@ SIM_EXPORT CUresult cuCtxDestroy_v2(CUcontext c)
     LOCK();
     free_ctx_memory(c);
     __atomic_store_n(&((struct sctx *)c)->active, 0, __ATOMIC_RELEASE); /* kept allocated: handles stay unique */
+    if (reuse_ctx)
+        __atomic_store_n((struct sctx **)&spare_ctx, (struct sctx *)c, __ATOMIC_RELEASE);
     UNLOCK();
     drop_from_stacks(c);
     while (ctx_depth && ctx_stack[ctx_depth - 1] == NULL)
@@ -641,6 +689,7 @@ static CUresult linear_free(CUdeviceptr p)
 
 SIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 {
+    INJECT_ALLOC("cuMemAlloc_v2");
     return linear_alloc(dptr, bytes, bytes, BK_LINEAR);
 }
 
@@ -657,9 +706,10 @@ SIM_EXPORT CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytes)
 
 SIM_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height, unsigned int elem)
 {
+    INJECT_ALLOC("cuMemAllocPitch_v2");
     if (!pitch || (elem != 4 && elem != 8 && elem != 16))
         return CUDA_ERROR_INVALID_VALUE;
-    uint64_t p = round_up(width ? width : 1, SIM_GRANULARITY), total;
+    uint64_t p = round_up(width ? width : 1, pitch_align), total;
     if (__builtin_mul_overflow(p, height, &total))
         total = UINT64_MAX;
     CUresult r = linear_alloc(dptr, total, total, BK_LINEAR);
@@ -682,7 +732,11 @@ SIM_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, u
     return r;
 }
 
-SIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr p) { return linear_free(p); }
+SIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    INJECT_FREE("cuMemFree_v2");
+    return linear_free(p);
+}
 /* The legacy ABI holds 32 bits of an address: find the block they name,
  * on the current context's device first (two devices' legacy pointers can
  * be equal). */
@@ -707,6 +761,7 @@ SIM_EXPORT CUresult cuMemFree(CUdeviceptr_v1 p) { return p ? linear_free(widen(p
 
 SIM_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytes, unsigned int flags)
 {
+    INJECT_ALLOC("cuMemAllocManaged");
     (void)flags;
     return linear_alloc(dptr, bytes, bytes, BK_MANAGED);
 }
@@ -799,7 +854,11 @@ static CUresult async_alloc(CUdeviceptr *dptr, size_t bytes, CUstream s)
     return linear_alloc(dptr, bytes, bytes, BK_ASYNC);
 }
 
-SIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s) { return async_alloc(dptr, bytes, s); }
+SIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+    INJECT_ALLOC("cuMemAllocAsync");
+    return async_alloc(dptr, bytes, s);
+}
 SIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s) { return async_alloc(dptr, bytes, s); }
 SIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
 {
@@ -811,7 +870,12 @@ SIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes
 {
     return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
 }
-SIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s) { (void)s; return linear_free(p); }
+SIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    (void)s;
+    INJECT_FREE("cuMemFreeAsync");
+    return linear_free(p);
+}
 SIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { (void)s; return linear_free(p); }
 
 /* ---------------------------------------------------------- virtual memory */
@@ -828,6 +892,7 @@ SIM_EXPORT CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocati
 
 SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags)
 {
+    INJECT_ALLOC("cuMemCreate");
     (void)flags;
     REQUIRE_INIT();
     if (!handle || !prop || size == 0 || size % SIM_VMM_GRANULARITY)
@@ -861,6 +926,7 @@ static void handle_put(struct shandle *h)
 
 SIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
+    INJECT_FREE("cuMemRelease");
     REQUIRE_INIT();
     struct shandle *h = (struct shandle *)(uintptr_t)handle;
     if (!h || h->released)
@@ -1034,6 +1100,7 @@ static CUresult array_destroy(void *h, int mip)
 
 SIM_EXPORT CUresult cuArrayCreate_v2(CUarray *h, const CUDA_ARRAY_DESCRIPTOR *d)
 {
+    INJECT_ALLOC("cuArrayCreate_v2");
     if (!d || !format_bytes(d->Format) || !d->NumChannels)
         return CUDA_ERROR_INVALID_VALUE;
     return array_make((void **)h, level_bytes(d->Width, d->Height, 1, format_bytes(d->Format) * d->NumChannels), 0);
