@@ -26,7 +26,7 @@ else bad "folded" "$WORK/err"; fi
 
 # several formats to files: the path gets each format's extension, mode 0600
 guarded GPUMEM_REPORT_FORMAT=text,json,folded GPUMEM_REPORT="$WORK/rep.%p" "$T/apitest" direct reset
-f=$(ls "$WORK"/rep.*.json 2>/dev/null | head -1)
+f=$(ls "$WORK"/rep.*.json 2>/dev/null | grep -E '/rep\.[0-9]+\.json$' | head -1)   # %p expanded, not literal
 if [ -n "$f" ] && [ -f "${f%.json}.txt" ] && [ -f "${f%.json}.folded" ] && [ "$(stat -c %a "$f")" = 600 ] \
    && jq -e .schema "$f" >/dev/null && ! has "SUMMARY" "$WORK/err"; then
     ok "GPUMEM_REPORT path with %p: one file per format, mode 0600, nothing on stderr"
