@@ -18,7 +18,8 @@ case "${GMG_SANITIZER:-}" in
           # die_after_fork=0: a forked child of a threaded process may start
           # threads (the guard restarts its reporter there), which TSan allows
           # only with this flag
-          export TSAN_OPTIONS="report_signal_unsafe=0 halt_on_error=1 symbolize=0 die_after_fork=0"
+          # suppressions: libunwind's own caches (tests/tsan.supp says why)
+          export TSAN_OPTIONS="report_signal_unsafe=0 halt_on_error=1 symbolize=0 die_after_fork=0 suppressions=$ROOT/tests/tsan.supp"
           SAN_FLAGS="$SAN_FLAGS -gdwarf-4" ;; # clang 14 DWARF 5 line tables: no file:line from libdw 0.188
     *) PRELOAD="$ROOT/$B/libgpumemguard.so" ;;
 esac
