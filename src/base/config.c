@@ -3,6 +3,7 @@
 #include "base/config.h"
 
 #include "base/log.h"
+#include "base/signame.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -34,33 +35,6 @@ static int parse_word(const char *val, const char *const *words, int n)
     return -1;
 }
 
-static int parse_signal(const char *v)
-{
-    static const struct { const char *name; int sig; } names[] = {
-        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "INT", SIGINT },
-        { "QUIT", SIGQUIT }, { "TERM", SIGTERM }, { "ALRM", SIGALRM }, { "PWR", SIGPWR },
-        { "WINCH", SIGWINCH }, { "URG", SIGURG }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-    };
-    if (strcmp(v, "none") == 0)
-        return 0;
-    const char *n = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(n, names[i].name) == 0)
-            return names[i].sig;
-    if (strncmp(n, "RTMIN+", 6) == 0 || (n[0] >= '0' && n[0] <= '9')) {
-        const char *d = n[0] == 'R' ? n + 6 : n;
-        char *end;
-        long s = strtol(d, &end, 10);
-        if (*d && !*end && s >= 0 && s <= 1024) {
-            if (n[0] == 'R')
-                s += SIGRTMIN;
-            if (s >= 1 && s <= SIGRTMAX && s != SIGKILL && s != SIGSTOP && s != SIGSEGV && s != SIGBUS &&
-                s != SIGFPE && s != SIGILL && s != SIGABRT && s != SIGCHLD && s != SIGPIPE)
-                return (int)s;
-        }
-    }
-    return -1;
-}
 
 int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, char *err, unsigned errlen)
 {
@@ -120,7 +94,7 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         c->formats = bits;
     }
     if ((v = get("GPUMEM_SIGNAL")) != NULL) {
-        int s = parse_signal(v);
+        int s = gmg_parse_signal(v);
         if (s < 0)
             return bad(err, errlen, "GPUMEM_SIGNAL", v, "not a signal the guard may take",
                        "USR1 (default), USR2, HUP, another catchable name or number, RTMIN+N, or none");

@@ -12,11 +12,13 @@
  * LD_PRELOAD (after a sanitizer runtime, which must come first; the user's
  * entries are kept) and execs the program, so the status is the program's.
  *
- * Standalone on purpose: libc and include/gpumemguard.h only, nothing of
- * the library's layers.
+ * Standalone on purpose: libc, include/gpumemguard.h and the one pure parser
+ * it shares with the library (base/signame), nothing else of its layers.
  */
 #define _GNU_SOURCE
 #include <gpumemguard.h>
+
+#include "base/signame.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -211,35 +213,6 @@ static char *build_preload(const char *lib, const char *old)
 
 /* ------------------------------------------------------------ signals */
 
-/* The library's GPUMEM_SIGNAL grammar (src/base/config.c): 0 for "none",
- * -1 when not a signal the guard may take. */
-static int parse_signal(const char *v)
-{
-    static const struct { const char *name; int sig; } names[] = {
-        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP }, { "INT", SIGINT },
-        { "QUIT", SIGQUIT }, { "TERM", SIGTERM }, { "ALRM", SIGALRM }, { "PWR", SIGPWR },
-        { "WINCH", SIGWINCH }, { "URG", SIGURG }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-    };
-    if (strcmp(v, "none") == 0)
-        return 0;
-    const char *n = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (strcmp(n, names[i].name) == 0)
-            return names[i].sig;
-    if (strncmp(n, "RTMIN+", 6) == 0 || (n[0] >= '0' && n[0] <= '9')) {
-        const char *d = n[0] == 'R' ? n + 6 : n;
-        char *end;
-        long s = strtol(d, &end, 10);
-        if (*d && isdigit((unsigned char)*d) && !*end && s >= 0 && s <= 1024) {
-            if (n[0] == 'R')
-                s += SIGRTMIN;
-            if (s >= 1 && s <= SIGRTMAX && s != SIGKILL && s != SIGSTOP && s != SIGSEGV && s != SIGBUS &&
-                s != SIGFPE && s != SIGILL && s != SIGABRT && s != SIGCHLD && s != SIGPIPE)
-                return (int)s;
-        }
-    }
-    return -1;
-}
 
 static const char *signame(int sig, char *buf, size_t len)
 {
@@ -408,7 +381,7 @@ static int dump(int argc, char **argv, const char *sigopt)
         report = environ_get(env, envlen, "GPUMEM_REPORT");
         const char *v = environ_get(env, envlen, "GPUMEM_SIGNAL");
         if (v && !sigopt) {
-            sig = parse_signal(v);
+            sig = gmg_parse_signal(v);
             if (sig == 0)
                 fail(1, "dump: process %ld has dumps off (GPUMEM_SIGNAL=none); nothing sent", pid);
             if (sig < 0)
@@ -421,7 +394,7 @@ static int dump(int argc, char **argv, const char *sigopt)
                 path, strerror(errno));
     }
     if (sigopt) {
-        sig = parse_signal(sigopt);
+        sig = gmg_parse_signal(sigopt);
         if (sig <= 0)
             usage_error("dump: --signal '%s' is not a dump signal (USR1, USR2, HUP, RTMIN+N, a number)", sigopt);
         from = "--signal";
