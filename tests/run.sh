@@ -92,6 +92,18 @@ else
     bad "replay" "$WORK/out"
 fi
 
+# a driver whose lookup table does not point at its exports: the ABI must come
+# from (name, version, flags) alone
+if guarded GPUSIM_PROC_DISTINCT=1 "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
+   && has " 29 wrapped" "$WORK/out"; then
+    guarded GPUSIM_PROC_DISTINCT=1 "$T/apitest" gpa2 families
+    has "sim live 21353728 guard live 21353728" "$WORK/out" \
+        && ok "lookups answered with pointers other than the exports: wrapped by version, counts match the driver" \
+        || bad "distinct lookup pointers: families" "$WORK/out"
+else
+    bad "distinct lookup pointers: replay" "$WORK/out"
+fi
+
 # ---------------------------------------------------------- real runtimes
 if [ "$HAVE_NVCC" = 1 ]; then
     for v in static shared; do
