@@ -212,3 +212,7 @@ guarded GPUSIM_PITCH=2048 GPUMEM_LIMIT=150K "$T/trust" pitch
 if [ "$r1" = "pitch: 0, pitch 2048, guard 204800 sim 204800" ] && has "pitch: 2, pitch 2048, guard 0 sim 0" "$WORK/out"; then
     ok "a pitch of 2048 (not the guard's 512 guess): counted as granted, refused and freed when it does not fit"
 else bad "pitch 2048: $r1 / $(cat "$WORK/out")"; fi
+guarded GPUSIM_ROUND_LARGE=1 GPUMEM_REPORT_FORMAT=json "$T/trust" rounding
+jq -e '.fragmentation[0] | .requested_bytes == 3146729 and .granted_bytes == 4195328 and .rounding_waste == 1048599' \
+    "$WORK/err" >/dev/null 2>&1 && ok "a driver that rounds large requests to 2 MiB: granted bytes and rounding waste are the driver's" \
+    || bad "2 MiB rounding" "$WORK/err"

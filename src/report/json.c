@@ -33,7 +33,7 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
             gmg_buf_json_str(b, fi.module);
         else
             gmg_buf_printf(b, "null");
-        gmg_buf_printf(b, ",\"offset\":\"%#lx\"}", (unsigned long)fi.offset);
+        gmg_buf_printf(b, ",\"offset\":\"%#lx\"%s}", (unsigned long)fi.offset, fi.unloaded ? ",\"unloaded\":true" : "");
         first = 0;
     }
     gmg_buf_printf(b, "]");

@@ -29,6 +29,7 @@
  *   trust perdev            per-device limits on two devices
  *   trust ctxreuse          a destroyed context's handle handed out again (GPUSIM_REUSE_CTX)
  *   trust pitch             a pitch other than the guard's guess (GPUSIM_PITCH)
+ *   trust rounding          large requests rounded to 2 MiB (GPUSIM_ROUND_LARGE)
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  */
@@ -399,6 +400,14 @@ static void pitch_case(void)
     size_t pitch = 0;
     CUresult r = cuMemAllocPitch_v2(&d, &pitch, 1000, 100, 4);
     printf("pitch: %d, pitch %zu, guard %llu sim %llu\n", (int)r, pitch, guard_live(0), (unsigned long long)sim(0).live);
+}
+
+/* GPUSIM_ROUND_LARGE: the driver grants 2 MiB pages for large requests */
+static void rounding(void)
+{
+    CUdeviceptr p, q;
+    CHECK(cuMemAlloc_v2(&p, (3 << 20) + 1));
+    CHECK(cuMemAlloc_v2(&q, 1000));
 }
 
 static void legacy2dev(void)
@@ -822,6 +831,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "perdev")) perdev();
     else if (!strcmp(m, "ctxreuse")) ctxreuse();
     else if (!strcmp(m, "pitch")) pitch_case();
+    else if (!strcmp(m, "rounding")) rounding();
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else {

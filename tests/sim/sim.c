@@ -81,6 +81,7 @@ static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
 static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
 static int reuse_ctx;         /* GPUSIM_REUSE_CTX: a destroyed context's handle is handed out again */
 static uint64_t pitch_align;  /* GPUSIM_PITCH: the pitch alignment (default 512) */
+static int round_large;       /* GPUSIM_ROUND_LARGE: 2 MiB rounding of large allocations */
 static void *spare_ctx;       /* GPUSIM_REUSE_CTX: the last destroyed context */
 static void inject_setup(void);
 static int after_free_us; /* GPUSIM_AFTER_FREE_US */
@@ -144,6 +145,7 @@ __attribute__((constructor)) static void sim_setup(void)
     free_delay_us = fd ? atoi(fd) : 0;
     no_primary_state = getenv("GPUSIM_NO_PRIMARY_STATE") != NULL;
     reuse_ctx = getenv("GPUSIM_REUSE_CTX") != NULL;
+    round_large = getenv("GPUSIM_ROUND_LARGE") != NULL;
     const char *pa = getenv("GPUSIM_PITCH");
     pitch_align = pa && atoi(pa) > 0 ? (uint64_t)atoi(pa) : SIM_GRANULARITY;
     inject_setup();
@@ -638,7 +640,9 @@ static CUresult linear_alloc(CUdeviceptr *dptr, uint64_t bytes, uint64_t counted
     if (bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     int dev = ((struct sctx *)c)->dev;
-    uint64_t size = round_up(bytes, SIM_GRANULARITY);
+    /* GPUSIM_ROUND_LARGE: 2 MiB pages for allocations of 1 MiB and more, as
+     * a real driver rounds large requests; else the 512-byte granularity */
+    uint64_t size = round_up(bytes, round_large && bytes >= (1ull << 20) ? (2ull << 20) : SIM_GRANULARITY);
     LOCK();
     uint64_t a = range_take(dev, size);
     if (!a) {
