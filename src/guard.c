@@ -18,6 +18,7 @@
 #include "base/config.h"
 #include "base/export.h"
 #include "base/log.h"
+#include "cluster/metrics.h"
 #include "core/quota.h"
 #include "core/stacks.h"
 #include "core/track.h"
@@ -31,15 +32,31 @@
 #include "report/reporter.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 static int touched;
+
+/* GPUMEM_METRICS: a failure is said once, then only when it changes */
+static void write_metrics(void)
+{
+    static int failing;
+    if (gmg_metrics_write(gmg_cfg.metrics, gmg_report_site_name) == 0) {
+        failing = 0;
+    } else if (!failing) {
+        failing = 1;
+        gmg_error("cannot write GPUMEM_METRICS=%s: %s", gmg_cfg.metrics, strerror(errno));
+    }
+}
 
 static void first_use(void)
 {
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
+    if (gmg_cfg.metrics[0])
+        gmg_reporter_set_tick(write_metrics, gmg_cfg.metrics_interval);
     gmg_reporter_start();
     gmg_dumpsig_arm();
 }
@@ -95,6 +112,8 @@ __attribute__((destructor)) static void gmg_stop(void)
         return;
     gmg_reporter_flush();
     uint64_t leaks = gmg_report_now(GMG_TRIGGER_EXIT);
+    if (gmg_cfg.metrics[0])
+        write_metrics();
     if (leaks && gmg_cfg.exitcode)
         _exit(gmg_cfg.exitcode); /* as LeakSanitizer's exitcode: the job fails on a leak */
 }

@@ -90,7 +90,7 @@ if $CC $SAN_FLAGS -I"$CUDA_INC" -o "$WORK/myprog" "$WORK/myprog.c" -L"$B/sim" -l
 else bad "own program does not link against the simulated driver" "$WORK/err"; fi
 
 # settings of SPEC §3 this version does not implement are refused, never ignored
-for spec in GPUMEM_GROUP=job1 GPUMEM_METRICS=/tmp/m.prom GPUMEM_PYTHON=on; do
+for spec in GPUMEM_GROUP=job1 GPUMEM_PYTHON=on GPUMEM_METRICS_INTERVAL=0 GPUMEM_METRICS=; do
     guarded "$spec" "$T/trust" nulls; rc=$?
     [ $rc = 2 ] && has "${spec%%=*}='${spec#*=}' is not valid" "$WORK/err" && ok "$spec is refused at start-up, not silently ignored" \
         || bad "$spec (rc $rc)" "$WORK/err"
@@ -102,3 +102,22 @@ guarded GPUMEM_LIMT=4G "$T/trust" nulls; rc=$?
     && ok "GPUMEM_LIMT=4G stops the process at start-up: 'did you mean GPUMEM_LIMIT?'" || bad "mistyped setting (rc $rc)" "$WORK/err"
 guarded GPUMEM_EXITCODE=abc "$T/trust" nulls; rc=$?
 [ $rc = 2 ] && has "GPUMEM_EXITCODE='abc' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=abc is refused" || bad "GPUMEM_EXITCODE=abc (rc $rc)" "$WORK/err"
+
+# GPUMEM_METRICS: a Prometheus text file, rewritten every interval and at exit
+rm -f "$WORK/m.prom"
+env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/m.prom" GPUMEM_METRICS_INTERVAL=1 "$T/trust" dumps 8 >"$WORK/out" 2>"$WORK/err" &
+mpid=$!
+sleep 1.7
+mid=$(grep -c '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="trust"} 197520$' "$WORK/m.prom" 2>/dev/null)
+wait $mpid
+promok=1
+if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$WORK/m.prom" >"$WORK/prom" 2>&1 || promok=0; fi
+if [ "$mid" = 1 ] && [ $promok = 1 ] && [ "$(stat -c %a "$WORK/m.prom")" = 644 ] && [ -z "$(ls "$WORK" | grep 'm.prom.tmp')" ] \
+   && grep -q '^# TYPE gpumem_allocations_total counter$' "$WORK/m.prom" \
+   && grep -q '^gpumem_allocations_total{device="0",pid="[0-9]*",exe="trust"} 1$' "$WORK/m.prom" \
+   && grep -q '^gpumem_site_bytes{device="0",pid="[0-9]*",exe="trust",rank="1",site="leak_before_exit[^"]*"} 197520$' "$WORK/m.prom"; then
+    ok "GPUMEM_METRICS: written while running and at exit, values as in the report, top site labelled$(command -v promtool >/dev/null && echo ', promtool accepts it')"
+else bad "metrics file (mid-run $mid, promtool $promok)" "$WORK/m.prom"; fi
+guarded GPUMEM_METRICS=/nonexistent/dir/m.prom "$T/trust" dumps 0; rc=$?
+[ $rc = 0 ] && [ "$(grep -c "cannot write GPUMEM_METRICS" "$WORK/err")" = 1 ] \
+    && ok "a metrics file that cannot be written: said once, the program unharmed" || bad "metrics path unwritable (rc $rc)" "$WORK/err"

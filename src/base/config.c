@@ -19,6 +19,7 @@ struct gmg_config gmg_cfg = {
     .stack_depth = 32,
     .log_level = GMG_LOG_INFO,
     .count_managed = 1,
+    .metrics_interval = 15,
 };
 
 static int bad(char *err, unsigned len, const char *var, const char *val, const char *why, const char *accepted)
@@ -126,11 +127,26 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         c->count_managed = v[0] == '1';
     }
     /* SPEC'd, not built yet (issue 12): refused, never silently ignored */
-    static const char *const later[] = { "GPUMEM_METRICS", "GPUMEM_METRICS_INTERVAL", "GPUMEM_GROUP" };
+    static const char *const later[] = { "GPUMEM_GROUP" };
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if ((v = get(later[i])) != NULL)
             return bad(err, errlen, later[i], v, "not supported by this version of the guard yet",
-                       "leave it unset (metrics files and group quotas are planned)");
+                       "leave it unset (group quotas are planned)");
+    if ((v = get("GPUMEM_METRICS")) != NULL) {
+        if (!*v || strlen(v) >= sizeof c->metrics - 32 || v[strlen(v) - 1] == '/')
+            return bad(err, errlen, "GPUMEM_METRICS", v, !*v ? "empty" : "not a file path",
+                       "the path of a Prometheus text file (node_exporter's textfile directory, *.prom)");
+        snprintf(c->metrics, sizeof c->metrics, "%s", v);
+    }
+    if ((v = get("GPUMEM_METRICS_INTERVAL")) != NULL) {
+        char *end;
+        errno = 0;
+        long sec = strtol(v, &end, 10);
+        if (!*v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ' || errno == ERANGE || sec < 1 || sec > 86400)
+            return bad(err, errlen, "GPUMEM_METRICS_INTERVAL", v, "not a whole number of seconds from 1 to 86400",
+                       "seconds between rewrites of GPUMEM_METRICS (default 15)");
+        c->metrics_interval = (unsigned)sec;
+    }
     if ((v = get("GPUMEM_PYTHON")) != NULL && strcmp(v, "auto") != 0 && strcmp(v, "off") != 0)
         return bad(err, errlen, "GPUMEM_PYTHON", v, "unknown mode",
                    "auto (default; Python frames are not captured by this version yet) or off");

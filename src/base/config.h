@@ -25,6 +25,8 @@ struct gmg_config {
     int count_managed;      /* GPUMEM_COUNT_MANAGED, default 1 */
     int exitcode;           /* GPUMEM_EXITCODE: 0, or the status on leaks */
     struct gmg_suppressions suppressions;   /* GPUMEM_SUPPRESSIONS */
+    char metrics[4096];     /* GPUMEM_METRICS: a path, "" for none */
+    unsigned metrics_interval;  /* GPUMEM_METRICS_INTERVAL, seconds (15) */
 };
 
 extern struct gmg_config gmg_cfg;

@@ -52,7 +52,7 @@ static const struct option_def {
     { "signal",         "GPUMEM_SIGNAL",        "SIG",   "dump signal: USR1 (default), USR2, HUP, RTMIN+N, a number, or none" },
     { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leaks to leave out: lines of leak:PATTERN ('*' wildcards)" },
     { "error-exitcode", "GPUMEM_EXITCODE",      "N",     "exit with N (1-255) when the exit report finds leaks; 0: off" },
-    { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file (not supported by this version yet)" },
+    { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file, rewritten every 15 s and at exit" },
     { "group",          "GPUMEM_GROUP",         "NAME",  "one budget for the user's processes of NAME (not supported yet)" },
     { "log",            "GPUMEM_LOG",           "LEVEL", "quiet, info (default), debug (one line per hooked entry point)" },
 };

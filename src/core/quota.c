@@ -7,6 +7,7 @@ struct devq {
     uint64_t used;
     uint64_t peak;
     uint64_t refused;
+    uint64_t allocs, frees;  /* allocations and frees made (metrics)  */
     uint64_t limit;        /* resolved; valid when resolved != 0 */
     uint64_t total;        /* the device's memory, as the hooks learnt it */
     int resolved;
@@ -110,6 +111,23 @@ uint64_t gmg_quota_used(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].u
 uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 
+void gmg_quota_count_alloc(int dev)
+{
+    if (valid(dev)) {
+        note_dev(dev);
+        __atomic_fetch_add(&q[dev].allocs, 1, __ATOMIC_RELAXED);
+    }
+}
+
+void gmg_quota_count_free(int dev)
+{
+    if (valid(dev))
+        __atomic_fetch_add(&q[dev].frees, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t gmg_quota_allocs(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].allocs, __ATOMIC_RELAXED) : 0; }
+uint64_t gmg_quota_frees(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].frees, __ATOMIC_RELAXED) : 0; }
+
 void gmg_quota_count_refusal(int dev)
 {
     if (valid(dev))
@@ -124,5 +142,7 @@ void gmg_quota_reset(void)
         q[i].used = 0;
         q[i].peak = 0;
         q[i].refused = 0;
+        q[i].allocs = 0;
+        q[i].frees = 0;
     }
 }

@@ -26,6 +26,11 @@ uint64_t gmg_quota_used(int dev);
 uint64_t gmg_quota_peak(int dev);
 uint64_t gmg_quota_refused(int dev);
 void gmg_quota_count_refusal(int dev);
+/* Allocations and frees made on a device (on its line, no other). */
+void gmg_quota_count_alloc(int dev);
+void gmg_quota_count_free(int dev);
+uint64_t gmg_quota_allocs(int dev);
+uint64_t gmg_quota_frees(int dev);
 int gmg_quota_devices_seen(void);    /* 1 + the highest device used */
 
 /* A percent limit needs the device's memory, which the quota never asks

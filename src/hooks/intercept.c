@@ -133,6 +133,7 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
     a->device = (int16_t)op->dev;
     a->family = (uint8_t)op->family;
     a->counted = (uint8_t)op->counted;
+    gmg_quota_count_alloc(op->dev);
     struct gmg_alloc *stale = gmg_track_insert(a);
     if (stale)
         gmg_drop_record(stale, NULL);
@@ -182,6 +183,7 @@ void gmg_free_done(struct gmg_free *f, CUresult r)
         drop->freeing = 0;
         gmg_track_reclaimed_add(drop);
     } else if (drop) {
+        gmg_quota_count_free(drop->device);
         gmg_drop_record(drop, NULL);
     }
 }

@@ -145,6 +145,26 @@ static void suppress(struct gmg_report *r)
     suppress_list(r, r->reclaimed, &r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
 }
 
+void gmg_report_site_name(uint32_t stack, char *buf, size_t n)
+{
+    const struct gmg_stack *s = gmg_stack_get(stack);
+    snprintf(buf, n, "%s", s ? "??" : "no stack");
+    struct gmg_symbolizer *sym = s ? gmg_symbolizer_new() : NULL;
+    for (uint32_t i = 0; sym && i < s->depth; i++) {
+        if (gmg_stack_is_internal(s->frames[i]))
+            continue;
+        struct gmg_frame_info fi;
+        gmg_symbolize(sym, s->frames[i], gmg_stack_module(s, i), &fi);
+        if (fi.file)
+            snprintf(buf, n, "%s %s:%d", fi.function ? fi.function : "??", fi.file, fi.line);
+        else
+            snprintf(buf, n, "%s (%s+%#lx)", fi.function ? fi.function : "??", fi.module ? fi.module : "?",
+                     (unsigned long)fi.offset);
+        break;
+    }
+    gmg_symbolizer_free(sym);
+}
+
 uint64_t gmg_report_leaks(const struct gmg_report *r)
 {
     return r->live_allocs + r->reclaimed_allocs;

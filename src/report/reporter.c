@@ -16,9 +16,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RING 64
@@ -76,11 +78,38 @@ static void drain(void)
     pthread_mutex_unlock(&explain_mu);
 }
 
+static void (*tick_fn)(void);
+static unsigned tick_seconds;
+
+void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds)
+{
+    tick_seconds = seconds;
+    __atomic_store_n(&tick_fn, fn, __ATOMIC_RELEASE);
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void *reporter(void *arg)
 {
     (void)arg;
     char buf[64];
+    long long next_tick = now_ms() + (long long)tick_seconds * 1000;
     for (;;) {
+        void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
+        if (tick) {
+            long long wait = next_tick - now_ms();
+            struct pollfd pf = { .fd = wake_fd[0], .events = POLLIN };
+            if (wait <= 0 || poll(&pf, 1, (int)wait) == 0) {
+                tick(); /* the metrics file, every GPUMEM_METRICS_INTERVAL */
+                next_tick = now_ms() + (long long)tick_seconds * 1000;
+                continue;
+            }
+        }
         ssize_t n = read(wake_fd[0], buf, sizeof buf);
         if (n < 0 && errno == EINTR)
             continue;

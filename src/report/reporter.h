@@ -12,6 +12,10 @@
 /* Start the thread (once); 0 on success. */
 int gmg_reporter_start(void);
 
+/* A function the thread calls every `seconds` (the metrics file), set by
+ * the layer above before the thread starts. */
+void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds);
+
 /* Ask for a signal dump. Async-signal-safe: one write(2) to a pipe. */
 void gmg_reporter_wake(void);
 

@@ -1,0 +1,160 @@
+/* metrics.c - see metrics.h. */
+#define _GNU_SOURCE
+#include "cluster/metrics.h"
+
+#include "base/buf.h"
+#include "base/limit_parse.h"
+#include "base/log.h"
+#include "core/quota.h"
+#include "core/track.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SITES 10
+
+struct site { uint32_t stack; int device; uint64_t bytes, count; };
+
+static int by_stack(const void *a, const void *b)
+{
+    const struct gmg_alloc *x = a, *y = b;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    return x->device - y->device;
+}
+
+static int by_bytes(const void *a, const void *b)
+{
+    const struct site *x = a, *y = b;
+    return x->bytes == y->bytes ? 0 : x->bytes > y->bytes ? -1 : 1;
+}
+
+/* A label value: backslash, quote and newline escaped, as the format asks. */
+static void label(struct gmg_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\' || *s == '"')
+            gmg_buf_printf(b, "\\%c", *s);
+        else if (*s == '\n')
+            gmg_buf_printf(b, "\\n");
+        else
+            gmg_buf_put(b, s, 1);
+    }
+}
+
+static void metric(struct gmg_buf *b, const char *name, const char *type, const char *help)
+{
+    gmg_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void series(struct gmg_buf *b, const char *name, int dev, const char *common, unsigned long long v)
+{
+    gmg_buf_printf(b, "%s{device=\"%d\",%s} %llu\n", name, dev, common, v);
+}
+
+/* The ten biggest live call sites (device-memory and host allocations; not
+ * reserved ranges or mappings). */
+static size_t top_sites(struct site *top)
+{
+    size_t n = 0, k = 0;
+    struct gmg_alloc *v = gmg_track_snapshot(&n);
+    if (!v)
+        return 0;
+    qsort(v, n, sizeof *v, by_stack);
+    struct site *all = malloc((n + 1) * sizeof *all);
+    for (size_t i = 0; all && i < n; i++) {
+        if (v[i].family == GMG_FAM_VA || v[i].family == GMG_FAM_VMM_MAP)
+            continue;
+        if (k && all[k - 1].stack == v[i].stack && all[k - 1].device == v[i].device) {
+            all[k - 1].bytes += v[i].size;
+            all[k - 1].count++;
+            continue;
+        }
+        all[k++] = (struct site){ v[i].stack, v[i].device, v[i].size, 1 };
+    }
+    free(v);
+    if (!all)
+        return 0;
+    qsort(all, k, sizeof *all, by_bytes);
+    if (k > SITES)
+        k = SITES;
+    memcpy(top, all, k * sizeof *top);
+    free(all);
+    return k;
+}
+
+static void build(struct gmg_buf *b, gmg_site_namer name_site)
+{
+    char exe[256] = "", common[512];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = 0;
+    const char *base = strrchr(exe, '/');
+    struct gmg_buf lab = { 0 };
+    label(&lab, base ? base + 1 : exe);
+    snprintf(common, sizeof common, "pid=\"%d\",exe=\"%s\"", (int)getpid(), lab.p ? lab.p : "");
+    gmg_buf_free(&lab);
+    int ndev = gmg_quota_devices_seen();
+
+    static const struct { const char *name, *type, *help; int what; } m[] = {
+        { "gpumem_used_bytes", "gauge", "Device memory counted against the quota now.", 0 },
+        { "gpumem_limit_bytes", "gauge", "The quota of the device (GPUMEM_LIMIT); 0 when there is none.", 1 },
+        { "gpumem_peak_bytes", "gauge", "The most device memory counted at once since the process started.", 2 },
+        { "gpumem_refused_allocations_total", "counter", "Allocations the quota refused (or allowed over it, under warn).", 3 },
+        { "gpumem_allocations_total", "counter", "Allocations made through the guard.", 4 },
+        { "gpumem_frees_total", "counter", "Frees of allocations the guard tracked.", 5 },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        metric(b, m[i].name, m[i].type, m[i].help);
+        for (int d = 0; d < ndev; d++) {
+            uint64_t v = m[i].what == 0 ? gmg_quota_used(d) : m[i].what == 1 ? gmg_quota_limit(d)
+                       : m[i].what == 2 ? gmg_quota_peak(d) : m[i].what == 3 ? gmg_quota_refused(d)
+                       : m[i].what == 4 ? gmg_quota_allocs(d) : gmg_quota_frees(d);
+            series(b, m[i].name, d, common, v);
+        }
+    }
+    metric(b, "gpumem_live_allocations", "gauge", "Live records the guard holds (allocations, ranges, mappings).");
+    gmg_buf_printf(b, "gpumem_live_allocations{%s} %llu\n", common, (unsigned long long)gmg_track_count());
+
+    struct site top[SITES];
+    size_t k = top_sites(top);
+    metric(b, "gpumem_site_bytes", "gauge", "Live bytes of the ten biggest call sites (rank 1 is the biggest).");
+    for (size_t i = 0; i < k; i++) {
+        char name[512] = "";
+        if (name_site)
+            name_site(top[i].stack, name, sizeof name);
+        struct gmg_buf l = { 0 };
+        label(&l, *name ? name : "unknown");
+        gmg_buf_printf(b, "gpumem_site_bytes{device=\"%d\",%s,rank=\"%zu\",site=\"%s\"} %llu\n", top[i].device, common,
+                       i + 1, l.p ? l.p : "", (unsigned long long)top[i].bytes);
+        gmg_buf_free(&l);
+    }
+}
+
+int gmg_metrics_write(const char *path, gmg_site_namer name_site)
+{
+    struct gmg_buf b = { 0 };
+    build(&b, name_site);
+    if (b.failed) {
+        gmg_buf_free(&b);
+        errno = ENOMEM;
+        return -1;
+    }
+    char tmp[4200];
+    static unsigned count;
+    snprintf(tmp, sizeof tmp, "%s.tmp.%d.%u", path, (int)getpid(), __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED));
+    /* readable by node_exporter, which runs as another user */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int rc = fd < 0 ? -1 : gmg_write_all(fd, b.p, b.len);
+    if (fd >= 0 && close(fd) != 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc != 0 && fd >= 0)
+        unlink(tmp);
+    gmg_buf_free(&b);
+    return rc;
+}

@@ -1,0 +1,24 @@
+/*
+ * metrics.h - GPUMEM_METRICS (SPEC §9), cluster layer: a Prometheus
+ * text-format file for node_exporter's textfile collector, rewritten whole
+ * (temporary, then rename) by the reporter thread every
+ * GPUMEM_METRICS_INTERVAL seconds and at exit, never on the allocation path.
+ *
+ * Per device: bytes in use, limit, peak, refused allocations, allocations
+ * and frees made, live allocations; and the ten biggest live call sites by
+ * bytes (a bounded `site` label). Every series carries `pid` and `exe`.
+ */
+#ifndef GMG_CLUSTER_METRICS_H
+#define GMG_CLUSTER_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Names a call site for the `site` label (the layer above symbolizes):
+ * writes "function file:line" or similar into buf. */
+typedef void (*gmg_site_namer)(uint32_t stack, char *buf, size_t n);
+
+/* Write the file now; 0 on success, -1 (errno set) when it could not. */
+int gmg_metrics_write(const char *path, gmg_site_namer name_site);
+
+#endif
