@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 static int touched;
+static int forked_child;   /* metrics stay the parent's: one file, one process */
 
 /* GPUMEM_METRICS: a failure is said once, then only when it changes */
 static void write_metrics(void)
@@ -55,7 +56,7 @@ static void first_use(void)
 {
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
-    if (gmg_cfg.metrics[0])
+    if (gmg_cfg.metrics[0] && !forked_child)
         gmg_reporter_set_tick(write_metrics, gmg_cfg.metrics_interval);
     gmg_reporter_start();
     gmg_dumpsig_arm();
@@ -63,6 +64,8 @@ static void first_use(void)
 
 static void child(void)
 {
+    forked_child = 1;
+    gmg_reporter_set_tick(NULL, 0); /* before the reporter restarts below */
     gmg_track_atfork_child();
     gmg_stacks_atfork_child();
     gmg_quota_reset();
@@ -112,7 +115,7 @@ __attribute__((destructor)) static void gmg_stop(void)
         return;
     gmg_reporter_flush();
     uint64_t leaks = gmg_report_now(GMG_TRIGGER_EXIT);
-    if (gmg_cfg.metrics[0])
+    if (gmg_cfg.metrics[0] && !forked_child)
         write_metrics();
     if (leaks && gmg_cfg.exitcode)
         _exit(gmg_cfg.exitcode); /* as LeakSanitizer's exitcode: the job fails on a leak */

@@ -121,3 +121,10 @@ else bad "metrics file (mid-run $mid, promtool $promok)" "$WORK/m.prom"; fi
 guarded GPUMEM_METRICS=/nonexistent/dir/m.prom "$T/trust" dumps 0; rc=$?
 [ $rc = 0 ] && [ "$(grep -c "cannot write GPUMEM_METRICS" "$WORK/err")" = 1 ] \
     && ok "a metrics file that cannot be written: said once, the program unharmed" || bad "metrics path unwritable (rc $rc)" "$WORK/err"
+rm -f "$WORK/m2.prom"
+guarded GPUMEM_METRICS="$WORK/m2.prom" GPUMEM_REPORT=none "$T/trust" forkreport
+child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$WORK/out")
+if [ -n "$child" ] && grep -q 'gpumem_used_bytes{device="0",pid="[0-9]*",exe="trust"} 1048576$' "$WORK/m2.prom" \
+   && ! grep -q "pid=\"$child\"" "$WORK/m2.prom"; then
+    ok "a forked child does not overwrite its parent's metrics file"
+else bad "metrics and fork" "$WORK/m2.prom"; fi

@@ -7,6 +7,7 @@
  * Per device: bytes in use, limit, peak, refused allocations, allocations
  * and frees made, live allocations; and the ten biggest live call sites by
  * bytes (a bounded `site` label). Every series carries `pid` and `exe`.
+ * A forked child writes no metrics (the file is its parent's).
  */
 #ifndef GMG_CLUSTER_METRICS_H
 #define GMG_CLUSTER_METRICS_H
