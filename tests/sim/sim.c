@@ -1320,31 +1320,22 @@ static const struct { CUresult e; const char *name, *text; } errors[] = {
     { CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
 };
 
-SIM_EXPORT CUresult cuGetErrorString(CUresult e, const char **s)
+/* One entry of the table for both: its name (which 0) or text (which 1). */
+static CUresult error_word(CUresult e, const char **s, int which)
 {
     if (!s)
         return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
         if (errors[i].e == e) {
-            *s = errors[i].text;
+            *s = which ? errors[i].text : errors[i].name;
             return CUDA_SUCCESS;
         }
     *s = NULL;
     return CUDA_ERROR_INVALID_VALUE;
 }
 
-SIM_EXPORT CUresult cuGetErrorName(CUresult e, const char **s)
-{
-    if (!s)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-        if (errors[i].e == e) {
-            *s = errors[i].name;
-            return CUDA_SUCCESS;
-        }
-    *s = NULL;
-    return CUDA_ERROR_INVALID_VALUE;
-}
+SIM_EXPORT CUresult cuGetErrorString(CUresult e, const char **s) { return error_word(e, s, 1); }
+SIM_EXPORT CUresult cuGetErrorName(CUresult e, const char **s) { return error_word(e, s, 0); }
 
 /* The runtime's private handshake: the simulator has no export tables. */
 SIM_EXPORT CUresult cuGetExportTable(const void **table, const CUuuid *id)
