@@ -38,6 +38,9 @@ build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
+CXX=$([ "$CC" = clang ] && echo clang++ || echo g++)
+$CXX -O1 -g $SAN_FLAGS -fPIC -shared -I"$CUDA_INC" -o "$T/libcxxplugin.so" tests/integration/cxxplugin.cc \
+    -L"$B/sim" -l:libcuda.so.1 || exit 1
 HAVE_NVCC=0
 if command -v nvcc >/dev/null 2>&1 && [ -z "${GMG_SANITIZER:-}" ]; then
     if [ ! -x "$T/cudart_static" ] || [ tests/integration/cudart_app.cu -nt "$T/cudart_static" ]; then

@@ -216,3 +216,10 @@ guarded GPUSIM_ROUND_LARGE=1 GPUMEM_REPORT_FORMAT=json "$T/trust" rounding
 jq -e '.fragmentation[0] | .requested_bytes == 3146729 and .granted_bytes == 4195328 and .rounding_waste == 1048599' \
     "$WORK/err" >/dev/null 2>&1 && ok "a driver that rounds large requests to 2 MiB: granted bytes and rounding waste are the driver's" \
     || bad "2 MiB rounding" "$WORK/err"
+
+# C++ frames demangled when libstdc++ came in privately (a C host dlopens a
+# C++ plugin RTLD_LOCAL, as Python loads extensions)
+guarded "$T/trust" cxx "$ROOT/$T/libcxxplugin.so"
+if grep -q "in plugin::Model::load_weights(std::" "$WORK/err" && ! has "_ZN6plugin" "$WORK/err"; then
+    ok "C++ frames are demangled when libstdc++ is loaded RTLD_LOCAL (found with RTLD_NOLOAD)"
+else bad "demangling with a private libstdc++" "$WORK/err"; fi

@@ -46,6 +46,25 @@ static const Dwfl_Callbacks offline_callbacks = {
     .debuginfo_path = &debuginfo_path,
 };
 
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* The C++ runtime's demangler: in the global scope, or in a libstdc++ the
+ * process loaded privately (Python extensions load it RTLD_LOCAL), found
+ * with RTLD_NOLOAD so that nothing new is ever loaded for it. */
+static demangle_fn find_demangler(void)
+{
+    demangle_fn f = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    static const char *const runtimes[] = { "libstdc++.so.6", "libc++abi.so.1", "libc++.so.1" };
+    for (size_t i = 0; !f && i < sizeof runtimes / sizeof runtimes[0]; i++) {
+        void *h = dlopen(runtimes[i], RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            f = (demangle_fn)dlsym(h, "__cxa_demangle");
+            dlclose(h); /* NOLOAD took a reference of its own; the library stays loaded */
+        }
+    }
+    return f;
+}
+
 struct gmg_symbolizer *gmg_symbolizer_new(void)
 {
     struct gmg_symbolizer *s = calloc(1, sizeof *s);
@@ -59,7 +78,7 @@ struct gmg_symbolizer *gmg_symbolizer_new(void)
             s->dwfl = NULL;
         }
     }
-    s->demangle = (char *(*)(const char *, char *, size_t *, int *))dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    s->demangle = find_demangler();
     return s;
 }
 

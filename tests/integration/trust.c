@@ -30,6 +30,7 @@
  *   trust ctxreuse          a destroyed context's handle handed out again (GPUSIM_REUSE_CTX)
  *   trust pitch             a pitch other than the guard's guess (GPUSIM_PITCH)
  *   trust rounding          large requests rounded to 2 MiB (GPUSIM_ROUND_LARGE)
+ *   trust cxx LIB           a leak from a C++ plugin loaded RTLD_LOCAL
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  */
@@ -675,6 +676,19 @@ static void fd2(const char *file)
         exit(4);
 }
 
+/* a C host loading a C++ plugin privately (RTLD_LOCAL), as Python does */
+static void cxx(const char *lib)
+{
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "%s\n", dlerror());
+        exit(1);
+    }
+    void (*run)(void) = (void (*)(void))dlsym(h, "plugin_run");
+    run();
+    printf("global __cxa_demangle: %s\n", dlsym(RTLD_DEFAULT, "__cxa_demangle") ? "yes" : "no");
+}
+
 static void early_signal(void)
 {
     /* cuInit only (setup made a context, nothing allocated): then the signal */
@@ -832,6 +846,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "ctxreuse")) ctxreuse();
     else if (!strcmp(m, "pitch")) pitch_case();
     else if (!strcmp(m, "rounding")) rounding();
+    else if (!strcmp(m, "cxx")) cxx(argv[2]);
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else {
