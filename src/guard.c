@@ -44,7 +44,7 @@ static int forked_child;   /* metrics stay the parent's: one file, one process *
 static void write_metrics(void)
 {
     static int failing;
-    if (gmg_metrics_write(gmg_cfg.metrics, gmg_report_site_name) == 0) {
+    if (gmg_metrics_write(gmg_cfg.metrics, gmg_report_site_names) == 0) {
         failing = 0;
     } else if (!failing) {
         failing = 1;

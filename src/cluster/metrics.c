@@ -122,12 +122,17 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
     struct site top[SITES];
     size_t k = top_sites(top);
     metric(b, "gpumem_site_bytes", "gauge", "Live bytes of the ten biggest call sites (rank 1 is the biggest).");
+    uint32_t stacks[SITES];
+    char names[SITES][256];
     for (size_t i = 0; i < k; i++) {
-        char name[512] = "";
-        if (name_site)
-            name_site(top[i].stack, name, sizeof name);
+        stacks[i] = top[i].stack;
+        names[i][0] = 0;
+    }
+    if (name_site && k)
+        name_site(stacks, k, names[0], sizeof names[0]);
+    for (size_t i = 0; i < k; i++) {
         struct gmg_buf l = { 0 };
-        label(&l, *name ? name : "unknown");
+        label(&l, *names[i] ? names[i] : "unknown");
         gmg_buf_printf(b, "gpumem_site_bytes{device=\"%d\",%s,rank=\"%zu\",site=\"%s\"} %llu\n", top[i].device, common,
                        i + 1, l.p ? l.p : "", (unsigned long long)top[i].bytes);
         gmg_buf_free(&l);

@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Names a call site for the `site` label (the layer above symbolizes):
- * writes "function file:line" or similar into buf. */
-typedef void (*gmg_site_namer)(uint32_t stack, char *buf, size_t n);
+/* Names call sites for the `site` label (the layer above symbolizes): for
+ * each of n stacks, "function file:line" or similar into names[k * each]. */
+typedef void (*gmg_site_namer)(const uint32_t *stacks, size_t n, char *names, size_t each);
 
 /* Write the file now; 0 on success, -1 (errno set) when it could not. */
 int gmg_metrics_write(const char *path, gmg_site_namer name_site);

@@ -52,30 +52,29 @@ static struct slot slots[SLOTS];
 static unsigned cur;            /* the current slot */
 static unsigned long gens;      /* installations so far, under wlock */
 static int wlock;
-static pthread_mutex_t arm_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static sigaction_fn real_sigaction(void)
+/* The next definition of `name` after this library (libc's), looked up
+ * once: our own dlsym passes RTLD_NEXT on to glibc's as a tail call. */
+static void *next_symbol(void **cache, const char *name)
 {
-    static sigaction_fn fn;
-    sigaction_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    void *f = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
     if (!f) {
-        /* our own dlsym passes RTLD_NEXT on to glibc's as a tail call:
-         * the next sigaction after this library, libc's */
-        f = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
-        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+        f = dlsym(RTLD_NEXT, name);
+        __atomic_store_n(cache, f, __ATOMIC_RELEASE);
     }
     return f;
 }
 
+static sigaction_fn real_sigaction(void)
+{
+    static void *fn;
+    return (sigaction_fn)next_symbol(&fn, "sigaction");
+}
+
 static signal_fn real_signal(void)
 {
-    static signal_fn fn;
-    signal_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (signal_fn)dlsym(RTLD_NEXT, "signal");
-        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
-    }
-    return f;
+    static void *fn;
+    return (signal_fn)next_symbol(&fn, "signal");
 }
 
 /* ---------------------------------------------------------------- slots */
@@ -202,7 +201,6 @@ void gmg_dumpsig_atfork_child(void)
     __atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
     for (int i = 0; i < SLOTS; i++)
         slots[i].seq += slots[i].seq & 1;
-    pthread_mutex_init(&arm_mu, NULL);
 }
 
 void gmg_dumpsig_arm(void)
@@ -210,17 +208,20 @@ void gmg_dumpsig_arm(void)
     int sig = gmg_cfg.signal;
     if (!sig || !real_sigaction())
         return;
-    pthread_mutex_lock(&arm_mu);
-    if (!__atomic_load_n(&active_sig, __ATOMIC_ACQUIRE)) {
-        sigset_t old;
-        struct sigaction prog;
-        lock_installers(&old);
-        if (real_sigaction()(sig, NULL, &prog) == 0 && publish(sig, &prog) == 0)
-            __atomic_store_n(&active_sig, sig, __ATOMIC_RELEASE);
-        unlock_installers(&old);
-        gmg_debug("dump signal %d armed", sig);
+    /* under the installers' lock: once, and never between a program's
+     * installation on another thread and its publication */
+    sigset_t old;
+    struct sigaction prog;
+    int armed = 0;
+    lock_installers(&old);
+    if (!__atomic_load_n(&active_sig, __ATOMIC_ACQUIRE) && real_sigaction()(sig, NULL, &prog) == 0 &&
+        publish(sig, &prog) == 0) {
+        __atomic_store_n(&active_sig, sig, __ATOMIC_RELEASE);
+        armed = 1;
     }
-    pthread_mutex_unlock(&arm_mu);
+    unlock_installers(&old);
+    if (armed)
+        gmg_debug("dump signal %d armed", sig);
 }
 
 /* Interposed so that the program's action for our signal is kept and

@@ -145,22 +145,25 @@ static void suppress(struct gmg_report *r)
     suppress_list(r, r->reclaimed, &r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
 }
 
-void gmg_report_site_name(uint32_t stack, char *buf, size_t n)
+void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t each)
 {
-    const struct gmg_stack *s = gmg_stack_get(stack);
-    snprintf(buf, n, "%s", s ? "??" : "no stack");
-    struct gmg_symbolizer *sym = s ? gmg_symbolizer_new() : NULL;
-    for (uint32_t i = 0; sym && i < s->depth; i++) {
-        if (gmg_stack_is_internal(s->frames[i]))
-            continue;
-        struct gmg_frame_info fi;
-        gmg_symbolize(sym, s->frames[i], gmg_stack_module(s, i), &fi);
-        if (fi.file)
-            snprintf(buf, n, "%s %s:%d", fi.function ? fi.function : "??", fi.file, fi.line);
-        else
-            snprintf(buf, n, "%s (%s+%#lx)", fi.function ? fi.function : "??", fi.module ? fi.module : "?",
-                     (unsigned long)fi.offset);
-        break;
+    struct gmg_symbolizer *sym = n ? gmg_symbolizer_new() : NULL; /* one for all of them */
+    for (size_t k = 0; k < n; k++) {
+        char *buf = names + k * each;
+        const struct gmg_stack *s = gmg_stack_get(stacks[k]);
+        snprintf(buf, each, "%s", s ? "??" : "no stack");
+        for (uint32_t i = 0; sym && s && i < s->depth; i++) {
+            if (gmg_stack_is_internal(s->frames[i]))
+                continue;
+            struct gmg_frame_info fi;
+            gmg_symbolize(sym, s->frames[i], gmg_stack_module(s, i), &fi);
+            if (fi.file)
+                snprintf(buf, each, "%s %s:%d", fi.function ? fi.function : "??", fi.file, fi.line);
+            else
+                snprintf(buf, each, "%s (%s+%#lx)", fi.function ? fi.function : "??", fi.module ? fi.module : "?",
+                         (unsigned long)fi.offset);
+            break;
+        }
     }
     gmg_symbolizer_free(sym);
 }

@@ -100,9 +100,9 @@ extern struct gmg_device_ops gmg_report_dev;
  * the report's unsuppressed leaks (gmg_report_leaks). */
 uint64_t gmg_report_now(enum gmg_trigger trigger);
 
-/* A call site's name for labels: "function file:line" of its first frame
- * outside the guard (a symbolizer of its own per call). */
-void gmg_report_site_name(uint32_t stack, char *buf, size_t n);
+/* Call sites' names for labels: "function file:line" of each stack's first
+ * frame outside the guard, into names[k * each] (one symbolizer for all). */
+void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t each);
 
 /* Start-up: say now if GPUMEM_REPORT's directory cannot take reports. */
 void gmg_report_check_path(void);
