@@ -19,6 +19,7 @@
 #include "base/export.h"
 #include "base/log.h"
 #include "cluster/metrics.h"
+#include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/stacks.h"
 #include "core/track.h"
@@ -68,6 +69,7 @@ static void child(void)
     gmg_reporter_set_tick(NULL, 0); /* before the reporter restarts below */
     gmg_track_atfork_child();
     gmg_stacks_atfork_child();
+    gmg_py_atfork_child();
     gmg_quota_reset();
     gmg_record_atfork_child();
     gmg_report_atfork_child();
@@ -85,6 +87,7 @@ __attribute__((constructor)) static void gmg_start(void)
     }
     gmg_log_level = gmg_cfg.log_level;
     gmg_stacks_set_depth(gmg_cfg.stack_depth);
+    gmg_py_set_mode(gmg_cfg.python);
     static const struct gmg_device_ops dev_ops = {
         .meminfo = gmg_dev_meminfo,
         .address_range = gmg_dev_address_range,

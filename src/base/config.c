@@ -20,6 +20,7 @@ struct gmg_config gmg_cfg = {
     .log_level = GMG_LOG_INFO,
     .count_managed = 1,
     .metrics_interval = 15,
+    .python = 1,
 };
 
 static int bad(char *err, unsigned len, const char *var, const char *val, const char *why, const char *accepted)
@@ -147,9 +148,12 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
                        "seconds between rewrites of GPUMEM_METRICS (default 15)");
         c->metrics_interval = (unsigned)sec;
     }
-    if ((v = get("GPUMEM_PYTHON")) != NULL && strcmp(v, "auto") != 0 && strcmp(v, "off") != 0)
-        return bad(err, errlen, "GPUMEM_PYTHON", v, "unknown mode",
-                   "auto (default; Python frames are not captured by this version yet) or off");
+    if ((v = get("GPUMEM_PYTHON")) != NULL) {
+        if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0)
+            return bad(err, errlen, "GPUMEM_PYTHON", v, "unknown mode",
+                       "auto (default: Python frames above the native ones when CPython 3.11-3.13 runs) or off");
+        c->python = strcmp(v, "auto") == 0;
+    }
     if ((v = get("GPUMEM_EXITCODE")) != NULL) {
         char *end;
         errno = 0;

@@ -27,6 +27,7 @@ struct gmg_config {
     struct gmg_suppressions suppressions;   /* GPUMEM_SUPPRESSIONS */
     char metrics[4096];     /* GPUMEM_METRICS: a path, "" for none */
     unsigned metrics_interval;  /* GPUMEM_METRICS_INTERVAL, seconds (15) */
+    int python;             /* GPUMEM_PYTHON: 1 auto (default), 0 off */
 };
 
 extern struct gmg_config gmg_cfg;

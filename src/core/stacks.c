@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include "core/stacks.h"
 
+#include "core/pyframes.h"
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -165,7 +167,7 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
     memcpy(fresh->frames, frames, depth * sizeof *frames);
     uint16_t *mods = (uint16_t *)(fresh->frames + depth);
     for (uint32_t i = 0; i < depth; i++)
-        mods[i] = module_of(frames[i]);
+        mods[i] = gmg_is_pyframe(frames[i]) ? 0 : module_of(frames[i]);
 
     pthread_mutex_lock(mu);
     s = find(buckets[b], h, frames, depth);
@@ -202,22 +204,30 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
     return s->id;
 }
 
+/* The combined stack: the calling thread's Python frames (innermost
+ * first, at most the depth), then its native frames (the same). */
 __attribute__((noinline)) uint32_t gmg_stack_capture(void)
 {
     int want = depth_kept;
     if (want == 0)
         return 0;
-    void *buf[GMG_MAX_STACK_DEPTH + 8];
-    int n = unw_backtrace(buf, want + 8 < GMG_MAX_STACK_DEPTH + 8 ? want + 8 : GMG_MAX_STACK_DEPTH + 8);
+    uintptr_t all[2 * GMG_MAX_STACK_DEPTH + 8];
+    uint32_t np = gmg_py_capture(all, (uint32_t)want);
+    void **buf = (void **)(all + np);
+    int n = unw_backtrace(buf, want + 8);
     int skip = 0;
     while (skip < n && gmg_stack_is_internal((uintptr_t)buf[skip]))
         skip++;
     int keep = n - skip;
     if (keep > want)
         keep = want;
-    if (keep <= 0)
+    if (keep < 0)
+        keep = 0;
+    if (skip)
+        memmove(buf, buf + skip, (size_t)keep * sizeof *buf);
+    if (np + (uint32_t)keep == 0)
         return 0;
-    return gmg_stack_intern((const uintptr_t *)(buf + skip), (uint32_t)keep);
+    return gmg_stack_intern(all, np + (uint32_t)keep);
 }
 
 const struct gmg_stack *gmg_stack_get(uint32_t id)

@@ -1,27 +1,48 @@
 /*
  * folded.c - folded stacks for flame graphs: one line per live stack,
  * outermost frame first, "frame;frame;frame bytes", as flamegraph.pl and
- * speedscope read them. A frame is its function name, or module+offset.
+ * speedscope read them. A frame is its function name, or module+offset;
+ * a Python frame is "function (file:line)", and its stack's Python frames
+ * come first (the Python call path, then the native one).
  */
 #include "report/report.h"
 
+#include "core/pyframes.h"
 #include "core/stacks.h"
 
 #include <stdio.h>
 
 static void frame_name(struct gmg_buf *b, const struct gmg_frame_info *fi)
 {
-    char tmp[512];
-    if (fi->function)
+    char tmp[1400];
+    if (fi->python) /* as py-spy writes them: "function (file:line)" */
+        snprintf(tmp, sizeof tmp, "%s (%s:%d)", fi->function, fi->file, fi->line);
+    else if (fi->function)
         snprintf(tmp, sizeof tmp, "%s", fi->function);
     else if (fi->module)
         snprintf(tmp, sizeof tmp, "%s+%#lx", fi->module, (unsigned long)fi->offset);
     else
         snprintf(tmp, sizeof tmp, "%#lx", (unsigned long)fi->pc);
     for (char *c = tmp; *c; c++)
-        if (*c == ';' || *c == '\n' || *c == ' ')
-            *c = '_'; /* the format's separators */
+        if (*c == ';' || *c == '\n' || (*c == ' ' && !fi->python))
+            *c = '_'; /* the format's separators (the count follows the last space) */
     gmg_buf_printf(b, "%s", tmp);
+}
+
+/* Frames k = from, from - 1, ..., to (outermost first). */
+static int run(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_stack *s, int from, int to, int first)
+{
+    for (int k = from; k >= to; k--) {
+        if (gmg_stack_is_internal(s->frames[k]))
+            continue;
+        struct gmg_frame_info fi;
+        gmg_symbolize(r->sym, s->frames[k], gmg_stack_module(s, k), &fi);
+        if (!first)
+            gmg_buf_printf(b, ";");
+        frame_name(b, &fi);
+        first = 0;
+    }
+    return first;
 }
 
 void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
@@ -32,15 +53,15 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
             continue;
         const struct gmg_stack *s = gmg_stack_get(g->stack);
         int first = 1;
-        for (int k = s ? (int)s->depth - 1 : -1; k >= 0; k--) {
-            if (gmg_stack_is_internal(s->frames[k]))
-                continue;
-            struct gmg_frame_info fi;
-            gmg_symbolize(r->sym, s->frames[k], gmg_stack_module(s, k), &fi);
-            if (!first)
-                gmg_buf_printf(b, ";");
-            frame_name(b, &fi);
-            first = 0;
+        if (s) {
+            /* A stack is its Python frames, then its native ones, each
+             * innermost first: the Python call path comes first, from
+             * <module> down, then the native path to the driver. */
+            int np = 0;
+            while (np < (int)s->depth && gmg_is_pyframe(s->frames[np]))
+                np++;
+            first = run(r, b, s, np - 1, 0, first);
+            first = run(r, b, s, (int)s->depth - 1, np, first);
         }
         if (!first)
             gmg_buf_printf(b, ";");

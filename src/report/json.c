@@ -18,7 +18,17 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
             continue;
         struct gmg_frame_info fi;
         gmg_symbolize(r->sym, s->frames[i], gmg_stack_module(s, i), &fi);
-        gmg_buf_printf(b, "%s{\"pc\":\"%#lx\",\"function\":", first ? "" : ",", (unsigned long)fi.pc);
+        if (fi.python) {
+            gmg_buf_printf(b, "%s{\"lang\":\"python\",\"function\":", first ? "" : ",");
+            gmg_buf_json_str(b, fi.function);
+            gmg_buf_printf(b, ",\"file\":");
+            gmg_buf_json_str(b, fi.file);
+            gmg_buf_printf(b, ",\"line\":%d}", fi.line);
+            first = 0;
+            continue;
+        }
+        gmg_buf_printf(b, "%s{\"lang\":\"native\",\"pc\":\"%#lx\",\"function\":", first ? "" : ",",
+                       (unsigned long)fi.pc);
         if (fi.function)
             gmg_buf_json_str(b, fi.function);
         else

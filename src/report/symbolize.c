@@ -6,6 +6,8 @@
 #define _GNU_SOURCE
 #include "report/symbolize.h"
 
+#include "core/pyframes.h"
+
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <link.h>
@@ -160,6 +162,13 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
 
 void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out)
 {
+    if (gmg_is_pyframe(pc)) {
+        struct gmg_frame_info fi = { .pc = pc, .python = 1 };
+        if (!gmg_py_frame(pc, &fi.function, &fi.file, &fi.line))
+            fi.function = "??";
+        *out = fi;
+        return;
+    }
     if (mod && pc && !still_loaded(mod, pc - 1)) {
         symbolize_unloaded(s, pc, mod, out);
         return;

@@ -5,6 +5,7 @@
  * adds static functions and file:line; C++ names are demangled with the
  * C++ runtime's __cxa_demangle when the process has one. Frames of a
  * library unloaded since they were captured are read from its file.
+ * Python frames (tagged words in a stack) come back as they were interned.
  */
 #ifndef GMG_REPORT_SYMBOLIZE_H
 #define GMG_REPORT_SYMBOLIZE_H
@@ -22,6 +23,8 @@ struct gmg_frame_info {
     const char *module_path; /* its path as loaded, NULL if unknown */
     uintptr_t offset;       /* pc - module base */
     int unloaded;           /* its library was unloaded since (dlclose) */
+    int python;             /* a Python frame (core/pyframes.h): function,
+                               file and line only */
 };
 
 struct gmg_symbolizer;

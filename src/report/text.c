@@ -3,6 +3,7 @@
  *
  *   ==PID== gpumemguard report (exit) for /path/to/prog
  *   3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:
+ *       File "train.py", line 12, in build_model     (Python frames, if any)
  *       #0 0x401136 in leak_site file.c:12 (prog+0x1136)
  *   ...
  *   SUMMARY: gpumemguard: 4194304 bytes in 3 allocations still live at exit
@@ -26,6 +27,10 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
             continue;
         struct gmg_frame_info fi;
         gmg_symbolize(r->sym, s->frames[i], gmg_stack_module(s, i), &fi);
+        if (fi.python) { /* as a Python traceback names a frame */
+            gmg_buf_printf(b, "    File \"%s\", line %d, in %s\n", fi.file, fi.line, fi.function);
+            continue;
+        }
         gmg_buf_printf(b, "    #%d %#lx in %s", k++, (unsigned long)fi.pc, fi.function ? fi.function : "??");
         if (fi.file)
             gmg_buf_printf(b, " %s:%d", fi.file, fi.line);

@@ -1,0 +1,485 @@
+/*
+ * pyframes.c - see pyframes.h. Facts behind the layouts and checks:
+ * shared/python-frames.md (measured on CPython 3.10-3.13).
+ *
+ * The walk, per frame of the calling thread (which cannot run Python while
+ * it is inside the driver call, so its chain stands still):
+ *   tstate = PyGILState_GetThisThreadState()   (a thread-local read)
+ *   frame  = tstate's current _PyInterpreterFrame, then frame->previous
+ *   code   = frame->f_code (f_executable), trusted only if its type is
+ *            &PyCode_Type; strings only if exact, compact PyUnicode; the
+ *            line table only if PyBytes.
+ * The line comes from decoding co_linetable ourselves (3.11's
+ * PyCode_Addr2Line races without the GIL). A per-thread cache maps
+ * (code, instruction offset, and the code's name, file and table objects)
+ * to the interned frame, so a warm capture costs a few ns a frame.
+ */
+#define _GNU_SOURCE
+#include "core/pyframes.h"
+
+#include "base/log.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- layouts ------------------------------------------------------------ */
+
+struct py_layout {
+    int minor;
+    int cframe;           /* tstate -> _PyCFrame*, or -1 (3.13: none)   */
+    int current;          /* -> current frame, in the cframe or tstate  */
+    int f_code, f_prev, f_instr, f_owner;
+    int co_adaptive, co_firsttraceable, co_firstlineno;
+    int ascii_size, compact_size;   /* PyASCIIObject, PyCompactUnicodeObject */
+    int finalizing;       /* in _PyRuntime */
+    int owner_cstack;     /* FRAME_OWNED_BY_CSTACK, or -1 */
+};
+
+static const struct py_layout layouts[] = {
+    { 11, 56, 8, 32, 48, 56, 69, 184, 168, 72, 48, 72, 24, -1 },
+    { 12, 56, 0, 0, 8, 56, 70, 192, 176, 68, 40, 56, 24, 3 },
+    { 13, -1, 72, 0, 8, 56, 70, 200, 184, 68, 40, 56, 608, 3 },
+};
+
+/* The same from 3.11 to 3.13, and the fixed object header of a default
+ * (not debug, not free-threaded) build. */
+#define OB_TYPE 8
+#define OB_SIZE 16
+#define CO_FILENAME 112
+#define CO_QUALNAME 128
+#define CO_LINETABLE 136
+#define STR_LENGTH 16
+#define STR_STATE 32
+#define BYTES_DATA 32
+#define OWNER_GENERATOR 1
+#define MAX_WALK 4096         /* frames looked at, kept or not */
+
+static int mode = 1;
+static int state;             /* 0 not looked yet, 1 found, -1 none */
+static const struct py_layout *L;
+static void *(*get_tstate)(void);
+static const void *code_type, *unicode_type, *bytes_type;
+static const char *runtime;
+static char version[16];
+static pthread_mutex_t detect_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void gmg_py_set_mode(int on) { mode = on; }
+
+const char *gmg_py_version(void)
+{
+    return __atomic_load_n(&state, __ATOMIC_ACQUIRE) == 1 ? version : NULL;
+}
+
+/* Is obj's type slot readable as in a default build? The type objects
+ * themselves are objects whose type is PyType_Type: a debug build (two
+ * more pointers first) or a free-threaded one (ob_tid first) fails this. */
+static int plain_header(const void *type_obj, const void *type_type)
+{
+    return type_obj && *(const void *const *)((const char *)type_obj + OB_TYPE) == type_type;
+}
+
+static void detect(void)
+{
+    int found = -1;
+    const unsigned long *pv = dlsym(RTLD_DEFAULT, "Py_Version");
+    void *gts = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+    if (!gts) {
+        __atomic_store_n(&state, -1, __ATOMIC_RELEASE);
+        return; /* no interpreter in the process: nothing to say */
+    }
+    int major = 0, minor = 0;
+    if (pv) {
+        major = (int)((*pv >> 24) & 0xff);
+        minor = (int)((*pv >> 16) & 0xff);
+    } else {
+        const char *(*gv)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+        const char *v = gv ? gv() : NULL; /* "3.10.13 (main, ..." */
+        if (v && v[0] >= '0' && v[0] <= '9' && v[1] == '.') {
+            major = v[0] - '0';
+            minor = atoi(v + 2);
+        }
+    }
+    const struct py_layout *lay = NULL;
+    for (size_t i = 0; major == 3 && i < sizeof layouts / sizeof layouts[0]; i++)
+        if (layouts[i].minor == minor)
+            lay = &layouts[i];
+    const void *type_type = dlsym(RTLD_DEFAULT, "PyType_Type");
+    code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    unicode_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+    bytes_type = dlsym(RTLD_DEFAULT, "PyBytes_Type");
+    runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
+    if (!lay) {
+        gmg_notice("Python %d.%d: its frame layout is not one this guard knows (3.11, 3.12, 3.13); "
+                   "stacks are native only", major, minor);
+    } else if (!plain_header(code_type, type_type) || !plain_header(unicode_type, type_type) ||
+               !plain_header(bytes_type, type_type) || !runtime) {
+        gmg_notice("Python %d.%d: not a default build (debug or free-threaded?); stacks are native only",
+                   major, minor);
+    } else {
+        L = lay;
+        get_tstate = (void *(*)(void))gts;
+        snprintf(version, sizeof version, "%d.%d", major, minor);
+        found = 1;
+        gmg_debug("Python %s found: Python frames are captured", version);
+    }
+    __atomic_store_n(&state, found, __ATOMIC_RELEASE);
+}
+
+/* ---- reading objects ----------------------------------------------------- */
+
+#define RD(T, base, off) (*(T const *)((const char *)(base) + (off)))
+
+static int aligned_ptr(const void *p) { return p && ((uintptr_t)p & 7) == 0; }
+
+/* An exact, compact str into dst as UTF-8 (bounded); 0 if not one. */
+static int read_str(const void *s, char *dst, size_t cap)
+{
+    if (!aligned_ptr(s) || RD(const void *, s, OB_TYPE) != unicode_type)
+        return 0;
+    int64_t len = RD(int64_t, s, STR_LENGTH);
+    uint32_t st = RD(uint32_t, s, STR_STATE);
+    unsigned kind = (st >> 2) & 7, compact = (st >> 5) & 1, ascii = (st >> 6) & 1;
+    if (!compact || len < 0 || (kind != 1 && kind != 2 && kind != 4))
+        return 0;
+    const unsigned char *d = (const unsigned char *)s + (ascii ? L->ascii_size : L->compact_size);
+    size_t o = 0;
+    for (int64_t i = 0; i < len; i++) {
+        uint32_t c = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
+        char enc[4];
+        size_t n;
+        if (c < 0x80) {
+            enc[0] = (char)c;
+            n = 1;
+        } else if (c < 0x800) {
+            enc[0] = (char)(0xc0 | c >> 6);
+            enc[1] = (char)(0x80 | (c & 0x3f));
+            n = 2;
+        } else if (c < 0x10000) {
+            enc[0] = (char)(0xe0 | c >> 12);
+            enc[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+            enc[2] = (char)(0x80 | (c & 0x3f));
+            n = 3;
+        } else if (c < 0x110000) {
+            enc[0] = (char)(0xf0 | c >> 18);
+            enc[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+            enc[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+            enc[3] = (char)(0x80 | (c & 0x3f));
+            n = 4;
+        } else {
+            return 0;
+        }
+        if (o + n + 4 >= cap) { /* cut, marked */
+            memcpy(dst + o, "...", 3);
+            o += 3;
+            break;
+        }
+        memcpy(dst + o, enc, n);
+        o += n;
+    }
+    dst[o] = 0;
+    return 1;
+}
+
+/* The location table (3.11-3.13, Objects/locations.md): entries of one
+ * first byte 1ccccnnn (code c, n+1 code units) and continuation bytes.
+ * Codes 0-9 short form and 10-12 one-line forms (line += c - 10) keep or
+ * step the line; 13 (no columns) and 14 (long) carry a signed varint line
+ * delta; 15 means "no line". Returns the line of byte offset addr, or -1. */
+static int read_varint(const uint8_t **p, const uint8_t *end, unsigned *out)
+{
+    unsigned v = 0, shift = 0;
+    for (;;) {
+        if (*p >= end || shift > 24)
+            return -1;
+        unsigned b = *(*p)++;
+        v |= (b & 63) << shift;
+        shift += 6;
+        if (!(b & 64))
+            break;
+    }
+    *out = v;
+    return 0;
+}
+
+static int line_of(const uint8_t *t, int64_t n, int first, int64_t addr)
+{
+    const uint8_t *p = t, *end = t + n;
+    int line = first;
+    int64_t at = 0;
+    while (p < end) {
+        unsigned b = *p++;
+        if (!(b & 128))
+            return -1; /* not at an entry's first byte */
+        unsigned code = (b >> 3) & 15;
+        int64_t len = (int64_t)((b & 7) + 1) * 2;
+        int entry_line = line;
+        if (code == 13 || code == 14) {
+            unsigned u;
+            if (read_varint(&p, end, &u))
+                return -1;
+            line += (u & 1) ? -(int)(u >> 1) : (int)(u >> 1);
+            entry_line = line;
+        } else if (code >= 10 && code <= 12) {
+            line += (int)code - 10;
+            entry_line = line;
+        }
+        if (code == 15)
+            entry_line = -1;
+        while (p < end && !(*p & 128))
+            p++; /* the entry's other bytes (columns) */
+        if (addr >= at && addr < at + len)
+            return entry_line;
+        at += len;
+    }
+    return -1;
+}
+
+/* ---- the interned frames --------------------------------------------- */
+
+struct pyf {
+    uint64_t hash;
+    struct pyf *next;
+    uint32_t id;
+    int line;
+    char *file;            /* both in this block */
+    char text[];           /* function, then file */
+};
+
+#define BUCKETS 1024
+#define LOCKS 16
+#define CHUNK_BITS 12
+#define CHUNKS 1024        /* up to 4M distinct frames */
+
+static struct pyf *buckets[BUCKETS];
+static pthread_mutex_t locks[LOCKS] = { [0 ... LOCKS - 1] = PTHREAD_MUTEX_INITIALIZER };
+static struct pyf **chunks[CHUNKS];
+static uint32_t next_id = 1;
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ull;
+    }
+    return h * 0x100000001b3ull;
+}
+
+static struct pyf *find(struct pyf *f, uint64_t h, const char *fn, const char *file, int line)
+{
+    for (; f; f = f->next)
+        if (f->hash == h && f->line == line && strcmp(f->text, fn) == 0 && strcmp(f->file, file) == 0)
+            return f;
+    return NULL;
+}
+
+static uint32_t intern(const char *fn, const char *file, int line)
+{
+    uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)line, fn), file);
+    size_t b = h % BUCKETS;
+    pthread_mutex_t *mu = &locks[b % LOCKS];
+    pthread_mutex_lock(mu);
+    struct pyf *f = find(buckets[b], h, fn, file, line);
+    pthread_mutex_unlock(mu);
+    if (f)
+        return f->id;
+    size_t lf = strlen(fn), ll = strlen(file);
+    struct pyf *fresh = malloc(sizeof *fresh + lf + ll + 2);
+    if (!fresh)
+        return 0;
+    fresh->hash = h;
+    fresh->line = line;
+    memcpy(fresh->text, fn, lf + 1);
+    fresh->file = fresh->text + lf + 1;
+    memcpy(fresh->file, file, ll + 1);
+    uint32_t id = 0;
+    pthread_mutex_lock(mu);
+    f = find(buckets[b], h, fn, file, line);
+    if (f) {
+        id = f->id;
+    } else {
+        id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+        uint32_t c = id >> CHUNK_BITS;
+        struct pyf **chunk = c < CHUNKS ? __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE) : NULL;
+        if (c < CHUNKS && !chunk) {
+            struct pyf **nc = calloc(1u << CHUNK_BITS, sizeof *nc), **expected = NULL;
+            if (nc && !__atomic_compare_exchange_n(&chunks[c], &expected, nc, 0, __ATOMIC_ACQ_REL,
+                                                   __ATOMIC_ACQUIRE))
+                free(nc);
+            chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
+        }
+        if (chunk) {
+            fresh->id = id;
+            fresh->next = buckets[b];
+            __atomic_store_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], fresh, __ATOMIC_RELEASE);
+            buckets[b] = fresh;
+            fresh = NULL;
+        } else {
+            id = 0;
+        }
+    }
+    pthread_mutex_unlock(mu);
+    free(fresh);
+    return id;
+}
+
+int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *line)
+{
+    if (!gmg_is_pyframe(w))
+        return 0;
+    uint32_t id = (uint32_t)(w & 0xffffffffu);
+    if (id == 0 || (id >> CHUNK_BITS) >= CHUNKS)
+        return 0;
+    struct pyf **chunk = __atomic_load_n(&chunks[id >> CHUNK_BITS], __ATOMIC_ACQUIRE);
+    struct pyf *f = chunk ? __atomic_load_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
+    if (!f)
+        return 0;
+    *function = f->text;
+    *file = f->file;
+    *line = f->line;
+    return 1;
+}
+
+/* ---- the per-thread cache ------------------------------------------------ */
+
+#define CACHE 256
+
+struct centry {
+    const void *code, *name, *filename, *table;
+    int64_t offset;
+    uint32_t id;
+};
+
+struct cache {
+    struct centry e[CACHE];
+};
+
+static __thread struct cache *tl_cache __attribute__((tls_model("initial-exec")));
+static pthread_key_t cache_key;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+
+static void cache_key_make(void) { (void)pthread_key_create(&cache_key, free); }
+
+static struct cache *my_cache(void)
+{
+    if (tl_cache)
+        return tl_cache;
+    pthread_once(&cache_once, cache_key_make);
+    struct cache *c = calloc(1, sizeof *c);
+    if (c) {
+        tl_cache = c;
+        (void)pthread_setspecific(cache_key, c); /* freed when the thread ends */
+    }
+    return c;
+}
+
+/* One frame to its interned id (0: skip it). */
+static uint32_t resolve(struct cache *c, const char *code, int64_t offset)
+{
+    const void *name = RD(const void *, code, CO_QUALNAME);
+    const void *filename = RD(const void *, code, CO_FILENAME);
+    const void *table = RD(const void *, code, CO_LINETABLE);
+    uintptr_t k = ((uintptr_t)code >> 4) ^ (uintptr_t)offset * 0x9e3779b1u;
+    struct centry *e = c ? &c->e[(k ^ (k >> 11)) % CACHE] : NULL;
+    if (e && e->code == code && e->offset == offset && e->name == name && e->filename == filename &&
+        e->table == table && e->id)
+        return e->id;
+
+    char fn[256], file[1024];
+    if (!read_str(name, fn, sizeof fn))
+        snprintf(fn, sizeof fn, "?");
+    if (!read_str(filename, file, sizeof file))
+        snprintf(file, sizeof file, "?");
+    int first = RD(int, code, L->co_firstlineno);
+    int line = first;
+    if (offset >= 0 && aligned_ptr(table) && RD(const void *, table, OB_TYPE) == bytes_type) {
+        int64_t n = RD(int64_t, table, OB_SIZE);
+        if (n > 0 && n < (1 << 24)) {
+            int l = line_of((const uint8_t *)table + BYTES_DATA, n, first, offset);
+            if (l >= 0)
+                line = l;
+        }
+    }
+    uint32_t id = intern(fn, file, line);
+    if (e && id) {
+        e->code = code;
+        e->offset = offset;
+        e->name = name;
+        e->filename = filename;
+        e->table = table;
+        e->id = id;
+    }
+    return id;
+}
+
+uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
+{
+    if (!mode || max == 0)
+        return 0;
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (st == 0) {
+        pthread_mutex_lock(&detect_mu);
+        if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 0)
+            detect();
+        pthread_mutex_unlock(&detect_mu);
+        st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    }
+    if (st != 1)
+        return 0;
+
+    const char *ts = get_tstate();
+    if (!aligned_ptr(ts))
+        return 0; /* a thread the interpreter does not know */
+    /* During finalization other threads' states are freed: only the
+     * finalizing thread may look at its own. */
+    const void *fin = __atomic_load_n((const void *const *)(runtime + L->finalizing), __ATOMIC_ACQUIRE);
+    if (fin && fin != ts)
+        return 0;
+    const char *frame;
+    if (L->cframe >= 0) {
+        const char *cf = RD(const char *, ts, L->cframe);
+        if (!aligned_ptr(cf))
+            return 0;
+        frame = RD(const char *, cf, L->current);
+    } else {
+        frame = RD(const char *, ts, L->current);
+    }
+
+    struct cache *c = my_cache();
+    uint32_t n = 0;
+    for (int walked = 0; aligned_ptr(frame) && n < max && walked < MAX_WALK; walked++) {
+        const char *code = RD(const char *, frame, L->f_code);
+        const char *instr = RD(const char *, frame, L->f_instr);
+        int owner = RD(uint8_t, frame, L->f_owner);
+        const char *prev = RD(const char *, frame, L->f_prev);
+        if (owner == L->owner_cstack || !aligned_ptr(code) || RD(const void *, code, OB_TYPE) != code_type) {
+            frame = prev;
+            continue; /* the C stack's entry frames; anything not code */
+        }
+        const char *start = code + L->co_adaptive;
+        int64_t units = RD(int64_t, code, OB_SIZE);
+        int64_t offset = instr - start;
+        int firsttraceable = RD(int, code, L->co_firsttraceable);
+        if (owner != OWNER_GENERATOR && offset < 2 * (int64_t)firsttraceable) {
+            frame = prev;
+            continue; /* incomplete: not started yet, as CPython skips it */
+        }
+        if (offset < 0 || units <= 0 || offset >= 2 * units)
+            offset = -1; /* out of the code: its first line */
+        uint32_t id = resolve(c, code, offset);
+        if (id)
+            out[n++] = GMG_PYFRAME_TAG | id;
+        frame = prev;
+    }
+    return n;
+}
+
+void gmg_py_atfork_child(void)
+{
+    /* as the stack depot: the table stays, its locks start afresh */
+    for (int i = 0; i < LOCKS; i++)
+        pthread_mutex_init(&locks[i], NULL);
+    pthread_mutex_init(&detect_mu, NULL);
+}

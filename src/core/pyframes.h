@@ -1,0 +1,41 @@
+/*
+ * pyframes.h - the allocating thread's Python frames (core layer).
+ *
+ * When a CPython interpreter of a known layout (3.11, 3.12, 3.13) runs in
+ * the process, the calling thread's own frame chain is walked on the
+ * allocation path: no GIL, no call into the interpreter that allocates or
+ * touches a reference count, every object checked against the
+ * interpreter's exported types before it is trusted. Each frame's
+ * function, file and line are resolved while the frame is live and interned
+ * here, so a report stays right after the code object is gone. A Python
+ * frame travels in a stack as a tagged word (GMG_PYFRAME_TAG | id) that no
+ * native return address can equal.
+ */
+#ifndef GMG_CORE_PYFRAMES_H
+#define GMG_CORE_PYFRAMES_H
+
+#include <stdint.h>
+
+#define GMG_PYFRAME_TAG ((uintptr_t)1 << 63)
+
+static inline int gmg_is_pyframe(uintptr_t w) { return (w & GMG_PYFRAME_TAG) != 0; }
+
+/* GPUMEM_PYTHON: 1 auto (capture when an interpreter is found), 0 off. */
+void gmg_py_set_mode(int on);
+
+/* The calling thread's Python frames, innermost first, as tagged words
+ * into out (at most max); 0 when there is no interpreter, no Python on
+ * this thread, an unknown layout or capture is off. The interpreter is
+ * looked for once, at the first capture. */
+uint32_t gmg_py_capture(uintptr_t *out, uint32_t max);
+
+/* A tagged frame's function, file and line; 0 if w names no frame. */
+int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *line);
+
+/* fork child: the interned frames stay, their locks start afresh. */
+void gmg_py_atfork_child(void);
+
+/* The interpreter found, as "3.12", or NULL (none yet, none, or unknown). */
+const char *gmg_py_version(void);
+
+#endif
