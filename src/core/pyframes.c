@@ -20,6 +20,7 @@
 #include "base/log.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,8 @@ static const void *code_type, *unicode_type, *bytes_type;
 static const char *runtime;
 static char version[16];
 static pthread_mutex_t detect_mu = PTHREAD_MUTEX_INITIALIZER;
+static uintptr_t interp_lo[4], interp_hi[4];   /* the interpreter's code */
+static int ninterp;
 
 void gmg_py_set_mode(int on) { mode = on; }
 
@@ -79,6 +82,39 @@ const char *gmg_py_version(void)
 static int plain_header(const void *type_obj, const void *type_type)
 {
     return type_obj && *(const void *const *)((const char *)type_obj + OB_TYPE) == type_type;
+}
+
+/* The executable segments of the object holding the interpreter
+ * (libpython, or the python executable itself when it is linked in). */
+static int find_interp(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    uintptr_t at = (uintptr_t)arg;
+    int mine = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && at >= info->dlpi_addr + ph->p_vaddr &&
+            at < info->dlpi_addr + ph->p_vaddr + ph->p_memsz)
+            mine = 1;
+    }
+    if (!mine)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum && ninterp < 4; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            interp_lo[ninterp] = info->dlpi_addr + ph->p_vaddr;
+            interp_hi[ninterp++] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        }
+    }
+    return 1;
+}
+
+int gmg_py_is_interpreter(uintptr_t pc)
+{
+    for (int i = 0; i < ninterp; i++)
+        if (pc - 1 >= interp_lo[i] && pc - 1 < interp_hi[i])
+            return 1;
+    return 0;
 }
 
 static void detect(void)
@@ -121,6 +157,7 @@ static void detect(void)
     } else {
         L = lay;
         get_tstate = (void *(*)(void))gts;
+        dl_iterate_phdr(find_interp, gts);
         snprintf(version, sizeof version, "%d.%d", major, minor);
         found = 1;
         gmg_debug("Python %s found: Python frames are captured", version);

@@ -29,6 +29,11 @@ void gmg_py_set_mode(int on);
  * looked for once, at the first capture. */
 uint32_t gmg_py_capture(uintptr_t *out, uint32_t max);
 
+/* Is pc (a return address) in the interpreter's own code? Once Python
+ * frames are captured, the native frames from the first of these outward
+ * are the eval loop's, which the Python frames stand for. */
+int gmg_py_is_interpreter(uintptr_t pc);
+
 /* A tagged frame's function, file and line; 0 if w names no frame. */
 int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *line);
 

@@ -205,7 +205,8 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
 }
 
 /* The combined stack: the calling thread's Python frames (innermost
- * first, at most the depth), then its native frames (the same). */
+ * first, at most the depth), then its native frames (the same), down to
+ * the interpreter's own when there are Python frames. */
 __attribute__((noinline)) uint32_t gmg_stack_capture(void)
 {
     int want = depth_kept;
@@ -219,6 +220,14 @@ __attribute__((noinline)) uint32_t gmg_stack_capture(void)
     while (skip < n && gmg_stack_is_internal((uintptr_t)buf[skip]))
         skip++;
     int keep = n - skip;
+    if (np) { /* the eval loop's frames, and what called it: the Python
+                 frames stand for them (and they differ from call to call
+                 as the interpreter specialises, splitting one site) */
+        int k = 0;
+        while (k < keep && !gmg_py_is_interpreter((uintptr_t)buf[skip + k]))
+            k++;
+        keep = k;
+    }
     if (keep > want)
         keep = want;
     if (keep < 0)

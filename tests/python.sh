@@ -1,0 +1,139 @@
+# python.sh - Python call sites (issue 10, SPEC §4 Python): the allocating
+# thread's Python frames above the native ones, in every format, on every
+# CPython this machine has of 3.11, 3.12 and 3.13; a layout the guard does
+# not know (3.10) gives native stacks and one notice. Sourced by run.sh
+# (uses its helpers and $B, $T, $ROOT, $WORK, $PRELOAD).
+#
+# Under TSan nothing here runs: an instrumented library cannot be preloaded
+# into an uninstrumented interpreter.
+
+PYF=$ROOT/tests/python/frames.py
+# line L: the line of the "# SITE:L" marker in frames.py
+line() { grep -n "# SITE:$1\$" "$PYF" | cut -d: -f1; }
+# the interpreter of version $1 (3.12): on PATH, or pyenv's
+find_python() {
+    local c
+    for c in "$(pyenv root 2>/dev/null)/versions/$1".*/bin/python"$1" "$HOME/.pyenv/versions/$1".*/bin/python"$1" \
+             /usr/bin/python"$1" /usr/local/bin/python"$1"; do
+        [ -x "$c" ] && { echo "$c"; return 0; }
+    done
+    return 1
+}
+# pyrun PY MODE [ENV...]: frames.py MODE under the guard, text report on stderr
+pyrun() { local py=$1 mode=$2; shift 2
+          env LD_PRELOAD="$PRELOAD" "$@" "$py" "$PYF" "$mode" >"$WORK/out" 2>"$WORK/err"; }
+# pyframe FILE FUNC LINE: the text report names the Python frame exactly
+pyframe() { grep -qxF "    File \"$PYF\", line $3, in $2" "$1"; }
+# after HEADER N: the first N frame lines of the group of BYTES, one per line
+after() { grep -m1 -A"$2" -F "$1" "$WORK/err" | tail -n "$2"; }
+
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "Python frames" "TSan: the instrumented library cannot run in an uninstrumented interpreter"
+else
+L_ALLOC=$(line alloc)
+for v in 3.11 3.12 3.13; do
+    PY=$(find_python $v) || { skip "Python $v frames" "no python$v on this machine"; continue; }
+
+    # two call sites with identical native stacks: two groups, each naming
+    # its function and line under alloc(); the freed one is gone
+    pyrun "$PY" sites
+    exp1=$(printf '    File "%s", line %s, in alloc\n    File "%s", line %s, in model_weights' "$PYF" "$L_ALLOC" "$PYF" "$(line model_weights)")
+    exp2=$(printf '    File "%s", line %s, in alloc\n    File "%s", line %s, in optimizer_state' "$PYF" "$L_ALLOC" "$PYF" "$(line optimizer_state)")
+    if [ "$(after '6291456 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp1" ] && \
+       [ "$(after '1048576 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp2" ] && \
+       ! has "3145728 bytes in" "$WORK/err" && has "7340032 bytes in 2 allocations still live" "$WORK/err" && \
+       grep -A3 -F "6291456 bytes in 1" "$WORK/err" | grep -q "in sites$" && \
+       grep -A20 -F "6291456 bytes in 1" "$WORK/err" | grep -q "^    #0 .*(libffi"; then
+        ok "Python $v: two call sites, two groups: 'File \"frames.py\", line N, in model_weights' above the native frames"
+    else bad "Python $v sites" "$WORK/err"; fi
+
+    # the same in JSON and folded
+    pyrun "$PY" sites GPUMEM_REPORT="$WORK/r.%n" GPUMEM_REPORT_FORMAT=json,folded
+    if "$PY" - "$WORK/r.1.json" "$PYF" "$L_ALLOC" "$(line model_weights)" "$(line optimizer_state)" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1])); f, la, lm, lo = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+g = {x["bytes"]: x["frames"] for x in r["live"]}
+def py(fr): return [(x["function"], x["file"], x["line"]) for x in fr if x["lang"] == "python"]
+assert py(g[6291456])[:2] == [("alloc", f, la), ("model_weights", f, lm)], g[6291456][:3]
+assert py(g[1048576])[:2] == [("alloc", f, la), ("optimizer_state", f, lo)], g[1048576][:3]
+langs = [x["lang"] for x in g[6291456]]
+n = langs.count("python")
+assert n >= 4 and langs[:n] == ["python"] * n and set(langs[n:]) == {"native"}, langs
+assert "pc" in g[6291456][n] and "pc" not in g[6291456][0]
+PYEOF
+    then ok "Python $v JSON: frames \"lang\": \"python\" (function, file, line) first, then \"native\""
+    else bad "Python $v JSON" "$WORK/r.1.json"; fi
+    if grep -qE "^<module> \($PYF:[0-9]+\);sites \($PYF:[0-9]+\);model_weights \($PYF:$(line model_weights)\);alloc \($PYF:$L_ALLOC\);.*;cuMemAlloc_device0 6291456\$" "$WORK/r.1.folded"; then
+        ok "Python $v folded: '<module> (frames.py:N);sites (...);model_weights (...);alloc (...);native... 6291456'"
+    else bad "Python $v folded" "$WORK/r.1.folded"; fi
+
+    # two refusals at two Python sites (identical native stacks): two
+    # messages, each once however often its site is refused
+    pyrun "$PY" refuse GPUMEM_LIMIT=4M
+    n=$(grep -c "^gpumemguard: refused cuMemAlloc" "$WORK/err")
+    if [ "$n" = 2 ] && grep -A3 -F "refused cuMemAlloc of 8.0 MiB" "$WORK/err" | grep -qxF "    File \"$PYF\", line $(line too_big_a), in too_big_a" && \
+       grep -A3 -F "refused cuMemAlloc of 9.0 MiB" "$WORK/err" | grep -qxF "    File \"$PYF\", line $(line too_big_b), in too_big_b" && \
+       has "refused 6" "$WORK/err"; then
+        ok "Python $v: two refused call sites, two refusal messages naming too_big_a and too_big_b (6 refusals)"
+    else bad "Python $v refusals ($n messages)" "$WORK/err"; fi
+
+    # four Python threads at once, each its own function and line
+    pyrun "$PY" threads
+    miss=""
+    for spec in worker_zero:3145728 worker_one:6291456 worker_two:9437184 worker_three:15728640; do
+        fn=${spec%%:*}  # (3.11 has a <listcomp> frame between)
+        after "${spec#*:} bytes in 3 allocations (cuMemAlloc, device 0) allocated from:" 3 | \
+            grep -qxF "    File \"$PYF\", line $(line $fn), in $fn" || miss="$miss $fn"
+    done
+    grep -A4 -F "15728640 bytes in 3" "$WORK/err" | grep -q ", in worker$" || miss="$miss worker"
+    [ -z "$miss" ] && ok "Python $v: four threads allocating at once, each group names its own thread's function" \
+                   || bad "Python $v threads:$miss" "$WORK/err"
+
+    # recursion 100 deep: the Python frames are capped at the stack depth
+    pyrun "$PY" deep GPUMEM_STACK_DEPTH=16
+    n=$(grep -A40 -F "7340032 bytes in 1" "$WORK/err" | grep -c '^    File "')
+    if [ "$n" = 16 ] && after "7340032 bytes in 1 allocation (cuMemAlloc" 3 | sed -n 2,3p | grep -c "in recurse$" | grep -qx 2; then
+        ok "Python $v: recursion 100 deep with GPUMEM_STACK_DEPTH=16: 16 Python frames, innermost first"
+    else bad "Python $v deep ($n Python frames)" "$WORK/err"; fi
+
+    # a generator and a coroutine (asyncio) on the stack
+    pyrun "$PY" gen_coro
+    if pyframe "$WORK/err" gen_alloc "$(line gen_alloc)" && pyframe "$WORK/err" coro_alloc "$(line coro_alloc)" && \
+       grep -A3 -F "11534336 bytes in 1" "$WORK/err" | grep -q "in gen_coro$"; then
+        ok "Python $v: frames of a generator and of an asyncio coroutine"
+    else bad "Python $v generator/coroutine" "$WORK/err"; fi
+
+    # a non-ASCII function name, as UTF-8
+    pyrun "$PY" unicode
+    pyframe "$WORK/err" "größe" "$(line größe)" && ok "Python $v: a non-ASCII function name ('größe') in UTF-8" \
+        || bad "Python $v unicode" "$WORK/err"
+
+    # GPUMEM_PYTHON=off: native stacks only, as before (the sites merge)
+    pyrun "$PY" sites GPUMEM_PYTHON=off
+    # (3.11 and 3.12 take the same native path for both calls: one group)
+    if ! grep -q '^    File "' "$WORK/err" && has "7340032 bytes in 2 allocations still live" "$WORK/err" && \
+       grep -q "^    #0 .*(libffi" "$WORK/err" && grep -q "in Py_RunMain\|in main " "$WORK/err" && \
+       { [ $v = 3.13 ] || has "7340032 bytes in 2 allocations (cuMemAlloc, device 0)" "$WORK/err"; }; then
+        ok "Python $v, GPUMEM_PYTHON=off: whole native stacks only, as before"
+    else bad "Python $v GPUMEM_PYTHON=off" "$WORK/err"; fi
+done
+
+# an interpreter whose layout the guard does not know: one notice, native
+# stacks, the program unharmed
+if PY=$(find_python 3.10); then
+    pyrun "$PY" threads
+    n=$(grep -c "Python 3.10: its frame layout is not one this guard knows" "$WORK/err")
+    if [ "$n" = 1 ] && ! grep -q '^    File "' "$WORK/err" && has "34603008 bytes in 12 allocations still live" "$WORK/err"; then
+        ok "Python 3.10 (layout not known): one notice, native stacks, every allocation still tracked"
+    else bad "Python 3.10 ($n notices)" "$WORK/err"; fi
+else skip "Python 3.10 notice" "no python3.10 on this machine"; fi
+fi
+
+# no Python in the process: the report is the same with GPUMEM_PYTHON on or
+# off (addresses and pids aside), and has no Python frame
+norm() { sed -E 's/==[0-9]+==/==P==/; s/0x[0-9a-f]+/0x?/g' "$1"; }
+guarded "$T/apitest" direct families; norm "$WORK/err" >"$WORK/auto.txt"
+guarded env GPUMEM_PYTHON=off "$T/apitest" direct families; norm "$WORK/err" >"$WORK/off.txt"
+if cmp -s "$WORK/auto.txt" "$WORK/off.txt" && ! grep -q 'File "' "$WORK/auto.txt" && [ -s "$WORK/auto.txt" ]; then
+    ok "no Python in the process: the report is the same with GPUMEM_PYTHON=auto and off"
+else diff "$WORK/auto.txt" "$WORK/off.txt" >"$WORK/d"; bad "no-Python report differs" "$WORK/d"; fi

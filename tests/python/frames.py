@@ -1,0 +1,133 @@
+# frames.py MODE - Python call sites for the guard's Python frames (issue 10),
+# through ctypes: a CDLL call releases the GIL, as cuda-bindings, numba and
+# PyTorch do. tests/python.sh runs each mode under the guard and finds the
+# expected lines by the "# SITE:" markers.
+import asyncio
+import ctypes
+import sys
+import threading
+
+cu = ctypes.CDLL("libcuda.so.1")
+assert cu.cuInit(0) == 0
+_dev = ctypes.c_int()
+assert cu.cuDeviceGet(ctypes.byref(_dev), 0) == 0
+_ctx = ctypes.c_void_p()
+assert cu.cuDevicePrimaryCtxRetain(ctypes.byref(_ctx), _dev) == 0
+assert cu.cuCtxSetCurrent(_ctx) == 0
+MiB = 1 << 20
+
+
+def alloc(n):
+    p = ctypes.c_uint64()
+    rc = cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n))  # SITE:alloc
+    return p.value if rc == 0 else None
+
+
+def free(p):
+    assert cu.cuMemFree_v2(ctypes.c_uint64(p)) == 0
+
+
+def model_weights():
+    return alloc(6 * MiB)  # SITE:model_weights
+
+
+def optimizer_state():
+    return alloc(1 * MiB)  # SITE:optimizer_state
+
+
+def sites():
+    model_weights()
+    optimizer_state()
+    free(alloc(3 * MiB))  # freed: not in the report
+
+
+def too_big_a():
+    return alloc(8 * MiB)  # SITE:too_big_a
+
+
+def too_big_b():
+    return alloc(9 * MiB)  # SITE:too_big_b
+
+
+def refuse():
+    for _ in range(3):  # each site refused three times: one message each
+        assert too_big_a() is None
+        assert too_big_b() is None
+
+
+def worker(k, barrier, out):
+    assert cu.cuCtxSetCurrent(_ctx) == 0
+    barrier.wait()
+    for _ in range(50):
+        p = alloc(4096)  # SITE:worker_churn
+        free(p)
+    if k == 0:
+        out.append(worker_zero())
+    elif k == 1:
+        out.append(worker_one())
+    elif k == 2:
+        out.append(worker_two())
+    else:
+        out.append(worker_three())
+
+
+def worker_zero():
+    return [alloc(1 * MiB) for _ in range(3)]  # SITE:worker_zero
+
+
+def worker_one():
+    return [alloc(2 * MiB) for _ in range(3)]  # SITE:worker_one
+
+
+def worker_two():
+    return [alloc(3 * MiB) for _ in range(3)]  # SITE:worker_two
+
+
+def worker_three():
+    return [alloc(5 * MiB) for _ in range(3)]  # SITE:worker_three
+
+
+def threads():
+    barrier = threading.Barrier(4)
+    out = []
+    ts = [threading.Thread(target=worker, args=(k, barrier, out)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+def recurse(n):
+    if n == 0:
+        return alloc(7 * MiB)  # SITE:recurse_bottom
+    return recurse(n - 1)  # SITE:recurse
+
+
+def deep():
+    recurse(100)
+
+
+def gen_alloc():
+    yield alloc(11 * MiB)  # SITE:gen_alloc
+
+
+async def coro_alloc():
+    await asyncio.sleep(0)
+    return alloc(13 * MiB)  # SITE:coro_alloc
+
+
+def gen_coro():
+    list(gen_alloc())
+    asyncio.run(coro_alloc())
+
+
+def größe():
+    return alloc(5 * MiB)  # SITE:größe
+
+
+def unicode():
+    größe()
+
+
+if __name__ == "__main__":
+    globals()[sys.argv[1]]()
