@@ -23,3 +23,21 @@ for cfg in "0 1" "100000 1" "1000000 1" "0 2"; do
     printf "| %s | %s | %s | %s | %s | %.0f | %.0f |\n" "$LIVE" "$THREADS" "$base" "$off" "$full" \
         "$(echo "$off - $base" | bc)" "$(echo "$full - $base" | bc)"
 done
+
+# Python frames (issue 10): pairs made through ctypes from 10 and 50 Python
+# frames; "capture" is guarded with GPUMEM_PYTHON=auto minus =off (both with
+# stacks deep enough to keep every frame).
+PY=$(command -v python3 || true)
+if [ -n "$PY" ]; then
+    echo
+    echo "Python $("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])'), through ctypes, best of 5 rounds of 100,000 pairs:"
+    echo
+    echo "| Python frames | unguarded ns/pair | guarded, GPUMEM_PYTHON=off | guarded, auto | capture (auto - off) |"
+    echo "|---:|---:|---:|---:|---:|"
+    for d in 10 50; do
+        base=$("$PY" tests/bench/pybench.py $d 100000)
+        off=$(env LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=off "$PY" tests/bench/pybench.py $d 100000)
+        auto=$(env LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=auto "$PY" tests/bench/pybench.py $d 100000)
+        printf "| %s | %s | %s | %s | %.0f |\n" "$d" "$base" "$off" "$auto" "$(echo "$auto - $off" | bc)"
+    done
+fi
