@@ -1,0 +1,57 @@
+/* pylines.c - see pylines.h. */
+#include "core/pylines.h"
+
+/* The location table (3.11-3.13, Objects/locations.md): entries of one
+ * first byte 1ccccnnn (code c, n+1 code units) and continuation bytes.
+ * Codes 0-9 short form and 10-12 one-line forms (line += c - 10) keep or
+ * step the line; 13 (no columns) and 14 (long) carry a signed varint line
+ * delta; 15 means "no line". */
+static int read_varint(const uint8_t **p, const uint8_t *end, unsigned *out)
+{
+    unsigned v = 0, shift = 0;
+    for (;;) {
+        if (*p >= end || shift > 24)
+            return -1;
+        unsigned b = *(*p)++;
+        v |= (b & 63) << shift;
+        shift += 6;
+        if (!(b & 64))
+            break;
+    }
+    *out = v;
+    return 0;
+}
+
+int gmg_py_line_of(const uint8_t *t, int64_t n, int first, int64_t addr)
+{
+    const uint8_t *p = t, *end = t + n;
+    long long line = first; /* a corrupt table must not overflow an int */
+    int64_t at = 0;
+    while (p < end) {
+        unsigned b = *p++;
+        if (!(b & 128))
+            return -1; /* not at an entry's first byte */
+        unsigned code = (b >> 3) & 15;
+        int64_t len = (int64_t)((b & 7) + 1) * 2;
+        long long entry_line = line;
+        if (code == 13 || code == 14) {
+            unsigned u;
+            if (read_varint(&p, end, &u))
+                return -1;
+            line += (u & 1) ? -(long long)(u >> 1) : (long long)(u >> 1);
+            entry_line = line;
+        } else if (code >= 10 && code <= 12) {
+            line += (long long)code - 10;
+            entry_line = line;
+        }
+        if (code == 15)
+            entry_line = -1;
+        while (p < end && !(*p & 128))
+            p++; /* the entry's other bytes (columns) */
+        if (addr >= at && addr < at + len)
+            return entry_line < 0 || entry_line > 0x7fffffff ? -1 : (int)entry_line;
+        at += len;
+    }
+    return -1;
+}
+

@@ -1,0 +1,27 @@
+# linetables.py OUT - every code object of a few stdlib modules (nested ones
+# too), as "T firstlineno hex(co_linetable)" and then "A offset line" for each
+# instruction with a line, from CPython's own co_lines(): the expected answers
+# for tests/unit/test_pylines.c.
+import sys
+import types
+
+mods = ["asyncio.base_events", "json.decoder", "threading", "argparse", "dataclasses", "typing", "email.message"]
+n = 0
+with open(sys.argv[1], "w") as out:
+    def walk(co):
+        global n
+        out.write("T %d %s\n" % (co.co_firstlineno, co.co_linetable.hex() or "-"))
+        for start, end, line in co.co_lines():
+            if line is None:
+                continue
+            for off in range(start, end, 2):
+                out.write("A %d %d\n" % (off, line))
+                n += 1
+        for c in co.co_consts:
+            if isinstance(c, types.CodeType):
+                walk(c)
+    for m in mods:
+        mod = __import__(m, fromlist=["x"])
+        src = open(mod.__file__, encoding="utf-8").read()
+        walk(compile(src, mod.__file__, "exec"))
+print(n)
