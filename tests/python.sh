@@ -104,6 +104,27 @@ PYEOF
         ok "Python $v: recursion 100 deep with GPUMEM_STACK_DEPTH=16: 16 Python frames, innermost first"
     else bad "Python $v deep ($n Python frames)" "$WORK/err"; fi
 
+    # the walk against CPython's own: 4 threads x 150 allocations from random
+    # depths (to 34 frames) through functions and generators, a busy fifth
+    # thread, a trace function: every group's Python frames are the stack
+    # CPython saw at that call, with the same bytes and count
+    pyrun "$PY" verify GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
+    if "$PY" - "$WORK/v.json" "$WORK/exp.json" >"$WORK/out" 2>&1 <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = {}
+for g in r["live"]:
+    st = tuple(tuple([f["function"], f["file"], f["line"]]) for f in g["frames"] if f["lang"] == "python")
+    a = got.setdefault(st, [0, 0]); a[0] += g["bytes"]; a[1] += g["count"]
+exp = {tuple(map(tuple, st)): [b, c] for st, b, c in json.load(open(sys.argv[2]))}
+assert sum(c for _, c in exp.values()) == 600, "expected 600 allocations"
+wrong = [(st, exp[st], got.get(st)) for st in exp if got.get(st) != exp[st]]
+assert not wrong and len(got) == len(exp), (len(wrong), len(got), len(exp), wrong[:2])
+print(len(exp))
+PYEOF
+    then ok "Python $v: 600 allocations from 4 threads (random depths, generators, a trace function, a busy thread): $(cat "$WORK/out") stacks, each exactly as CPython saw it"
+    else bad "Python $v walk vs CPython" "$WORK/out"; fi
+
     # a generator and a coroutine (asyncio) on the stack
     pyrun "$PY" gen_coro
     if pyframe "$WORK/err" gen_alloc "$(line gen_alloc)" && pyframe "$WORK/err" coro_alloc "$(line coro_alloc)" && \

@@ -4,6 +4,7 @@
 # expected lines by the "# SITE:" markers.
 import asyncio
 import ctypes
+import os
 import sys
 import threading
 
@@ -127,6 +128,74 @@ def größe():
 
 def unicode():
     größe()
+
+
+# verify: threads allocate from random depths through three functions and a
+# generator, while another thread spins and a trace function runs; each
+# allocation (a distinct size) notes the stack CPython itself sees, from the
+# same line as the driver call. The expected groups go to $GMG_EXPECTED.
+expected = {}
+lock = threading.Lock()
+
+
+def noted_alloc(n):
+    p = ctypes.c_uint64(); rc = cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)); f = sys._getframe(); line = f.f_lineno  # noqa: E501,E702
+    st = [(f.f_code.co_qualname, f.f_code.co_filename, line)]  # this frame's line is the call's, not this one's
+    f = f.f_back
+    while f is not None:
+        st.append((f.f_code.co_qualname, f.f_code.co_filename, f.f_lineno))
+        f = f.f_back
+    assert rc == 0
+    with lock:
+        expected.setdefault(tuple(st), []).append(n)
+
+
+def via_a(d, n):
+    return noted_alloc(n) if d == 0 else via_b(d - 1, n)
+
+
+def via_b(d, n):
+    return noted_alloc(n) if d == 0 else via_c(d - 1, n)
+
+
+def via_c(d, n):
+    if d == 0:
+        return noted_alloc(n)
+    if d % 5 == 0:
+        return next(via_gen(d - 1, n))
+    return via_a(d - 1, n)
+
+
+def via_gen(d, n):
+    yield via_a(d, n)
+
+
+def verifier(k, rnd):
+    assert cu.cuCtxSetCurrent(_ctx) == 0
+    for i in range(150):
+        via_a(rnd.randrange(0, 30), (k * 1000 + i + 1) * 4096)
+
+
+def verify():
+    import json
+    import random
+    stop = []
+
+    def spin():
+        while not stop:
+            sum(range(1000))
+    threading.settrace(lambda *a: None)
+    sp = threading.Thread(target=spin)
+    sp.start()
+    ts = [threading.Thread(target=verifier, args=(k, random.Random(k))) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    stop.append(1)
+    sp.join()
+    with open(os.environ["GMG_EXPECTED"], "w") as out:
+        json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
 
 
 if __name__ == "__main__":
