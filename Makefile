@@ -27,7 +27,7 @@ FUZZ_SECONDS ?= 60
 VERSION   := $(shell sed -n 's/^\#define GPUMEMGUARD_VERSION "\(.*\)"/\1/p' include/gpumemguard.h)
 
 # Targets that build nothing need no CUDA headers.
-NO_CUDA_GOALS := clean help uninstall fuzz
+NO_CUDA_GOALS := clean help uninstall fuzz pyclients
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_CUDA_GOALS),$(MAKECMDGOALS)),all),)
 ifeq ($(wildcard $(CUDA_INC)/cuda.h),)
 $(error CUDA driver headers not found: set CUDA_HOME to a CUDA Toolkit (cuda.h expected in $$CUDA_HOME/include; looked in '$(CUDA_INC)'))
@@ -53,7 +53,7 @@ CLI      := $(B)/gpumemguard
 PC       := $(B)/gpumemguard.pc
 DATA     := tests/data/cudart-13.0-getprocaddress.txt
 
-.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress FORCE
+.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients FORCE
 all: deps $(LIB) $(SIM) $(CLI)
 
 DEPS_STAMP := $(B)/.deps-ok
@@ -100,7 +100,13 @@ $(SIM): tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c tests/sim/
 	$(CC) $(CFLAGS_COMMON) -fvisibility=hidden -Itests/sim -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ \
 	    tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c -lpthread
 
-test: all
+# The real Python clients the tests run under the guard (cuda-bindings,
+# numba-cuda, cuda.core), pinned, in $(B)/venv; installed once. Offline, it
+# says so and their tests are reported as skipped.
+pyclients:
+	@scripts/pyclients.sh $(B)
+
+test: all pyclients
 	@scripts/check-layers.sh --self-test >/dev/null && scripts/check-layers.sh
 	@tests/run.sh $(B)
 
@@ -152,6 +158,7 @@ help:
 	@echo 'make [B=DIR] TARGET   (B: build directory, default build)'
 	@echo '  all          build $$(B)/libgpumemguard.so, the gpumemguard command and the simulated driver (default)'
 	@echo '  test         check the layering, then run every test against the simulated driver (no GPU needed)'
+	@echo '  pyclients    install the Python clients the tests use (cuda-bindings, numba-cuda, cuda.core) in $$(B)/venv'
 	@echo '  demo         build and run the demo: a leaking program under a 256 MiB quota'
 	@echo '  check-asan   build in build-asan and run the tests under AddressSanitizer + UBSan'
 	@echo '  check-tsan   build in build-tsan (clang) and run the tests under ThreadSanitizer'

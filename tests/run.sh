@@ -245,6 +245,7 @@ fi
 
 # ------------------------------------------------- Python frames (issue 10)
 . tests/python.sh
+. tests/pyclients.sh
 
 # -------------------------------------------------- the command (issue 11)
 . tests/cli.sh

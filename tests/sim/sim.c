@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <uthash.h>
 
@@ -30,6 +31,10 @@ struct blk {               /* a live linear allocation */
     uint64_t counted;      /* bytes counted in stats */
     int dev, kind;
     CUcontext ctx;
+    struct spool *pool;    /* stream-ordered: the pool it came from */
+    uint64_t ipc_src;      /* BK_IPC: the address of the block it maps */
+    unsigned char *mem;    /* the bytes, allocated on first access */
+    unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
     UT_hash_handle hh;
 };
 
@@ -39,6 +44,29 @@ struct sctx {
     int active;
     int refcount;
     unsigned flags;
+    unsigned long long id;  /* cuCtxGetId */
+    unsigned peers;         /* devices whose memory it may access (cuCtxEnablePeerAccess) */
+    CUfunc_cache cache;     /* cuCtxSetCacheConfig */
+};
+
+/* Handles a client holds (streams, events, memory pools) are looked up in
+ * one registry before use: a stale or foreign handle is an error
+ * (CUDA_ERROR_INVALID_HANDLE, or the driver's INVALID_VALUE for pools),
+ * never a dereference. */
+enum obj_kind { OK_STREAM = 1, OK_EVENT, OK_POOL };
+
+struct sobj {
+    void *self;            /* key: the handle's value */
+    int kind;
+    UT_hash_handle hh;
+};
+
+struct spool {             /* CUmemoryPool */
+    struct sobj o;
+    int dev, is_default, destroyed;
+    uint64_t used, used_high, threshold;
+    int reuse[3];          /* FOLLOW_EVENT_DEPENDENCIES, ALLOW_OPPORTUNISTIC, ALLOW_INTERNAL_DEPENDENCIES */
+    unsigned access;       /* devices given access (cuMemPoolSetAccess) */
 };
 
 struct sarray {            /* CUarray and CUmipmappedArray handles */
@@ -51,10 +79,12 @@ struct sarray {            /* CUarray and CUmipmappedArray handles */
 struct shandle {           /* cuMemCreate physical allocation */
     uint64_t size;
     int dev, released, maps;
+    unsigned char *mem;    /* the bytes, allocated on first access */
 };
 
 struct smap {              /* cuMemMap mapping or cuMemAddressReserve range */
     uint64_t addr, size;
+    uint64_t offset;       /* mapping: where in the handle it starts */
     struct shandle *h;     /* NULL for a reservation */
     struct smap *next;
 };
@@ -63,6 +93,7 @@ struct shost {
     void *p;
     uint64_t size;
     int registered;
+    unsigned flags;        /* cuMemHostAlloc / cuMemHostRegister flags */
     UT_hash_handle hh;
 };
 
@@ -71,7 +102,8 @@ struct sdev {
     struct sim_stats st;
     struct seg *free;
     struct sctx primary;
-    CUmemoryPool default_pool;
+    struct spool default_pool;
+    struct spool *cur_pool;  /* cuDeviceSetMemPool */
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -97,6 +129,38 @@ static __thread int ctx_depth;
 
 #define LOCK() pthread_mutex_lock(&mu)
 #define UNLOCK() pthread_mutex_unlock(&mu)
+
+static struct sobj *objs;
+static unsigned long long next_id = 100; /* stream, buffer and context ids */
+
+static unsigned long long new_id(void) { return __atomic_add_fetch(&next_id, 1, __ATOMIC_RELAXED); }
+
+static void obj_add(struct sobj *o, int kind)
+{
+    o->self = o;
+    o->kind = kind;
+    LOCK();
+    HASH_ADD_PTR(objs, self, o);
+    UNLOCK();
+}
+
+/* The object a handle names, if it is a live one of that kind; the caller
+ * holds the lock. */
+static void *obj_find(const void *h, int kind)
+{
+    struct sobj *o = NULL;
+    if (h)
+        HASH_FIND_PTR(objs, &h, o);
+    return o && o->kind == kind ? o : NULL;
+}
+
+static void *obj_get(const void *h, int kind)
+{
+    LOCK();
+    void *o = obj_find(h, kind);
+    UNLOCK();
+    return o;
+}
 
 static uint64_t parse_size(const char *s)
 {
@@ -168,7 +232,14 @@ __attribute__((constructor)) static void sim_setup(void)
         dv->free->size = last;
         dv->primary.dev = d;
         dv->primary.primary = 1;
-        dv->default_pool = (CUmemoryPool)(uintptr_t)(0x1000 + d);
+        dv->primary.id = (unsigned long long)d + 1;
+        dv->default_pool.dev = d;
+        dv->default_pool.is_default = 1;
+        dv->default_pool.reuse[0] = dv->default_pool.reuse[1] = dv->default_pool.reuse[2] = 1;
+        dv->default_pool.access = 1u << d;
+        dv->cur_pool = &dv->default_pool;
+        if (d < ndev)
+            obj_add(&dv->default_pool.o, OK_POOL);
     }
     atexit(write_stats);
     /* a child forked while another thread is inside the driver must not
@@ -352,8 +423,10 @@ SIM_EXPORT CUresult cuDeviceGetCount(int *n)
 SIM_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
     REQUIRE_INIT();
-    if (!name || dev < 0 || dev >= ndev)
+    if (!name || len <= 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
     snprintf(name, (size_t)len, "gpusim device %d", dev);
     return CUDA_SUCCESS;
 }
@@ -381,18 +454,253 @@ SIM_EXPORT CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
     return r;
 }
 
+/* What a real device answers: an H100 SXM5 (compute capability 9.0), with
+ * the memory of GPUSIM_MEM. Attributes not listed are 0. */
+static const int attr_value[CU_DEVICE_ATTRIBUTE_MAX] = {
+    [CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK] = 1024,
+    [CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X] = 1024,
+    [CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y] = 1024,
+    [CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z] = 64,
+    [CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X] = 2147483647,
+    [CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y] = 65535,
+    [CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z] = 65535,
+    [CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK] = 49152,
+    [CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY] = 65536,
+    [CU_DEVICE_ATTRIBUTE_WARP_SIZE] = 32,
+    [CU_DEVICE_ATTRIBUTE_MAX_PITCH] = 2147483647,
+    [CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK] = 65536,
+    [CU_DEVICE_ATTRIBUTE_CLOCK_RATE] = 1980000,
+    [CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT] = 512,
+    [CU_DEVICE_ATTRIBUTE_GPU_OVERLAP] = 1,
+    [CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT] = 132,
+    [CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY] = 1,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH] = 131072,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH] = 131072,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT] = 65536,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH] = 16384,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT] = 16384,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH] = 16384,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS] = 2048,
+    [CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT] = 512,
+    [CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS] = 1,
+    [CU_DEVICE_ATTRIBUTE_ECC_ENABLED] = 1,
+    [CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE] = 2619000,
+    [CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH] = 5120,
+    [CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE] = 52428800,
+    [CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR] = 2048,
+    [CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT] = 3,
+    [CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING] = 1,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS] = 2048,
+    [CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER] = 1,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE] = 8192,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE] = 8192,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE] = 32768,
+    [CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT] = 32,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS] = 2046,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH] = 131072,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT] = 65536,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH] = 16384,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT] = 16384,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH] = 16384,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS] = 2048,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS] = 2048,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS] = 2046,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH] = 268435456,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH] = 131072,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT] = 65000,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH] = 2097120,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT] = 32768,
+    [CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR] = 9,
+    [CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR] = 0,
+    [CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH] = 32768,
+    [CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR] = 233472,
+    [CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR] = 65536,
+    [CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY] = 1,
+    [CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO] = 2,
+    [CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS] = 1,
+    [CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM] = 1,
+    [CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH] = 1,
+    [CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] = 232448,
+    [CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR] = 32,
+    [CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE] = 32505856,
+    [CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE] = 134213632,
+    [CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK] = 1024,
+    [CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS] = 1,
+    [CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING] = 100,
+    [CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES] = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+    [CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH] = 1,
+    [CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS] = 1,
+    [CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR] = 1,
+    [CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT] = 4,
+    [CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED] = 1,
+    [CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS] = 1,
+    [CU_DEVICE_ATTRIBUTE_NUMA_ID] = -1,
+    [CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID] = -1,
+    [CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID] = 0x233010de,
+    [CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID] = 0x16c110de,
+};
+
+#define DEV_OK(dev) ((dev) >= 0 && (dev) < ndev)
+
+/* Device d sits on PCI bus 0x18 + d (domain 0, device 0, function 0). */
+static int pci_bus(int d) { return 0x18 + d; }
+
 SIM_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     REQUIRE_INIT();
-    if (!pi || dev < 0 || dev >= ndev)
+    if (!pi)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!DEV_OK(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    if ((int)attrib <= 0 || attrib >= CU_DEVICE_ATTRIBUTE_MAX)
         return CUDA_ERROR_INVALID_VALUE;
     switch (attrib) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED:
-    case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY:
-    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; break;
-    default: *pi = 0;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *pi = pci_bus(dev); break;
+    case CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID: *pi = dev; break;
+    default: *pi = attr_value[attrib];
+    }
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!major || !minor)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!DEV_OK(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *major = attr_value[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
+    *minor = attr_value[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGetProperties(CUdevprop *p, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!DEV_OK(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    memset(p, 0, sizeof *p);
+    p->maxThreadsPerBlock = attr_value[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
+    for (int i = 0; i < 3; i++) {
+        p->maxThreadsDim[i] = attr_value[CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X + i];
+        p->maxGridSize[i] = attr_value[CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X + i];
+    }
+    p->sharedMemPerBlock = attr_value[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK];
+    p->totalConstantMemory = attr_value[CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY];
+    p->SIMDWidth = attr_value[CU_DEVICE_ATTRIBUTE_WARP_SIZE];
+    p->memPitch = attr_value[CU_DEVICE_ATTRIBUTE_MAX_PITCH];
+    p->regsPerBlock = attr_value[CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK];
+    p->clockRate = attr_value[CU_DEVICE_ATTRIBUTE_CLOCK_RATE];
+    p->textureAlign = attr_value[CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT];
+    return CUDA_SUCCESS;
+}
+
+/* A stable identity per device, the same in every process. */
+SIM_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!uuid)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!DEV_OK(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    static const unsigned char base[16] = { 0x67, 0x70, 0x75, 0x73, 0x69, 0x6d, 0x4a, 0x11,
+                                            0x8e, 0x2c, 0x53, 0x49, 0x4d, 0x00, 0x00, 0x00 };
+    memcpy(uuid->bytes, base, sizeof base);
+    uuid->bytes[15] = (char)dev;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { return cuDeviceGetUuid_v2(uuid, dev); }
+
+SIM_EXPORT CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!id || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!DEV_OK(dev))
+        return CUDA_ERROR_INVALID_DEVICE;
+    snprintf(id, (size_t)len, "0000:%02X:00.0", pci_bus(dev));
+    return CUDA_SUCCESS;
+}
+
+/* "[domain]:[bus]:[device].[function]" or "[bus]:[device].[function]", hex. */
+SIM_EXPORT CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *id)
+{
+    REQUIRE_INIT();
+    if (!dev || !id)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned dom = 0, bus, d, fn;
+    if (sscanf(id, "%x:%x:%x.%x", &dom, &bus, &d, &fn) != 4) {
+        dom = 0;
+        if (sscanf(id, "%x:%x.%x", &bus, &d, &fn) != 3)
+            return CUDA_ERROR_INVALID_VALUE;
+    }
+    for (int i = 0; i < ndev; i++)
+        if (dom == 0 && bus == (unsigned)pci_bus(i) && d == 0 && fn == 0) {
+            *dev = i;
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_DEVICE;
+}
+
+SIM_EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+    REQUIRE_INIT();
+    if (!can)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!DEV_OK(dev) || !DEV_OK(peer))
+        return CUDA_ERROR_INVALID_DEVICE;
+    *can = dev != peer;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice src, CUdevice dst)
+{
+    REQUIRE_INIT();
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!DEV_OK(src) || !DEV_OK(dst) || src == dst)
+        return CUDA_ERROR_INVALID_DEVICE;
+    switch (attrib) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 1; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: *value = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
 }
@@ -408,6 +716,9 @@ static void free_ctx_memory(CUcontext c)
         HASH_DEL(blocks, b);
         range_give(b->dev, b->addr, b->size);
         stats_sub(b->dev, b->counted);
+        if (b->pool)
+            b->pool->used -= b->size;
+        free(b->mem);
         free(b);
     }
     for (struct sarray *a = arrays; a; a = a->next) {
@@ -523,6 +834,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice dev)
     else
         c = calloc(1, sizeof *c);
     c->dev = dev;
+    c->id = new_id();
     __atomic_store_n(&c->active, 1, __ATOMIC_RELEASE);
     c->flags = flags;
     *pctx = (CUcontext)c;
@@ -629,9 +941,165 @@ SIM_EXPORT CUresult cuCtxSynchronize(void)
     return CUDA_SUCCESS;
 }
 
+/* The context named, or the current one for NULL. */
+static CUcontext ctx_or_current(CUcontext c) { return c ? c : cur_ctx(); }
+
+SIM_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext ctx)
+{
+    CUcontext c = ctx_or_current(ctx);
+    REQUIRE_CTX(c);
+    if (!d)
+        return CUDA_ERROR_INVALID_VALUE;
+    *d = ((struct sctx *)c)->dev;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+    REQUIRE_CTX(ctx_or_current(ctx));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    *flags = ((struct sctx *)c)->flags;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxSetFlags(unsigned int flags)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (flags & ~(unsigned)CU_CTX_FLAGS_MASK)
+        return CUDA_ERROR_INVALID_VALUE;
+    ((struct sctx *)c)->flags = flags;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int *version)
+{
+    REQUIRE_CTX(ctx_or_current(ctx));
+    if (!version)
+        return CUDA_ERROR_INVALID_VALUE;
+    *version = 3020;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id)
+{
+    CUcontext c = ctx_or_current(ctx);
+    REQUIRE_CTX(c);
+    if (!id)
+        return CUDA_ERROR_INVALID_VALUE;
+    *id = ((struct sctx *)c)->id;
+    return CUDA_SUCCESS;
+}
+
+/* Per process, not per context: enough for a test double. */
+static size_t limits[CU_LIMIT_MAX] = {
+    [CU_LIMIT_STACK_SIZE] = 1024,
+    [CU_LIMIT_PRINTF_FIFO_SIZE] = 1048576,
+    [CU_LIMIT_MALLOC_HEAP_SIZE] = 8388608,
+    [CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH] = 2,
+    [CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT] = 2048,
+    [CU_LIMIT_MAX_L2_FETCH_GRANULARITY] = 64,
+    [CU_LIMIT_SHMEM_SIZE] = 232448,
+};
+
+SIM_EXPORT CUresult cuCtxGetLimit(size_t *value, CUlimit limit)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((unsigned)limit >= CU_LIMIT_MAX)
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    LOCK();
+    *value = limits[limit];
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxSetLimit(CUlimit limit, size_t value)
+{
+    REQUIRE_CTX(cur_ctx());
+    if ((unsigned)limit >= CU_LIMIT_MAX)
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    if (limit == CU_LIMIT_MAX_L2_FETCH_GRANULARITY && value > 128)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    limits[limit] = value;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+/* Lower numbers are higher priorities: 0 is the least, -5 the greatest. */
+SIM_EXPORT CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (least)
+        *least = 0;
+    if (greatest)
+        *greatest = -5;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxGetCacheConfig(CUfunc_cache *cfg)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!cfg)
+        return CUDA_ERROR_INVALID_VALUE;
+    *cfg = ((struct sctx *)c)->cache;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxSetCacheConfig(CUfunc_cache cfg)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if ((unsigned)cfg > CU_FUNC_CACHE_PREFER_EQUAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    ((struct sctx *)c)->cache = cfg;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!ctx_ok(peer))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct sctx *me = (struct sctx *)c, *p = (struct sctx *)peer;
+    if (me->dev == p->dev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (me->peers & (1u << p->dev))
+        return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    me->peers |= 1u << p->dev;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!ctx_ok(peer))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    struct sctx *me = (struct sctx *)c, *p = (struct sctx *)peer;
+    if (!(me->peers & (1u << p->dev)))
+        return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+    me->peers &= ~(1u << p->dev);
+    return CUDA_SUCCESS;
+}
+
 /* ---------------------------------------------------------- linear memory */
 
-static CUresult linear_alloc(CUdeviceptr *dptr, uint64_t bytes, uint64_t counted, int kind)
+static CUresult linear_alloc_in(CUdeviceptr *dptr, uint64_t bytes, uint64_t counted, int kind, struct spool *pool)
 {
     CUcontext c = cur_ctx();
     REQUIRE_CTX(c);
@@ -657,11 +1125,23 @@ static CUresult linear_alloc(CUdeviceptr *dptr, uint64_t bytes, uint64_t counted
     b->dev = dev;
     b->kind = kind;
     b->ctx = c;
+    b->id = new_id();
+    if (pool) {
+        b->pool = pool;
+        pool->used += size;
+        if (pool->used > pool->used_high)
+            pool->used_high = pool->used;
+    }
     HASH_ADD(hh, blocks, addr, sizeof b->addr, b);
     stats_add(dev, counted);
     UNLOCK();
     *dptr = a;
     return CUDA_SUCCESS;
+}
+
+static CUresult linear_alloc(CUdeviceptr *dptr, uint64_t bytes, uint64_t counted, int kind)
+{
+    return linear_alloc_in(dptr, bytes, counted, kind, NULL);
 }
 
 static CUresult linear_free(CUdeviceptr p)
@@ -684,7 +1164,10 @@ static CUresult linear_free(CUdeviceptr p)
         range_give(b->dev, b->addr, b->size);
         stats_sub(b->dev, b->counted);
     }
+    if (b->pool)
+        b->pool->used -= b->size;
     UNLOCK();
+    free(b->mem);
     free(b);
     if (after_free_us) /* the caller preempted between the driver's unlock and its return */
         usleep((useconds_t)after_free_us);
@@ -824,13 +1307,44 @@ SIM_EXPORT CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUd
 
 /* ------------------------------------------------------ stream-ordered */
 
+static CUresult stream_check(CUstream s);
+
 SIM_EXPORT CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *pool, CUdevice dev)
 {
     REQUIRE_INIT();
-    if (!pool || dev < 0 || dev >= ndev)
+    if (!pool)
         return CUDA_ERROR_INVALID_VALUE;
-    *pool = devs[dev].default_pool;
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    *pool = (CUmemoryPool)&devs[dev].default_pool;
     return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    REQUIRE_INIT();
+    if (!pool)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    *pool = (CUmemoryPool)devs[dev].cur_pool;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
+{
+    REQUIRE_INIT();
+    if (dev < 0 || dev >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    struct spool *p = obj_find(pool, OK_POOL);
+    CUresult r = !p ? CUDA_ERROR_INVALID_VALUE : p->dev != dev ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS)
+        devs[dev].cur_pool = p;
+    UNLOCK();
+    return r;
 }
 
 SIM_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
@@ -838,49 +1352,195 @@ SIM_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *pr
     REQUIRE_INIT();
     if (!pool || !props || props->location.id < 0 || props->location.id >= ndev)
         return CUDA_ERROR_INVALID_VALUE;
-    int *p = malloc(sizeof *p);
-    *p = props->location.id;
+    if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct spool *p = calloc(1, sizeof *p);
+    if (!p)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    p->dev = props->location.id;
+    p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
+    p->access = 1u << p->dev;
+    obj_add(&p->o, OK_POOL);
     *pool = (CUmemoryPool)p;
     return CUDA_SUCCESS;
 }
 
+/* A destroyed pool's handle stops being valid at once; its record stays (the
+ * allocations still out name it), as the driver releases a pool only once
+ * they are freed. Destroying a device's current pool makes the default
+ * current again; the default pool itself is not destroyed. */
 SIM_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
 {
     REQUIRE_INIT();
-    if ((uintptr_t)pool > 0x1000 + SIM_MAX_DEVICES)
-        free(pool);
+    LOCK();
+    struct spool *p = obj_find(pool, OK_POOL);
+    if (!p) {
+        UNLOCK();
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!p->is_default) {
+        HASH_DEL(objs, &p->o);
+        p->destroyed = 1;
+        if (devs[p->dev].cur_pool == p)
+            devs[p->dev].cur_pool = &devs[p->dev].default_pool;
+    }
+    UNLOCK();
     return CUDA_SUCCESS;
 }
 
-static CUresult async_alloc(CUdeviceptr *dptr, size_t bytes, CUstream s)
+SIM_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
-    (void)s;
-    return linear_alloc(dptr, bytes, bytes, BK_ASYNC);
+    REQUIRE_INIT();
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct spool *p = obj_find(pool, OK_POOL);
+    if (!p)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        *(int *)value = p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
+        break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = p->threshold; break;
+    /* freed memory goes back to the device at once: reserved is what is used */
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = p->used; break;
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = p->used_high; break;
+    default: r = CUDA_ERROR_INVALID_VALUE;
+    }
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
+{
+    REQUIRE_INIT();
+    if (!value)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct spool *p = obj_find(pool, OK_POOL);
+    if (!p)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attr) {
+    case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+    case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+        p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES] = *(int *)value != 0;
+        break;
+    case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: p->threshold = *(cuuint64_t *)value; break;
+    /* the high-water marks can only be reset, to 0 */
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+        if (*(cuuint64_t *)value != 0)
+            r = CUDA_ERROR_INVALID_VALUE;
+        else
+            p->used_high = p->used;
+        break;
+    default: r = CUDA_ERROR_INVALID_VALUE;
+    }
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
+{
+    (void)keep;
+    REQUIRE_INIT();
+    return obj_get(pool, OK_POOL) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+SIM_EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)
+{
+    REQUIRE_INIT();
+    if (!map && count)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct spool *p = obj_find(pool, OK_POOL);
+    for (size_t i = 0; p && r == CUDA_SUCCESS && i < count; i++) {
+        int d = map[i].location.id;
+        if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || d < 0 || d >= ndev)
+            r = CUDA_ERROR_INVALID_DEVICE;
+        else if (d == p->dev && map[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+            r = CUDA_ERROR_INVALID_VALUE; /* the owner keeps read-write access */
+        else if (map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+            p->access |= 1u << d;
+        else if (map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_NONE)
+            p->access &= ~(1u << d);
+        else
+            r = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!p)
+        r = CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool pool, CUmemLocation *loc)
+{
+    REQUIRE_INIT();
+    if (!flags || !loc)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE || loc->id < 0 || loc->id >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    struct spool *p = obj_find(pool, OK_POOL);
+    if (p)
+        *flags = (p->access >> loc->id) & 1 ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    UNLOCK();
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* From the device's current pool (cuMemAllocAsync) or the one given. */
+static CUresult async_alloc(CUdeviceptr *dptr, size_t bytes, CUstream s, CUmemoryPool pool)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    CUresult r = stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    struct spool *p;
+    LOCK();
+    p = pool ? obj_find(pool, OK_POOL) : devs[((struct sctx *)c)->dev].cur_pool;
+    UNLOCK();
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    return linear_alloc_in(dptr, bytes, bytes, BK_ASYNC, p);
 }
 
 SIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s)
 {
     INJECT_ALLOC("cuMemAllocAsync");
-    return async_alloc(dptr, bytes, s);
+    return async_alloc(dptr, bytes, s, NULL);
 }
-SIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s) { return async_alloc(dptr, bytes, s); }
+SIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s) { return async_alloc(dptr, bytes, s, NULL); }
 SIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
 {
     if (!pool)
         return CUDA_ERROR_INVALID_VALUE;
-    return async_alloc(dptr, bytes, s);
+    return async_alloc(dptr, bytes, s, pool);
 }
 SIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
 {
     return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
 }
+static CUresult async_free(CUdeviceptr p, CUstream s)
+{
+    REQUIRE_INIT();
+    CUresult r = stream_check(s);
+    return r != CUDA_SUCCESS ? r : linear_free(p);
+}
 SIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 {
-    (void)s;
     INJECT_FREE("cuMemFreeAsync");
-    return linear_free(p);
+    return async_free(p, s);
 }
-SIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { (void)s; return linear_free(p); }
+SIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return async_free(p, s); }
 
 /* ---------------------------------------------------------- virtual memory */
 
@@ -924,6 +1584,7 @@ static void handle_put(struct shandle *h)
     if (h->released && h->maps == 0) {
         devs[h->dev].used -= h->size;
         stats_sub(h->dev, h->size);
+        free(h->mem);
         free(h);
     }
 }
@@ -992,6 +1653,7 @@ SIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemG
             struct smap *m = calloc(1, sizeof *m);
             m->addr = ptr;
             m->size = size;
+            m->offset = offset;
             m->h = h;
             h->maps++;
             m->next = maps;
@@ -1153,7 +1815,7 @@ SIM_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h) { return array_d
 
 /* ------------------------------------------------------------ host memory */
 
-static CUresult host_alloc(void **pp, size_t bytes)
+static CUresult host_alloc(void **pp, size_t bytes, unsigned flags)
 {
     REQUIRE_CTX(cur_ctx());
     if (!pp || bytes == 0)
@@ -1164,6 +1826,7 @@ static CUresult host_alloc(void **pp, size_t bytes)
     struct shost *h = calloc(1, sizeof *h);
     h->p = p;
     h->size = bytes;
+    h->flags = flags;
     LOCK();
     HASH_ADD_PTR(hosts, p, h);
     UNLOCK();
@@ -1171,9 +1834,9 @@ static CUresult host_alloc(void **pp, size_t bytes)
     return CUDA_SUCCESS;
 }
 
-SIM_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytes) { return host_alloc(pp, bytes); }
-SIM_EXPORT CUresult cuMemAllocHost(void **pp, unsigned int bytes) { return host_alloc(pp, bytes); }
-SIM_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) { (void)flags; return host_alloc(pp, bytes); }
+SIM_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytes) { return host_alloc(pp, bytes, 0); }
+SIM_EXPORT CUresult cuMemAllocHost(void **pp, unsigned int bytes) { return host_alloc(pp, bytes, 0); }
+SIM_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) { return host_alloc(pp, bytes, flags); }
 
 SIM_EXPORT CUresult cuMemFreeHost(void *p)
 {
@@ -1193,7 +1856,6 @@ SIM_EXPORT CUresult cuMemFreeHost(void *p)
 
 SIM_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
 {
-    (void)flags;
     REQUIRE_CTX(cur_ctx());
     if (!p || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
@@ -1208,6 +1870,7 @@ SIM_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int fla
     h->p = p;
     h->size = bytes;
     h->registered = 1;
+    h->flags = flags;
     HASH_ADD_PTR(hosts, p, h);
     UNLOCK();
     return CUDA_SUCCESS;
@@ -1228,6 +1891,338 @@ SIM_EXPORT CUresult cuMemHostUnregister(void *p)
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
     free(h);
     return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------ copies, sets, pointers */
+
+/* Device memory has bytes behind it, allocated on first access (a block
+ * never touched costs nothing), so copies really copy. With unified
+ * addressing, an address no block or mapping holds is host memory, unless it
+ * lies where the simulator hands out device addresses. */
+static int device_va(uint64_t a)
+{
+    return (a >= 0x700000000000ull && a < 0x700000000000ull + ((uint64_t)SIM_MAX_DEVICES << 40)) ||
+           (a >= 0x500000000000ull && a < va_next);
+}
+
+/* The block holding addr (the lock is held). */
+static struct blk *block_at(uint64_t addr)
+{
+    struct blk *b, *tmp;
+    HASH_FIND(hh, blocks, &addr, sizeof addr, b);
+    if (b)
+        return b;
+    HASH_ITER(hh, blocks, b, tmp) {
+        if (addr >= b->addr && addr < b->addr + b->size)
+            return b;
+    }
+    return NULL;
+}
+
+static unsigned char *lazy_bytes(unsigned char **mem, uint64_t size)
+{
+    if (!*mem)
+        *mem = calloc(1, size);
+    return *mem;
+}
+
+/* Where the n bytes at addr live: *out is the host address to use (itself
+ * for host memory). The lock is held. */
+static CUresult resolve(uint64_t addr, uint64_t n, unsigned char **out)
+{
+    struct blk *b = block_at(addr);
+    if (b) {
+        if (n > b->size - (addr - b->addr))
+            return CUDA_ERROR_INVALID_VALUE;
+        uint64_t off = addr - b->addr;
+        if (b->kind == BK_IPC) { /* the exporter's bytes, while it lives */
+            uint64_t key = b->ipc_src;
+            struct blk *src;
+            HASH_FIND(hh, blocks, &key, sizeof key, src);
+            if (src && src->kind != BK_IPC && off + n <= src->size)
+                b = src;
+        }
+        unsigned char *m = lazy_bytes(&b->mem, b->size);
+        if (!m)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        *out = m + off;
+        return CUDA_SUCCESS;
+    }
+    for (struct smap *m = maps; m; m = m->next) {
+        if (addr < m->addr || addr >= m->addr + m->size)
+            continue;
+        if (n > m->size - (addr - m->addr))
+            return CUDA_ERROR_INVALID_VALUE;
+        unsigned char *mem = lazy_bytes(&m->h->mem, m->h->size);
+        if (!mem)
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        *out = mem + m->offset + (addr - m->addr);
+        return CUDA_SUCCESS;
+    }
+    if (device_va(addr))
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = (unsigned char *)(uintptr_t)addr;
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy_bytes(uint64_t dst, uint64_t src, size_t n)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (n == 0)
+        return CUDA_SUCCESS;
+    if (!dst || !src)
+        return CUDA_ERROR_INVALID_VALUE;
+    unsigned char *d, *s;
+    LOCK();
+    CUresult r = resolve(dst, n, &d);
+    if (r == CUDA_SUCCESS)
+        r = resolve(src, n, &s);
+    if (r == CUDA_SUCCESS)
+        memmove(d, s, n);
+    UNLOCK();
+    return r;
+}
+
+#define U(p) ((uint64_t)(uintptr_t)(p))
+SIM_EXPORT CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) { return copy_bytes(dst, src, n); }
+SIM_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) { return copy_bytes(dst, U(src), n); }
+SIM_EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) { return copy_bytes(U(dst), src, n); }
+SIM_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) { return copy_bytes(dst, src, n); }
+SIM_EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n)
+{
+    REQUIRE_INIT();
+    if (!ctx_ok(dc) || !ctx_ok(sc))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    return copy_bytes(dst, src, n);
+}
+/* the rest are synchronous too: the stream is only checked */
+#define ASYNC(call, s) do { CUresult r_ = stream_check(s); return r_ != CUDA_SUCCESS ? r_ : (call); } while (0)
+SIM_EXPORT CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { ASYNC(copy_bytes(dst, src, n), s); }
+SIM_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s) { ASYNC(copy_bytes(dst, U(src), n), s); }
+SIM_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s) { ASYNC(copy_bytes(U(dst), src, n), s); }
+SIM_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { ASYNC(copy_bytes(dst, src, n), s); }
+SIM_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s)
+{
+    ASYNC(cuMemcpyPeer(dst, dc, src, sc, n), s);
+}
+/* the legacy 32-bit ABI and the per-thread-default-stream forms */
+SIM_EXPORT CUresult cuMemcpyHtoD(CUdeviceptr_v1 dst, const void *src, unsigned int n) { return copy_bytes(widen(dst), U(src), n); }
+SIM_EXPORT CUresult cuMemcpyDtoH(void *dst, CUdeviceptr_v1 src, unsigned int n) { return copy_bytes(U(dst), widen(src), n); }
+SIM_EXPORT CUresult cuMemcpyDtoD(CUdeviceptr_v1 dst, CUdeviceptr_v1 src, unsigned int n) { return copy_bytes(widen(dst), widen(src), n); }
+SIM_EXPORT CUresult cuMemcpy_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) { return copy_bytes(dst, src, n); }
+SIM_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dst, const void *src, size_t n) { return copy_bytes(dst, U(src), n); }
+SIM_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t n) { return copy_bytes(U(dst), src, n); }
+SIM_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t n) { return copy_bytes(dst, src, n); }
+SIM_EXPORT CUresult cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n) { return cuMemcpyPeer(dst, dc, src, sc, n); }
+SIM_EXPORT CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { return cuMemcpyAsync(dst, src, n, s); }
+SIM_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s) { return cuMemcpyHtoDAsync_v2(dst, src, n, s); }
+SIM_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s) { return cuMemcpyDtoHAsync_v2(dst, src, n, s); }
+SIM_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) { return cuMemcpyDtoDAsync_v2(dst, src, n, s); }
+SIM_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream s) { return cuMemcpyPeerAsync(dst, dc, src, sc, n, s); }
+
+/* height rows of width elements of elem bytes, pitch bytes apart */
+static CUresult set_elems(uint64_t dst, size_t pitch, unsigned value, size_t elem, size_t width, size_t height)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (width == 0 || height == 0)
+        return CUDA_SUCCESS;
+    if (!dst || dst % elem || pitch % elem || (height > 1 && pitch < width * elem))
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t span = (uint64_t)pitch * (height - 1) + (uint64_t)width * elem;
+    unsigned char *d;
+    LOCK();
+    CUresult r = resolve(dst, span, &d);
+    for (size_t y = 0; r == CUDA_SUCCESS && y < height; y++) {
+        unsigned char *row = d + (size_t)y * pitch;
+        for (size_t x = 0; x < width; x++) {
+            if (elem == 1)
+                row[x] = (unsigned char)value;
+            else if (elem == 2)
+                memcpy(row + 2 * x, &(uint16_t){ (uint16_t)value }, 2);
+            else
+                memcpy(row + 4 * x, &(uint32_t){ value }, 4);
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return set_elems(d, n, v, 1, n, 1); }
+SIM_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr d, unsigned short v, size_t n) { return set_elems(d, 2 * n, v, 2, n, 1); }
+SIM_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr d, unsigned int v, size_t n) { return set_elems(d, 4 * n, v, 4, n, 1); }
+SIM_EXPORT CUresult cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h) { return set_elems(d, pitch, v, 1, w, h); }
+SIM_EXPORT CUresult cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short v, size_t w, size_t h) { return set_elems(d, pitch, v, 2, w, h); }
+SIM_EXPORT CUresult cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h) { return set_elems(d, pitch, v, 4, w, h); }
+SIM_EXPORT CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { ASYNC(cuMemsetD8_v2(d, v, n), s); }
+SIM_EXPORT CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { ASYNC(cuMemsetD16_v2(d, v, n), s); }
+SIM_EXPORT CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { ASYNC(cuMemsetD32_v2(d, v, n), s); }
+SIM_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s) { ASYNC(cuMemsetD2D8_v2(d, p, v, w, h), s); }
+SIM_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s) { ASYNC(cuMemsetD2D16_v2(d, p, v, w, h), s); }
+SIM_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s) { ASYNC(cuMemsetD2D32_v2(d, p, v, w, h), s); }
+SIM_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr d, unsigned char v, size_t n) { return cuMemsetD8_v2(d, v, n); }
+SIM_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr d, unsigned short v, size_t n) { return cuMemsetD16_v2(d, v, n); }
+SIM_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr d, unsigned int v, size_t n) { return cuMemsetD32_v2(d, v, n); }
+SIM_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { return cuMemsetD8Async(d, v, n, s); }
+SIM_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { return cuMemsetD16Async(d, v, n, s); }
+SIM_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s) { return cuMemsetD32Async(d, v, n, s); }
+#undef ASYNC
+#undef U
+
+/* Pinned host memory (allocated or registered) holding p; the lock is held. */
+static struct shost *host_at(const void *p)
+{
+    struct shost *h, *tmp;
+    HASH_FIND_PTR(hosts, &p, h);
+    if (h)
+        return h;
+    HASH_ITER(hh, hosts, h, tmp) {
+        if ((const char *)p >= (const char *)h->p && (const char *)p < (const char *)h->p + h->size)
+            return h;
+    }
+    return NULL;
+}
+
+/* With unified addressing the device sees pinned memory at its host address. */
+SIM_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pd, void *p, unsigned int flags)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (!pd || !p || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct shost *h = host_at(p);
+    UNLOCK();
+    if (!h)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pd = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemHostGetFlags(unsigned int *flags, void *p)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (!flags || !p)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct shost *h = host_at(p);
+    if (h)
+        *flags = h->flags | CU_MEMHOSTALLOC_DEVICEMAP; /* mapped, as always with unified addressing */
+    UNLOCK();
+    return h ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* One attribute of the memory at p; the lock is held. Booleans are written
+ * as one byte (the caller's variable is zeroed or a bool). */
+static CUresult ptr_attr(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    struct blk *b = block_at(p);
+    struct smap *m = NULL;
+    struct shost *h = NULL;
+    if (!b)
+        for (m = maps; m && !(p >= m->addr && p < m->addr + m->size); m = m->next)
+            ;
+    if (!b && !m)
+        h = host_at((const void *)(uintptr_t)p);
+    if (!b && !m && !h)
+        return CUDA_ERROR_INVALID_VALUE;
+    int dev = b ? b->dev : m ? m->h->dev : -1;
+    CUcontext ctx = b && b->ctx ? b->ctx : cur_ctx();
+    uint64_t base = b ? b->addr : m ? m->addr : (uint64_t)(uintptr_t)h->p;
+    uint64_t size = b ? b->size : m ? m->size : h->size;
+    int managed = b && b->kind == BK_MANAGED;
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT:
+        *(CUcontext *)data = m ? NULL : ctx; /* VMM memory belongs to no context */
+        break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned *)data = h ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (!h && !managed)
+            return CUDA_ERROR_INVALID_VALUE;
+        *(void **)data = (void *)(uintptr_t)p;
+        break;
+    case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: *(unsigned char *)data = 0; break;
+    case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+        *(unsigned long long *)data = b ? b->id : (unsigned long long)base;
+        break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned char *)data = (unsigned char)managed; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+        *(int *)data = dev >= 0 ? dev : ctx_ok(ctx) ? ((struct sctx *)ctx)->dev : 0;
+        break;
+    case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE:
+        *(unsigned char *)data = b && b->kind == BK_LINEAR;
+        break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(void **)data = (void *)(uintptr_t)base; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = size; break;
+    case CU_POINTER_ATTRIBUTE_MAPPED: *(unsigned char *)data = 1; break;
+    case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+        *(unsigned long long *)data = b && b->pool ? CU_MEM_HANDLE_TYPE_NONE : m ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : 0;
+        break;
+    case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: *(unsigned char *)data = !h; break;
+    case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: *(int *)data = CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE; break;
+    case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+        *(CUmemoryPool *)data = b && b->pool ? (CUmemoryPool)b->pool : NULL;
+        break;
+    case CU_POINTER_ATTRIBUTE_MAPPING_SIZE: *(size_t *)data = size; break;
+    case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR: *(void **)data = (void *)(uintptr_t)base; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID: *(unsigned long long *)data = b ? b->id : (unsigned long long)base; break;
+    case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE: *(unsigned char *)data = 0; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    REQUIRE_INIT();
+    if (!data || !p)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = ptr_attr(data, a, p);
+    UNLOCK();
+    return r;
+}
+
+/* Unlike cuPointerGetAttribute, memory the driver does not know is no error:
+ * its attributes read as zero (no context, memory type 0). */
+SIM_EXPORT CUresult cuPointerGetAttributes(unsigned int n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+    REQUIRE_INIT();
+    if (!attrs || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    for (unsigned i = 0; i < n && r == CUDA_SUCCESS; i++) {
+        if (!data[i]) {
+            r = CUDA_ERROR_INVALID_VALUE;
+            break;
+        }
+        if (ptr_attr(data[i], attrs[i], p) == CUDA_SUCCESS)
+            continue;
+        switch (attrs[i]) {
+        case CU_POINTER_ATTRIBUTE_CONTEXT: case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: case CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR:
+        case CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE:
+            *(void **)data[i] = NULL; break;
+        case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data[i] = -2; break;
+        case CU_POINTER_ATTRIBUTE_BUFFER_ID: case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES:
+        case CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID:
+            *(unsigned long long *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: case CU_POINTER_ATTRIBUTE_MAPPING_SIZE:
+            *(size_t *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_ACCESS_FLAGS: *(int *)data[i] = 0; break;
+        case CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        case CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE: case CU_POINTER_ATTRIBUTE_MAPPED:
+        case CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE: case CU_POINTER_ATTRIBUTE_IS_HW_DECOMPRESS_CAPABLE:
+            *(unsigned char *)data[i] = 0; break;
+        default: r = CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    UNLOCK();
+    return r;
 }
 
 /* ------------------------------------------------------------------- IPC */
@@ -1261,6 +2256,7 @@ SIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsi
     m->addr = va_next;
     m->size = size;
     m->kind = BK_IPC;
+    m->ipc_src = src;
     m->ctx = NULL;
     m->dev = ((struct sctx *)c)->dev;
     va_next += round_up(size, SIM_VMM_GRANULARITY);
@@ -1277,48 +2273,434 @@ SIM_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigne
 
 SIM_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p) { return linear_free(p); }
 
-/* --------------------------------------------------- streams and the rest */
+/* --------------------------------------------------------- streams, events */
 
-SIM_EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+/* Work is done when it is issued: every stream is idle, every event recorded
+ * is complete. */
+struct sstream {
+    struct sobj o;
+    CUcontext ctx;
+    unsigned flags;
+    int prio;
+    unsigned long long id;
+};
+
+struct sevent {
+    struct sobj o;
+    unsigned flags;
+    int recorded;
+    struct timespec when;
+};
+
+#define PRIO_LEAST 0
+#define PRIO_GREATEST (-5)
+
+static int special_stream(CUstream s) { return s == NULL || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD; }
+
+static CUresult stream_check(CUstream s)
 {
-    (void)flags;
-    REQUIRE_CTX(cur_ctx());
-    if (!s)
+    return special_stream(s) || obj_get(s, OK_STREAM) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult stream_make(CUstream *ps, unsigned flags, int prio)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!ps || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    *s = (CUstream)calloc(1, 64);
+    struct sstream *s = calloc(1, sizeof *s);
+    if (!s)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    s->ctx = c;
+    s->flags = flags;
+    /* out-of-range priorities are clamped, as the driver does */
+    s->prio = prio > PRIO_LEAST ? PRIO_LEAST : prio < PRIO_GREATEST ? PRIO_GREATEST : prio;
+    s->id = new_id();
+    obj_add(&s->o, OK_STREAM);
+    *ps = (CUstream)s;
     return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuStreamCreate(CUstream *s, unsigned int flags) { return stream_make(s, flags, PRIO_LEAST); }
+
+SIM_EXPORT CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority)
+{
+    return stream_make(s, flags, priority);
 }
 
 SIM_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
     REQUIRE_INIT();
-    free(s);
+    LOCK();
+    struct sstream *st = obj_find(s, OK_STREAM);
+    if (st)
+        HASH_DEL(objs, &st->o);
+    UNLOCK();
+    if (!st)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(st);
     return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult cuStreamDestroy(CUstream s) { return cuStreamDestroy_v2(s); }
 
+/* What a stream's properties are; the NULL, legacy and per-thread streams
+ * are the current context's, blocking, of the lowest priority. */
+static CUresult stream_props(CUstream s, CUcontext *ctx, unsigned *flags, int *prio, unsigned long long *id)
+{
+    REQUIRE_INIT();
+    if (special_stream(s)) {
+        CUcontext c = cur_ctx();
+        if (!ctx_ok(c))
+            return CUDA_ERROR_INVALID_CONTEXT;
+        if (ctx) *ctx = c;
+        if (flags) *flags = 0;
+        if (prio) *prio = 0;
+        if (id) *id = (unsigned long long)(uintptr_t)s; /* 0, 1, 2: fixed per context */
+        return CUDA_SUCCESS;
+    }
+    LOCK();
+    struct sstream *st = obj_find(s, OK_STREAM);
+    if (st) {
+        if (ctx) *ctx = st->ctx;
+        if (flags) *flags = st->flags;
+        if (prio) *prio = st->prio;
+        if (id) *id = st->id;
+    }
+    UNLOCK();
+    return st ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+SIM_EXPORT CUresult cuStreamGetPriority(CUstream s, int *prio)
+{
+    return prio ? stream_props(s, NULL, NULL, prio, NULL) : CUDA_ERROR_INVALID_VALUE;
+}
+SIM_EXPORT CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
+{
+    return flags ? stream_props(s, NULL, flags, NULL, NULL) : CUDA_ERROR_INVALID_VALUE;
+}
+SIM_EXPORT CUresult cuStreamGetId(CUstream s, unsigned long long *id)
+{
+    return id ? stream_props(s, NULL, NULL, NULL, id) : CUDA_ERROR_INVALID_VALUE;
+}
+SIM_EXPORT CUresult cuStreamGetCtx(CUstream s, CUcontext *ctx)
+{
+    return ctx ? stream_props(s, ctx, NULL, NULL, NULL) : CUDA_ERROR_INVALID_VALUE;
+}
+SIM_EXPORT CUresult cuStreamGetCtx_v2(CUstream s, CUcontext *ctx, CUgreenCtx *green)
+{
+    if (!ctx || !green)
+        return CUDA_ERROR_INVALID_VALUE;
+    *green = NULL;
+    return stream_props(s, ctx, NULL, NULL, NULL);
+}
+SIM_EXPORT CUresult cuStreamGetDevice(CUstream s, CUdevice *dev)
+{
+    CUcontext c;
+    if (!dev)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = stream_props(s, &c, NULL, NULL, NULL);
+    if (r == CUDA_SUCCESS)
+        *dev = ((struct sctx *)c)->dev;
+    return r;
+}
+
 SIM_EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
-    (void)s;
     REQUIRE_INIT();
+    return stream_check(s);
+}
+
+SIM_EXPORT CUresult cuStreamQuery(CUstream s)
+{
+    REQUIRE_INIT();
+    return stream_check(s);
+}
+
+SIM_EXPORT CUresult cuStreamWaitEvent(CUstream s, CUevent ev, unsigned int flags)
+{
+    REQUIRE_INIT();
+    if (flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = stream_check(s);
+    if (r == CUDA_SUCCESS && !obj_get(ev, OK_EVENT))
+        r = CUDA_ERROR_INVALID_HANDLE;
+    return r;
+}
+
+/* The stream is idle: a host function or callback runs at once, on the
+ * calling thread. */
+SIM_EXPORT CUresult cuStreamAddCallback(CUstream s, CUstreamCallback cb, void *data, unsigned int flags)
+{
+    REQUIRE_INIT();
+    if (!cb || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = stream_check(s);
+    if (r == CUDA_SUCCESS)
+        cb(s, CUDA_SUCCESS, data);
+    return r;
+}
+
+SIM_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (!fn)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = stream_check(s);
+    if (r == CUDA_SUCCESS)
+        fn(data);
+    return r;
+}
+
+/* Nothing is ever captured: graphs are not simulated. */
+SIM_EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *status)
+{
+    REQUIRE_INIT();
+    if (!status)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = stream_check(s);
+    if (r == CUDA_SUCCESS)
+        *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return r;
+}
+
+SIM_EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                              const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps)
+{
+    (void)id; (void)graph; (void)deps; (void)edges; (void)ndeps; /* valid only while capturing */
+    return cuStreamIsCapturing(s, status);
+}
+
+SIM_EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                              const CUgraphNode **deps, size_t *ndeps)
+{
+    return cuStreamGetCaptureInfo_v3(s, status, id, graph, deps, NULL, ndeps);
+}
+
+SIM_EXPORT CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *status, cuuint64_t *id)
+{
+    return cuStreamGetCaptureInfo_v3(s, status, id, NULL, NULL, NULL, NULL);
+}
+
+SIM_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return cuStreamIsCapturing(s, st); }
+SIM_EXPORT CUresult cuStreamGetCaptureInfo_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id)
+{
+    return cuStreamGetCaptureInfo(s, st, id);
+}
+SIM_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+                                                   const CUgraphNode **d, size_t *n)
+{
+    return cuStreamGetCaptureInfo_v2(s, st, id, g, d, n);
+}
+SIM_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+                                                   const CUgraphNode **d, const CUgraphEdgeData **e, size_t *n)
+{
+    return cuStreamGetCaptureInfo_v3(s, st, id, g, d, e, n);
+}
+
+SIM_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s) { return cuStreamSynchronize(s); }
+SIM_EXPORT CUresult cuStreamQuery_ptsz(CUstream s) { return cuStreamQuery(s); }
+SIM_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream s, CUevent e, unsigned int f) { return cuStreamWaitEvent(s, e, f); }
+SIM_EXPORT CUresult cuStreamGetPriority_ptsz(CUstream s, int *p) { return cuStreamGetPriority(s, p); }
+SIM_EXPORT CUresult cuStreamGetFlags_ptsz(CUstream s, unsigned int *f) { return cuStreamGetFlags(s, f); }
+SIM_EXPORT CUresult cuStreamGetId_ptsz(CUstream s, unsigned long long *id) { return cuStreamGetId(s, id); }
+SIM_EXPORT CUresult cuStreamGetCtx_ptsz(CUstream s, CUcontext *c) { return cuStreamGetCtx(s, c); }
+SIM_EXPORT CUresult cuStreamGetCtx_v2_ptsz(CUstream s, CUcontext *c, CUgreenCtx *g) { return cuStreamGetCtx_v2(s, c, g); }
+SIM_EXPORT CUresult cuStreamGetDevice_ptsz(CUstream s, CUdevice *d) { return cuStreamGetDevice(s, d); }
+SIM_EXPORT CUresult cuStreamAddCallback_ptsz(CUstream s, CUstreamCallback cb, void *d, unsigned int f) { return cuStreamAddCallback(s, cb, d, f); }
+SIM_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream s, CUhostFn fn, void *d) { return cuLaunchHostFunc(s, fn, d); }
+
+SIM_EXPORT CUresult cuEventCreate(CUevent *pe, unsigned int flags)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (!pe || (flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING))
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sevent *e = calloc(1, sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->flags = flags;
+    obj_add(&e->o, OK_EVENT);
+    *pe = (CUevent)e;
     return CUDA_SUCCESS;
 }
 
-/* The names and texts of the errors the simulated driver returns, as the
- * real driver words them; anything else is CUDA_ERROR_INVALID_VALUE, as an
- * unknown code is for the real one. */
+SIM_EXPORT CUresult cuEventRecordWithFlags(CUevent ev, CUstream s, unsigned int flags)
+{
+    REQUIRE_INIT();
+    if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = stream_check(s);
+    if (r != CUDA_SUCCESS)
+        return r;
+    LOCK();
+    struct sevent *e = obj_find(ev, OK_EVENT);
+    if (e) {
+        e->recorded = 1;
+        clock_gettime(CLOCK_MONOTONIC, &e->when);
+    }
+    UNLOCK();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+SIM_EXPORT CUresult cuEventRecord(CUevent ev, CUstream s) { return cuEventRecordWithFlags(ev, s, 0); }
+SIM_EXPORT CUresult cuEventRecord_ptsz(CUevent ev, CUstream s) { return cuEventRecordWithFlags(ev, s, 0); }
+SIM_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent ev, CUstream s, unsigned int f) { return cuEventRecordWithFlags(ev, s, f); }
+
+SIM_EXPORT CUresult cuEventQuery(CUevent ev)
+{
+    REQUIRE_INIT();
+    return obj_get(ev, OK_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+SIM_EXPORT CUresult cuEventSynchronize(CUevent ev) { return cuEventQuery(ev); }
+
+SIM_EXPORT CUresult cuEventDestroy_v2(CUevent ev)
+{
+    REQUIRE_INIT();
+    LOCK();
+    struct sevent *e = obj_find(ev, OK_EVENT);
+    if (e)
+        HASH_DEL(objs, &e->o);
+    UNLOCK();
+    if (!e)
+        return CUDA_ERROR_INVALID_HANDLE;
+    free(e);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuEventDestroy(CUevent ev) { return cuEventDestroy_v2(ev); }
+
+SIM_EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end)
+{
+    REQUIRE_INIT();
+    if (!ms)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct sevent *a = obj_find(start, OK_EVENT), *b = obj_find(end, OK_EVENT);
+    if (!a || !b || !a->recorded || !b->recorded || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
+        r = CUDA_ERROR_INVALID_HANDLE;
+    else
+        *ms = (float)((double)(b->when.tv_sec - a->when.tv_sec) * 1e3 +
+                      (double)(b->when.tv_nsec - a->when.tv_nsec) / 1e6);
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent end) { return cuEventElapsedTime_v2(ms, start, end); }
+
+/* ------------------------------------------------------------- the rest */
+
+/* The names and texts of every CUresult of CUDA 13.0, as the real driver
+ * words them; any other code is CUDA_ERROR_INVALID_VALUE with NULL, as it is
+ * for the real one. */
+#define E(code, text) { code, #code, text },
 static const struct { CUresult e; const char *name, *text; } errors[] = {
-    { CUDA_SUCCESS, "CUDA_SUCCESS", "no error" },
-    { CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument" },
-    { CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory" },
-    { CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error" },
-    { CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal" },
-    { CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context" },
-    { CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle" },
-    { CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found" },
-    { CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported" },
+    E(CUDA_SUCCESS, "no error")
+    E(CUDA_ERROR_INVALID_VALUE, "invalid argument")
+    E(CUDA_ERROR_OUT_OF_MEMORY, "out of memory")
+    E(CUDA_ERROR_NOT_INITIALIZED, "initialization error")
+    E(CUDA_ERROR_DEINITIALIZED, "driver shutting down")
+    E(CUDA_ERROR_PROFILER_DISABLED, "profiler disabled while using external profiling tool")
+    E(CUDA_ERROR_PROFILER_NOT_INITIALIZED, "profiler not initialized: call cudaProfilerInitialize()")
+    E(CUDA_ERROR_PROFILER_ALREADY_STARTED, "profiler already started")
+    E(CUDA_ERROR_PROFILER_ALREADY_STOPPED, "profiler already stopped")
+    E(CUDA_ERROR_STUB_LIBRARY, "CUDA driver is a stub library")
+    E(CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER, "API call requires a newer driver")
+    E(CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA-capable device(s) is/are busy or unavailable")
+    E(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected")
+    E(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal")
+    E(CUDA_ERROR_DEVICE_NOT_LICENSED, "device doesn't have valid Grid license")
+    E(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid")
+    E(CUDA_ERROR_INVALID_CONTEXT, "invalid device context")
+    E(CUDA_ERROR_CONTEXT_ALREADY_CURRENT, "context already current")
+    E(CUDA_ERROR_MAP_FAILED, "mapping of buffer object failed")
+    E(CUDA_ERROR_UNMAP_FAILED, "unmapping of buffer object failed")
+    E(CUDA_ERROR_ARRAY_IS_MAPPED, "array is mapped")
+    E(CUDA_ERROR_ALREADY_MAPPED, "resource already mapped")
+    E(CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is available for execution on the device")
+    E(CUDA_ERROR_ALREADY_ACQUIRED, "resource already acquired")
+    E(CUDA_ERROR_NOT_MAPPED, "resource not mapped")
+    E(CUDA_ERROR_NOT_MAPPED_AS_ARRAY, "resource not mapped as array")
+    E(CUDA_ERROR_NOT_MAPPED_AS_POINTER, "resource not mapped as pointer")
+    E(CUDA_ERROR_ECC_UNCORRECTABLE, "uncorrectable ECC error encountered")
+    E(CUDA_ERROR_UNSUPPORTED_LIMIT, "limit is not supported on this architecture")
+    E(CUDA_ERROR_CONTEXT_ALREADY_IN_USE, "exclusive-thread device already in use by a different thread")
+    E(CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "peer access is not supported between these two devices")
+    E(CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation failed")
+    E(CUDA_ERROR_INVALID_GRAPHICS_CONTEXT, "invalid OpenGL or DirectX context")
+    E(CUDA_ERROR_NVLINK_UNCORRECTABLE, "uncorrectable NVLink error detected during the execution")
+    E(CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "PTX JIT compiler library not found")
+    E(CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "the provided PTX was compiled with an unsupported toolchain.")
+    E(CUDA_ERROR_JIT_COMPILATION_DISABLED, "PTX JIT compilation was disabled")
+    E(CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY, "the provided execution affinity is not supported")
+    E(CUDA_ERROR_UNSUPPORTED_DEVSIDE_SYNC, "the provided PTX contains unsupported call to cudaDeviceSynchronize")
+    E(CUDA_ERROR_CONTAINED, "an exception occurred on the device that is now contained by the GPU's error containment capability")
+    E(CUDA_ERROR_INVALID_SOURCE, "device kernel image is invalid")
+    E(CUDA_ERROR_FILE_NOT_FOUND, "file not found")
+    E(CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND, "shared object symbol not found")
+    E(CUDA_ERROR_SHARED_OBJECT_INIT_FAILED, "shared object initialization failed")
+    E(CUDA_ERROR_OPERATING_SYSTEM, "OS call failed or operation not supported on this OS")
+    E(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle")
+    E(CUDA_ERROR_ILLEGAL_STATE, "the operation cannot be performed in the present state")
+    E(CUDA_ERROR_LOSSY_QUERY, "attempted introspection would be semantically lossy")
+    E(CUDA_ERROR_NOT_FOUND, "named symbol not found")
+    E(CUDA_ERROR_NOT_READY, "device not ready")
+    E(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered")
+    E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch")
+    E(CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated")
+    E(CUDA_ERROR_LAUNCH_INCOMPATIBLE_TEXTURING, "launch uses incompatible texturing mode")
+    E(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "peer access is already enabled")
+    E(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "peer access has not been enabled")
+    E(CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE, "cannot set while device is active in this process")
+    E(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed")
+    E(CUDA_ERROR_ASSERT, "device-side assert triggered")
+    E(CUDA_ERROR_TOO_MANY_PEERS, "peer mapping resources exhausted")
+    E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped")
+    E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region")
+    E(CUDA_ERROR_HARDWARE_STACK_ERROR, "hardware stack error")
+    E(CUDA_ERROR_ILLEGAL_INSTRUCTION, "an illegal instruction was encountered")
+    E(CUDA_ERROR_MISALIGNED_ADDRESS, "misaligned address")
+    E(CUDA_ERROR_INVALID_ADDRESS_SPACE, "operation not supported on global/shared address space")
+    E(CUDA_ERROR_INVALID_PC, "invalid program counter")
+    E(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure")
+    E(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE, "too many blocks in cooperative launch")
+    E(CUDA_ERROR_TENSOR_MEMORY_LEAK, "tensor memory not completely freed")
+    E(CUDA_ERROR_NOT_PERMITTED, "operation not permitted")
+    E(CUDA_ERROR_NOT_SUPPORTED, "operation not supported")
+    E(CUDA_ERROR_SYSTEM_NOT_READY, "system not yet initialized")
+    E(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "system has unsupported display driver / cuda driver combination")
+    E(CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE, "forward compatibility was attempted on non supported HW")
+    E(CUDA_ERROR_MPS_CONNECTION_FAILED, "MPS client failed to connect to the MPS control daemon or the MPS server")
+    E(CUDA_ERROR_MPS_RPC_FAILURE, "the remote procedural call between the MPS server and the MPS client failed")
+    E(CUDA_ERROR_MPS_SERVER_NOT_READY, "MPS server is not ready to accept new MPS client requests")
+    E(CUDA_ERROR_MPS_MAX_CLIENTS_REACHED, "the hardware resources required to create MPS client have been exhausted")
+    E(CUDA_ERROR_MPS_MAX_CONNECTIONS_REACHED, "the hardware resources required to support device connections have been exhausted")
+    E(CUDA_ERROR_MPS_CLIENT_TERMINATED, "the MPS client has been terminated by the server")
+    E(CUDA_ERROR_CDP_NOT_SUPPORTED, "the module is using CUDA Dynamic Parallelism, but the current configuration, like MPS, does not support it")
+    E(CUDA_ERROR_CDP_VERSION_MISMATCH, "the module uses CUDA Dynamic Parallelism in a way that is not supported by this version of the driver")
+    E(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "operation not permitted when stream is capturing")
+    E(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "operation failed due to a previous error during capture")
+    E(CUDA_ERROR_STREAM_CAPTURE_MERGE, "operation would result in a merge of separate capture sequences")
+    E(CUDA_ERROR_STREAM_CAPTURE_UNMATCHED, "capture was not ended in the same stream as it began")
+    E(CUDA_ERROR_STREAM_CAPTURE_UNJOINED, "capturing stream has unjoined work")
+    E(CUDA_ERROR_STREAM_CAPTURE_ISOLATION, "dependency created on uncaptured work in another stream")
+    E(CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "operation would make the legacy stream depend on a capturing blocking stream")
+    E(CUDA_ERROR_CAPTURED_EVENT, "operation not permitted on an event last recorded in a capturing stream")
+    E(CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD, "attempt to terminate a thread-local capture sequence from another thread")
+    E(CUDA_ERROR_TIMEOUT, "wait operation timed out")
+    E(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update")
+    E(CUDA_ERROR_EXTERNAL_DEVICE, "an async error has occurred in external entity outside of CUDA")
+    E(CUDA_ERROR_INVALID_CLUSTER_SIZE, "a kernel launch error has occurred due to cluster misconfiguration")
+    E(CUDA_ERROR_FUNCTION_NOT_LOADED, "the function handle is not loaded when calling an API that requires a loaded function")
+    E(CUDA_ERROR_INVALID_RESOURCE_TYPE, "one or more resources passed in are not valid resource types for the operation")
+    E(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, "one or more resources are insufficient or non-applicable for the operation")
+    E(CUDA_ERROR_KEY_ROTATION, "an error happened during the key rotation sequence")
+    E(CUDA_ERROR_UNKNOWN, "unknown error")
 };
+#undef E
 
 /* One entry of the table for both: its name (which 0) or text (which 1). */
 static CUresult error_word(CUresult e, const char **s, int which)

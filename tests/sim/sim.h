@@ -12,6 +12,18 @@
  *   GPUSIM_MEM       device memory in bytes, K/M/G suffixes; "a,b" per device
  *                    (default 8G)
  *   GPUSIM_STATS     path: statistics written at exit ("key value" lines)
+ *   GPUSIM_TRACE_LOOKUPS  name on stderr each cuGetProcAddress lookup that
+ *                    finds only a NOT_SUPPORTED stub or nothing (what a new
+ *                    client still lacks)
+ *
+ * Beyond memory, it answers what real clients (cuda-bindings, numba-cuda,
+ * cuda.core, the CUDA runtime) ask at start-up: device attributes of an
+ * H100 (compute capability 9.0), UUIDs, PCI bus ids, error names and texts,
+ * streams with priorities, events, memory pools with their attributes,
+ * pointer attributes. Device memory has bytes behind it (allocated on first
+ * access), so copies and sets really move data; all work is done when it is
+ * issued (streams are always idle). Device code is not simulated: loading a
+ * module or launching a kernel is CUDA_ERROR_NOT_SUPPORTED.
  */
 #ifndef GPUSIM_SIM_H
 #define GPUSIM_SIM_H

@@ -12,6 +12,7 @@
  */
 #include "sim.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,6 +99,126 @@ const struct sim_proc sim_proc_table[] = {
     P(cuStreamDestroy, 4000, 0, cuStreamDestroy_v2)
     P(cuStreamSynchronize, 2000, 0, cuStreamSynchronize)
     P(cuGetErrorString, 6000, 0, cuGetErrorString)
+    /* devices */
+    P(cuDeviceComputeCapability, 2000, 0, cuDeviceComputeCapability)
+    P(cuDeviceGetProperties, 2000, 0, cuDeviceGetProperties)
+    P(cuDeviceGetUuid, 9020, 0, cuDeviceGetUuid)
+    P(cuDeviceGetUuid, 11040, 0, cuDeviceGetUuid_v2)
+    P(cuDeviceGetPCIBusId, 4010, 0, cuDeviceGetPCIBusId)
+    P(cuDeviceGetByPCIBusId, 4010, 0, cuDeviceGetByPCIBusId)
+    P(cuDeviceCanAccessPeer, 4000, 0, cuDeviceCanAccessPeer)
+    P(cuDeviceGetP2PAttribute, 8000, 0, cuDeviceGetP2PAttribute)
+    P(cuDeviceGetMemPool, 11020, 0, cuDeviceGetMemPool)
+    P(cuDeviceSetMemPool, 11020, 0, cuDeviceSetMemPool)
+    /* contexts */
+    P(cuCtxGetDevice, 13000, 0, cuCtxGetDevice_v2)
+    P(cuCtxSynchronize, 13000, 0, cuCtxSynchronize_v2)
+    P(cuCtxGetFlags, 7000, 0, cuCtxGetFlags)
+    P(cuCtxSetFlags, 12010, 0, cuCtxSetFlags)
+    P(cuCtxGetApiVersion, 3020, 0, cuCtxGetApiVersion)
+    P(cuCtxGetId, 12000, 0, cuCtxGetId)
+    P(cuCtxGetLimit, 3010, 0, cuCtxGetLimit)
+    P(cuCtxSetLimit, 3010, 0, cuCtxSetLimit)
+    P(cuCtxGetStreamPriorityRange, 5050, 0, cuCtxGetStreamPriorityRange)
+    P(cuCtxGetCacheConfig, 3020, 0, cuCtxGetCacheConfig)
+    P(cuCtxSetCacheConfig, 3020, 0, cuCtxSetCacheConfig)
+    P(cuCtxEnablePeerAccess, 4000, 0, cuCtxEnablePeerAccess)
+    P(cuCtxDisablePeerAccess, 4000, 0, cuCtxDisablePeerAccess)
+    /* streams and events */
+    P(cuStreamCreateWithPriority, 5050, 0, cuStreamCreateWithPriority)
+    P(cuStreamSynchronize, 7000, 1, cuStreamSynchronize_ptsz)
+    P(cuStreamQuery, 2000, 0, cuStreamQuery)
+    P(cuStreamQuery, 7000, 1, cuStreamQuery_ptsz)
+    P(cuStreamWaitEvent, 3020, 0, cuStreamWaitEvent)
+    P(cuStreamWaitEvent, 7000, 1, cuStreamWaitEvent_ptsz)
+    P(cuStreamGetPriority, 5050, 0, cuStreamGetPriority)
+    P(cuStreamGetPriority, 7000, 1, cuStreamGetPriority_ptsz)
+    P(cuStreamGetFlags, 5050, 0, cuStreamGetFlags)
+    P(cuStreamGetFlags, 7000, 1, cuStreamGetFlags_ptsz)
+    P(cuStreamGetId, 12000, 0, cuStreamGetId)
+    P(cuStreamGetId, 12000, 1, cuStreamGetId_ptsz)
+    P(cuStreamGetCtx, 9020, 0, cuStreamGetCtx)
+    P(cuStreamGetCtx, 9020, 1, cuStreamGetCtx_ptsz)
+    P(cuStreamGetCtx, 12050, 0, cuStreamGetCtx_v2)
+    P(cuStreamGetCtx, 12050, 1, cuStreamGetCtx_v2_ptsz)
+    P(cuStreamGetDevice, 12080, 0, cuStreamGetDevice)
+    P(cuStreamGetDevice, 12080, 1, cuStreamGetDevice_ptsz)
+    P(cuStreamAddCallback, 5000, 0, cuStreamAddCallback)
+    P(cuStreamAddCallback, 7000, 1, cuStreamAddCallback_ptsz)
+    P(cuLaunchHostFunc, 10000, 0, cuLaunchHostFunc)
+    P(cuLaunchHostFunc, 10000, 1, cuLaunchHostFunc_ptsz)
+    P(cuStreamIsCapturing, 10000, 0, cuStreamIsCapturing)
+    P(cuStreamIsCapturing, 10000, 1, cuStreamIsCapturing_ptsz)
+    P(cuStreamGetCaptureInfo, 10010, 0, cuStreamGetCaptureInfo)
+    P(cuStreamGetCaptureInfo, 10010, 1, cuStreamGetCaptureInfo_ptsz)
+    P(cuStreamGetCaptureInfo, 11030, 0, cuStreamGetCaptureInfo_v2)
+    P(cuStreamGetCaptureInfo, 11030, 1, cuStreamGetCaptureInfo_v2_ptsz)
+    P(cuStreamGetCaptureInfo, 12030, 0, cuStreamGetCaptureInfo_v3)
+    P(cuStreamGetCaptureInfo, 12030, 1, cuStreamGetCaptureInfo_v3_ptsz)
+    P(cuEventCreate, 2000, 0, cuEventCreate)
+    P(cuEventRecord, 2000, 0, cuEventRecord)
+    P(cuEventRecord, 7000, 1, cuEventRecord_ptsz)
+    P(cuEventRecordWithFlags, 11010, 0, cuEventRecordWithFlags)
+    P(cuEventRecordWithFlags, 11010, 1, cuEventRecordWithFlags_ptsz)
+    P(cuEventQuery, 2000, 0, cuEventQuery)
+    P(cuEventSynchronize, 2000, 0, cuEventSynchronize)
+    P(cuEventDestroy, 2000, 0, cuEventDestroy)
+    P(cuEventDestroy, 4000, 0, cuEventDestroy_v2)
+    P(cuEventElapsedTime, 2000, 0, cuEventElapsedTime)
+    P(cuEventElapsedTime, 12080, 0, cuEventElapsedTime_v2)
+    /* copies and sets */
+    P(cuMemcpy, 4000, 0, cuMemcpy)
+    P(cuMemcpy, 7000, 1, cuMemcpy_ptds)
+    P(cuMemcpyHtoD, 2000, 0, cuMemcpyHtoD)
+    P(cuMemcpyHtoD, 3020, 0, cuMemcpyHtoD_v2)
+    P(cuMemcpyHtoD, 7000, 1, cuMemcpyHtoD_v2_ptds)
+    P(cuMemcpyDtoH, 2000, 0, cuMemcpyDtoH)
+    P(cuMemcpyDtoH, 3020, 0, cuMemcpyDtoH_v2)
+    P(cuMemcpyDtoH, 7000, 1, cuMemcpyDtoH_v2_ptds)
+    P(cuMemcpyDtoD, 2000, 0, cuMemcpyDtoD)
+    P(cuMemcpyDtoD, 3020, 0, cuMemcpyDtoD_v2)
+    P(cuMemcpyDtoD, 7000, 1, cuMemcpyDtoD_v2_ptds)
+    P(cuMemcpyPeer, 4000, 0, cuMemcpyPeer)
+    P(cuMemcpyPeer, 7000, 1, cuMemcpyPeer_ptds)
+    P(cuMemcpyAsync, 4000, 0, cuMemcpyAsync)
+    P(cuMemcpyAsync, 7000, 1, cuMemcpyAsync_ptsz)
+    P(cuMemcpyHtoDAsync, 3020, 0, cuMemcpyHtoDAsync_v2)
+    P(cuMemcpyHtoDAsync, 7000, 1, cuMemcpyHtoDAsync_v2_ptsz)
+    P(cuMemcpyDtoHAsync, 3020, 0, cuMemcpyDtoHAsync_v2)
+    P(cuMemcpyDtoHAsync, 7000, 1, cuMemcpyDtoHAsync_v2_ptsz)
+    P(cuMemcpyDtoDAsync, 3020, 0, cuMemcpyDtoDAsync_v2)
+    P(cuMemcpyDtoDAsync, 7000, 1, cuMemcpyDtoDAsync_v2_ptsz)
+    P(cuMemcpyPeerAsync, 4000, 0, cuMemcpyPeerAsync)
+    P(cuMemcpyPeerAsync, 7000, 1, cuMemcpyPeerAsync_ptsz)
+    P(cuMemsetD8, 3020, 0, cuMemsetD8_v2)
+    P(cuMemsetD8, 7000, 1, cuMemsetD8_v2_ptds)
+    P(cuMemsetD16, 3020, 0, cuMemsetD16_v2)
+    P(cuMemsetD16, 7000, 1, cuMemsetD16_v2_ptds)
+    P(cuMemsetD32, 3020, 0, cuMemsetD32_v2)
+    P(cuMemsetD32, 7000, 1, cuMemsetD32_v2_ptds)
+    P(cuMemsetD2D8, 3020, 0, cuMemsetD2D8_v2)
+    P(cuMemsetD2D16, 3020, 0, cuMemsetD2D16_v2)
+    P(cuMemsetD2D32, 3020, 0, cuMemsetD2D32_v2)
+    P(cuMemsetD8Async, 3020, 0, cuMemsetD8Async)
+    P(cuMemsetD8Async, 7000, 1, cuMemsetD8Async_ptsz)
+    P(cuMemsetD16Async, 3020, 0, cuMemsetD16Async)
+    P(cuMemsetD16Async, 7000, 1, cuMemsetD16Async_ptsz)
+    P(cuMemsetD32Async, 3020, 0, cuMemsetD32Async)
+    P(cuMemsetD32Async, 7000, 1, cuMemsetD32Async_ptsz)
+    P(cuMemsetD2D8Async, 3020, 0, cuMemsetD2D8Async)
+    P(cuMemsetD2D16Async, 3020, 0, cuMemsetD2D16Async)
+    P(cuMemsetD2D32Async, 3020, 0, cuMemsetD2D32Async)
+    /* pointers, pinned memory, pools */
+    P(cuMemHostGetDevicePointer, 3020, 0, cuMemHostGetDevicePointer_v2)
+    P(cuMemHostGetFlags, 2030, 0, cuMemHostGetFlags)
+    P(cuPointerGetAttribute, 4000, 0, cuPointerGetAttribute)
+    P(cuPointerGetAttributes, 7000, 0, cuPointerGetAttributes)
+    P(cuMemPoolGetAttribute, 11020, 0, cuMemPoolGetAttribute)
+    P(cuMemPoolSetAttribute, 11020, 0, cuMemPoolSetAttribute)
+    P(cuMemPoolTrimTo, 11020, 0, cuMemPoolTrimTo)
+    P(cuMemPoolSetAccess, 11020, 0, cuMemPoolSetAccess)
+    P(cuMemPoolGetAccess, 11020, 0, cuMemPoolGetAccess)
+    P(cuGetErrorName, 6000, 0, cuGetErrorName)
     P(cuGetExportTable, 3000, 0, cuGetExportTable)
     P(cuGetProcAddress, 11030, 0, cuGetProcAddress)
     P(cuGetProcAddress, 12000, 0, cuGetProcAddress_v2)
@@ -162,6 +283,20 @@ static void *distinct_of(const struct sim_proc *p)
     return p->fn;
 }
 
+/* GPUSIM_TRACE_LOOKUPS: each lookup the simulator cannot serve with a real
+ * implementation (a NOT_SUPPORTED stub, or nothing) is named on stderr, to
+ * find what a new client needs. */
+static void trace_lookup(const char *sym, int ver, cuuint64_t flags, const struct sim_proc *best)
+{
+    static int mode = -1;
+    if (mode < 0)
+        mode = getenv("GPUSIM_TRACE_LOOKUPS") != NULL;
+    if (!mode || (best && !(best >= sim_stub_table && best < sim_stub_table + sim_stub_count)))
+        return;
+    fprintf(stderr, "gpusim: lookup %s version %d flags %llu: %s\n", sym, ver, (unsigned long long)flags,
+            best ? "stub (CUDA_ERROR_NOT_SUPPORTED)" : "not found");
+}
+
 static CUresult lookup(const char *sym, void **pfn, int ver, cuuint64_t flags,
                        CUdriverProcAddressQueryResult *status)
 {
@@ -177,6 +312,7 @@ static CUresult lookup(const char *sym, void **pfn, int ver, cuuint64_t flags,
         consider(sim_proc_table, sim_proc_count, sym, ver, 0, &named, &has_ptsz, &best);
         consider(sim_stub_table, sim_stub_count, sym, ver, 0, &named, &has_ptsz, &best);
     }
+    trace_lookup(sym, ver, flags, best);
     if (!best) {
         if (status)
             *status = named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
