@@ -90,7 +90,7 @@ if $CC $SAN_FLAGS -I"$CUDA_INC" -o "$WORK/myprog" "$WORK/myprog.c" -L"$B/sim" -l
 else bad "own program does not link against the simulated driver" "$WORK/err"; fi
 
 # settings of SPEC §3 this version does not implement are refused, never ignored
-for spec in GPUMEM_GROUP=job1 GPUMEM_PYTHON=on GPUMEM_METRICS_INTERVAL=0 GPUMEM_METRICS=; do
+for spec in GPUMEM_PYTHON=on GPUMEM_METRICS_INTERVAL=0 GPUMEM_METRICS=; do
     guarded "$spec" "$T/trust" nulls; rc=$?
     [ $rc = 2 ] && has "${spec%%=*}='${spec#*=}' is not valid" "$WORK/err" && ok "$spec is refused at start-up, not silently ignored" \
         || bad "$spec (rc $rc)" "$WORK/err"
