@@ -35,6 +35,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <time.h>
@@ -44,15 +45,35 @@ static int touched;
 static int forked_child;   /* metrics stay the parent's: one file, one process */
 static int secure_group;   /* GPUMEM_GROUP not used: secure execution */
 
+/* GPUMEM_METRICS with %p replaced by the pid (several processes of a pod
+ * or a job, one file each) and %% by a percent sign. */
+static void metrics_path(char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = gmg_cfg.metrics; *p && k + 24 < n; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            k += (size_t)snprintf(out + k, n - k, "%d", (int)getpid());
+            p++;
+        } else {
+            out[k++] = *p;
+            if (p[0] == '%' && p[1] == '%')
+                p++;
+        }
+    }
+    out[k] = 0;
+}
+
 /* GPUMEM_METRICS: a failure is said once, then only when it changes */
 static void write_metrics(void)
 {
     static int failing;
-    if (gmg_metrics_write(gmg_cfg.metrics, gmg_report_site_names) == 0) {
+    char path[sizeof gmg_cfg.metrics + 32];
+    metrics_path(path, sizeof path);
+    if (gmg_metrics_write(path, gmg_report_site_names) == 0) {
         failing = 0;
     } else if (!failing) {
         failing = 1;
-        gmg_error("cannot write GPUMEM_METRICS=%s: %s", gmg_cfg.metrics, strerror(errno));
+        gmg_error("cannot write GPUMEM_METRICS=%s: %s", path, strerror(errno));
     }
 }
 

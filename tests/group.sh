@@ -9,7 +9,8 @@ GP="gmgtest$$"
 SHM=/dev/shm
 seg() { echo "gpumemguard-$GU-$1"; }
 # gbg OUT VAR=VALUE... CMD...: a guarded process in the background ($! its pid)
-gbg() { local out=$1; shift; env LD_PRELOAD="$PRELOAD" "$@" >"$WORK/$out.out" 2>"$WORK/$out.err" & }
+# (the old output goes first: await must not find the previous process's word)
+gbg() { local out=$1; shift; rm -f "$WORK/$out.out"; env LD_PRELOAD="$PRELOAD" "$@" >"$WORK/$out.out" 2>"$WORK/$out.err" & }
 # await FILE WORD: until FILE says WORD (10 s)
 await() { for _ in $(seq 1 1000); do grep -q -- "$2" "$1" 2>/dev/null && return 0; sleep 0.01; done; return 1; }
 # reap PID...: kill -9 and wait, without the shell's "Killed" lines
@@ -170,10 +171,13 @@ if [ "$(sed -n 1p "$WORK/out")" = "free 6291456 total 8388608 devtotal 8388608" 
     ok "group: a forked child joins as a member of its own, holding none of its parent's share; its exit gives back only its own"
 else bad "group and fork" "$WORK/out"; fi
 G=${GP}x
+gbg m GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" member 1048576 "$WORK/never" 0 0; mpid=$!
+await "$WORK/m.out" joined
 guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" execinfo 2097152
-[ "$(cat "$WORK/out")" = "free 8388608 total 8388608 devtotal 8388608" ] \
-    && ok "group: a member that execs: the new program is a new member, the old one's share is back" \
+[ "$(cat "$WORK/out")" = "free 7340032 total 8388608 devtotal 8388608" ] \
+    && ok "group: a member that execs: the program it becomes starts with nothing, the old image's share is back" \
     || bad "group and exec" "$WORK/out"
+reap $mpid
 
 # the command's --group sets GPUMEM_GROUP (not under a sanitizer: see cli.sh)
 if [ -z "${GMG_SANITIZER:-}" ]; then
@@ -228,7 +232,8 @@ guarded GPUMEM_GROUP=${GP}z "$GT" info; rc=$?
     && ok "group: a segment of another size (another version) is refused, not resized" || bad "segment size (rc $rc)" "$WORK/err"
 size=$("$GT" size)
 f="$SHM/$(seg ${GP}v)"
-python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<QII", 0x70756f7267676d67, 99, int(sys.argv[1])).ljust(int(sys.argv[1]), b"\0"))' "$size" >"$f"
+# this layout's header, all but the version: magic, version, size, slots, devices, uid
+python3 -c 'import struct,sys; n=int(sys.argv[1]); sys.stdout.buffer.write(struct.pack("<QIIIII", 0x70756f7267676d67, 99, n, 256, 64, int(sys.argv[2])).ljust(n, b"\0"))' "$size" "$GU" >"$f"
 chmod 600 "$f"
 guarded GPUMEM_GROUP=${GP}v "$GT" info; rc=$?
 [ $rc = 2 ] && has "is not a group segment of this guard (version 99" "$WORK/err" \

@@ -249,6 +249,7 @@ fi
 
 # ---------------------------------------- group quota, deployment (issue 12)
 . tests/group.sh
+. tests/deploy.sh
 
 echo
 echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
