@@ -191,6 +191,10 @@ static int fd_is_ours(void)
     return seg_fd >= 0 && fstat(seg_fd, &st) == 0 && st.st_dev == seg_dev && st.st_ino == seg_ino;
 }
 
+/* A failed join is said once per process (it is tried again each second). */
+static int join_said;
+#define JOIN_ERROR(...) do { if (!join_said) { join_said = 1; gmg_error(__VA_ARGS__); } } while (0)
+
 /* mu held. */
 static int join_locked(void)
 {
@@ -201,14 +205,14 @@ static int join_locked(void)
         if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != seg_dev || st.st_ino != seg_ino) {
             if (fd >= 0)
                 close(fd);
-            gmg_error("GPUMEM_GROUP=%s: the descriptor of /dev/shm%s was closed by the program and the segment "
+            JOIN_ERROR("GPUMEM_GROUP=%s: the descriptor of /dev/shm%s was closed by the program and the segment "
                       "is no longer there", gmg_cfg.group, shm_name);
             return -1;
         }
         seg_fd = fd;
     }
     if (membership_lock(LOCK_WAIT_MS) < 0) {
-        gmg_error("GPUMEM_GROUP=%s: cannot take the membership lock of /dev/shm%s: %s", gmg_cfg.group, shm_name,
+        JOIN_ERROR("GPUMEM_GROUP=%s: cannot take the membership lock of /dev/shm%s: %s", gmg_cfg.group, shm_name,
                   strerror(errno));
         return -1;
     }
@@ -229,7 +233,7 @@ static int join_locked(void)
     }
     membership_unlock();
     if (got < 0) {
-        gmg_error("GPUMEM_GROUP=%s: the group has %d live members already; this process's allocations are "
+        JOIN_ERROR("GPUMEM_GROUP=%s: the group has %d live members already; this process's allocations are "
                   "refused under a budget, uncounted without one", gmg_cfg.group, GMG_GROUP_SLOTS);
         return -1;
     }
@@ -418,6 +422,7 @@ void gmg_group_atfork_child(void)
     left = 0;
     join_failed_ms = 0;
     last_scan_ms = 0;
+    join_said = 0;
 }
 
 /* -------------------------------------------------------------- open */
