@@ -25,10 +25,12 @@ const char *gpumemguard_version(void);
  * growth since the previous dump. Returns 0. */
 int gpumemguard_dump(void);
 
-/* Bytes counted against the quota on a device now; device -1: all devices. */
+/* Bytes this process has counted against the quota on a device now; device
+ * -1: all devices. (Under GPUMEM_GROUP the group's other members hold more.) */
 unsigned long long gpumemguard_live_bytes(int device);
 
-/* The quota of a device in bytes, 0 when there is none. */
+/* The quota of a device in bytes, 0 when there is none; under GPUMEM_GROUP
+ * the group's budget. */
 unsigned long long gpumemguard_limit(int device);
 
 #ifdef __cplusplus

@@ -18,6 +18,7 @@
 #include "base/config.h"
 #include "base/export.h"
 #include "base/log.h"
+#include "cluster/group.h"
 #include "cluster/metrics.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
@@ -35,46 +36,124 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 static int touched;
 static int forked_child;   /* metrics stay the parent's: one file, one process */
+static int secure_group;   /* GPUMEM_GROUP not used: secure execution */
+
+/* GPUMEM_METRICS with %p replaced by the pid (several processes of a pod
+ * or a job, one file each) and %% by a percent sign. */
+static void metrics_path(char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = gmg_cfg.metrics; *p && k + 24 < n; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            k += (size_t)snprintf(out + k, n - k, "%d", (int)getpid());
+            p++;
+        } else {
+            out[k++] = *p;
+            if (p[0] == '%' && p[1] == '%')
+                p++;
+        }
+    }
+    out[k] = 0;
+}
 
 /* GPUMEM_METRICS: a failure is said once, then only when it changes */
 static void write_metrics(void)
 {
     static int failing;
-    if (gmg_metrics_write(gmg_cfg.metrics, gmg_report_site_names) == 0) {
+    char path[sizeof gmg_cfg.metrics + 32];
+    metrics_path(path, sizeof path);
+    if (gmg_metrics_write(path, gmg_report_site_names) == 0) {
         failing = 0;
     } else if (!failing) {
         failing = 1;
-        gmg_error("cannot write GPUMEM_METRICS=%s: %s", gmg_cfg.metrics, strerror(errno));
+        gmg_error("cannot write GPUMEM_METRICS=%s: %s", path, strerror(errno));
     }
+}
+
+static long long now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The reporter thread's tick: every second under GPUMEM_GROUP (dead
+ * members' reservations back), the metrics file every
+ * GPUMEM_METRICS_INTERVAL (not in a forked child: the file is its
+ * parent's). */
+static long long next_metrics_ms;
+
+static void tick(void)
+{
+    if (gmg_quota_pooled())
+        gmg_group_tick();
+    if (gmg_cfg.metrics[0] && !forked_child && now_ms() >= next_metrics_ms) {
+        write_metrics();
+        next_metrics_ms = now_ms() + (long long)gmg_cfg.metrics_interval * 1000;
+    }
+}
+
+static void set_tick(void)
+{
+    int metrics = gmg_cfg.metrics[0] && !forked_child;
+    next_metrics_ms = now_ms() + (long long)gmg_cfg.metrics_interval * 1000;
+    if (gmg_quota_pooled())
+        gmg_reporter_set_tick(tick, 1);
+    else
+        gmg_reporter_set_tick(metrics ? tick : NULL, gmg_cfg.metrics_interval);
 }
 
 static void first_use(void)
 {
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
-    if (gmg_cfg.metrics[0] && !forked_child)
-        gmg_reporter_set_tick(write_metrics, gmg_cfg.metrics_interval);
+    set_tick();
     gmg_reporter_start();
     gmg_dumpsig_arm();
+    if (secure_group)
+        gmg_error("secure execution: GPUMEM_GROUP=%s is not used (no shared file is opened); GPUMEM_LIMIT holds "
+                  "this process alone", gmg_cfg.group);
 }
 
 static void child(void)
 {
     forked_child = 1;
-    gmg_reporter_set_tick(NULL, 0); /* before the reporter restarts below */
+    set_tick(); /* before the reporter restarts below */
     gmg_track_atfork_child();
     gmg_stacks_atfork_child();
     gmg_py_atfork_child();
     gmg_quota_reset();
+    gmg_group_atfork_child();
     gmg_record_atfork_child();
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
     gmg_dumpsig_atfork_child();
+}
+
+/* GPUMEM_GROUP: the segment is opened and checked at start-up, like any
+ * setting; the process joins the group at its first reservation. */
+static void open_group(void)
+{
+    char err[1024];
+    if (!gmg_cfg.group[0])
+        return;
+    if (getauxval(AT_SECURE)) {
+        secure_group = 1; /* said at the first use of the driver: a setuid tool that never uses it stays quiet */
+        return;
+    }
+    if (gmg_group_open(gmg_cfg.group, err, sizeof err) < 0) {
+        gmg_error("%s", err);
+        _exit(2);
+    }
+    gmg_quota_set_pool(gmg_group_pool());
 }
 
 __attribute__((constructor)) static void gmg_start(void)
@@ -88,6 +167,7 @@ __attribute__((constructor)) static void gmg_start(void)
     gmg_log_level = gmg_cfg.log_level;
     gmg_stacks_set_depth(gmg_cfg.stack_depth);
     gmg_py_set_mode(gmg_cfg.python);
+    open_group();
     static const struct gmg_device_ops dev_ops = {
         .meminfo = gmg_dev_meminfo,
         .address_range = gmg_dev_address_range,
@@ -120,6 +200,7 @@ __attribute__((destructor)) static void gmg_stop(void)
     uint64_t leaks = gmg_report_now(GMG_TRIGGER_EXIT);
     if (gmg_cfg.metrics[0] && !forked_child)
         write_metrics();
+    gmg_group_leave(); /* its memory goes with the process */
     if (leaks && gmg_cfg.exitcode)
         _exit(gmg_cfg.exitcode); /* as LeakSanitizer's exitcode: the job fails on a leak */
 }

@@ -90,7 +90,7 @@ if $CC $SAN_FLAGS -I"$CUDA_INC" -o "$WORK/myprog" "$WORK/myprog.c" -L"$B/sim" -l
 else bad "own program does not link against the simulated driver" "$WORK/err"; fi
 
 # settings of SPEC §3 this version does not implement are refused, never ignored
-for spec in GPUMEM_GROUP=job1 GPUMEM_PYTHON=on GPUMEM_METRICS_INTERVAL=0 GPUMEM_METRICS=; do
+for spec in GPUMEM_PYTHON=on GPUMEM_METRICS_INTERVAL=0 GPUMEM_METRICS=; do
     guarded "$spec" "$T/trust" nulls; rc=$?
     [ $rc = 2 ] && has "${spec%%=*}='${spec#*=}' is not valid" "$WORK/err" && ok "$spec is refused at start-up, not silently ignored" \
         || bad "$spec (rc $rc)" "$WORK/err"
@@ -115,6 +115,7 @@ if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$WORK/m.pr
 if [ "$mid" = 1 ] && [ $promok = 1 ] && [ "$(stat -c %a "$WORK/m.prom")" = 644 ] && [ -z "$(ls "$WORK" | grep 'm.prom.tmp')" ] \
    && grep -q '^# TYPE gpumem_allocations_total counter$' "$WORK/m.prom" \
    && grep -q '^gpumem_allocations_total{device="0",pid="[0-9]*",exe="trust"} 1$' "$WORK/m.prom" \
+   && grep -q '^gpumem_live_allocations{device="0",pid="[0-9]*",exe="trust"} 1$' "$WORK/m.prom" \
    && grep -q '^gpumem_site_bytes{device="0",pid="[0-9]*",exe="trust",rank="1",site="leak_before_exit[^"]*"} 197520$' "$WORK/m.prom"; then
     ok "GPUMEM_METRICS: written while running and at exit, values as in the report, top site labelled$(command -v promtool >/dev/null && echo ', promtool accepts it')"
 else bad "metrics file (mid-run $mid, promtool $promok)" "$WORK/m.prom"; fi

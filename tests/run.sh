@@ -36,6 +36,7 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
+build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 CXX=$([ "$CC" = clang ] && echo clang++ || echo g++)
@@ -249,6 +250,10 @@ fi
 
 # -------------------------------------------------- the command (issue 11)
 . tests/cli.sh
+
+# ---------------------------------------- group quota, deployment (issue 12)
+. tests/group.sh
+. tests/deploy.sh
 
 echo
 echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"

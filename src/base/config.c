@@ -127,12 +127,17 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
                        "1 (default: managed memory counts against the quota) or 0");
         c->count_managed = v[0] == '1';
     }
-    /* SPEC'd, not built yet (issue 12): refused, never silently ignored */
-    static const char *const later[] = { "GPUMEM_GROUP" };
-    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
-        if ((v = get(later[i])) != NULL)
-            return bad(err, errlen, later[i], v, "not supported by this version of the guard yet",
-                       "leave it unset (group quotas are planned)");
+    if ((v = get("GPUMEM_GROUP")) != NULL) {
+        size_t n = strlen(v);
+        const char *why = !n ? "empty" : n > GMG_GROUP_NAME_MAX ? "longer than 64 characters"
+                        : strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != n
+                            ? "a character other than a letter, digit, '.', '_' or '-'"
+                        : v[0] == '.' ? "starts with '.'" : NULL;
+        if (why)
+            return bad(err, errlen, "GPUMEM_GROUP", v, why,
+                       "a name of 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (job42, vllm.0)");
+        snprintf(c->group, sizeof c->group, "%s", v);
+    }
     if ((v = get("GPUMEM_METRICS")) != NULL) {
         if (!*v || strlen(v) >= sizeof c->metrics - 32 || v[strlen(v) - 1] == '/')
             return bad(err, errlen, "GPUMEM_METRICS", v, !*v ? "empty" : "not a file path",

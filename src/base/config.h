@@ -11,6 +11,9 @@
 
 enum gmg_on_limit { GMG_ON_LIMIT_FAIL, GMG_ON_LIMIT_ABORT, GMG_ON_LIMIT_WARN };
 
+/* GPUMEM_GROUP: 1 to 64 of A-Z a-z 0-9 . _ - (it names a file in /dev/shm). */
+#define GMG_GROUP_NAME_MAX 64
+
 enum { GMG_FMT_TEXT = 1, GMG_FMT_JSON = 2, GMG_FMT_FOLDED = 4 };
 
 struct gmg_config {
@@ -28,6 +31,7 @@ struct gmg_config {
     char metrics[4096];     /* GPUMEM_METRICS: a path, "" for none */
     unsigned metrics_interval;  /* GPUMEM_METRICS_INTERVAL, seconds (15) */
     int python;             /* GPUMEM_PYTHON: 1 auto (default), 0 off */
+    char group[GMG_GROUP_NAME_MAX + 1]; /* GPUMEM_GROUP: a name, "" for none */
 };
 
 extern struct gmg_config gmg_cfg;

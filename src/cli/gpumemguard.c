@@ -53,7 +53,7 @@ static const struct option_def {
     { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leaks to leave out: lines of leak:PATTERN ('*' wildcards)" },
     { "error-exitcode", "GPUMEM_EXITCODE",      "N",     "exit with N (1-255) when the exit report finds leaks; 0: off" },
     { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file, rewritten every 15 s and at exit" },
-    { "group",          "GPUMEM_GROUP",         "NAME",  "one budget for the user's processes of NAME (not supported yet)" },
+    { "group",          "GPUMEM_GROUP",         "NAME",  "one budget per device for the user's processes of group NAME" },
     { "log",            "GPUMEM_LOG",           "LEVEL", "quiet, info (default), debug (one line per hooked entry point)" },
 };
 #define NOPTIONS (sizeof options / sizeof options[0])

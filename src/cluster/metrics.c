@@ -3,6 +3,7 @@
 #include "cluster/metrics.h"
 
 #include "base/buf.h"
+#include "base/config.h"
 #include "base/limit_parse.h"
 #include "base/log.h"
 #include "core/quota.h"
@@ -58,7 +59,7 @@ static void series(struct gmg_buf *b, const char *name, int dev, const char *com
 
 /* The ten biggest live call sites (device-memory and host allocations; not
  * reserved ranges or mappings). */
-static size_t top_sites(struct site *top)
+static size_t top_sites(struct site *top, uint64_t *live)
 {
     size_t n = 0, k = 0;
     struct gmg_alloc *v = gmg_track_snapshot(&n);
@@ -66,6 +67,10 @@ static size_t top_sites(struct site *top)
         return 0;
     qsort(v, n, sizeof *v, by_stack);
     struct site *all = malloc((n + 1) * sizeof *all);
+    for (size_t i = 0; i < n; i++)
+        if (v[i].family != GMG_FAM_VA && v[i].family != GMG_FAM_VMM_MAP && v[i].device >= 0 &&
+            v[i].device < GMG_MAX_DEVICES)
+            live[v[i].device]++;
     for (size_t i = 0; all && i < n; i++) {
         if (v[i].family == GMG_FAM_VA || v[i].family == GMG_FAM_VMM_MAP)
             continue;
@@ -116,11 +121,36 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
             series(b, m[i].name, d, common, v);
         }
     }
-    metric(b, "gpumem_live_allocations", "gauge", "Live records the guard holds (allocations, ranges, mappings).");
-    gmg_buf_printf(b, "gpumem_live_allocations{%s} %llu\n", common, (unsigned long long)gmg_track_count());
-
     struct site top[SITES];
-    size_t k = top_sites(top);
+    uint64_t live[GMG_MAX_DEVICES] = { 0 };
+    size_t k = top_sites(top, live);
+    metric(b, "gpumem_live_allocations", "gauge",
+           "Live allocations (as the report counts them: not reserved ranges or mappings).");
+    for (int d = 0; d < ndev; d++)
+        series(b, "gpumem_live_allocations", d, common, live[d]);
+
+    if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the same numbers in every member's file */
+        gmg_quota_refresh();
+        struct gmg_buf g = { 0 };
+        label(&g, gmg_cfg.group);
+        char gcommon[600];
+        snprintf(gcommon, sizeof gcommon, "group=\"%s\",%s", g.p ? g.p : "", common);
+        gmg_buf_free(&g);
+        static const struct { const char *name, *help; int what; } gm[] = {
+            { "gpumem_group_used_bytes", "Device memory counted against the group's budget, all members (GPUMEM_GROUP).", 0 },
+            { "gpumem_group_limit_bytes", "The group's budget per device (GPUMEM_LIMIT of GPUMEM_GROUP); 0 when none.", 1 },
+            { "gpumem_group_peak_bytes", "The most device memory the group held at once since it started clean.", 2 },
+        };
+        for (size_t i = 0; i < sizeof gm / sizeof gm[0]; i++) {
+            metric(b, gm[i].name, "gauge", gm[i].help);
+            for (int d = 0; d < ndev; d++)
+                series(b, gm[i].name, d, gcommon, gm[i].what == 0 ? gmg_quota_charged(d)
+                                                  : gm[i].what == 1 ? gmg_quota_limit(d) : gmg_quota_group_peak(d));
+        }
+        metric(b, "gpumem_group_members", "gauge", "Processes of the group now (GPUMEM_GROUP).");
+        gmg_buf_printf(b, "gpumem_group_members{%s} %u\n", gcommon, gmg_quota_group_members());
+    }
+
     metric(b, "gpumem_site_bytes", "gauge", "Live bytes of the ten biggest call sites (rank 1 is the biggest).");
     uint32_t stacks[SITES];
     char names[SITES][256];

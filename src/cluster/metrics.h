@@ -6,8 +6,10 @@
  *
  * Per device: bytes in use, limit, peak, refused allocations, allocations
  * and frees made, live allocations; and the ten biggest live call sites by
- * bytes (a bounded `site` label). Every series carries `pid` and `exe`.
- * A forked child writes no metrics (the file is its parent's).
+ * bytes (a bounded `site` label). Under GPUMEM_GROUP also the group's bytes,
+ * budget, peak and members (label `group`; the same in every member's
+ * file). Every series carries `pid` and `exe`. A forked child writes no
+ * metrics (the file is its parent's); guard.c expands %p in the path.
  */
 #ifndef GMG_CLUSTER_METRICS_H
 #define GMG_CLUSTER_METRICS_H

@@ -33,8 +33,25 @@ void gmg_quota_learn_total(int dev, uint64_t total)
         __atomic_store_n(&q[dev].total, total, __ATOMIC_RELEASE);
 }
 
-uint64_t gmg_quota_limit(int dev)
+static const struct gmg_quota_pool *pool;
+
+void gmg_quota_set_pool(const struct gmg_quota_pool *p)
 {
+    __atomic_store_n(&pool, p, __ATOMIC_RELEASE);
+}
+
+static const struct gmg_quota_pool *get_pool(void)
+{
+    return __atomic_load_n(&pool, __ATOMIC_ACQUIRE);
+}
+
+int gmg_quota_pooled(void) { return get_pool() != NULL; }
+
+/* This process's GPUMEM_LIMIT for dev; *known = 0 for a percent limit whose
+ * device total is not known yet (then 1: refuse rather than run unlimited). */
+static uint64_t local_limit(int dev, int *known)
+{
+    *known = 1;
     if (!valid(dev) || !gmg_cfg.has_limit)
         return 0;
     if (__atomic_load_n(&q[dev].resolved, __ATOMIC_ACQUIRE))
@@ -43,8 +60,10 @@ uint64_t gmg_quota_limit(int dev)
     uint64_t v = 0;
     if (l->kind == GMG_LIMIT_PERCENT) {
         uint64_t total = __atomic_load_n(&q[dev].total, __ATOMIC_ACQUIRE);
-        if (!total)
+        if (!total) {
+            *known = 0;
             return 1; /* unknown total: refuse rather than run unlimited; not cached */
+        }
         v = gmg_limit_resolve(l, total);
     } else {
         v = gmg_limit_resolve(l, 0);
@@ -53,6 +72,16 @@ uint64_t gmg_quota_limit(int dev)
     __atomic_store_n(&q[dev].limit, v, __ATOMIC_RELAXED);
     __atomic_store_n(&q[dev].resolved, 1, __ATOMIC_RELEASE);
     return v;
+}
+
+uint64_t gmg_quota_limit(int dev)
+{
+    int known;
+    uint64_t mine = local_limit(dev, &known);
+    const struct gmg_quota_pool *p = get_pool();
+    if (p && valid(dev))
+        return p->budget(dev, known ? mine : GMG_QUOTA_UNKNOWN);
+    return mine;
 }
 
 static void note_dev(int dev)
@@ -69,6 +98,23 @@ static void raise_peak(struct devq *d, uint64_t now)
         ;
 }
 
+/* Under GPUMEM_GROUP: the group reserves against its budget, across
+ * processes; this process's counters follow. */
+static int pooled_reserve(const struct gmg_quota_pool *p, int dev, uint64_t bytes, int *over)
+{
+    int known, warn = gmg_cfg.on_limit == GMG_ON_LIMIT_WARN;
+    uint64_t mine = local_limit(dev, &known);
+    if (!known)
+        mine = GMG_QUOTA_UNKNOWN;
+    if (bytes > GMG_QUOTA_MAX_REQUEST) /* no device has it: never reserved, never a peak */
+        return p->budget(dev, mine) && !warn ? 0 : -1;
+    int got = p->reserve(dev, bytes, mine, warn, over);
+    if (got <= 0)
+        return got;
+    raise_peak(&q[dev], __atomic_add_fetch(&q[dev].used, bytes, __ATOMIC_ACQ_REL));
+    return 1;
+}
+
 int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
 {
     if (over)
@@ -76,6 +122,9 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
     if (!valid(dev))
         return 1;
     note_dev(dev);
+    const struct gmg_quota_pool *p = get_pool();
+    if (p)
+        return pooled_reserve(p, dev, bytes, over);
     struct devq *d = &q[dev];
     uint64_t limit = gmg_quota_limit(dev);
     if (bytes > GMG_QUOTA_MAX_REQUEST) /* no device has it: never reserved, never a peak */
@@ -103,8 +152,39 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
 
 void gmg_quota_release(int dev, uint64_t bytes)
 {
-    if (valid(dev))
-        __atomic_fetch_sub(&q[dev].used, bytes, __ATOMIC_ACQ_REL);
+    if (!valid(dev))
+        return;
+    __atomic_fetch_sub(&q[dev].used, bytes, __ATOMIC_ACQ_REL);
+    const struct gmg_quota_pool *p = get_pool();
+    if (p)
+        p->release(dev, bytes);
+}
+
+uint64_t gmg_quota_charged(int dev)
+{
+    const struct gmg_quota_pool *p = get_pool();
+    if (p && valid(dev))
+        return p->used(dev);
+    return gmg_quota_used(dev);
+}
+
+uint64_t gmg_quota_group_peak(int dev)
+{
+    const struct gmg_quota_pool *p = get_pool();
+    return p && valid(dev) ? p->peak(dev) : 0;
+}
+
+void gmg_quota_refresh(void)
+{
+    const struct gmg_quota_pool *p = get_pool();
+    if (p)
+        p->refresh();
+}
+
+unsigned gmg_quota_group_members(void)
+{
+    const struct gmg_quota_pool *p = get_pool();
+    return p ? p->members() : 0;
 }
 
 uint64_t gmg_quota_used(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].used, __ATOMIC_ACQUIRE) : 0; }

@@ -21,7 +21,7 @@
 int gmg_quota_reserve(int dev, uint64_t bytes, int *over);
 void gmg_quota_release(int dev, uint64_t bytes);
 
-uint64_t gmg_quota_limit(int dev);   /* 0: no limit */
+uint64_t gmg_quota_limit(int dev);   /* 0: no limit; the group's budget under GPUMEM_GROUP */
 uint64_t gmg_quota_used(int dev);
 uint64_t gmg_quota_peak(int dev);
 uint64_t gmg_quota_refused(int dev);
@@ -41,5 +41,42 @@ void gmg_quota_learn_total(int dev, uint64_t total);
 
 /* fork child: nothing of the parent's is in use. */
 void gmg_quota_reset(void);
+
+/*
+ * A budget shared with other processes (GPUMEM_GROUP, SPEC §9). The group
+ * lives in the cluster layer (cluster/group.c); guard.c installs its
+ * functions here at start-up, so the quota never calls upward. With a pool
+ * installed, GPUMEM_LIMIT is the group's budget per device: the pool
+ * reserves against it across processes, and this file keeps only the
+ * process's own counters (used, peak: its share of the group's bytes).
+ */
+#define GMG_QUOTA_UNKNOWN UINT64_MAX   /* "mine": a percent limit whose total is not known */
+struct gmg_quota_pool {
+    /* As gmg_quota_reserve, against the group's budget. `mine` is this
+     * process's resolved GPUMEM_LIMIT for dev (0: none, or
+     * GMG_QUOTA_UNKNOWN); the group's budget may differ (its first member
+     * set it). `warn`: GPUMEM_ON_LIMIT=warn. */
+    int (*reserve)(int dev, uint64_t bytes, uint64_t mine, int warn, int *over);
+    void (*release)(int dev, uint64_t bytes);
+    /* The group's budget for dev (0: none); before any member set it, `mine`. */
+    uint64_t (*budget)(int dev, uint64_t mine);
+    uint64_t (*used)(int dev);    /* the group's bytes, all members */
+    uint64_t (*peak)(int dev);    /* the most the group held at once since it started clean */
+    unsigned (*members)(void);    /* processes of the group now */
+    /* Give dead members' reservations back now (before numbers are shown). */
+    void (*refresh)(void);
+};
+void gmg_quota_set_pool(const struct gmg_quota_pool *pool);  /* NULL: none */
+int gmg_quota_pooled(void);
+
+/* Bytes counted against gmg_quota_limit(dev): the group's under
+ * GPUMEM_GROUP, otherwise this process's (gmg_quota_used). */
+uint64_t gmg_quota_charged(int dev);
+/* The group's peak and members (0 without a group). */
+uint64_t gmg_quota_group_peak(int dev);
+unsigned gmg_quota_group_members(void);
+/* Under GPUMEM_GROUP, before showing the numbers above: the shares of
+ * members that died go back to the group first. */
+void gmg_quota_refresh(void);
 
 #endif

@@ -17,7 +17,9 @@ struct gmg_refusal {
     int device;
     uint64_t bytes;      /* what the call asked for                  */
     uint64_t limit;      /* the device's quota                       */
-    uint64_t in_use;     /* counted against it at the refusal        */
+    uint64_t in_use;     /* counted against it at the refusal (the
+                            group's bytes under GPUMEM_GROUP)         */
+    uint64_t own;        /* this process's part of in_use            */
     uint32_t stack;      /* the refused call's own stack (depot id)  */
     int abort;           /* GPUMEM_ON_LIMIT=abort: the caller aborts */
 };

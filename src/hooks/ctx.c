@@ -7,7 +7,9 @@
  * context teardown" list, since the program never freed them.
  *
  * Under a limit, cuMemGetInfo and cuDeviceTotalMem describe the capped
- * device: total = min(limit, real), free = min(real free, limit - used).
+ * device: total = min(limit, real), free = min(real free, limit - used),
+ * never below 0. Under GPUMEM_GROUP the limit is the group's budget and
+ * `used` the group's bytes.
  */
 #include "base/limit_parse.h"
 #include "base/log.h"
@@ -176,7 +178,8 @@ static void cap_info(int dev, size_t *freeb, size_t *total)
     uint64_t limit = limit_of(dev);
     if (!limit)
         return;
-    uint64_t used = gmg_quota_used(dev);
+    gmg_quota_refresh(); /* GPUMEM_GROUP: a dead member's share is not in use */
+    uint64_t used = gmg_quota_charged(dev); /* the group's under GPUMEM_GROUP */
     uint64_t room = used >= limit ? 0 : limit - used;
     if (*total > limit)
         *total = limit;

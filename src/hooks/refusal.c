@@ -42,7 +42,8 @@ CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
         .device = op->dev,
         .bytes = bytes,
         .limit = gmg_quota_limit(op->dev),
-        .in_use = gmg_quota_used(op->dev),
+        .in_use = gmg_quota_charged(op->dev),
+        .own = gmg_quota_used(op->dev),
         .stack = op->stack,
         .abort = gmg_cfg.on_limit == GMG_ON_LIMIT_ABORT,
     };
@@ -63,6 +64,6 @@ void gmg_warn_over(struct gmg_op *op, uint64_t bytes)
     char req[GMG_SIZE_LEN], use[GMG_SIZE_LEN], lim[GMG_SIZE_LEN];
     gmg_info("over the limit: %s of %s on device %d takes it to %s of %s (allowed: GPUMEM_ON_LIMIT=warn)",
              gmg_family_name(op->family), gmg_fmt_size(req, sizeof req, bytes), op->dev,
-             gmg_fmt_size(use, sizeof use, gmg_quota_used(op->dev)),
+             gmg_fmt_size(use, sizeof use, gmg_quota_charged(op->dev)),
              gmg_fmt_size(lim, sizeof lim, gmg_quota_limit(op->dev)));
 }

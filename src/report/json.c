@@ -78,7 +78,20 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, "%s{\"device\":%d,\"limit\":%llu,\"in_use\":%llu,\"peak\":%llu,\"refused\":%llu}",
                        d ? "," : "", d, (unsigned long long)r->dev[d].limit, (unsigned long long)r->dev[d].used,
                        (unsigned long long)r->dev[d].peak, (unsigned long long)r->dev[d].refused);
-    gmg_buf_printf(b, "],\n\"totals\":{\"live_bytes\":%llu,\"live_allocations\":%llu,\"reclaimed_bytes\":%llu,"
+    gmg_buf_printf(b, "],\n\"group\":");
+    if (r->grouped) { /* GPUMEM_GROUP: its budget and all members' bytes */
+        gmg_buf_printf(b, "{\"name\":");
+        gmg_buf_json_str(b, gmg_cfg.group);
+        gmg_buf_printf(b, ",\"members\":%u,\"devices\":[", r->group_members);
+        for (int d = 0; d < r->ndev; d++)
+            gmg_buf_printf(b, "%s{\"device\":%d,\"limit\":%llu,\"in_use\":%llu,\"peak\":%llu}", d ? "," : "", d,
+                           (unsigned long long)r->dev[d].limit, (unsigned long long)r->dev[d].group_used,
+                           (unsigned long long)r->dev[d].group_peak);
+        gmg_buf_printf(b, "]}");
+    } else {
+        gmg_buf_printf(b, "null");
+    }
+    gmg_buf_printf(b, ",\n\"totals\":{\"live_bytes\":%llu,\"live_allocations\":%llu,\"reclaimed_bytes\":%llu,"
                       "\"reclaimed_allocations\":%llu,\"refused\":%llu,\"unknown_frees\":%llu,"
                       "\"allocations_made\":%llu}",
                    (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,

@@ -187,12 +187,17 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     r->pid = getpid();
     read_exe(r->exe, sizeof r->exe);
     r->ndev = gmg_quota_devices_seen();
+    r->grouped = gmg_quota_pooled();
+    gmg_quota_refresh(); /* GPUMEM_GROUP: dead members' shares back first */
+    r->group_members = gmg_quota_group_members();
     for (int d = 0; d < r->ndev; d++) {
         r->dev[d].limit = gmg_quota_limit(d);
         r->dev[d].used = gmg_quota_used(d);
         r->dev[d].peak = gmg_quota_peak(d);
         r->dev[d].refused = gmg_quota_refused(d);
         r->refused += r->dev[d].refused;
+        r->dev[d].group_used = gmg_quota_charged(d);
+        r->dev[d].group_peak = gmg_quota_group_peak(d);
     }
     r->unknown_frees = gmg_record_unknown_frees();
     r->total_allocs = gmg_record_total();
@@ -256,9 +261,18 @@ static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const 
     r.trigger = GMG_TRIGGER_REFUSAL;
     r.sym = gmg_symbolizer_new();
     char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
-    gmg_buf_printf(b, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s, %s in use (%s)\n",
-                   gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
-                   gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_fmt_size(use, sizeof use, ev->in_use), outcome);
+    if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the group's budget and bytes, and ours */
+        char own[GMG_SIZE_LEN];
+        gmg_buf_printf(b, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s for group %s, %s in use by "
+                          "the group (%s by this process) (%s)\n",
+                       gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
+                       gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_cfg.group,
+                       gmg_fmt_size(use, sizeof use, ev->in_use), gmg_fmt_size(own, sizeof own, ev->own), outcome);
+    } else {
+        gmg_buf_printf(b, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s, %s in use (%s)\n",
+                       gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
+                       gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_fmt_size(use, sizeof use, ev->in_use), outcome);
+    }
     gmg_buf_printf(b, "  the refused call:\n");
     gmg_report_text_stack(&r, b, ev->stack);
     size_t n = 0;

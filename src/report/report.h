@@ -48,7 +48,8 @@ struct gmg_frag {
 extern const char *const gmg_size_class_names[GMG_SIZE_CLASSES];
 
 struct gmg_dev_totals {
-    uint64_t limit, used, peak, refused;
+    uint64_t limit, used, peak, refused;   /* limit: the group's under GPUMEM_GROUP */
+    uint64_t group_used, group_peak;       /* GPUMEM_GROUP: all members' bytes */
 };
 
 struct gmg_report {
@@ -58,6 +59,8 @@ struct gmg_report {
     char exe[256];
     int ndev;                   /* devices with totals below */
     struct gmg_dev_totals dev[GMG_MAX_DEVICES];
+    int grouped;                /* GPUMEM_GROUP (gmg_cfg.group names it) */
+    unsigned group_members;
     uint64_t live_bytes, live_allocs;           /* allocations (not VA/maps) */
     uint64_t reclaimed_bytes, reclaimed_allocs;
     uint64_t refused, unknown_frees, total_allocs;

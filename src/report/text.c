@@ -107,6 +107,15 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, ", in use %llu, peak %llu, refused %llu\n", (unsigned long long)r->dev[d].used,
                        (unsigned long long)r->dev[d].peak, (unsigned long long)r->dev[d].refused);
     }
+    for (int d = 0; r->grouped && d < r->ndev; d++) { /* GPUMEM_GROUP: the budget the limit above is */
+        gmg_buf_printf(b, "==%d== group %s, device %d: limit ", r->pid, gmg_cfg.group, d);
+        if (r->dev[d].limit)
+            gmg_buf_printf(b, "%llu bytes", (unsigned long long)r->dev[d].limit);
+        else
+            gmg_buf_printf(b, "none");
+        gmg_buf_printf(b, ", in use %llu by %u member%s, peak %llu\n", (unsigned long long)r->dev[d].group_used,
+                       r->group_members, r->group_members == 1 ? "" : "s", (unsigned long long)r->dev[d].group_peak);
+    }
     gmg_buf_printf(b, "==%d== live: %llu bytes in %llu allocations; refused: %llu; unknown frees: %llu; "
                       "allocations made: %llu\n\n",
                    r->pid, (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,

@@ -1,0 +1,46 @@
+/*
+ * group.h - GPUMEM_GROUP (SPEC §9), cluster layer: one budget per device
+ * shared by every process of the same user with the same group name.
+ *
+ * The budget is GPUMEM_LIMIT, set by the group's first member to reserve on
+ * a device; a member whose own GPUMEM_LIMIT differs is told once and held to
+ * the group's. The counters live in a shared-memory segment
+ * (cluster/group_layout.h); the core quota reaches them through the
+ * functions of gmg_group_pool(), which guard.c installs
+ * (gmg_quota_set_pool), so that the core never calls upward.
+ *
+ * A process joins the group (takes a member slot) at its first reservation.
+ * The reservations of a member that died, SIGKILL included, go back to the
+ * group when another member finds it dead: at a join, when a reservation
+ * would be refused, and every second on the reporter thread. A group whose
+ * members are all gone starts clean at the next join: no later process
+ * sees a dead one's numbers.
+ */
+#ifndef GMG_CLUSTER_GROUP_H
+#define GMG_CLUSTER_GROUP_H
+
+#include "core/quota.h"
+
+/* Start-up: open (creating it if needed) and check this user's segment for
+ * group `name`. 0, or -1 with a message in err (the process stops): a
+ * segment of another user, of another mode, size or version, no room. */
+int gmg_group_open(const char *name, char *err, unsigned errlen);
+
+/* The quota's functions over the open segment. */
+const struct gmg_quota_pool *gmg_group_pool(void);
+
+/* Give the reservations of dead members back (reporter thread, each second). */
+void gmg_group_tick(void);
+
+/* Exit: give this process's reservations back now (its memory goes with
+ * it); later releases leave the group's counters alone. */
+void gmg_group_leave(void);
+
+/* fork child: it holds nothing and no slot; it joins as a new member at its
+ * first reservation. */
+void gmg_group_atfork_child(void);
+
+/* The segment's name, "/gpumemguard-UID-NAME" ("" before open). */
+const char *gmg_group_shm_name(void);
+
+#endif
