@@ -154,6 +154,18 @@ static void *obj_find(const void *h, int kind)
     return o && o->kind == kind ? o : NULL;
 }
 
+/* Take a live object of that kind out of the registry, for its destroyer
+ * to free (its struct sobj comes first); NULL if the handle names none. */
+static void *obj_take(const void *h, int kind)
+{
+    LOCK();
+    struct sobj *o = obj_find(h, kind);
+    if (o)
+        HASH_DEL(objs, o);
+    UNLOCK();
+    return o;
+}
+
 static void *obj_get(const void *h, int kind)
 {
     LOCK();
@@ -2331,11 +2343,7 @@ SIM_EXPORT CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, 
 SIM_EXPORT CUresult cuStreamDestroy_v2(CUstream s)
 {
     REQUIRE_INIT();
-    LOCK();
-    struct sstream *st = obj_find(s, OK_STREAM);
-    if (st)
-        HASH_DEL(objs, &st->o);
-    UNLOCK();
+    struct sstream *st = obj_take(s, OK_STREAM);
     if (!st)
         return CUDA_ERROR_INVALID_HANDLE;
     free(st);
@@ -2559,11 +2567,7 @@ SIM_EXPORT CUresult cuEventSynchronize(CUevent ev) { return cuEventQuery(ev); }
 SIM_EXPORT CUresult cuEventDestroy_v2(CUevent ev)
 {
     REQUIRE_INIT();
-    LOCK();
-    struct sevent *e = obj_find(ev, OK_EVENT);
-    if (e)
-        HASH_DEL(objs, &e->o);
-    UNLOCK();
+    struct sevent *e = obj_take(ev, OK_EVENT);
     if (!e)
         return CUDA_ERROR_INVALID_HANDLE;
     free(e);
