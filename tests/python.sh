@@ -165,4 +165,4 @@ guarded "$T/apitest" direct families; norm "$WORK/err" >"$WORK/auto.txt"
 guarded env GPUMEM_PYTHON=off "$T/apitest" direct families; norm "$WORK/err" >"$WORK/off.txt"
 if cmp -s "$WORK/auto.txt" "$WORK/off.txt" && ! grep -q 'File "' "$WORK/auto.txt" && [ -s "$WORK/auto.txt" ]; then
     ok "no Python in the process: the report is the same with GPUMEM_PYTHON=auto and off"
-else diff "$WORK/auto.txt" "$WORK/off.txt" >"$WORK/pydiff"; bad "no-Python report differs" "$WORK/pydiff"; fi
+else { echo "auto: $(wc -l <"$WORK/auto.txt") lines, off: $(wc -l <"$WORK/off.txt") lines"; diff "$WORK/off.txt" "$WORK/auto.txt"; } >"$WORK/pydiff"; bad "no-Python report differs" "$WORK/pydiff"; fi
