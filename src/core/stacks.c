@@ -215,18 +215,28 @@ __attribute__((noinline)) uint32_t gmg_stack_capture(void)
     uintptr_t all[2 * GMG_MAX_STACK_DEPTH + 8];
     uint32_t np = gmg_py_capture(all, (uint32_t)want);
     void **buf = (void **)(all + np);
-    int n = unw_backtrace(buf, want + 8);
-    int skip = 0;
-    while (skip < n && gmg_stack_is_internal((uintptr_t)buf[skip]))
-        skip++;
-    int keep = n - skip;
-    if (np) { /* the eval loop's frames, and what called it: the Python
-                 frames stand for them (and they differ from call to call
-                 as the interpreter specialises, splitting one site) */
-        int k = 0;
-        while (k < keep && !gmg_py_is_interpreter((uintptr_t)buf[skip + k]))
-            k++;
-        keep = k;
+    /* With Python frames, the native ones that matter end where the
+     * interpreter's begin, usually within a few frames (ctypes, a Cython
+     * or C++ extension): a short walk first, the whole one if it was not. */
+    int n = 0, skip = 0, keep = 0, cut = 0;
+    for (int pass = np ? 0 : 1; pass < 2 && !cut; pass++) {
+        int max = pass == 0 && want + 8 > 24 ? 24 : want + 8;
+        n = unw_backtrace(buf, max);
+        skip = 0;
+        while (skip < n && gmg_stack_is_internal((uintptr_t)buf[skip]))
+            skip++;
+        keep = n - skip;
+        if (np) { /* the eval loop's frames, and what called it: the Python
+                     frames stand for them (and they differ from call to
+                     call as the interpreter specialises, splitting one site) */
+            int k = 0;
+            while (k < keep && !gmg_py_is_interpreter((uintptr_t)buf[skip + k]))
+                k++;
+            cut = k < keep || n < max; /* found, or the whole stack was walked */
+            keep = k;
+        }
+        if (max == want + 8)
+            break;
     }
     if (keep > want)
         keep = want;
