@@ -2,8 +2,10 @@
  * track.h - the table of live allocations (core layer).
  *
  * Sharded by key so that threads allocating different pointers never take
- * the same lock; each shard is a uthash table under its own mutex. Records
- * are allocated by the caller before any lock is taken and freed after.
+ * the same lock; each shard is a uthash table under its own mutex, keyed by
+ * the 9 bytes (value, space) of each record. Records are allocated by the
+ * caller before any lock is taken and freed after. Every record entering or
+ * leaving the table moves the live totals (gmg_track_live_each) with it.
  * Records of memory a context teardown reclaimed move to a separate list:
  * they no longer count, but they were never freed by the program.
  */
@@ -63,14 +65,26 @@ int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out
 size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
                               void (*fn)(struct gmg_alloc *, void *), void *arg);
 
-/* Move every record made in context `ctx` (device-memory families) to the
- * reclaimed list; the callback sees each one first (to release its quota). */
-size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg);
+/* Move every record made in context `ctx` (an index, gmg_ctx_index;
+ * device-memory families) to the reclaimed list; the callback sees each
+ * one first (to release its quota). */
+size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg);
 
-/* A copy of every live record (and, separately, every reclaimed one),
- * malloc'd; the caller frees. Shards are locked one at a time. */
-struct gmg_alloc *gmg_track_snapshot(size_t *n);
-struct gmg_alloc *gmg_track_reclaimed(size_t *n);
+/* Reports read the table in place, never copying it: walk calls fn on every
+ * live record, shards locked one at a time (fn must not call the table or
+ * the driver). `fresh`: no signal or API dump has listed the record yet;
+ * with `mark` (such a dump) it is listed now. reclaimed_walk: every record
+ * a context teardown reclaimed (fresh is 0), under the list's lock. */
+typedef void (*gmg_walk_fn)(const struct gmg_alloc *a, int fresh, void *arg);
+void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg);
+void gmg_track_reclaimed_walk(gmg_walk_fn fn, void *arg);
+
+/* Live totals per (stack, device, family), in O(stacks): the depot's per
+ * stack, and stack 0's (stacks off) kept per shard. Only pairs with live
+ * allocations are passed; each is read as it is at that moment. */
+void gmg_track_live_each(void (*fn)(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count,
+                                    void *arg),
+                         void *arg);
 
 size_t gmg_track_count(void);
 

@@ -12,9 +12,15 @@
 static int entered;
 static unsigned ctx_generation;
 
-static __thread uintptr_t tl_ctx;
-static __thread int tl_dev = -1;
-static __thread unsigned tl_gen;
+/* The calling thread's last context: its device and record index, valid
+ * while no context was torn down since (ctx_generation). */
+struct ctx_cache {
+    uintptr_t ctx;
+    int dev;
+    unsigned gen;
+    uint32_t index;
+};
+static __thread struct ctx_cache tl_cc __attribute__((tls_model("initial-exec")));
 
 void gmg_enter(enum gmg_hook_id id)
 {
@@ -34,25 +40,29 @@ void gmg_contexts_changed(void)
     __atomic_fetch_add(&ctx_generation, 1, __ATOMIC_RELEASE);
 }
 
-int gmg_current_device(uintptr_t *ctx)
+int gmg_current_device(uint32_t *ctx)
 {
     CUcontext c = NULL;
-    *ctx = 0;
+    if (ctx)
+        *ctx = 0;
     gmg_pfn_cuCtxGetCurrent get = REAL(cuCtxGetCurrent);
     if (!get || get(&c) != CUDA_SUCCESS || !c)
         return -1;
-    *ctx = (uintptr_t)c;
+    struct ctx_cache *cc = &tl_cc;
     unsigned gen = __atomic_load_n(&ctx_generation, __ATOMIC_ACQUIRE);
-    if ((uintptr_t)c == tl_ctx && gen == tl_gen)
-        return tl_dev;
-    CUdevice d = -1;
-    gmg_pfn_cuCtxGetDevice getdev = REAL(cuCtxGetDevice);
-    if (!getdev || getdev(&d) != CUDA_SUCCESS)
-        return -1;
-    tl_ctx = (uintptr_t)c;
-    tl_dev = d;
-    tl_gen = gen;
-    return d;
+    if ((uintptr_t)c != cc->ctx || gen != cc->gen || !cc->index) {
+        CUdevice d = -1;
+        gmg_pfn_cuCtxGetDevice getdev = REAL(cuCtxGetDevice);
+        if (!getdev || getdev(&d) != CUDA_SUCCESS)
+            return -1;
+        cc->ctx = (uintptr_t)c;
+        cc->dev = d;
+        cc->gen = gen;
+        cc->index = gmg_ctx_index((uintptr_t)c, 1);
+    }
+    if (ctx)
+        *ctx = cc->index;
+    return cc->dev;
 }
 
 CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
@@ -121,19 +131,25 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
             gmg_quota_release(op->dev, op->reserved);
         return;
     }
-    struct gmg_alloc *a = gmg_record_new();
+    if (op->counted)
+        size = op->reserved;
+    /* the ninth word: a handle's mappings, a mapping's handle, or what was
+     * asked for when it is not what was granted */
+    int aux = space == GMG_SPACE_VMM || space == GMG_SPACE_MAP || requested != size;
+    struct gmg_alloc *a = gmg_record_new(aux);
     if (!a)
         return; /* untracked: its reservation stays, so the quota still holds */
-    a->key.value = key;
-    a->key.space = space;
-    a->size = op->counted ? op->reserved : size;
-    a->requested = requested;
+    a->value = key;
+    a->space = (uint8_t)space;
+    a->size = size;
+    if (aux)
+        a->aux[0] = space == GMG_SPACE_VMM ? 0 : requested;
     a->ctx = op->ctx;
     a->stack = op->stack;
-    a->device = (int16_t)op->dev;
+    a->device = (int8_t)(op->dev >= -1 && op->dev <= INT8_MAX ? op->dev : -1);
     a->family = (uint8_t)op->family;
     a->counted = (uint8_t)op->counted;
-    gmg_quota_count_alloc(op->dev);
+    gmg_record_made(op->dev);
     struct gmg_alloc *stale = gmg_track_insert(a);
     if (stale)
         gmg_drop_record(stale, NULL);
@@ -149,14 +165,13 @@ struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
 
 struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
 {
-    uintptr_t ctx;
-    int dev = legacy ? gmg_current_device(&ctx) : -1; /* the _v2 path asks only on a miss */
+    int dev = legacy ? gmg_current_device(NULL) : -1; /* the _v2 path asks only on a miss */
     struct gmg_free f = gmg_free_take(legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR,
                                       legacy ? (ptr ? gmg_key_v1(ptr, dev) : 0) : ptr);
     /* a pointer of the other ABI (allocated legacy, freed _v2 or back) */
     if (!f.a && !f.racing && ptr && ptr <= UINT32_MAX) {
         if (!legacy)
-            dev = gmg_current_device(&ctx);
+            dev = gmg_current_device(NULL);
         if (dev >= 0) {
             struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1,
                                               legacy ? ptr : gmg_key_v1(ptr, dev));

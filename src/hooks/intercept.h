@@ -19,7 +19,7 @@
 struct gmg_op {
     int family;
     int dev;
-    uintptr_t ctx;
+    uint32_t ctx;         /* the current context's index (gmg_ctx_index) */
     uint64_t reserved;    /* bytes reserved in the quota */
     uint32_t stack;
     int counted;
@@ -28,8 +28,9 @@ struct gmg_op {
 /* First step of every exported wrapper. */
 void gmg_enter(enum gmg_hook_id id);
 
-/* The device of the calling thread's current context, -1 if none. */
-int gmg_current_device(uintptr_t *ctx);
+/* The device of the calling thread's current context, -1 if none; *ctx
+ * (unless NULL) is the context's index for records, 0 if none. */
+int gmg_current_device(uint32_t *ctx);
 
 /* Contexts were torn down: per-thread device caches are stale. */
 void gmg_contexts_changed(void);

@@ -72,7 +72,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 static void drop_mapping(struct gmg_alloc *map, void *unused)
 {
     (void)unused;
-    struct gmg_alloc *phys = gmg_track_vmm_unmapped(map->requested);
+    struct gmg_alloc *phys = gmg_track_vmm_unmapped(map->aux[0]);
     gmg_drop_record(map, NULL);
     if (phys)
         gmg_drop_record(phys, NULL);
