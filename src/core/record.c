@@ -1,21 +1,17 @@
 /*
  * record.c - see record.h.
  *
- * The slab. Records come in two sizes (88 bytes, and 96 with the ninth
- * word), carved from 1 MiB chunks that are never given back. Each thread
- * keeps, per size, two magazines of up to BATCH free records (a loaded one
- * and a spare, as in Bonwick's magazines): an allocation pops from the
- * loaded one and a free pushes onto it, with no lock and no shared cache
- * line. Only when both are empty (allocating) or full (freeing) does a
- * thread take the size's pool lock, to trade a whole magazine with the
- * pool or carve a new one from the chunk. A record freed by another thread
- * than the one that made it goes to the freeing thread's magazine. A
- * thread's magazines go back to the pool when it exits (a TSD destructor).
+ * Pools. Records come in two sizes (88 bytes, and 96 with the ninth word),
+ * carved from chunks that grow from 4 KiB to 256 KiB and are never given
+ * back, and reused through one free list per size. A pool is not locked:
+ * each shard of the table has its own, used under the shard's lock, so a
+ * record is made and dropped within the lock its table operation takes
+ * anyway (no lock, atomic or shared cache line of its own), and a shard's
+ * records lie together in memory, in the order they were made: a report
+ * reads a shard's chain almost sequentially.
  *
- * A free record keeps its links where its uthash handle was (offset 32):
- * the next record of its magazine, and for the first record of a magazine
- * in the pool, the next magazine and its count. Under AddressSanitizer the
- * rest of a free record is poisoned.
+ * A free record keeps its link where its uthash handle was (offset 32);
+ * under AddressSanitizer the rest of it is poisoned.
  */
 #define _GNU_SOURCE
 #include "core/record.h"
@@ -26,7 +22,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GMG_ASAN 1
@@ -44,169 +39,60 @@
 #define UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-#define BATCH 64
-#define CHUNK_BYTES (1u << 20)
+#define FIRST_CHUNK (4u << 10)
+#define LAST_CHUNK (256u << 10)
 #define LINK_OFF offsetof(struct gmg_alloc, hh)
 
 static const size_t class_size[2] = { sizeof(struct gmg_alloc), sizeof(struct gmg_alloc) + sizeof(uint64_t) };
 
-struct link {             /* what a free record holds at LINK_OFF */
-    char *next;           /* in its magazine                       */
-    char *next_mag;       /* first record of a magazine in the pool */
-    unsigned long n;      /* that magazine's count                 */
-};
-_Static_assert(offsetof(struct gmg_alloc, hh) + sizeof(struct link) <= sizeof(struct gmg_alloc), "links fit");
+static char **link_of(char *r) { return (char **)(void *)(r + LINK_OFF); }
 
-static struct link *link_of(char *r) { return (struct link *)(void *)(r + LINK_OFF); }
-
-/* Poison a free record but its links. */
-static void poison_free(char *r, size_t size)
-{
-    POISON(r, LINK_OFF);
-    POISON(r + LINK_OFF + sizeof(struct link), size - LINK_OFF - sizeof(struct link));
-    (void)r;
-    (void)size;
-}
-
-struct mag {
-    char *head;
-    unsigned n;
-};
-
-struct tcache {
-    struct mag loaded[2], spare[2];
-    int registered;
-};
-
-static __thread struct tcache tl __attribute__((tls_model("initial-exec")));
-
-struct pool {
-    pthread_mutex_t mu;
-    char *mags;           /* magazines given back, by their first record */
-    char *bump, *end;     /* the chunk being carved                      */
-} __attribute__((aligned(64)));
-
-static struct pool pools[2] = { { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL },
-                                { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL } };
-
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static pthread_key_t exit_key;
-static int have_key;
-
-/* A magazine back to the pool (any count). */
-static void give_back(int c, struct mag *m)
-{
-    if (!m->n)
-        return;
-    struct pool *p = &pools[c];
-    pthread_mutex_lock(&p->mu);
-    link_of(m->head)->next_mag = p->mags;
-    link_of(m->head)->n = m->n;
-    p->mags = m->head;
-    pthread_mutex_unlock(&p->mu);
-    m->head = NULL;
-    m->n = 0;
-}
-
-static void thread_exit(void *unused)
-{
-    (void)unused;
-    for (int c = 0; c < 2; c++) {
-        give_back(c, &tl.loaded[c]);
-        give_back(c, &tl.spare[c]);
-    }
-    tl.registered = 0;
-}
-
-static void make_key(void)
-{
-    have_key = pthread_key_create(&exit_key, thread_exit) == 0;
-}
-
-/* Load an empty magazine: a magazine from the pool, or BATCH records carved
- * from the chunk. */
-static void refill(int c, struct mag *m)
-{
-    if (!tl.registered) {
-        pthread_once(&key_once, make_key);
-        if (have_key && pthread_setspecific(exit_key, (void *)1) == 0)
-            tl.registered = 1;
-    }
-    struct pool *p = &pools[c];
-    size_t size = class_size[c];
-    pthread_mutex_lock(&p->mu);
-    if (p->mags) {
-        m->head = p->mags;
-        m->n = (unsigned)link_of(m->head)->n;
-        p->mags = link_of(m->head)->next_mag;
-        pthread_mutex_unlock(&p->mu);
-        return;
-    }
-    if ((size_t)(p->end - p->bump) < size * BATCH) {
-        void *chunk = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (chunk == MAP_FAILED) {
-            pthread_mutex_unlock(&p->mu);
-            return;
-        }
-        p->bump = chunk;
-        p->end = (char *)chunk + CHUNK_BYTES;
-    }
-    char *first = p->bump;
-    p->bump += size * BATCH;
-    pthread_mutex_unlock(&p->mu);
-    for (unsigned i = 0; i < BATCH; i++) {
-        char *r = first + i * size;
-        link_of(r)->next = i + 1 < BATCH ? r + size : NULL;
-        poison_free(r, size);
-    }
-    m->head = first;
-    m->n = BATCH;
-}
-
-struct gmg_alloc *gmg_record_new(int aux)
+struct gmg_alloc *gmg_pool_get(struct gmg_pool *p, int aux)
 {
     int c = aux ? 1 : 0;
-    struct mag *m = &tl.loaded[c];
-    if (!m->n) {
-        if (tl.spare[c].n) {
-            struct mag t = *m;
-            *m = tl.spare[c];
-            tl.spare[c] = t;
-        } else {
-            refill(c, m);
-            if (!m->n)
-                return NULL;
-        }
-    }
-    char *r = m->head;
     size_t size = class_size[c];
-    UNPOISON(r, size);
-    m->head = link_of(r)->next;
-    m->n--;
-    memset(r, 0, size);
+    char *r = p->free[c];
+    if (r) {
+        UNPOISON(r, size);
+        p->free[c] = *link_of(r);
+    } else {
+        if ((size_t)(p->end - p->bump) < size) {
+            size_t n = p->next_chunk ? p->next_chunk : FIRST_CHUNK;
+            char *chunk = malloc(n);
+            if (!chunk)
+                return NULL;
+            p->bump = chunk;
+            p->end = chunk + n;
+            p->next_chunk = n < LAST_CHUNK ? n * 2 : n;
+        }
+        r = p->bump;
+        p->bump += size;
+    }
     struct gmg_alloc *a = (struct gmg_alloc *)(void *)r;
     a->has_aux = (uint8_t)c;
     return a;
 }
 
-void gmg_record_free(struct gmg_alloc *a)
+void gmg_pool_put(struct gmg_pool *p, struct gmg_alloc *a)
 {
-    if (!a)
-        return;
     int c = a->has_aux;
-    struct mag *m = &tl.loaded[c];
-    if (m->n >= BATCH) {
-        if (tl.spare[c].n)
-            give_back(c, &tl.spare[c]);
-        tl.spare[c] = *m;
-        m->head = NULL;
-        m->n = 0;
-    }
     char *r = (char *)a;
-    link_of(r)->next = m->head;
-    m->head = r;
-    m->n++;
-    poison_free(r, class_size[c]);
+    *link_of(r) = p->free[c];
+    p->free[c] = r;
+    POISON(r, LINK_OFF);
+    POISON(r + LINK_OFF + sizeof(char *), class_size[c] - LINK_OFF - sizeof(char *));
+}
+
+void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g)
+{
+    g->value = a->value;
+    g->size = a->size;
+    g->aux = a->has_aux ? a->aux[0] : 0;
+    g->stack = a->stack;
+    g->device = a->device;
+    g->family = a->family;
+    g->space = a->space;
+    g->counted = a->counted;
 }
 
 /* ---------------------------------------------------------- contexts */
@@ -308,10 +194,7 @@ void gmg_record_made(int dev)
 
 uint64_t gmg_record_total(void)
 {
-    uint64_t n = __atomic_load_n(&made_nodev, __ATOMIC_RELAXED);
-    for (int d = 0; d < GMG_MAX_DEVICES; d++)
-        n += gmg_quota_allocs(d);
-    return n;
+    return __atomic_load_n(&made_nodev, __ATOMIC_RELAXED) + gmg_quota_allocs(-1);
 }
 
 void gmg_record_unknown_free(void) { __atomic_fetch_add(&unknown_frees, 1, __ATOMIC_RELAXED); }
@@ -321,14 +204,5 @@ void gmg_record_atfork_child(void)
 {
     unknown_frees = 0;
     made_nodev = 0;
-    /* Another thread may have been inside a pool: its magazines and the
-     * chunk in carving are abandoned (pages the child never touches cost
-     * it nothing). This thread's own magazines are whole: it was not in
-     * here when it forked. */
-    for (int c = 0; c < 2; c++) {
-        pthread_mutex_init(&pools[c].mu, NULL);
-        pools[c].mags = NULL;
-        pools[c].bump = pools[c].end = NULL;
-    }
     pthread_mutex_init(&ctx_mu, NULL);
 }

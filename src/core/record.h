@@ -1,10 +1,8 @@
 /*
  * record.h - one allocation as the guard remembers it (core layer): what a
  * key means, the API families, the record itself, where records come from
- * (a slab with per-thread caches), the contexts records point to (a small
- * index, not a pointer) and the process-wide counters. Records are made
- * here, before any table lock is taken, and freed by whoever removed them
- * from the table.
+ * (pools: one per shard of the table, used under its lock), the contexts
+ * records point to (an index, not a pointer) and the process-wide counters.
  */
 #ifndef GMG_CORE_RECORD_H
 #define GMG_CORE_RECORD_H
@@ -86,11 +84,26 @@ struct gmg_key {
 
 const char *gmg_family_name(int family);   /* e.g. "cuMemAlloc" */
 
-/* A new record, zeroed, from the calling thread's cache (aux: with the
- * ninth word); the caller fills it. NULL when out of memory. */
-struct gmg_alloc *gmg_record_new(int aux);
-/* Back to the calling thread's cache (any thread may free any record). */
-void gmg_record_free(struct gmg_alloc *a);
+/* What is left of a record once it is out of the table for good: what its
+ * dropper needs (release its quota, count its free, a mapping's handle). */
+struct gmg_gone {
+    uint64_t value, size;
+    uint64_t aux;         /* aux[0] when the record had one, else 0 */
+    uint32_t stack;
+    int device, family, space, counted;
+};
+void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g);
+
+/* A pool of records (see record.c); its user serialises calls. get: a
+ * record, not zeroed but for has_aux (aux: with the ninth word); NULL when
+ * out of memory. put: back for reuse. */
+struct gmg_pool {
+    char *free[2];
+    char *bump, *end;
+    size_t next_chunk;
+};
+struct gmg_alloc *gmg_pool_get(struct gmg_pool *p, int aux);
+void gmg_pool_put(struct gmg_pool *p, struct gmg_alloc *a);
 
 /* The index of a context for records (the same handle, the same index);
  * 0 for none, or when the table cannot grow. `add` 0: look only. */
@@ -106,8 +119,7 @@ void gmg_record_made(int dev);
 /* How many records were ever made. */
 uint64_t gmg_record_total(void);
 
-/* fork child: its counters start at zero (the table starts empty); the
- * slab's shared state starts afresh (other threads' caches are gone). */
+/* fork child: its counters start at zero (the table starts empty). */
 void gmg_record_atfork_child(void);
 
 #endif

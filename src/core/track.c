@@ -1,7 +1,7 @@
 /*
  * track.c - see track.h.
  *
- * Keys are hashed once (gmg_key_hash): the top byte picks the shard, the
+ * Keys are hashed once (key_hash): the top byte picks the shard, the
  * low 32 bits are uthash's hash value (HASH_*_BYHASHVALUE), so that neither
  * hashes the key again. Every place a record enters or leaves a shard goes
  * through add_locked / del_locked, which keep the shard's count and the
@@ -13,6 +13,7 @@
 #include "core/stacks.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,10 +33,11 @@ struct shard {
     size_t count;           /* written under mu, read without it */
     uint32_t seq;           /* under mu: the last record's seq   */
     struct zero_total *zero;
+    struct gmg_pool pool;   /* under mu: the shard's records     */
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS] = {
-    [0 ... SHARDS - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL },
+    [0 ... SHARDS - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, { { NULL, NULL }, NULL, NULL, 0 } },
 };
 
 /* One record per shard that is never removed (space 0: no key matches it,
@@ -125,34 +127,56 @@ static struct gmg_alloc *find_locked(struct shard *s, enum gmg_space space, uint
     return a;
 }
 
-struct gmg_alloc *gmg_track_insert(struct gmg_alloc *a)
+/* Out of the table for good (the caller has taken it out, or it was
+ * never in): *g gets what is left of it, and its memory goes back to the
+ * shard's pool. */
+static void gone_locked(struct shard *s, struct gmg_alloc *a, struct gmg_gone *g)
 {
-    uint64_t h = key_hash(a->value, a->space);
+    gmg_gone_of(a, g);
+    gmg_pool_put(&s->pool, a);
+}
+
+int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *stale)
+{
+    uint64_t h = key_hash(t->value, t->space);
     struct shard *s = shard_of(h);
+    int ret = 0;
     pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
+    if (!a) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    memcpy(a, t, offsetof(struct gmg_alloc, hh));
+    if (a->has_aux)
+        a->aux[0] = aux;
     struct gmg_alloc *old = find_locked(s, a->space, a->value, h);
     if (old) {
         del_locked(s, old);
         if (old->freeing) {
             old->detached = 1; /* its freeing thread owns it */
-            old = NULL;
+        } else {
+            gone_locked(s, old, stale);
+            ret = 1;
         }
     }
     add_locked(s, a, h);
     pthread_mutex_unlock(&s->mu);
-    return old;
+    return ret;
 }
 
-struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value)
+int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
     pthread_mutex_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value, h);
-    if (a)
+    if (a) {
         del_locked(s, a);
+        gone_locked(s, a, out);
+    }
     pthread_mutex_unlock(&s->mu);
-    return a;
+    return a != NULL;
 }
 
 struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uint64_t *racing_seq)
@@ -173,32 +197,33 @@ struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uin
     return a;
 }
 
-struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed, int *reclaimed)
+int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out)
 {
     struct shard *s = shard_of(key_hash(a->value, a->space));
-    struct gmg_alloc *drop = a;
-    *reclaimed = 0;
+    int what = GMG_FREE_DROPPED;
     pthread_mutex_lock(&s->mu);
     if (a->detached) {
-        /* already out of the table */
+        gone_locked(s, a, out); /* already out of the table */
     } else if ((freed || a->freed_by_other) && a->space == GMG_SPACE_VMM && a->aux[0] > 0) {
         a->freeing = 0; /* released while mapped: counts until the last unmap */
         a->released = 1;
-        drop = NULL;
+        what = GMG_FREE_KEPT;
     } else if (freed || a->freed_by_other) {
         del_locked(s, a);
+        gone_locked(s, a, out);
     } else if (a->torn_down) {
         del_locked(s, a); /* the teardown freed it, not the program */
-        *reclaimed = 1;
+        gmg_gone_of(a, out);
+        what = GMG_FREE_RECLAIMED;
     } else {
         a->freeing = 0; /* the driver kept it: live again */
-        drop = NULL;
+        what = GMG_FREE_KEPT;
     }
     pthread_mutex_unlock(&s->mu);
-    return drop;
+    return what;
 }
 
-struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq)
+int gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq, struct gmg_gone *out)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
@@ -211,9 +236,10 @@ struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, ui
         a = NULL;
     } else {
         del_locked(s, a); /* the first free failed and ours freed it */
+        gone_locked(s, a, out);
     }
     pthread_mutex_unlock(&s->mu);
-    return a;
+    return a != NULL;
 }
 
 /* Find a VMM handle's record under its shard's lock; `s` is set. */
@@ -244,31 +270,34 @@ int gmg_track_vmm_is_mapped(uint64_t handle)
     return mapped;
 }
 
-struct gmg_alloc *gmg_track_vmm_unmapped(uint64_t handle)
+int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
-    if (a && a->aux[0] > 0 && --a->aux[0] == 0 && a->released && !a->freeing)
+    if (a && a->aux[0] > 0 && --a->aux[0] == 0 && a->released && !a->freeing) {
         del_locked(s, a);
-    else
+        gone_locked(s, a, out);
+    } else {
         a = NULL;
+    }
     pthread_mutex_unlock(&s->mu);
-    return a;
+    return a != NULL;
 }
 
-struct gmg_alloc *gmg_track_vmm_released(uint64_t handle)
+int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
     if (a && !a->freeing && a->aux[0] == 0) {
         del_locked(s, a); /* the last mapping went meanwhile */
+        gone_locked(s, a, out);
     } else {
         if (a)
             a->released = 1;
         a = NULL;
     }
     pthread_mutex_unlock(&s->mu);
-    return a;
+    return a != NULL;
 }
 
 int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out)
@@ -284,27 +313,28 @@ int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out
 }
 
 size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
-                              void (*fn)(struct gmg_alloc *, void *), void *arg)
+                              void (*fn)(const struct gmg_gone *, void *), void *arg)
 {
     size_t n = 0;
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
-        struct gmg_alloc *a, *tmp, *out = NULL;
-        pthread_mutex_lock(&s->mu);
-        HASH_ITER(hh, s->head, a, tmp) {
-            if (a->space == space && a->value >= lo && a->value - lo < len && !a->freeing) {
-                del_locked(s, a);
-                a->hh.next = out; /* chain removed records, call fn unlocked */
-                out = a;
+        struct gmg_alloc *a, *tmp;
+        struct gmg_gone buf[64];
+        size_t k;
+        do { /* at most 64 a time: fn runs unlocked (it may call the table) */
+            k = 0;
+            pthread_mutex_lock(&s->mu);
+            HASH_ITER(hh, s->head, a, tmp) {
+                if (k < 64 && a->space == space && a->value >= lo && a->value - lo < len && !a->freeing) {
+                    del_locked(s, a);
+                    gone_locked(s, a, &buf[k++]);
+                }
             }
-        }
-        pthread_mutex_unlock(&s->mu);
-        while (out) {
-            struct gmg_alloc *next = out->hh.next;
-            fn(out, arg);
-            out = next;
-            n++;
-        }
+            pthread_mutex_unlock(&s->mu);
+            for (size_t j = 0; j < k; j++)
+                fn(&buf[j], arg);
+            n += k;
+        } while (k == 64);
     }
     return n;
 }
@@ -328,9 +358,8 @@ static void reclaimed_push(struct gmg_alloc *a)
     if (reclaimed_n == reclaimed_cap) {
         size_t cap = reclaimed_cap ? reclaimed_cap * 2 : 64;
         struct gmg_alloc **p = realloc(reclaimed, cap * sizeof *p);
-        if (!p) {
+        if (!p) { /* out of memory: the record is lost (its shard's pool never has it back) */
             pthread_mutex_unlock(&reclaimed_mu);
-            gmg_record_free(a);
             return;
         }
         reclaimed = p;
@@ -342,6 +371,7 @@ static void reclaimed_push(struct gmg_alloc *a)
 
 void gmg_track_reclaimed_add(struct gmg_alloc *a)
 {
+    a->freeing = 0;
     reclaimed_push(a);
 }
 
@@ -456,6 +486,7 @@ void gmg_track_atfork_child(void)
         shards[i].head = NULL;
         shards[i].count = 0;
         shards[i].zero = NULL;
+        memset(&shards[i].pool, 0, sizeof shards[i].pool);
     }
     pthread_mutex_init(&reclaimed_mu, NULL);
     reclaimed = NULL;

@@ -9,6 +9,8 @@
 #include "hooks/devfacts.h"
 #include "hooks/refusal.h"
 
+#include <string.h>
+
 static int entered;
 static unsigned ctx_generation;
 
@@ -116,12 +118,11 @@ int gmg_adjust(struct gmg_op *op, uint64_t bytes)
     return 1;
 }
 
-void gmg_drop_record(struct gmg_alloc *a, void *unused)
+void gmg_drop_record(const struct gmg_gone *g, void *unused)
 {
     (void)unused;
-    if (a->counted)
-        gmg_quota_release(a->device, a->size);
-    gmg_record_free(a);
+    if (g->counted)
+        gmg_quota_release(g->device, g->size);
 }
 
 void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
@@ -133,26 +134,25 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
     }
     if (op->counted)
         size = op->reserved;
+    struct gmg_alloc t;
+    memset(&t, 0, sizeof t);
+    t.value = key;
+    t.space = (uint8_t)space;
+    t.size = size;
     /* the ninth word: a handle's mappings, a mapping's handle, or what was
      * asked for when it is not what was granted */
-    int aux = space == GMG_SPACE_VMM || space == GMG_SPACE_MAP || requested != size;
-    struct gmg_alloc *a = gmg_record_new(aux);
-    if (!a)
-        return; /* untracked: its reservation stays, so the quota still holds */
-    a->value = key;
-    a->space = (uint8_t)space;
-    a->size = size;
-    if (aux)
-        a->aux[0] = space == GMG_SPACE_VMM ? 0 : requested;
-    a->ctx = op->ctx;
-    a->stack = op->stack;
-    a->device = (int8_t)(op->dev >= -1 && op->dev <= INT8_MAX ? op->dev : -1);
-    a->family = (uint8_t)op->family;
-    a->counted = (uint8_t)op->counted;
+    t.has_aux = space == GMG_SPACE_VMM || space == GMG_SPACE_MAP || requested != size;
+    t.ctx = op->ctx;
+    t.stack = op->stack;
+    t.device = (int8_t)(op->dev >= -1 && op->dev <= INT8_MAX ? op->dev : -1);
+    t.family = (uint8_t)op->family;
+    t.counted = (uint8_t)op->counted;
     gmg_record_made(op->dev);
-    struct gmg_alloc *stale = gmg_track_insert(a);
-    if (stale)
-        gmg_drop_record(stale, NULL);
+    struct gmg_gone stale;
+    int got = gmg_track_insert(&t, space == GMG_SPACE_VMM ? 0 : requested, &stale);
+    /* got < 0: untracked (no memory); its reservation stays, so the quota still holds */
+    if (got > 0)
+        gmg_drop_record(&stale, NULL);
 }
 
 struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
@@ -184,22 +184,20 @@ struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
 
 void gmg_free_done(struct gmg_free *f, CUresult r)
 {
-    struct gmg_alloc *drop = NULL;
-    int reclaimed = 0;
+    struct gmg_gone g;
+    int what = GMG_FREE_KEPT;
     if (f->a)
-        drop = gmg_track_free_end(f->a, r == CUDA_SUCCESS, &reclaimed);
+        what = gmg_track_free_end(f->a, r == CUDA_SUCCESS, &g);
     else if (f->racing && r == CUDA_SUCCESS)
-        drop = gmg_track_free_racing(f->space, f->key, f->racing);
+        what = gmg_track_free_racing(f->space, f->key, f->racing, &g) ? GMG_FREE_DROPPED : GMG_FREE_KEPT;
     else if (!f->racing && f->key)
         gmg_record_unknown_free();
-    if (drop && reclaimed) { /* its context's teardown freed it meanwhile */
-        if (drop->counted)
-            gmg_quota_release(drop->device, drop->size);
-        drop->freeing = 0;
-        gmg_track_reclaimed_add(drop);
-    } else if (drop) {
-        gmg_quota_count_free(drop->device);
-        gmg_drop_record(drop, NULL);
+    if (what == GMG_FREE_RECLAIMED) { /* its context's teardown freed it meanwhile */
+        gmg_drop_record(&g, NULL);
+        gmg_track_reclaimed_add(f->a);
+    } else if (what == GMG_FREE_DROPPED) {
+        gmg_quota_count_free(g.device);
+        gmg_drop_record(&g, NULL);
     }
 }
 

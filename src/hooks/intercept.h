@@ -69,7 +69,8 @@ void gmg_free_done(struct gmg_free *f, CUresult r);
 struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy);
 uint64_t gmg_key_v1(uint64_t ptr, int dev);
 
-/* Release a record's quota and free it (callbacks of range removal). */
-void gmg_drop_record(struct gmg_alloc *a, void *unused);
+/* Release the quota of a record gone from the table (callbacks of range
+ * removal). */
+void gmg_drop_record(const struct gmg_gone *g, void *unused);
 
 #endif

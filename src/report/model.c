@@ -27,6 +27,7 @@ static unsigned dumps;           /* reports made by this process */
 void gmg_report_model_atfork_child(void)
 {
     dumps = 0;
+    gmg_symbolizer_atfork_child();
 }
 
 const char *gmg_trigger_name(enum gmg_trigger t)
@@ -180,7 +181,7 @@ static void suppress(struct gmg_report *r)
 
 void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t each)
 {
-    struct gmg_symbolizer *sym = n ? gmg_symbolizer_new() : NULL; /* one for all of them */
+    struct gmg_symbolizer *sym = n ? gmg_symbolizer_get() : NULL; /* one for all of them */
     for (size_t k = 0; k < n; k++) {
         char *buf = names + k * each;
         const struct gmg_stack *s = gmg_stack_get(stacks[k]);
@@ -198,7 +199,7 @@ void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t
             break;
         }
     }
-    gmg_symbolizer_free(sym);
+    gmg_symbolizer_put(sym);
 }
 
 uint64_t gmg_report_leaks(const struct gmg_report *r)
@@ -281,7 +282,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->growth = group_list(&w.growth, &r->ngrowth);
         r->has_growth = 1;
     }
-    r->sym = gmg_symbolizer_new();
+    r->sym = gmg_symbolizer_get();
     suppress(r);
     return 0;
 }
@@ -293,7 +294,7 @@ void gmg_report_free(struct gmg_report *r)
     free(r->growth);
     free(r->frag);
     free(r->supp);
-    gmg_symbolizer_free(r->sym);
+    gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);
 }
 
@@ -340,7 +341,7 @@ static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const 
     struct gmg_report r;
     memset(&r, 0, sizeof r);
     r.trigger = GMG_TRIGGER_REFUSAL;
-    r.sym = gmg_symbolizer_new();
+    r.sym = gmg_symbolizer_get();
     char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
     gmg_buf_printf(b, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s, %s in use (%s)\n",
                    gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
