@@ -115,7 +115,8 @@ static struct gmg_group *group_list(struct groups *g, size_t *out_n)
     for (size_t i = 0; i < g->cap; i++)
         if (g->v[i].count)
             g->v[k++] = g->v[i];
-    qsort(g->v, k, sizeof *g->v, by_bytes);
+    if (k > 1)
+        qsort(g->v, k, sizeof *g->v, by_bytes);
     *out_n = k;
     struct gmg_group *v = g->v;
     if (!v)
