@@ -13,9 +13,10 @@
 #   - a refusal message at 1M live: from the refused call to the message,
 #     the first (it makes the symbolizer) and the next at a new call site.
 # Pair costs are CPU time in the least disturbed of 40 rounds of a process,
-# the best of REPS processes run alternately with and without the guard: on
-# a shared machine other programs only ever add to them. Other rows are the
-# median of 3. BENCH_QUICK=1: fewer pairs and processes.
+# the best of REPS processes per configuration, every configuration run
+# once per pass, unguarded and guarded in turn: on a shared machine other
+# programs only ever add to them. Other rows are the median of 3.
+# BENCH_QUICK=1: fewer pairs and passes.
 set -eu
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,16 +31,24 @@ min() { sort -g | head -1; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
 
-# pairs LIVE THREADS: "unguarded off 32" CPU ns per pair
-pairs() {
-    local u="" o="" f=""
-    for i in $(seq "$REPS"); do
-        u="$u $("$B/bench" pairs "$PAIRS" "$1" "$2" 32 | cut -d' ' -f1)"
-        o="$o $(env LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0 "$B/bench" pairs "$PAIRS" "$1" "$2" 32 | cut -d' ' -f1)"
-        f="$f $(env LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 "$B/bench" pairs "$PAIRS" "$1" "$2" 32 | cut -d' ' -f1)"
-    done
-    echo "$(echo $u | tr ' ' '\n' | min) $(echo $o | tr ' ' '\n' | min) $(echo $f | tr ' ' '\n' | min)"
+# Every (threads, live) configuration is run once per pass, unguarded and
+# guarded one after the other, and the passes repeat: each configuration's
+# best comes from moments spread over the whole run, as every other's does.
+declare -A best
+one() { # KEY ENV...: keep the least CPU ns per pair
+    local key=$1; shift
+    local v; v=$(env "$@" "$B/bench" pairs "$PAIRS" "$live" "$threads" 32 | cut -d' ' -f1)
+    if [ -z "${best[$key]:-}" ] || awk -v a="$v" -v b="${best[$key]}" 'BEGIN { exit !(a < b) }'; then best[$key]=$v; fi
 }
+for pass in $(seq "$REPS"); do
+    for threads in 1 2 4 8; do
+        for live in 0 100000 1000000; do
+            one "u $threads $live" GPUSIM_MEM=64G
+            one "o $threads $live" LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0
+            one "f $threads $live" LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32
+        done
+    done
+done
 
 echo "machine: $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
 echo
@@ -48,7 +57,7 @@ echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
 declare -A one_off one_full
 for threads in 1 2 4 8; do
     for live in 0 100000 1000000; do
-        set -- $(pairs "$live" "$threads")
+        set -- "${best[u $threads $live]}" "${best[o $threads $live]}" "${best[f $threads $live]}"
         add_off=$(calc "$2 - $1"); add_full=$(calc "$3 - $1")
         label="CPU ns per alloc+free pair"
         if [ "$threads" = 1 ]; then
