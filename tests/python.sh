@@ -133,7 +133,7 @@ fi
 # off (addresses and pids aside), and has no Python frame
 norm() { sed -E 's/==[0-9]+==/==P==/; s/0x[0-9a-f]+/0x?/g' "$1"; }
 guarded "$T/apitest" direct families; norm "$WORK/err" >"$WORK/auto.txt"
-guarded env GPUMEM_PYTHON=off "$T/apitest" direct families; norm "$WORK/err" >"$WORK/off.txt"
+guarded GPUMEM_PYTHON=off "$T/apitest" direct families; norm "$WORK/err" >"$WORK/off.txt"
 if cmp -s "$WORK/auto.txt" "$WORK/off.txt" && ! grep -q 'File "' "$WORK/auto.txt" && [ -s "$WORK/auto.txt" ]; then
     ok "no Python in the process: the report is the same with GPUMEM_PYTHON=auto and off"
 else diff "$WORK/auto.txt" "$WORK/off.txt" >"$WORK/d"; bad "no-Python report differs" "$WORK/d"; fi
