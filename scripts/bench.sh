@@ -1,28 +1,101 @@
 #!/usr/bin/env bash
-# bench.sh BUILD_DIR - ns per cuMemAlloc+cuMemFree pair against the simulated
-# driver, unguarded vs guarded (stacks off, 32 frames), at several live
-# counts and thread counts; median of 5 runs each. Prints a Markdown table
-# for docs/benchmarks.md.
+# bench.sh BUILD_DIR - the guard's costs at scale against the simulated
+# driver (tests/bench/bench.c), each measured with and without the guard in
+# the same run, printed as one Markdown table for docs/benchmarks.md:
+#   - CPU ns added per cuMemAlloc_v2+cuMemFree_v2 pair, by threads (1 2 4 8)
+#     and live allocations (0, 100k, 1M), stacks off and 32-frame stacks
+#     (the benchmark recurses 32 frames before its loop);
+#   - guard memory per live allocation at 1M live: VmRSS guarded minus
+#     unguarded, over 1M, and the same less what the guard holds with
+#     nothing live (its libraries, its thread), which no allocation adds;
+#   - a report over 1M live allocations through the public API: its time
+#     and the most memory it added while written;
+#   - a refusal message at 1M live: from the refused call to the message,
+#     the first (it makes the symbolizer) and the next at a new call site.
+# Pair costs are CPU time in the least disturbed of 40 rounds of a process,
+# the best of REPS processes per configuration, every configuration run
+# once per pass, unguarded and guarded in turn: on a shared machine other
+# programs only ever add to them. Other rows are the median of 3.
+# BENCH_QUICK=1: fewer pairs and passes.
 set -eu
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-cc -std=gnu11 -O2 -g -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench" tests/bench/bench.c -L"$B/sim" -l:libcuda.so.1 -lpthread
-export LD_LIBRARY_PATH="$ROOT/$B/sim" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-run() { for i in 1 2 3 4 5; do env "$@" "$B/bench" "$PAIRS" "$LIVE" "$THREADS"; done | median; }
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
-echo
-echo "| live allocations | threads | unguarded ns/pair | guarded, stacks off | guarded, 32 frames | added (off) | added (32) |"
-echo "|---:|---:|---:|---:|---:|---:|---:|"
-for cfg in "0 1" "100000 1" "1000000 1" "0 2"; do
-    set -- $cfg; LIVE=$1; THREADS=$2; PAIRS=200000
-    base=$(run GPUSIM_MEM=64G)
-    off=$(run GPUSIM_MEM=64G LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=0)
-    full=$(run GPUSIM_MEM=64G LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=32)
-    printf "| %s | %s | %s | %s | %s | %.0f | %.0f |\n" "$LIVE" "$THREADS" "$base" "$off" "$full" \
-        "$(echo "$off - $base" | bc)" "$(echo "$full - $base" | bc)"
+cc -std=gnu11 -O2 -g -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench" tests/bench/bench.c -L"$B/sim" -l:libcuda.so.1 -lpthread -ldl
+export LD_LIBRARY_PATH="$ROOT/$B/sim" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null GPUSIM_MEM=64G
+LIB="$ROOT/$B/libgpumemguard.so"
+CORES=$(nproc)
+if [ -n "${BENCH_QUICK:-}" ]; then REPS=2; PAIRS=40000; else REPS=5; PAIRS=100000; fi
+
+min() { sort -g | head -1; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
+
+# Every (threads, live) configuration is run once per pass, unguarded and
+# guarded one after the other, and the passes repeat: each configuration's
+# best comes from moments spread over the whole run, as every other's does.
+declare -A best
+one() { # KEY ENV...: keep the least CPU ns per pair
+    local key=$1; shift
+    local v; v=$(env "$@" "$B/bench" pairs "$PAIRS" "$live" "$threads" 32 | cut -d' ' -f1)
+    if [ -z "${best[$key]:-}" ] || awk -v a="$v" -v b="${best[$key]}" 'BEGIN { exit !(a < b) }'; then best[$key]=$v; fi
+}
+for pass in $(seq "$REPS"); do
+    for threads in 1 2 4 8; do
+        for live in 0 100000 1000000; do
+            one "u $threads $live" GPUSIM_MEM=64G
+            one "o $threads $live" LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0
+            one "f $threads $live" LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32
+        done
+    done
 done
+
+echo "machine: $CORES cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(date -u +%F)"
+echo
+echo "| measure | live | threads | unguarded | guarded, stacks off | guarded, 32 frames | added, stacks off | added, 32 frames | target (SPEC §6) | met |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
+declare -A one_off one_full
+for threads in 1 2 4 8; do
+    for live in 0 100000 1000000; do
+        set -- "${best[u $threads $live]}" "${best[o $threads $live]}" "${best[f $threads $live]}"
+        add_off=$(calc "$2 - $1"); add_full=$(calc "$3 - $1")
+        label="CPU ns per alloc+free pair"
+        if [ "$threads" = 1 ]; then
+            one_off[$live]=$add_off; one_full[$live]=$add_full
+            target="≤ 75 added (off), ≤ 1000 (32 frames)"
+            met=$([ "$add_off" -le 75 ] && [ "$add_full" -le 1000 ] && echo yes || echo no)
+        else
+            target="≤ 2 × 1 thread (${one_off[$live]}, ${one_full[$live]})"
+            met=$(awk -v a="$add_off" -v b="$add_full" -v x="${one_off[$live]}" -v y="${one_full[$live]}" \
+                  'BEGIN { print (a <= 2 * (x > 0 ? x : 0) && b <= 2 * y) ? "yes" : "no" }')
+            [ "$threads" -gt "$CORES" ] && label="$label, oversubscribed ($threads threads on $CORES cores)" \
+                && met="not measured ($met here)"
+        fi
+        echo "| $label | $live | $threads | $1 | $2 | $3 | $add_off | $add_full | $target | $met |"
+    done
+done
+
+# guard memory per live allocation at 1M
+LIVE=1000000
+rss() { local n=$1; shift; for i in 1 2 3; do env "$@" "$B/bench" rss "$n"; done | median; }
+z0=$(rss 0 GPUSIM_MEM=64G); z1=$(rss 0 LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0); z2=$(rss 0 LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32)
+r0=$(rss $LIVE GPUSIM_MEM=64G); r1=$(rss $LIVE LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0); r2=$(rss $LIVE LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32)
+b1=$(calc "($r1 - $r0) * 1024 / $LIVE" 1); b2=$(calc "($r2 - $r0) * 1024 / $LIVE" 1)
+m1=$(calc "($r1 - $r0 - ($z1 - $z0)) * 1024 / $LIVE" 1); m2=$(calc "($r2 - $r0 - ($z2 - $z0)) * 1024 / $LIVE" 1)
+echo "| bytes of guard memory per live allocation: VmRSS kB; added bytes per allocation, all / less the guard's own with nothing live ($((z1 - z0)), $((z2 - z0)) kB) | $LIVE | 1 | $r0 | $r1 | $r2 | $b1 / $m1 | $b2 / $m2 | ≤ 96 | $(awk -v a="$m1" -v b="$m2" 'BEGIN { print (a <= 96 && b <= 96) ? "yes" : "no" }') |"
+
+# a report over 1M live allocations (public API), 32-frame stacks
+report() { for i in 1 2 3; do env LD_PRELOAD="$LIB" "$@" "$B/bench" report "$LIVE" 32; done | sort -g | sed -n 2p; }
+set -- $(report GPUMEM_STACK_DEPTH=0); ro_s=$1; ro_kb=$2
+set -- $(report GPUMEM_STACK_DEPTH=32); rf_s=$1; rf_kb=$2
+echo "| report: seconds, and MB added while written | $LIVE | 1 | - | $ro_s s, $(calc "$ro_kb / 1024" 1) MB | $rf_s s, $(calc "$rf_kb / 1024" 1) MB | | | < 0.3 s, ≤ 32 MB | $(awk -v a="$ro_s" -v b="$rf_s" -v c="$ro_kb" -v d="$rf_kb" 'BEGIN { print (a < 0.3 && b < 0.3 && c <= 32768 && d <= 32768) ? "yes" : "no" }') |"
+
+# a refusal message at 1M live: the first, the next at a new call site
+# (stacks off: every call site is one, explained once)
+refusal() { local n=$1; shift; for i in 1 2 3; do env LD_PRELOAD="$LIB" GPUMEM_LIMIT=1G "$@" "$B/bench" refusal "$LIVE" 32 "$n"; done | sort -g | sed -n 2p; }
+so1=$(refusal 1 GPUMEM_STACK_DEPTH=0)
+set -- $(refusal 2 GPUMEM_STACK_DEPTH=32); sf1=$1; sf2=$2
+echo "| refusal message: ms from the refused call to the message; 32 frames: first / next call site | $LIVE | 1 | - | $so1 | $sf1 / $sf2 | | | < 1 ms | $(awk -v a="$so1" -v b="$sf1" -v c="$sf2" 'BEGIN { print (a < 1 && b < 1 && c < 1) ? "yes" : "no" }') |"
 
 # Python frames (issue 10): pairs made through ctypes from 10 and 50 Python
 # frames; "capture" is guarded with GPUMEM_PYTHON=auto minus =off (both with

@@ -22,16 +22,19 @@ struct site { uint32_t stack; int device; uint64_t bytes, count; };
 
 static int by_stack(const void *a, const void *b)
 {
-    const struct gmg_alloc *x = a, *y = b;
+    const struct site *x = a, *y = b;
     if (x->stack != y->stack)
         return x->stack < y->stack ? -1 : 1;
     return x->device - y->device;
 }
 
+/* Biggest first; equal sizes by stack and device. */
 static int by_bytes(const void *a, const void *b)
 {
     const struct site *x = a, *y = b;
-    return x->bytes == y->bytes ? 0 : x->bytes > y->bytes ? -1 : 1;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return by_stack(a, b);
 }
 
 /* A label value: backslash, quote and newline escaped, as the format asks. */
@@ -57,38 +60,49 @@ static void series(struct gmg_buf *b, const char *name, int dev, const char *com
     gmg_buf_printf(b, "%s{device=\"%d\",%s} %llu\n", name, dev, common, v);
 }
 
+struct sites { struct site *v; size_t n, cap; uint64_t *live; };
+
+static void site_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
+{
+    struct sites *all = arg;
+    if (family == GMG_FAM_VA || family == GMG_FAM_VMM_MAP)
+        return;
+    if (device >= 0 && device < GMG_MAX_DEVICES)
+        all->live[device] += count;
+    if (all->n == all->cap) {
+        size_t cap = all->cap ? all->cap * 2 : 64;
+        struct site *v = realloc(all->v, cap * sizeof *v);
+        if (!v)
+            return;
+        all->v = v;
+        all->cap = cap;
+    }
+    all->v[all->n++] = (struct site){ stack, device, bytes, count };
+}
+
 /* The ten biggest live call sites (device-memory and host allocations; not
- * reserved ranges or mappings). */
+ * reserved ranges or mappings), from the live totals: O(stacks). */
 static size_t top_sites(struct site *top, uint64_t *live)
 {
-    size_t n = 0, k = 0;
-    struct gmg_alloc *v = gmg_track_snapshot(&n);
-    if (!v)
+    struct sites all = { .live = live };
+    gmg_track_live_each(site_add, &all);
+    if (!all.v)
         return 0;
-    qsort(v, n, sizeof *v, by_stack);
-    struct site *all = malloc((n + 1) * sizeof *all);
-    for (size_t i = 0; i < n; i++)
-        if (v[i].family != GMG_FAM_VA && v[i].family != GMG_FAM_VMM_MAP && v[i].device >= 0 &&
-            v[i].device < GMG_MAX_DEVICES)
-            live[v[i].device]++;
-    for (size_t i = 0; all && i < n; i++) {
-        if (v[i].family == GMG_FAM_VA || v[i].family == GMG_FAM_VMM_MAP)
-            continue;
-        if (k && all[k - 1].stack == v[i].stack && all[k - 1].device == v[i].device) {
-            all[k - 1].bytes += v[i].size;
-            all[k - 1].count++;
+    qsort(all.v, all.n, sizeof *all.v, by_stack);
+    size_t k = 0; /* one site per (stack, device), whatever the families */
+    for (size_t i = 0; i < all.n; i++) {
+        if (k && all.v[k - 1].stack == all.v[i].stack && all.v[k - 1].device == all.v[i].device) {
+            all.v[k - 1].bytes += all.v[i].bytes;
+            all.v[k - 1].count += all.v[i].count;
             continue;
         }
-        all[k++] = (struct site){ v[i].stack, v[i].device, v[i].size, 1 };
+        all.v[k++] = all.v[i];
     }
-    free(v);
-    if (!all)
-        return 0;
-    qsort(all, k, sizeof *all, by_bytes);
+    qsort(all.v, k, sizeof *all.v, by_bytes);
     if (k > SITES)
         k = SITES;
-    memcpy(top, all, k * sizeof *top);
-    free(all);
+    memcpy(top, all.v, k * sizeof *top);
+    free(all.v);
     return k;
 }
 

@@ -3,11 +3,14 @@
 
 #include "base/config.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
 struct devq {
     uint64_t used;
     uint64_t peak;
     uint64_t refused;
-    uint64_t allocs, frees;  /* allocations and frees made (metrics)  */
     uint64_t limit;        /* resolved; valid when resolved != 0 */
     uint64_t total;        /* the device's memory, as the hooks learnt it */
     int resolved;
@@ -191,22 +194,113 @@ uint64_t gmg_quota_used(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].u
 uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 
+/*
+ * Allocations and frees made, per device: counted per thread, so that no
+ * cache line is written by every allocation but the device's quota counter.
+ * Each thread adds to its own block (one writer: a plain add, no atomic
+ * read-modify-write); a reader sums every live thread's block and what
+ * threads that exited left (`retired`), under `counts_mu`. A thread's block
+ * is folded into `retired` when it exits (a TSD destructor). A thread that
+ * cannot have a block counts straight into `retired`, atomically.
+ */
+struct tcounts {
+    uint64_t allocs[GMG_MAX_DEVICES], frees[GMG_MAX_DEVICES];
+    struct tcounts *next, **prev;
+};
+
+static pthread_mutex_t counts_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct tcounts *threads_counts;              /* under counts_mu */
+static struct tcounts retired;                      /* atomic          */
+static pthread_once_t counts_once = PTHREAD_ONCE_INIT;
+static pthread_key_t counts_key;
+static int have_counts_key;
+static __thread struct tcounts *tl_counts __attribute__((tls_model("initial-exec")));
+
+static void counts_exit(void *p)
+{
+    struct tcounts *c = p;
+    pthread_mutex_lock(&counts_mu);
+    for (int d = 0; d < GMG_MAX_DEVICES; d++) {
+        __atomic_fetch_add(&retired.allocs[d], __atomic_load_n(&c->allocs[d], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+        __atomic_fetch_add(&retired.frees[d], __atomic_load_n(&c->frees[d], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    }
+    *c->prev = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    pthread_mutex_unlock(&counts_mu);
+    if (tl_counts == c)
+        tl_counts = NULL;
+    free(c);
+}
+
+static void counts_key_make(void)
+{
+    have_counts_key = pthread_key_create(&counts_key, counts_exit) == 0;
+}
+
+static struct tcounts *my_counts(void)
+{
+    struct tcounts *c = tl_counts;
+    if (__builtin_expect(c != NULL, 1))
+        return c;
+    pthread_once(&counts_once, counts_key_make);
+    if (!have_counts_key || !(c = calloc(1, sizeof *c)))
+        return NULL;
+    if (pthread_setspecific(counts_key, c) != 0) {
+        free(c);
+        return NULL;
+    }
+    pthread_mutex_lock(&counts_mu);
+    c->next = threads_counts;
+    c->prev = &threads_counts;
+    if (threads_counts)
+        threads_counts->prev = &c->next;
+    threads_counts = c;
+    pthread_mutex_unlock(&counts_mu);
+    tl_counts = c;
+    return c;
+}
+
+static void count(uint64_t *mine, uint64_t *shared)
+{
+    if (mine)
+        __atomic_store_n(mine, __atomic_load_n(mine, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    else
+        __atomic_fetch_add(shared, 1, __ATOMIC_RELAXED);
+}
+
 void gmg_quota_count_alloc(int dev)
 {
     if (valid(dev)) {
         note_dev(dev);
-        __atomic_fetch_add(&q[dev].allocs, 1, __ATOMIC_RELAXED);
+        struct tcounts *c = my_counts();
+        count(c ? &c->allocs[dev] : NULL, &retired.allocs[dev]);
     }
 }
 
 void gmg_quota_count_free(int dev)
 {
-    if (valid(dev))
-        __atomic_fetch_add(&q[dev].frees, 1, __ATOMIC_RELAXED);
+    if (valid(dev)) {
+        struct tcounts *c = my_counts();
+        count(c ? &c->frees[dev] : NULL, &retired.frees[dev]);
+    }
 }
 
-uint64_t gmg_quota_allocs(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].allocs, __ATOMIC_RELAXED) : 0; }
-uint64_t gmg_quota_frees(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].frees, __ATOMIC_RELAXED) : 0; }
+static uint64_t sum(int dev, int frees)
+{
+    uint64_t n = 0;
+    pthread_mutex_lock(&counts_mu);
+    for (int d = dev < 0 ? 0 : dev; d < (dev < 0 ? GMG_MAX_DEVICES : dev + 1); d++) {
+        n += __atomic_load_n(frees ? &retired.frees[d] : &retired.allocs[d], __ATOMIC_RELAXED);
+        for (struct tcounts *c = threads_counts; c; c = c->next)
+            n += __atomic_load_n(frees ? &c->frees[d] : &c->allocs[d], __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&counts_mu);
+    return n;
+}
+
+uint64_t gmg_quota_allocs(int dev) { return dev == -1 || valid(dev) ? sum(dev, 0) : 0; }
+uint64_t gmg_quota_frees(int dev) { return valid(dev) ? sum(dev, 1) : 0; }
 
 void gmg_quota_count_refusal(int dev)
 {
@@ -222,7 +316,17 @@ void gmg_quota_reset(void)
         q[i].used = 0;
         q[i].peak = 0;
         q[i].refused = 0;
-        q[i].allocs = 0;
-        q[i].frees = 0;
+    }
+    /* only this thread lives on in the child: its block, emptied, is the
+     * one left (the others' are abandoned with their threads) */
+    pthread_mutex_init(&counts_mu, NULL);
+    memset(&retired, 0, sizeof retired);
+    threads_counts = NULL;
+    if (tl_counts) {
+        memset(tl_counts->allocs, 0, sizeof tl_counts->allocs);
+        memset(tl_counts->frees, 0, sizeof tl_counts->frees);
+        tl_counts->next = NULL;
+        tl_counts->prev = &threads_counts;
+        threads_counts = tl_counts;
     }
 }

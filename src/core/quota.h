@@ -26,7 +26,8 @@ uint64_t gmg_quota_used(int dev);
 uint64_t gmg_quota_peak(int dev);
 uint64_t gmg_quota_refused(int dev);
 void gmg_quota_count_refusal(int dev);
-/* Allocations and frees made on a device (on its line, no other). */
+/* Allocations and frees made on a device: counted per thread (no shared
+ * cache line), summed when read. allocs(-1): on every device. */
 void gmg_quota_count_alloc(int dev);
 void gmg_quota_count_free(int dev);
 uint64_t gmg_quota_allocs(int dev);

@@ -1,17 +1,168 @@
-/* record.c - see record.h. */
+/*
+ * record.c - see record.h.
+ *
+ * Pools. Records come in two sizes (88 bytes, and 96 with the ninth word),
+ * carved from chunks that grow from 4 KiB to 256 KiB and are never given
+ * back, and reused through one free list per size. A pool is not locked:
+ * each shard of the table has its own, used under the shard's lock, so a
+ * record is made and dropped within the lock its table operation takes
+ * anyway (no lock, atomic or shared cache line of its own), and a shard's
+ * records lie together in memory, in the order they were made: a report
+ * reads a shard's chain almost sequentially.
+ *
+ * A free record keeps its link where its uthash handle was (offset 32);
+ * under AddressSanitizer the rest of it is poisoned.
+ */
 #define _GNU_SOURCE
 #include "core/record.h"
 
+#include "core/quota.h"
+
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 
-static uint64_t seq;
+#if defined(__SANITIZE_ADDRESS__)
+#define GMG_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GMG_ASAN 1
+#endif
+#endif
+#ifdef GMG_ASAN
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
+#define FIRST_CHUNK (4u << 10)
+#define LAST_CHUNK (256u << 10)
+#define LINK_OFF offsetof(struct gmg_alloc, hh)
+
+static const size_t class_size[2] = { sizeof(struct gmg_alloc), sizeof(struct gmg_alloc) + sizeof(uint64_t) };
+
+static char **link_of(char *r) { return (char **)(void *)(r + LINK_OFF); }
+
+struct gmg_alloc *gmg_pool_get(struct gmg_pool *p, int aux)
+{
+    int c = aux ? 1 : 0;
+    size_t size = class_size[c];
+    char *r = p->free[c];
+    if (r) {
+        UNPOISON(r, size);
+        p->free[c] = *link_of(r);
+    } else {
+        if ((size_t)(p->end - p->bump) < size) {
+            size_t n = p->next_chunk ? p->next_chunk : FIRST_CHUNK;
+            char *chunk = malloc(n);
+            if (!chunk)
+                return NULL;
+            p->bump = chunk;
+            p->end = chunk + n;
+            p->next_chunk = n < LAST_CHUNK ? n * 2 : n;
+        }
+        r = p->bump;
+        p->bump += size;
+    }
+    struct gmg_alloc *a = (struct gmg_alloc *)(void *)r;
+    a->has_aux = (uint8_t)c;
+    return a;
+}
+
+void gmg_pool_put(struct gmg_pool *p, struct gmg_alloc *a)
+{
+    int c = a->has_aux;
+    char *r = (char *)a;
+    *link_of(r) = p->free[c];
+    p->free[c] = r;
+    POISON(r, LINK_OFF);
+    POISON(r + LINK_OFF + sizeof(char *), class_size[c] - LINK_OFF - sizeof(char *));
+}
+
+void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g)
+{
+    g->value = a->value;
+    g->size = a->size;
+    g->aux = a->has_aux ? a->aux[0] : 0;
+    g->stack = a->stack;
+    g->device = a->device;
+    g->family = a->family;
+    g->space = a->space;
+    g->counted = a->counted;
+}
+
+/* ---------------------------------------------------------- contexts */
+
+/* Open addressing, context handle -> index; the table is replaced whole
+ * when it grows, and a slot is written value first, so that a child forked
+ * while another thread was adding one finds it whole or absent. */
+struct ctxtab {
+    size_t cap;           /* a power of two */
+    size_t n;
+    struct ctxslot { uintptr_t ctx; uint32_t index; } slots[];
+};
+
+static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ctxtab *ctxtab;
+static uint32_t ctx_next = 1;
+
+static size_t ctx_hash(uintptr_t ctx, size_t cap)
+{
+    return (size_t)(((uint64_t)ctx * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+static struct ctxslot *ctx_find(struct ctxtab *t, uintptr_t ctx)
+{
+    for (size_t i = ctx_hash(ctx, t->cap);; i = (i + 1) & (t->cap - 1))
+        if (t->slots[i].ctx == ctx || t->slots[i].ctx == 0)
+            return &t->slots[i];
+}
+
+uint32_t gmg_ctx_index(uintptr_t ctx, int add)
+{
+    if (!ctx)
+        return 0;
+    uint32_t index = 0;
+    pthread_mutex_lock(&ctx_mu);
+    struct ctxslot *s = ctxtab ? ctx_find(ctxtab, ctx) : NULL;
+    if (s && s->ctx == ctx) {
+        index = s->index;
+    } else if (add && ctx_next != 0) {
+        if (!ctxtab || (ctxtab->n + 1) * 2 > ctxtab->cap) {
+            size_t cap = ctxtab ? ctxtab->cap * 2 : 64;
+            struct ctxtab *t = calloc(1, sizeof *t + cap * sizeof t->slots[0]);
+            if (t) {
+                t->cap = cap;
+                for (size_t i = 0; ctxtab && i < ctxtab->cap; i++)
+                    if (ctxtab->slots[i].ctx) {
+                        *ctx_find(t, ctxtab->slots[i].ctx) = ctxtab->slots[i];
+                        t->n++;
+                    }
+                struct ctxtab *old = ctxtab;
+                __atomic_store_n(&ctxtab, t, __ATOMIC_RELEASE);
+                free(old);
+            }
+        }
+        if (ctxtab && (ctxtab->n + 1) * 2 <= ctxtab->cap) {
+            s = ctx_find(ctxtab, ctx);
+            s->index = ctx_next++;
+            __atomic_store_n(&s->ctx, ctx, __ATOMIC_RELEASE);
+            ctxtab->n++;
+            index = s->index;
+        }
+    }
+    pthread_mutex_unlock(&ctx_mu);
+    return index;
+}
+
+/* ---------------------------------------------------------- counters */
+
 static uint64_t unknown_frees;
-static __thread uint32_t tl_tid;
+static uint64_t made_nodev;   /* records with no device the quota knows */
 
 static const char *const family_names[GMG_FAM_COUNT] = {
     [GMG_FAM_LINEAR] = "cuMemAlloc",
@@ -33,35 +184,25 @@ const char *gmg_family_name(int family)
     return family >= 0 && family < GMG_FAM_COUNT ? family_names[family] : "?";
 }
 
-static uint64_t now_ns(void)
+void gmg_record_made(int dev)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (dev >= 0 && dev < GMG_MAX_DEVICES)
+        gmg_quota_count_alloc(dev);
+    else
+        __atomic_fetch_add(&made_nodev, 1, __ATOMIC_RELAXED);
 }
 
-struct gmg_alloc *gmg_record_new(void)
+uint64_t gmg_record_total(void)
 {
-    struct gmg_alloc *a = malloc(sizeof *a);
-    if (!a)
-        return NULL;
-    memset(a, 0, offsetof(struct gmg_alloc, hh));
-    a->seq = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
-    a->time_ns = now_ns();
-    if (!tl_tid)
-        tl_tid = (uint32_t)syscall(SYS_gettid);
-    a->tid = tl_tid;
-    return a;
+    return __atomic_load_n(&made_nodev, __ATOMIC_RELAXED) + gmg_quota_allocs(-1);
 }
-
-void gmg_record_free(struct gmg_alloc *a) { free(a); }
 
 void gmg_record_unknown_free(void) { __atomic_fetch_add(&unknown_frees, 1, __ATOMIC_RELAXED); }
 uint64_t gmg_record_unknown_frees(void) { return __atomic_load_n(&unknown_frees, __ATOMIC_RELAXED); }
-uint64_t gmg_record_total(void) { return __atomic_load_n(&seq, __ATOMIC_RELAXED); }
 
 void gmg_record_atfork_child(void)
 {
-    seq = 0;
     unknown_frees = 0;
+    made_nodev = 0;
+    pthread_mutex_init(&ctx_mu, NULL);
 }

@@ -1,8 +1,8 @@
 /*
  * record.h - one allocation as the guard remembers it (core layer): what a
- * key means, the API families, the record itself, and the process-wide
- * counters records are numbered by. Records are made here, before any table
- * lock is taken, and freed by whoever removed them from the table.
+ * key means, the API families, the record itself, where records come from
+ * (pools: one per shard of the table, used under its lock), the contexts
+ * records point to (an index, not a pointer) and the process-wide counters.
  */
 #ifndef GMG_CORE_RECORD_H
 #define GMG_CORE_RECORD_H
@@ -28,48 +28,95 @@ enum gmg_family {
     GMG_FAM_HOST_REGISTER, GMG_FAM_IPC, GMG_FAM_COUNT
 };
 
-struct gmg_key {
-    uint64_t value;
-    uint64_t space;
-};
+/* The table's key: the value and its space, 9 contiguous bytes from
+ * `value` (GMG_KEY_LEN), hashed and compared as they lie in the record. */
+#define GMG_KEY_LEN 9
 
+/*
+ * One live allocation: 32 bytes of its own and the uthash handle (56), 88 in
+ * all. Only the records that need a ninth word have one (`aux`, 96 bytes):
+ * a VMM handle (its live mappings), a cuMemMap mapping (the physical handle
+ * it maps) and an allocation whose granted size differs from what was asked
+ * (pitch: what the caller asked for). Every other record asked for `size`.
+ * The flag bits are read and written under the record's shard lock, or by
+ * the one thread that owns a record out of the table.
+ */
 struct gmg_alloc {
-    struct gmg_key key;
-    uint64_t size;        /* bytes: counted against the quota if `counted` */
-    uint64_t requested;   /* bytes the caller asked for; for a cuMemMap
-                             mapping, the physical handle it maps         */
-    uint64_t seq;         /* allocation order, process-wide                */
-    uint64_t time_ns;     /* CLOCK_MONOTONIC at allocation                 */
-    uintptr_t ctx;        /* the context current at allocation             */
-    uint32_t stack;       /* stack depot id, 0 when stacks are off         */
-    uint32_t tid;
-    int16_t device;       /* -1 when unknown                               */
+    uint64_t value;       /* the key: a pointer, a handle ...            */
+    uint8_t space;        /* ... and what it means (enum gmg_space)      */
+    int8_t device;        /* -1 when unknown (or above 127)              */
     uint8_t family;
-    uint8_t counted : 1;  /* its size is reserved in the quota             */
+    uint8_t counted : 1;  /* its size is reserved in the quota           */
     uint8_t released : 1; /* VMM handle released by the program while still
-                             mapped: it counts until the last unmap        */
+                             mapped: it counts until the last unmap      */
     uint8_t freeing : 1;  /* a free is in flight; the freeing thread owns it */
     uint8_t freed_by_other : 1; /* a racing free of the same key succeeded */
     uint8_t detached : 1; /* taken out of the table while being freed (the
                              address was reused); the freeing thread drops it */
     uint8_t torn_down : 1; /* its context was torn down while it was being
-                             freed: if the free fails, it was reclaimed    */
-    uint32_t maps;        /* VMM handle: live cuMemMap mappings of it      */
+                             freed: if the free fails, it was reclaimed  */
+    uint8_t seen : 1;     /* a signal or API dump has listed it: not growth */
+    uint8_t has_aux : 1;  /* the record has `aux` (96 bytes, not 88)     */
+    uint32_t ctx;         /* the context current at allocation: an index
+                             (gmg_ctx_index), 0 when none               */
+    uint64_t size;        /* bytes: counted against the quota if `counted` */
+    uint32_t stack;       /* stack depot id, 0 when stacks are off       */
+    uint32_t seq;         /* per shard, never 0: tells a record from a newer
+                             one at the same key (racing frees)          */
     UT_hash_handle hh;
+    uint64_t aux[];       /* [0]: see above, only when has_aux           */
+};
+
+_Static_assert(sizeof(struct gmg_alloc) == 88, "a record is 88 bytes (96 with aux)");
+_Static_assert(__builtin_offsetof(struct gmg_alloc, space) == 8, "the key is 9 contiguous bytes");
+
+/* Bytes the caller asked for (for a mapping: see gmg_alloc_handle). */
+static inline uint64_t gmg_alloc_requested(const struct gmg_alloc *a)
+{
+    return a->has_aux ? a->aux[0] : a->size;
+}
+
+/* A lookup key laid out as in a record. */
+struct gmg_key {
+    uint64_t value;
+    uint8_t space;
 };
 
 const char *gmg_family_name(int family);   /* e.g. "cuMemAlloc" */
 
-/* A new record, numbered, time-stamped and marked with the calling thread;
- * the caller fills the rest. NULL when out of memory. */
-struct gmg_alloc *gmg_record_new(void);
-void gmg_record_free(struct gmg_alloc *a);
+/* What is left of a record once it is out of the table for good: what its
+ * dropper needs (release its quota, count its free, a mapping's handle). */
+struct gmg_gone {
+    uint64_t value, size;
+    uint64_t aux;         /* aux[0] when the record had one, else 0 */
+    uint32_t stack;
+    int device, family, space, counted;
+};
+void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g);
+
+/* A pool of records (see record.c); its user serialises calls. get: a
+ * record, not zeroed but for has_aux (aux: with the ninth word); NULL when
+ * out of memory. put: back for reuse. */
+struct gmg_pool {
+    char *free[2];
+    char *bump, *end;
+    size_t next_chunk;
+};
+struct gmg_alloc *gmg_pool_get(struct gmg_pool *p, int aux);
+void gmg_pool_put(struct gmg_pool *p, struct gmg_alloc *a);
+
+/* The index of a context for records (the same handle, the same index);
+ * 0 for none, or when the table cannot grow. `add` 0: look only. */
+uint32_t gmg_ctx_index(uintptr_t ctx, int add);
 
 /* A free of a pointer the guard never saw (it is passed to the driver). */
 void gmg_record_unknown_free(void);
 uint64_t gmg_record_unknown_frees(void);
 
-/* How many records were ever made: the last sequence number. */
+/* A record was made on `dev` (counted on the device's quota line; records
+ * without a device on a counter of their own). */
+void gmg_record_made(int dev);
+/* How many records were ever made. */
 uint64_t gmg_record_total(void);
 
 /* fork child: its counters start at zero (the table starts empty). */

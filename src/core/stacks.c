@@ -1,10 +1,18 @@
 /*
  * stacks.c - see stacks.h.
  *
- * The depot is a fixed array of buckets, each a chain under its own small
- * lock (sharded like the allocation table), and an id -> stack index made of
- * fixed chunks so that readers never see it move. A new stack is allocated
- * before its bucket lock is taken.
+ * The depot is a fixed array of buckets, each a chain that only grows at
+ * its head: a lookup reads it without a lock, and only a new stack takes
+ * the bucket's small lock (allocated before, linked under it, published
+ * whole). An id -> stack index made of fixed chunks lets readers never see
+ * it move.
+ *
+ * Live totals: per stack id, the bytes and count of the live allocations
+ * made from it, per (device, family); an inline slot and a chain for the
+ * rare stack that allocates on several devices or through several APIs.
+ * They sit in their own chunks, apart from the stacks, so that a forked
+ * child drops them (its table starts empty) without writing to a page of
+ * the depot.
  */
 #define _GNU_SOURCE
 #include "core/stacks.h"
@@ -153,9 +161,8 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
     size_t b = h % BUCKETS;
     pthread_mutex_t *mu = &locks[b % LOCKS];
 
-    pthread_mutex_lock(mu);
-    struct gmg_stack *s = find(buckets[b], h, frames, depth);
-    pthread_mutex_unlock(mu);
+    /* chains only grow at their head, published whole: read without a lock */
+    struct gmg_stack *s = find(__atomic_load_n(&buckets[b], __ATOMIC_ACQUIRE), h, frames, depth);
     if (s)
         return s->id;
 
@@ -195,7 +202,7 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
         fresh->id = id;
         fresh->next = buckets[b];
         __atomic_store_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], fresh, __ATOMIC_RELEASE);
-        buckets[b] = fresh;
+        __atomic_store_n(&buckets[b], fresh, __ATOMIC_RELEASE);
         s = fresh;
         fresh = NULL;
     }
@@ -257,6 +264,97 @@ const struct gmg_stack *gmg_stack_get(uint32_t id)
     return chunk ? __atomic_load_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
 }
 
+/* ------------------------------------------------------ live totals */
+
+struct live_slot {
+    uint32_t tag;              /* 0: free; else live_tag(device, family) */
+    uint64_t bytes, count;
+    struct live_slot *next;    /* further (device, family) pairs of the stack */
+};
+
+static struct live_slot *live_chunks[CHUNKS];
+
+static uint32_t live_tag(int device, int family)
+{
+    return 1u << 16 | (uint32_t)(uint8_t)family << 8 | (uint32_t)(uint8_t)(int8_t)device;
+}
+
+static struct live_slot *live_slot_of(uint32_t id, int device, int family)
+{
+    uint32_t c = id >> CHUNK_BITS;
+    if (id == 0 || c >= CHUNKS)
+        return NULL;
+    struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
+    if (!chunk) {
+        struct live_slot *nc = calloc(1u << CHUNK_BITS, sizeof *nc), *expected = NULL;
+        if (!nc)
+            return NULL;
+        if (!__atomic_compare_exchange_n(&live_chunks[c], &expected, nc, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            free(nc);
+        chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
+    }
+    struct live_slot *slot = &chunk[id & ((1u << CHUNK_BITS) - 1)];
+    uint32_t tag = live_tag(device, family), cur = __atomic_load_n(&slot->tag, __ATOMIC_ACQUIRE);
+    if (cur == tag)
+        return slot;
+    if (cur == 0) {
+        if (__atomic_compare_exchange_n(&slot->tag, &cur, tag, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || cur == tag)
+            return slot;
+    }
+    struct live_slot *fresh = NULL;
+    for (;;) {
+        struct live_slot *head = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
+        for (struct live_slot *s = head; s; s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
+            if (s->tag == tag) {
+                free(fresh);
+                return s;
+            }
+        if (!fresh && !(fresh = calloc(1, sizeof *fresh)))
+            return NULL;
+        fresh->tag = tag;
+        fresh->next = head;
+        if (__atomic_compare_exchange_n(&slot->next, &head, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return fresh;
+    }
+}
+
+void gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign)
+{
+    struct live_slot *s = live_slot_of(id, device, family);
+    if (!s)
+        return;
+    if (sign > 0) {
+        __atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
+    } else {
+        __atomic_fetch_sub(&s->bytes, bytes, __ATOMIC_RELAXED);
+        __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
+    }
+}
+
+static void live_visit(uint32_t id, const struct live_slot *s, gmg_live_fn fn, void *arg)
+{
+    uint32_t tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
+    uint64_t count = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
+    if (tag && count)
+        fn(id, (int8_t)(tag & 0xff), (int)(tag >> 8 & 0xff), __atomic_load_n(&s->bytes, __ATOMIC_RELAXED), count, arg);
+}
+
+void gmg_stack_live_each(gmg_live_fn fn, void *arg)
+{
+    uint32_t n = __atomic_load_n(&next_id, __ATOMIC_RELAXED);
+    for (uint32_t c = 0; c < CHUNKS && (c << CHUNK_BITS) < n; c++) {
+        struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; chunk && i < (1u << CHUNK_BITS); i++) {
+            uint32_t id = c << CHUNK_BITS | i;
+            live_visit(id, &chunk[i], fn, arg);
+            for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
+                 s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
+                live_visit(id, s, fn, arg);
+        }
+    }
+}
+
 uint32_t gmg_stack_count(void)
 {
     return __atomic_load_n(&next_id, __ATOMIC_RELAXED) - 1;
@@ -272,4 +370,7 @@ void gmg_stacks_atfork_child(void)
     for (int i = 0; i < LOCKS; i++)
         pthread_mutex_init(&locks[i], NULL);
     pthread_mutex_init(&modules_mu, NULL);
+    /* no allocation is live in the child: its totals start from nothing
+     * (the parent's chunks are left untouched, costing the child nothing) */
+    memset(live_chunks, 0, sizeof live_chunks);
 }

@@ -1,95 +1,190 @@
-/* track.c - see track.h. */
+/*
+ * track.c - see track.h.
+ *
+ * Keys are hashed once (key_hash): the top byte picks the shard, the
+ * low 32 bits are uthash's hash value (HASH_*_BYHASHVALUE), so that neither
+ * hashes the key again. Every place a record enters or leaves a shard goes
+ * through add_locked / del_locked, which keep the shard's count and the
+ * live totals (per stack in the depot; for stack 0, stacks off, per shard
+ * here) equal to what the table holds.
+ */
 #include "core/track.h"
 
+#include "core/stacks.h"
+
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SHARDS 256
 
+/* Live totals of stack 0 in one shard, per (device, family): written under
+ * the shard's lock, read without it (a list that only grows). */
+struct zero_total {
+    struct zero_total *next;
+    int device, family;
+    uint64_t bytes, count;
+};
+
 struct shard {
     pthread_mutex_t mu;
     struct gmg_alloc *head;
-    size_t count;
+    size_t count;           /* written under mu, read without it */
+    uint32_t seq;           /* under mu: the last record's seq   */
+    struct zero_total *zero;
+    struct gmg_pool pool;   /* under mu: the shard's records     */
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS] = {
-    [0 ... SHARDS - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL, 0 },
+    [0 ... SHARDS - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, { { NULL, NULL }, NULL, NULL, 0 } },
 };
+
+/* One record per shard that is never removed (space 0: no key matches it,
+ * and every walk skips it): uthash frees a table when its last item goes
+ * and makes it again with the next, two mallocs and two frees per pair when
+ * nothing else is live in the shard. */
+static struct gmg_alloc sentinels[SHARDS];
 
 static pthread_mutex_t reclaimed_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_alloc **reclaimed;
 static size_t reclaimed_n, reclaimed_cap;
 
-static struct shard *shard_of(uint64_t value, uint64_t space)
+static uint64_t key_hash(uint64_t value, unsigned space)
 {
-    uint64_t h = (value ^ (space << 56)) * 0x9E3779B97F4A7C15ull;
-    return &shards[h >> 56];
+    uint64_t h = value ^ ((uint64_t)space << 59) ^ space;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
 }
 
-static struct gmg_key make_key(enum gmg_space space, uint64_t value)
+static struct shard *shard_of(uint64_t h) { return &shards[h >> 56]; }
+
+/* a plain add by the one writer (the lock holder), for lock-free readers */
+static void bump(size_t *v, long d) { __atomic_store_n(v, __atomic_load_n(v, __ATOMIC_RELAXED) + (size_t)d, __ATOMIC_RELAXED); }
+static void bump64(uint64_t *v, int sign, uint64_t d)
 {
-    struct gmg_key k;
-    memset(&k, 0, sizeof k);
-    k.value = value;
-    k.space = space;
-    return k;
+    uint64_t cur = __atomic_load_n(v, __ATOMIC_RELAXED);
+    __atomic_store_n(v, sign > 0 ? cur + d : cur - d, __ATOMIC_RELAXED);
 }
 
-struct gmg_alloc *gmg_track_insert(struct gmg_alloc *a)
+static void zero_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
-    struct shard *s = shard_of(a->key.value, a->key.space);
-    struct gmg_alloc *old = NULL;
-    pthread_mutex_lock(&s->mu);
-    HASH_FIND(hh, s->head, &a->key, sizeof a->key, old);
-    if (old) {
-        HASH_DEL(s->head, old);
-        __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
-        if (old->freeing) {
-            old->detached = 1; /* its freeing thread owns it */
-            old = NULL;
-        }
+    struct zero_total *z = s->zero;
+    while (z && (z->device != a->device || z->family != a->family))
+        z = z->next;
+    if (!z) {
+        if (sign < 0 || !(z = calloc(1, sizeof *z)))
+            return;
+        z->device = a->device;
+        z->family = a->family;
+        z->next = s->zero;
+        __atomic_store_n(&s->zero, z, __ATOMIC_RELEASE);
     }
-    HASH_ADD(hh, s->head, key, sizeof a->key, a);
-    __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&s->mu);
-    return old;
+    bump64(&z->bytes, sign, a->size);
+    bump64(&z->count, sign, 1);
 }
 
-struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value)
+static void live_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
-    struct gmg_key k = make_key(space, value);
-    struct shard *s = shard_of(value, space);
-    struct gmg_alloc *a;
-    pthread_mutex_lock(&s->mu);
-    HASH_FIND(hh, s->head, &k, sizeof k, a);
-    if (a) {
-        HASH_DEL(s->head, a);
-        __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
+    if (a->stack)
+        gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign);
+    else
+        zero_change(s, a, sign);
+}
+
+static void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h)
+{
+    if (!s->head) {
+        struct gmg_alloc *z = &sentinels[s - shards];
+        HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &z->value, GMG_KEY_LEN, 0u, z);
     }
-    pthread_mutex_unlock(&s->mu);
-    return a;
-}
-
-static struct gmg_alloc *find_locked(struct shard *s, enum gmg_space space, uint64_t value)
-{
-    struct gmg_key k = make_key(space, value);
-    struct gmg_alloc *a;
-    HASH_FIND(hh, s->head, &k, sizeof k, a);
-    return a;
+    if (++s->seq == 0)
+        s->seq = 1;
+    a->seq = s->seq;
+    HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &a->value, GMG_KEY_LEN, (unsigned)h, a);
+    bump(&s->count, 1);
+    live_change(s, a, 1);
 }
 
 static void del_locked(struct shard *s, struct gmg_alloc *a)
 {
     HASH_DEL(s->head, a);
-    __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
+    bump(&s->count, -1);
+    live_change(s, a, -1);
+}
+
+static struct gmg_alloc *find_locked(struct shard *s, enum gmg_space space, uint64_t value, uint64_t h)
+{
+    struct gmg_key k;
+    k.value = value;
+    k.space = (uint8_t)space;
+    struct gmg_alloc *a;
+    HASH_FIND_BYHASHVALUE(hh, s->head, &k, GMG_KEY_LEN, (unsigned)h, a);
+    return a;
+}
+
+/* Out of the table for good (the caller has taken it out, or it was
+ * never in): *g gets what is left of it, and its memory goes back to the
+ * shard's pool. */
+static void gone_locked(struct shard *s, struct gmg_alloc *a, struct gmg_gone *g)
+{
+    gmg_gone_of(a, g);
+    gmg_pool_put(&s->pool, a);
+}
+
+int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *stale)
+{
+    uint64_t h = key_hash(t->value, t->space);
+    struct shard *s = shard_of(h);
+    int ret = 0;
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
+    if (!a) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    memcpy(a, t, offsetof(struct gmg_alloc, hh));
+    if (a->has_aux)
+        a->aux[0] = aux;
+    struct gmg_alloc *old = find_locked(s, a->space, a->value, h);
+    if (old) {
+        del_locked(s, old);
+        if (old->freeing) {
+            old->detached = 1; /* its freeing thread owns it */
+        } else {
+            gone_locked(s, old, stale);
+            ret = 1;
+        }
+    }
+    add_locked(s, a, h);
+    pthread_mutex_unlock(&s->mu);
+    return ret;
+}
+
+int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
+{
+    uint64_t h = key_hash(value, space);
+    struct shard *s = shard_of(h);
+    pthread_mutex_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, space, value, h);
+    if (a) {
+        del_locked(s, a);
+        gone_locked(s, a, out);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return a != NULL;
 }
 
 struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uint64_t *racing_seq)
 {
-    struct shard *s = shard_of(value, space);
+    uint64_t h = key_hash(value, space);
+    struct shard *s = shard_of(h);
     pthread_mutex_lock(&s->mu);
-    struct gmg_alloc *a = find_locked(s, space, value);
+    struct gmg_alloc *a = find_locked(s, space, value, h);
     *racing_seq = a && a->freeing ? a->seq : 0;
     if (a && !a->freeing) {
         a->freeing = 1;
@@ -102,36 +197,38 @@ struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uin
     return a;
 }
 
-struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed, int *reclaimed)
+int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out)
 {
-    struct shard *s = shard_of(a->key.value, a->key.space);
-    struct gmg_alloc *drop = a;
-    *reclaimed = 0;
+    struct shard *s = shard_of(key_hash(a->value, a->space));
+    int what = GMG_FREE_DROPPED;
     pthread_mutex_lock(&s->mu);
     if (a->detached) {
-        /* already out of the table */
-    } else if ((freed || a->freed_by_other) && a->key.space == GMG_SPACE_VMM && a->maps > 0) {
+        gone_locked(s, a, out); /* already out of the table */
+    } else if ((freed || a->freed_by_other) && a->space == GMG_SPACE_VMM && a->aux[0] > 0) {
         a->freeing = 0; /* released while mapped: counts until the last unmap */
         a->released = 1;
-        drop = NULL;
+        what = GMG_FREE_KEPT;
     } else if (freed || a->freed_by_other) {
         del_locked(s, a);
+        gone_locked(s, a, out);
     } else if (a->torn_down) {
         del_locked(s, a); /* the teardown freed it, not the program */
-        *reclaimed = 1;
+        gmg_gone_of(a, out);
+        what = GMG_FREE_RECLAIMED;
     } else {
         a->freeing = 0; /* the driver kept it: live again */
-        drop = NULL;
+        what = GMG_FREE_KEPT;
     }
     pthread_mutex_unlock(&s->mu);
-    return drop;
+    return what;
 }
 
-struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq)
+int gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq, struct gmg_gone *out)
 {
-    struct shard *s = shard_of(value, space);
+    uint64_t h = key_hash(value, space);
+    struct shard *s = shard_of(h);
     pthread_mutex_lock(&s->mu);
-    struct gmg_alloc *a = find_locked(s, space, value);
+    struct gmg_alloc *a = find_locked(s, space, value, h);
     if (!a || a->seq != seq) {
         a = NULL; /* gone, or the key is a newer allocation's now */
     } else if (a->freeing) {
@@ -139,17 +236,20 @@ struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, ui
         a = NULL;
     } else {
         del_locked(s, a); /* the first free failed and ours freed it */
+        gone_locked(s, a, out);
     }
     pthread_mutex_unlock(&s->mu);
-    return a;
+    return a != NULL;
 }
 
 /* Find a VMM handle's record under its shard's lock; `s` is set. */
 static struct gmg_alloc *vmm_locked(uint64_t handle, struct shard **s)
 {
-    *s = shard_of(handle, GMG_SPACE_VMM);
+    uint64_t h = key_hash(handle, GMG_SPACE_VMM);
+    *s = shard_of(h);
     pthread_mutex_lock(&(*s)->mu);
-    return find_locked(*s, GMG_SPACE_VMM, handle);
+    struct gmg_alloc *a = find_locked(*s, GMG_SPACE_VMM, handle, h);
+    return a && a->has_aux ? a : NULL; /* a handle's record always has its mapping count */
 }
 
 void gmg_track_vmm_mapped(uint64_t handle)
@@ -157,7 +257,7 @@ void gmg_track_vmm_mapped(uint64_t handle)
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
     if (a)
-        a->maps++;
+        a->aux[0]++;
     pthread_mutex_unlock(&s->mu);
 }
 
@@ -165,80 +265,84 @@ int gmg_track_vmm_is_mapped(uint64_t handle)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
-    int mapped = a && a->maps > 0;
+    int mapped = a && a->aux[0] > 0;
     pthread_mutex_unlock(&s->mu);
     return mapped;
 }
 
-struct gmg_alloc *gmg_track_vmm_unmapped(uint64_t handle)
+int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
-    if (a && a->maps > 0 && --a->maps == 0 && a->released && !a->freeing)
+    if (a && a->aux[0] > 0 && --a->aux[0] == 0 && a->released && !a->freeing) {
         del_locked(s, a);
-    else
+        gone_locked(s, a, out);
+    } else {
         a = NULL;
+    }
     pthread_mutex_unlock(&s->mu);
-    return a;
+    return a != NULL;
 }
 
-struct gmg_alloc *gmg_track_vmm_released(uint64_t handle)
+int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
-    if (a && !a->freeing && a->maps == 0) {
+    if (a && !a->freeing && a->aux[0] == 0) {
         del_locked(s, a); /* the last mapping went meanwhile */
+        gone_locked(s, a, out);
     } else {
         if (a)
             a->released = 1;
         a = NULL;
     }
     pthread_mutex_unlock(&s->mu);
-    return a;
+    return a != NULL;
 }
 
 int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out)
 {
-    struct gmg_key k = make_key(space, value);
-    struct shard *s = shard_of(value, space);
-    struct gmg_alloc *a;
+    uint64_t h = key_hash(value, space);
+    struct shard *s = shard_of(h);
     pthread_mutex_lock(&s->mu);
-    HASH_FIND(hh, s->head, &k, sizeof k, a);
+    struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a && out)
-        *out = *a;
+        *out = *a; /* without aux */
     pthread_mutex_unlock(&s->mu);
     return a != NULL;
 }
 
 size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
-                              void (*fn)(struct gmg_alloc *, void *), void *arg)
+                              void (*fn)(const struct gmg_gone *, void *), void *arg)
 {
     size_t n = 0;
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
-        struct gmg_alloc *a, *tmp, *out = NULL;
-        pthread_mutex_lock(&s->mu);
-        HASH_ITER(hh, s->head, a, tmp) {
-            if (a->key.space == space && a->key.value >= lo && a->key.value - lo < len && !a->freeing) {
-                HASH_DEL(s->head, a);
-                __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
-                a->hh.next = out; /* chain removed records, call fn unlocked */
-                out = a;
+        struct gmg_alloc *a, *tmp;
+        struct gmg_gone buf[64];
+        size_t k;
+        do { /* at most 64 a time: fn runs unlocked (it may call the table) */
+            k = 0;
+            pthread_mutex_lock(&s->mu);
+            HASH_ITER(hh, s->head, a, tmp) {
+                if (k < 64 && a->space == space && a->value >= lo && a->value - lo < len && !a->freeing) {
+                    del_locked(s, a);
+                    gone_locked(s, a, &buf[k++]);
+                }
             }
-        }
-        pthread_mutex_unlock(&s->mu);
-        while (out) {
-            struct gmg_alloc *next = out->hh.next;
-            fn(out, arg);
-            out = next;
-            n++;
-        }
+            pthread_mutex_unlock(&s->mu);
+            for (size_t j = 0; j < k; j++)
+                fn(&buf[j], arg);
+            n += k;
+        } while (k == 64);
     }
     return n;
 }
 
 static int reclaimable(const struct gmg_alloc *a)
 {
+    if (!a->space)
+        return 0; /* the sentinel */
     switch (a->family) {
     case GMG_FAM_LINEAR: case GMG_FAM_PITCH: case GMG_FAM_MANAGED: case GMG_FAM_ASYNC:
     case GMG_FAM_ARRAY: case GMG_FAM_MIPMAP:
@@ -254,9 +358,8 @@ static void reclaimed_push(struct gmg_alloc *a)
     if (reclaimed_n == reclaimed_cap) {
         size_t cap = reclaimed_cap ? reclaimed_cap * 2 : 64;
         struct gmg_alloc **p = realloc(reclaimed, cap * sizeof *p);
-        if (!p) {
+        if (!p) { /* out of memory: the record is lost (its shard's pool never has it back) */
             pthread_mutex_unlock(&reclaimed_mu);
-            gmg_record_free(a);
             return;
         }
         reclaimed = p;
@@ -268,10 +371,11 @@ static void reclaimed_push(struct gmg_alloc *a)
 
 void gmg_track_reclaimed_add(struct gmg_alloc *a)
 {
+    a->freeing = 0;
     reclaimed_push(a);
 }
 
-size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg)
+size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg)
 {
     size_t n = 0;
     for (int i = 0; i < SHARDS; i++) {
@@ -282,8 +386,7 @@ size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *,
             if (a->ctx == ctx && reclaimable(a) && a->freeing) {
                 a->torn_down = 1; /* its freeing thread settles it */
             } else if (a->ctx == ctx && reclaimable(a)) {
-                HASH_DEL(s->head, a);
-                __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
+                del_locked(s, a);
                 a->hh.next = out;
                 out = a;
             }
@@ -301,50 +404,65 @@ size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *,
     return n;
 }
 
-struct gmg_alloc *gmg_track_snapshot(size_t *n)
+void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg)
 {
-    size_t cap = gmg_track_count() + 1024, k = 0;
-    struct gmg_alloc *v = malloc(cap * sizeof *v);
-    if (!v) {
-        *n = 0;
-        return NULL;
-    }
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
         pthread_mutex_lock(&s->mu);
-        if (k + s->count > cap) {
-            size_t ncap = (k + s->count) * 2;
-            struct gmg_alloc *nv = realloc(v, ncap * sizeof *v);
-            if (!nv) {
-                pthread_mutex_unlock(&s->mu);
-                break;
-            }
-            v = nv;
-            cap = ncap;
+        for (struct gmg_alloc *a = s->head; a; a = a->hh.next) {
+            if (!a->space)
+                continue; /* the sentinel */
+            int fresh = !a->seen;
+            if (mark)
+                a->seen = 1;
+            fn(a, fresh, arg);
         }
-        for (struct gmg_alloc *a = s->head; a; a = a->hh.next)
-            v[k++] = *a;
         pthread_mutex_unlock(&s->mu);
     }
-    for (size_t i = 0; i < k; i++)
-        memset(&v[i].hh, 0, sizeof v[i].hh);
-    *n = k;
-    return v;
 }
 
-struct gmg_alloc *gmg_track_reclaimed(size_t *n)
+void gmg_track_reclaimed_walk(gmg_walk_fn fn, void *arg)
 {
     pthread_mutex_lock(&reclaimed_mu);
-    struct gmg_alloc *v = malloc((reclaimed_n + 1) * sizeof *v);
-    size_t k = 0;
-    if (v)
-        for (; k < reclaimed_n; k++) {
-            v[k] = *reclaimed[k];
-            memset(&v[k].hh, 0, sizeof v[k].hh);
-        }
+    for (size_t k = 0; k < reclaimed_n; k++)
+        fn(reclaimed[k], 0, arg);
     pthread_mutex_unlock(&reclaimed_mu);
-    *n = k;
-    return v;
+}
+
+struct live_acc { int device, family; uint64_t bytes, count; };
+
+void gmg_track_live_each(gmg_live_fn fn, void *arg)
+{
+    /* stack 0: the shards' totals, summed per (device, family) */
+    struct live_acc acc[64], *v = acc;
+    size_t n = 0, cap = sizeof acc / sizeof acc[0];
+    for (int i = 0; i < SHARDS; i++)
+        for (struct zero_total *z = __atomic_load_n(&shards[i].zero, __ATOMIC_ACQUIRE); z; z = z->next) {
+            size_t k = 0;
+            while (k < n && (v[k].device != z->device || v[k].family != z->family))
+                k++;
+            if (k == n) {
+                if (n == cap) {
+                    struct live_acc *nv = malloc(2 * cap * sizeof *nv);
+                    if (!nv)
+                        continue;
+                    memcpy(nv, v, n * sizeof *v);
+                    if (v != acc)
+                        free(v);
+                    v = nv;
+                    cap *= 2;
+                }
+                v[n++] = (struct live_acc){ z->device, z->family, 0, 0 };
+            }
+            v[k].bytes += __atomic_load_n(&z->bytes, __ATOMIC_RELAXED);
+            v[k].count += __atomic_load_n(&z->count, __ATOMIC_RELAXED);
+        }
+    for (size_t k = 0; k < n; k++)
+        if (v[k].count)
+            fn(0, v[k].device, v[k].family, v[k].bytes, v[k].count, arg);
+    if (v != acc)
+        free(v);
+    gmg_stack_live_each(fn, arg);
 }
 
 size_t gmg_track_count(void)
@@ -367,6 +485,8 @@ void gmg_track_atfork_child(void)
         pthread_mutex_init(&shards[i].mu, NULL);
         shards[i].head = NULL;
         shards[i].count = 0;
+        shards[i].zero = NULL;
+        memset(&shards[i].pool, 0, sizeof shards[i].pool);
     }
     pthread_mutex_init(&reclaimed_mu, NULL);
     reclaimed = NULL;

@@ -2,8 +2,11 @@
  * track.h - the table of live allocations (core layer).
  *
  * Sharded by key so that threads allocating different pointers never take
- * the same lock; each shard is a uthash table under its own mutex. Records
- * are allocated by the caller before any lock is taken and freed after.
+ * the same lock; each shard is a uthash table under its own mutex, keyed by
+ * the 9 bytes (value, space) of each record, with its own pool of records
+ * (made and dropped under the lock the operation takes anyway). Every
+ * record entering or leaving the table moves the live totals
+ * (gmg_track_live_each) with it.
  * Records of memory a context teardown reclaimed move to a separate list:
  * they no longer count, but they were never freed by the program.
  */
@@ -14,14 +17,21 @@
 
 #include <stddef.h>
 
-/* Insert a filled record. If the key was live already (the driver reused
- * an address whose free we never saw), the stale record is returned for the
- * caller to release; otherwise NULL. A stale record that is being freed is
- * detached instead and left to its freeing thread. */
-struct gmg_alloc *gmg_track_insert(struct gmg_alloc *a);
+/* Records live in the table's own pools (one per shard, record.h): insert
+ * makes one from a template, and whatever takes a record out for good gives
+ * the caller what is left of it (struct gmg_gone) to drop. */
 
-/* Remove and return the record for a key, or NULL. */
-struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value);
+/* Insert a record made from `t` (its header: key, size, context, stack,
+ * device, family, counted; has_aux says whether it has the ninth word,
+ * which is set to `aux`). 0: inserted. 1: inserted, and the key was live
+ * already (the driver reused an address whose free we never saw): *stale is
+ * the stale record, for the caller to release. A stale record that is being
+ * freed is detached instead and left to its freeing thread. -1: out of
+ * memory, nothing inserted. */
+int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *stale);
+
+/* Remove the record for a key: 1 and *out, or 0 if not live. */
+int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out);
 
 /*
  * Frees, in three steps around the driver call, so that two threads freeing
@@ -30,47 +40,64 @@ struct gmg_alloc *gmg_track_remove(enum gmg_space space, uint64_t value);
  *                the table) and returns it; NULL if not live, and then
  *                *racing_seq is the sequence number of the record another
  *                thread is freeing (0 if none)
- *   free_end     by the thread that began: returns the record to drop (the
- *                driver freed it, or a racing free did), or NULL when it is
- *                live again (the driver refused and nobody else freed it).
- *                *reclaimed is set when the record is to go to the reclaimed
- *                list instead (its context was torn down meanwhile); the
- *                caller releases its quota and hands it to track_reclaimed_add
- *   free_racing  by a racing thread whose driver call succeeded: returns the
- *                record of that sequence number to drop, or NULL (a newer
- *                record at the same key is never touched)
+ *   free_end     by the thread that began: GMG_FREE_DROPPED when the record
+ *                is gone (the driver freed it, or a racing free did): *out
+ *                is what is left of it, to drop; GMG_FREE_KEPT when it is
+ *                live again (the driver refused and nobody else freed it);
+ *                GMG_FREE_RECLAIMED when it is to go to the reclaimed list
+ *                instead (its context was torn down meanwhile): *out too,
+ *                and the caller releases its quota, then hands the record
+ *                to track_reclaimed_add
+ *   free_racing  by a racing thread whose driver call succeeded: 1 and *out
+ *                when the record of that sequence number is gone, for the
+ *                caller to drop, or 0 (a newer record at the same key is
+ *                never touched)
  * A VMM handle whose free succeeds while it is still mapped stays, released.
  */
+enum { GMG_FREE_KEPT, GMG_FREE_DROPPED, GMG_FREE_RECLAIMED };
 struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uint64_t *racing_seq);
-struct gmg_alloc *gmg_track_free_end(struct gmg_alloc *a, int freed, int *reclaimed);
-struct gmg_alloc *gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq);
+int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out);
+int gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq, struct gmg_gone *out);
 void gmg_track_reclaimed_add(struct gmg_alloc *a);
 
 /* VMM handles (GMG_SPACE_VMM): a mapping made or removed; a handle released
  * by the program. A released handle stays live until its last mapping goes;
- * each returns the handle's record once the caller must drop it, else NULL.
- * vmm_mapped returns nothing to drop; vmm_is_mapped is a hint, unlocked. */
+ * unmapped and released return 1 and *out once the caller must drop the
+ * handle's record, else 0. vmm_is_mapped is a hint, unlocked. */
 void gmg_track_vmm_mapped(uint64_t handle);
 int gmg_track_vmm_is_mapped(uint64_t handle);
-struct gmg_alloc *gmg_track_vmm_unmapped(uint64_t handle);
-struct gmg_alloc *gmg_track_vmm_released(uint64_t handle);
+int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out);
+int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out);
 
-/* Copy of the record for a key, without removing it; 0 if not live. */
+/* Copy of the record for a key (without its ninth word), without removing
+ * it; 0 if not live. */
 int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out);
 
 /* Remove every record with `space` whose value lies in [lo, lo + len). The
- * callback gets each removed record and owns it. Returns how many. */
+ * callback gets what is left of each, with no lock held. Returns how many. */
 size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
-                              void (*fn)(struct gmg_alloc *, void *), void *arg);
+                              void (*fn)(const struct gmg_gone *, void *), void *arg);
 
-/* Move every record made in context `ctx` (device-memory families) to the
- * reclaimed list; the callback sees each one first (to release its quota). */
-size_t gmg_track_reclaim_ctx(uintptr_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg);
+/* Move every record made in context `ctx` (an index, gmg_ctx_index;
+ * device-memory families) to the reclaimed list; the callback sees each
+ * one first (to release its quota). */
+size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg);
 
-/* A copy of every live record (and, separately, every reclaimed one),
- * malloc'd; the caller frees. Shards are locked one at a time. */
-struct gmg_alloc *gmg_track_snapshot(size_t *n);
-struct gmg_alloc *gmg_track_reclaimed(size_t *n);
+/* Reports read the table in place, never copying it: walk calls fn on every
+ * live record, shards locked one at a time (fn must not call the table or
+ * the driver). `fresh`: no signal or API dump has listed the record yet;
+ * with `mark` (such a dump) it is listed now. reclaimed_walk: every record
+ * a context teardown reclaimed (fresh is 0), under the list's lock. */
+typedef void (*gmg_walk_fn)(const struct gmg_alloc *a, int fresh, void *arg);
+void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg);
+void gmg_track_reclaimed_walk(gmg_walk_fn fn, void *arg);
+
+/* Live totals per (stack, device, family), in O(stacks): the depot's per
+ * stack, and stack 0's (stacks off) kept per shard. Only pairs with live
+ * allocations are passed; each is read as it is at that moment. */
+void gmg_track_live_each(void (*fn)(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count,
+                                    void *arg),
+                         void *arg);
 
 size_t gmg_track_count(void);
 

@@ -26,9 +26,10 @@ static void release_reclaimed(const struct gmg_alloc *a, void *arg)
 static void reclaim(uintptr_t ctx, const char *why)
 {
     gmg_contexts_changed();
-    if (!ctx)
+    uint32_t index = gmg_ctx_index(ctx, 0); /* 0: no record ever had it */
+    if (!index)
         return;
-    size_t n = gmg_track_reclaim_ctx(ctx, release_reclaimed, NULL);
+    size_t n = gmg_track_reclaim_ctx(index, release_reclaimed, NULL);
     if (n)
         gmg_debug("%s reclaimed %zu allocation(s) of context %#lx", why, n, (unsigned long)ctx);
 }
@@ -190,8 +191,7 @@ static void cap_info(int dev, size_t *freeb, size_t *total)
 GMG_EXPORT CUresult CUDAAPI cuMemGetInfo_v2(size_t *freeb, size_t *total)
 {
     gmg_enter(H_cuMemGetInfo_v2);
-    uintptr_t ctx;
-    int dev = gmg_current_device(&ctx);
+    int dev = gmg_current_device(NULL);
     if (dev < 0 || !freeb || !total || !limit_of(dev)) /* NULLs: the driver's own error */
         return CALL_REAL(cuMemGetInfo_v2, freeb, total);
     size_t f = 0, t = 0;
@@ -209,8 +209,7 @@ static unsigned clamp32(size_t v) { return v > 0xffffffffu ? 0xffffffffu : (unsi
 GMG_EXPORT CUresult CUDAAPI cuMemGetInfo(unsigned int *freeb, unsigned int *total)
 {
     gmg_enter(H_cuMemGetInfo);
-    uintptr_t ctx;
-    int dev = gmg_current_device(&ctx);
+    int dev = gmg_current_device(NULL);
     if (dev < 0 || !freeb || !total || !limit_of(dev))
         return CALL_REAL(cuMemGetInfo, freeb, total);
     unsigned f32 = 0, t32 = 0;

@@ -13,9 +13,8 @@ uint64_t gmg_dev_total(int dev)
 
 int gmg_dev_meminfo(int dev, uint64_t *freeb, uint64_t *total)
 {
-    uintptr_t ctx;
     size_t f, t;
-    if (gmg_current_device(&ctx) != dev || !REAL(cuMemGetInfo_v2) || REAL(cuMemGetInfo_v2)(&f, &t) != CUDA_SUCCESS)
+    if (gmg_current_device(NULL) != dev || !REAL(cuMemGetInfo_v2) || REAL(cuMemGetInfo_v2)(&f, &t) != CUDA_SUCCESS)
         return -1;
     *freeb = f;
     *total = t;

@@ -9,12 +9,20 @@
 #include "hooks/devfacts.h"
 #include "hooks/refusal.h"
 
+#include <string.h>
+
 static int entered;
 static unsigned ctx_generation;
 
-static __thread uintptr_t tl_ctx;
-static __thread int tl_dev = -1;
-static __thread unsigned tl_gen;
+/* The calling thread's last context: its device and record index, valid
+ * while no context was torn down since (ctx_generation). */
+struct ctx_cache {
+    uintptr_t ctx;
+    int dev;
+    unsigned gen;
+    uint32_t index;
+};
+static __thread struct ctx_cache tl_cc __attribute__((tls_model("initial-exec")));
 
 void gmg_enter(enum gmg_hook_id id)
 {
@@ -34,25 +42,29 @@ void gmg_contexts_changed(void)
     __atomic_fetch_add(&ctx_generation, 1, __ATOMIC_RELEASE);
 }
 
-int gmg_current_device(uintptr_t *ctx)
+int gmg_current_device(uint32_t *ctx)
 {
     CUcontext c = NULL;
-    *ctx = 0;
+    if (ctx)
+        *ctx = 0;
     gmg_pfn_cuCtxGetCurrent get = REAL(cuCtxGetCurrent);
     if (!get || get(&c) != CUDA_SUCCESS || !c)
         return -1;
-    *ctx = (uintptr_t)c;
+    struct ctx_cache *cc = &tl_cc;
     unsigned gen = __atomic_load_n(&ctx_generation, __ATOMIC_ACQUIRE);
-    if ((uintptr_t)c == tl_ctx && gen == tl_gen)
-        return tl_dev;
-    CUdevice d = -1;
-    gmg_pfn_cuCtxGetDevice getdev = REAL(cuCtxGetDevice);
-    if (!getdev || getdev(&d) != CUDA_SUCCESS)
-        return -1;
-    tl_ctx = (uintptr_t)c;
-    tl_dev = d;
-    tl_gen = gen;
-    return d;
+    if ((uintptr_t)c != cc->ctx || gen != cc->gen || !cc->index) {
+        CUdevice d = -1;
+        gmg_pfn_cuCtxGetDevice getdev = REAL(cuCtxGetDevice);
+        if (!getdev || getdev(&d) != CUDA_SUCCESS)
+            return -1;
+        cc->ctx = (uintptr_t)c;
+        cc->dev = d;
+        cc->gen = gen;
+        cc->index = gmg_ctx_index((uintptr_t)c, 1);
+    }
+    if (ctx)
+        *ctx = cc->index;
+    return cc->dev;
 }
 
 CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
@@ -106,12 +118,11 @@ int gmg_adjust(struct gmg_op *op, uint64_t bytes)
     return 1;
 }
 
-void gmg_drop_record(struct gmg_alloc *a, void *unused)
+void gmg_drop_record(const struct gmg_gone *g, void *unused)
 {
     (void)unused;
-    if (a->counted)
-        gmg_quota_release(a->device, a->size);
-    gmg_record_free(a);
+    if (g->counted)
+        gmg_quota_release(g->device, g->size);
 }
 
 void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
@@ -121,22 +132,27 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
             gmg_quota_release(op->dev, op->reserved);
         return;
     }
-    struct gmg_alloc *a = gmg_record_new();
-    if (!a)
-        return; /* untracked: its reservation stays, so the quota still holds */
-    a->key.value = key;
-    a->key.space = space;
-    a->size = op->counted ? op->reserved : size;
-    a->requested = requested;
-    a->ctx = op->ctx;
-    a->stack = op->stack;
-    a->device = (int16_t)op->dev;
-    a->family = (uint8_t)op->family;
-    a->counted = (uint8_t)op->counted;
-    gmg_quota_count_alloc(op->dev);
-    struct gmg_alloc *stale = gmg_track_insert(a);
-    if (stale)
-        gmg_drop_record(stale, NULL);
+    if (op->counted)
+        size = op->reserved;
+    struct gmg_alloc t;
+    memset(&t, 0, sizeof t);
+    t.value = key;
+    t.space = (uint8_t)space;
+    t.size = size;
+    /* the ninth word: a handle's mappings, a mapping's handle, or what was
+     * asked for when it is not what was granted */
+    t.has_aux = space == GMG_SPACE_VMM || space == GMG_SPACE_MAP || requested != size;
+    t.ctx = op->ctx;
+    t.stack = op->stack;
+    t.device = (int8_t)(op->dev >= -1 && op->dev <= INT8_MAX ? op->dev : -1);
+    t.family = (uint8_t)op->family;
+    t.counted = (uint8_t)op->counted;
+    gmg_record_made(op->dev);
+    struct gmg_gone stale;
+    int got = gmg_track_insert(&t, space == GMG_SPACE_VMM ? 0 : requested, &stale);
+    /* got < 0: untracked (no memory); its reservation stays, so the quota still holds */
+    if (got > 0)
+        gmg_drop_record(&stale, NULL);
 }
 
 struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
@@ -149,14 +165,13 @@ struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
 
 struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
 {
-    uintptr_t ctx;
-    int dev = legacy ? gmg_current_device(&ctx) : -1; /* the _v2 path asks only on a miss */
+    int dev = legacy ? gmg_current_device(NULL) : -1; /* the _v2 path asks only on a miss */
     struct gmg_free f = gmg_free_take(legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR,
                                       legacy ? (ptr ? gmg_key_v1(ptr, dev) : 0) : ptr);
     /* a pointer of the other ABI (allocated legacy, freed _v2 or back) */
     if (!f.a && !f.racing && ptr && ptr <= UINT32_MAX) {
         if (!legacy)
-            dev = gmg_current_device(&ctx);
+            dev = gmg_current_device(NULL);
         if (dev >= 0) {
             struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1,
                                               legacy ? ptr : gmg_key_v1(ptr, dev));
@@ -169,22 +184,20 @@ struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
 
 void gmg_free_done(struct gmg_free *f, CUresult r)
 {
-    struct gmg_alloc *drop = NULL;
-    int reclaimed = 0;
+    struct gmg_gone g;
+    int what = GMG_FREE_KEPT;
     if (f->a)
-        drop = gmg_track_free_end(f->a, r == CUDA_SUCCESS, &reclaimed);
+        what = gmg_track_free_end(f->a, r == CUDA_SUCCESS, &g);
     else if (f->racing && r == CUDA_SUCCESS)
-        drop = gmg_track_free_racing(f->space, f->key, f->racing);
+        what = gmg_track_free_racing(f->space, f->key, f->racing, &g) ? GMG_FREE_DROPPED : GMG_FREE_KEPT;
     else if (!f->racing && f->key)
         gmg_record_unknown_free();
-    if (drop && reclaimed) { /* its context's teardown freed it meanwhile */
-        if (drop->counted)
-            gmg_quota_release(drop->device, drop->size);
-        drop->freeing = 0;
-        gmg_track_reclaimed_add(drop);
-    } else if (drop) {
-        gmg_quota_count_free(drop->device);
-        gmg_drop_record(drop, NULL);
+    if (what == GMG_FREE_RECLAIMED) { /* its context's teardown freed it meanwhile */
+        gmg_drop_record(&g, NULL);
+        gmg_track_reclaimed_add(f->a);
+    } else if (what == GMG_FREE_DROPPED) {
+        gmg_quota_count_free(g.device);
+        gmg_drop_record(&g, NULL);
     }
 }
 

@@ -19,7 +19,7 @@
 struct gmg_op {
     int family;
     int dev;
-    uintptr_t ctx;
+    uint32_t ctx;         /* the current context's index (gmg_ctx_index) */
     uint64_t reserved;    /* bytes reserved in the quota */
     uint32_t stack;
     int counted;
@@ -28,8 +28,9 @@ struct gmg_op {
 /* First step of every exported wrapper. */
 void gmg_enter(enum gmg_hook_id id);
 
-/* The device of the calling thread's current context, -1 if none. */
-int gmg_current_device(uintptr_t *ctx);
+/* The device of the calling thread's current context, -1 if none; *ctx
+ * (unless NULL) is the context's index for records, 0 if none. */
+int gmg_current_device(uint32_t *ctx);
 
 /* Contexts were torn down: per-thread device caches are stale. */
 void gmg_contexts_changed(void);
@@ -68,7 +69,8 @@ void gmg_free_done(struct gmg_free *f, CUresult r);
 struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy);
 uint64_t gmg_key_v1(uint64_t ptr, int dev);
 
-/* Release a record's quota and free it (callbacks of range removal). */
-void gmg_drop_record(struct gmg_alloc *a, void *unused);
+/* Release the quota of a record gone from the table (callbacks of range
+ * removal). */
+void gmg_drop_record(const struct gmg_gone *g, void *unused);
 
 #endif

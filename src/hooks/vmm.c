@@ -39,9 +39,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
     if (gmg_track_vmm_is_mapped(handle)) {
         /* the memory lives on until its last mapping goes (SPEC §5) */
         CUresult r = CALL_REAL(cuMemRelease, handle);
-        struct gmg_alloc *drop = r == CUDA_SUCCESS ? gmg_track_vmm_released(handle) : NULL;
-        if (drop)
-            gmg_drop_record(drop, NULL);
+        struct gmg_gone drop;
+        if (r == CUDA_SUCCESS && gmg_track_vmm_released(handle, &drop))
+            gmg_drop_record(&drop, NULL);
         return r;
     }
     struct gmg_free f = gmg_free_take(GMG_SPACE_VMM, handle);
@@ -69,13 +69,13 @@ GMG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 
 /* A mapping is gone: its handle has one mapping fewer, and a handle the
  * program released goes with its last one. */
-static void drop_mapping(struct gmg_alloc *map, void *unused)
+static void drop_mapping(const struct gmg_gone *map, void *unused)
 {
     (void)unused;
-    struct gmg_alloc *phys = gmg_track_vmm_unmapped(map->requested);
+    struct gmg_gone phys;
     gmg_drop_record(map, NULL);
-    if (phys)
-        gmg_drop_record(phys, NULL);
+    if (gmg_track_vmm_unmapped(map->aux, &phys)) /* a mapping's ninth word is its handle */
+        gmg_drop_record(&phys, NULL);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
@@ -83,10 +83,11 @@ GMG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
     gmg_enter(H_cuMemUnmap);
     CUresult r = CALL_REAL(cuMemUnmap, ptr, size);
     if (r == CUDA_SUCCESS) {
-        struct gmg_alloc *a = gmg_track_remove(GMG_SPACE_MAP, ptr);
-        int whole = a && a->size >= size;
-        if (a)
-            drop_mapping(a, NULL);
+        struct gmg_gone a;
+        int found = gmg_track_remove(GMG_SPACE_MAP, ptr, &a);
+        int whole = found && a.size >= size;
+        if (found)
+            drop_mapping(&a, NULL);
         if (!whole) /* one unmap over several mappings: all inside the range */
             gmg_track_remove_range(GMG_SPACE_MAP, ptr, size, drop_mapping, NULL);
     }

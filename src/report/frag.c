@@ -11,6 +11,10 @@
  *   device free    the driver's cuMemGetInfo at report time, when this
  *                  thread has a context on that device
  * What the driver says comes through gmg_report_dev (report.h).
+ *
+ * The report's walk of the table hands each record to gmg_frag_note, which
+ * keeps only (address, size) of each device pointer, 16 bytes, per device;
+ * the rest is computed from those once the table's locks are let go.
  */
 #include "report/report.h"
 
@@ -28,62 +32,122 @@ const char *const gmg_size_class_names[GMG_SIZE_CLASSES] = {
     "<4KiB", "4KiB-64KiB", "64KiB-1MiB", "1MiB-16MiB", "16MiB-256MiB", "256MiB-1GiB", "1GiB-4GiB", ">=4GiB",
 };
 
-struct span { uint64_t lo, hi; };
-
-static int by_lo(const void *a, const void *b)
-{
-    const struct span *x = a, *y = b;
-    return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-/* The driver's allocator's own allocations: VMM mappings live in address
- * ranges the program reserved, IPC mappings in another process's memory. */
+/* Is this record one of the driver's allocator's own allocations? VMM
+ * mappings live in address ranges the program reserved, IPC mappings in
+ * another process's memory. */
 static int in_address_space(const struct gmg_alloc *a)
 {
-    return a->key.space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC;
+    return a->space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC;
 }
 
-void gmg_frag_compute(struct gmg_report *r, const struct gmg_alloc *live, size_t n)
+void gmg_frag_note(struct gmg_frag_input *in, int ndev, const struct gmg_alloc *a)
+{
+    if (a->device < 0 || a->device >= ndev || !in_address_space(a))
+        return;
+    struct gmg_frag_input *d = &in[a->device];
+    if (d->n == d->cap && !d->failed) {
+        size_t cap = d->cap ? d->cap * 2 : 1024;
+        struct gmg_span *v = realloc(d->v, cap * sizeof *v);
+        if (!v)
+            d->failed = 1;
+        else {
+            d->v = v;
+            d->cap = cap;
+        }
+    }
+    if (d->failed)
+        return;
+    d->v[d->n].lo = a->value;
+    d->v[d->n].hi = gmg_alloc_requested(a); /* until compute: what was asked */
+    d->n++;
+}
+
+static void swap(struct gmg_span *a, struct gmg_span *b)
+{
+    struct gmg_span t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* By start address: a quicksort with the comparison inline (median of
+ * three, the smaller side first, insertion sort for short runs). */
+static void sort_spans(struct gmg_span *v, size_t n)
+{
+    while (n > 16) {
+        size_t m = n / 2;
+        if (v[m].lo < v[0].lo)
+            swap(&v[m], &v[0]);
+        if (v[n - 1].lo < v[0].lo)
+            swap(&v[n - 1], &v[0]);
+        if (v[n - 1].lo < v[m].lo)
+            swap(&v[n - 1], &v[m]);
+        uint64_t pivot = v[m].lo;
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (v[i].lo < pivot)
+                i++;
+            while (v[j].lo > pivot)
+                j--;
+            if (i >= j)
+                break;
+            swap(&v[i], &v[j]);
+            i++;
+            j--;
+        }
+        size_t left = j + 1; /* [0, left) <= pivot <= [left, n) */
+        if (left < n - left) {
+            sort_spans(v, left);
+            v += left;
+            n -= left;
+        } else {
+            sort_spans(v + left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        struct gmg_span x = v[i];
+        size_t j = i;
+        while (j > 0 && v[j - 1].lo > x.lo) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nrecords)
 {
     int ndev = r->ndev > 0 ? r->ndev : 0;
     r->frag = calloc((size_t)ndev + 1, sizeof *r->frag);
     if (!r->frag)
         return;
     r->nfrag = (size_t)ndev;
-    struct span *sp = malloc((n + 1) * sizeof *sp);
-    if (!sp)
-        return;
-    int ask_driver = n <= MAX_DRIVER_QUERIES && gmg_report_dev.address_range;
+    int ask_driver = nrecords <= MAX_DRIVER_QUERIES && gmg_report_dev.address_range;
     for (int d = 0; d < ndev; d++) {
         struct gmg_frag *f = &r->frag[d];
-        size_t k = 0;
+        struct gmg_span *sp = in[d].v;
+        size_t k = in[d].failed ? 0 : in[d].n;
         f->device = d;
-        for (size_t i = 0; i < n; i++) {
-            const struct gmg_alloc *a = &live[i];
-            if (a->device != d || !in_address_space(a))
-                continue;
-            uint64_t granted = 0;
-            uint64_t base, sz;
-            if (ask_driver && gmg_report_dev.address_range(a->key.value, &base, &sz) == 0 && base == a->key.value)
+        for (size_t i = 0; i < k; i++) {
+            uint64_t requested = sp[i].hi, granted = 0, base, sz;
+            if (ask_driver && gmg_report_dev.address_range(sp[i].lo, &base, &sz) == 0 && base == sp[i].lo)
                 granted = sz;
             else
-                granted = (a->requested + GRANULARITY - 1) / GRANULARITY * GRANULARITY;
-            if (granted < a->requested)
-                granted = a->requested;
-            f->live_bytes += a->requested;
+                granted = (requested + GRANULARITY - 1) / GRANULARITY * GRANULARITY;
+            if (granted < requested)
+                granted = requested;
+            f->live_bytes += requested;
             f->live_allocs++;
             f->granted += granted;
-            f->rounding += granted - a->requested;
+            f->rounding += granted - requested;
             int c = 0;
-            while (c < GMG_SIZE_CLASSES - 1 && a->requested >= class_limit[c])
+            while (c < GMG_SIZE_CLASSES - 1 && requested >= class_limit[c])
                 c++;
             f->classes[c]++;
-            sp[k].lo = a->key.value;
-            sp[k].hi = a->key.value + granted;
-            k++;
+            sp[i].hi = sp[i].lo + granted;
         }
         if (k) {
-            qsort(sp, k, sizeof *sp, by_lo);
+            sort_spans(sp, k);
             f->span_lo = sp[0].lo;
             uint64_t end = sp[0].hi;
             for (size_t i = 1; i < k; i++) {
@@ -102,5 +166,4 @@ void gmg_frag_compute(struct gmg_report *r, const struct gmg_alloc *live, size_t
         if (gmg_report_dev.meminfo && gmg_report_dev.meminfo(d, &f->dev_free, &f->dev_total) == 0)
             f->have_meminfo = 1;
     }
-    free(sp);
 }

@@ -1,7 +1,13 @@
 /*
- * model.c - building the report model from a snapshot, and the refusal
- * explanation. Output destinations live in output.c, formats in text.c,
- * json.c and folded.c.
+ * model.c - building the report model, and the refusal explanation. Output
+ * destinations live in output.c, formats in text.c, json.c and folded.c.
+ *
+ * A report never copies the table: one walk (core/track.c, shards locked
+ * one at a time) adds each record into groups by (stack, family, device),
+ * hashed, and hands fragmentation the address and size of each device
+ * pointer (frag.c); growth is what no earlier signal or API dump listed
+ * (the records' `seen` mark). A refusal reads the live totals the depot
+ * keeps per stack, never the table.
  */
 #define _GNU_SOURCE
 #include "report/report.h"
@@ -16,13 +22,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static uint64_t last_dump_seq;   /* growth: allocations after this one are new */
 static unsigned dumps;           /* reports made by this process */
 
 void gmg_report_model_atfork_child(void)
 {
     dumps = 0;
-    last_dump_seq = 0;
+    gmg_symbolizer_atfork_child();
 }
 
 const char *gmg_trigger_name(enum gmg_trigger t)
@@ -40,16 +45,8 @@ int gmg_group_is_allocation(int family)
     return family != GMG_FAM_VA && family != GMG_FAM_VMM_MAP;
 }
 
-static int by_site(const void *a, const void *b)
-{
-    const struct gmg_alloc *x = a, *y = b;
-    if (x->stack != y->stack)
-        return x->stack < y->stack ? -1 : 1;
-    if (x->family != y->family)
-        return x->family - y->family;
-    return x->device - y->device;
-}
-
+/* Biggest first; then by count, stack, family and device, so that equal
+ * groups always come in one order. */
 static int by_bytes(const void *a, const void *b)
 {
     const struct gmg_group *x = a, *y = b;
@@ -57,38 +54,76 @@ static int by_bytes(const void *a, const void *b)
         return x->bytes > y->bytes ? -1 : 1;
     if (x->count != y->count)
         return x->count > y->count ? -1 : 1;
-    return x->stack < y->stack ? -1 : x->stack > y->stack;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    if (x->family != y->family)
+        return x->family < y->family ? -1 : 1;
+    return x->device < y->device ? -1 : x->device > y->device;
 }
 
-/* Group records by identical (stack, API family, device), biggest first.
- * Sorts `v` in place. */
-static struct gmg_group *group(struct gmg_alloc *v, size_t n, size_t *out_n, uint64_t min_seq)
+/* Groups by (stack, family, device), open addressing. */
+struct groups {
+    struct gmg_group *v;
+    size_t n, cap;          /* cap: a power of two, or 0 */
+    int failed;
+};
+
+static size_t group_hash(uint32_t stack, int family, int device, size_t cap)
 {
-    qsort(v, n, sizeof *v, by_site);
-    struct gmg_group *g = malloc((n + 1) * sizeof *g);
-    size_t k = 0;
-    if (!g) {
-        *out_n = 0;
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (v[i].seq <= min_seq)
-            continue;
-        if (k && g[k - 1].stack == v[i].stack && g[k - 1].family == v[i].family && g[k - 1].device == v[i].device) {
-            g[k - 1].bytes += v[i].size;
-            g[k - 1].count++;
-            continue;
+    uint64_t h = ((uint64_t)stack << 16 | (uint64_t)(uint8_t)family << 8 | (uint8_t)device) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+static struct gmg_group *group_slot(struct gmg_group *v, size_t cap, uint32_t stack, int family, int device)
+{
+    for (size_t i = group_hash(stack, family, device, cap);; i = (i + 1) & (cap - 1))
+        if (!v[i].count || (v[i].stack == stack && v[i].family == family && v[i].device == device))
+            return &v[i];
+}
+
+static void group_add(struct groups *g, uint32_t stack, int family, int device, uint64_t bytes, uint64_t count)
+{
+    if ((g->n + 1) * 2 > g->cap) {
+        size_t cap = g->cap ? g->cap * 2 : 64;
+        struct gmg_group *v = calloc(cap, sizeof *v);
+        if (!v) {
+            g->failed = 1;
+            return;
         }
-        g[k].stack = v[i].stack;
-        g[k].family = v[i].family;
-        g[k].device = v[i].device;
-        g[k].bytes = v[i].size;
-        g[k].count = 1;
-        k++;
+        for (size_t i = 0; i < g->cap; i++)
+            if (g->v[i].count)
+                *group_slot(v, cap, g->v[i].stack, g->v[i].family, g->v[i].device) = g->v[i];
+        free(g->v);
+        g->v = v;
+        g->cap = cap;
     }
-    qsort(g, k, sizeof *g, by_bytes);
+    struct gmg_group *e = group_slot(g->v, g->cap, stack, family, device);
+    if (!e->count) {
+        e->stack = stack;
+        e->family = family;
+        e->device = device;
+        g->n++;
+    }
+    e->bytes += bytes;
+    e->count += count;
+}
+
+/* The groups, packed and sorted biggest first; the table is reused. */
+static struct gmg_group *group_list(struct groups *g, size_t *out_n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < g->cap; i++)
+        if (g->v[i].count)
+            g->v[k++] = g->v[i];
+    if (k > 1)
+        qsort(g->v, k, sizeof *g->v, by_bytes);
     *out_n = k;
-    return g;
+    struct gmg_group *v = g->v;
+    if (!v)
+        v = calloc(1, sizeof *v);
+    g->v = NULL;
+    g->cap = g->n = 0;
+    return v;
 }
 
 static void read_exe(char *out, size_t n)
@@ -147,7 +182,7 @@ static void suppress(struct gmg_report *r)
 
 void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t each)
 {
-    struct gmg_symbolizer *sym = n ? gmg_symbolizer_new() : NULL; /* one for all of them */
+    struct gmg_symbolizer *sym = n ? gmg_symbolizer_get() : NULL; /* one for all of them */
     for (size_t k = 0; k < n; k++) {
         char *buf = names + k * each;
         const struct gmg_stack *s = gmg_stack_get(stacks[k]);
@@ -165,7 +200,7 @@ void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t
             break;
         }
     }
-    gmg_symbolizer_free(sym);
+    gmg_symbolizer_put(sym);
 }
 
 uint64_t gmg_report_leaks(const struct gmg_report *r)
@@ -177,6 +212,38 @@ int gmg_report_clean(const struct gmg_report *r)
 {
     return r->trigger == GMG_TRIGGER_EXIT && !gmg_report_leaks(r) && !r->refused && !r->unknown_frees &&
            !r->any_suppressed;
+}
+
+struct walk {
+    struct gmg_report *r;
+    struct groups live, reclaimed, growth;
+    int growth_too;
+    struct gmg_frag_input *frag;   /* per device, NULL when out of memory */
+    size_t nrecords;
+};
+
+static void walk_live(const struct gmg_alloc *a, int fresh, void *arg)
+{
+    struct walk *w = arg;
+    w->nrecords++;
+    if (gmg_group_is_allocation(a->family)) {
+        w->r->live_bytes += a->size;
+        w->r->live_allocs++;
+    }
+    group_add(&w->live, a->stack, a->family, a->device, a->size, 1);
+    if (w->growth_too && fresh)
+        group_add(&w->growth, a->stack, a->family, a->device, a->size, 1);
+    if (w->frag)
+        gmg_frag_note(w->frag, w->r->ndev, a);
+}
+
+static void walk_reclaimed(const struct gmg_alloc *a, int fresh, void *arg)
+{
+    struct walk *w = arg;
+    (void)fresh;
+    w->r->reclaimed_bytes += a->size;
+    w->r->reclaimed_allocs++;
+    group_add(&w->reclaimed, a->stack, a->family, a->device, a->size, 1);
 }
 
 int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
@@ -202,29 +269,26 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     r->unknown_frees = gmg_record_unknown_frees();
     r->total_allocs = gmg_record_total();
 
-    size_t n = 0, nrec = 0;
-    struct gmg_alloc *live = gmg_track_snapshot(&n);
-    struct gmg_alloc *rec = gmg_track_reclaimed(&nrec);
-    for (size_t i = 0; i < n; i++)
-        if (gmg_group_is_allocation(live[i].family)) {
-            r->live_bytes += live[i].size;
-            r->live_allocs++;
-        }
-    for (size_t i = 0; i < nrec; i++) {
-        r->reclaimed_bytes += rec[i].size;
-        r->reclaimed_allocs++;
+    struct walk w;
+    memset(&w, 0, sizeof w);
+    w.r = r;
+    w.growth_too = trigger == GMG_TRIGGER_SIGNAL || trigger == GMG_TRIGGER_API;
+    w.frag = calloc((size_t)(r->ndev > 0 ? r->ndev : 0) + 1, sizeof *w.frag);
+    gmg_track_walk(w.growth_too, walk_live, &w);
+    gmg_track_reclaimed_walk(walk_reclaimed, &w);
+    if (w.frag) {
+        gmg_frag_compute(r, w.frag, w.nrecords);
+        for (int d = 0; d < r->ndev; d++)
+            free(w.frag[d].v);
+        free(w.frag);
     }
-    gmg_frag_compute(r, live, n);
-    r->groups = group(live, n, &r->ngroups, 0);
-    r->reclaimed = group(rec, nrec, &r->nreclaimed, 0);
-    if (trigger == GMG_TRIGGER_SIGNAL || trigger == GMG_TRIGGER_API) {
-        uint64_t prev = __atomic_exchange_n(&last_dump_seq, gmg_record_total(), __ATOMIC_ACQ_REL);
-        r->growth = group(live, n, &r->ngrowth, prev);
+    r->groups = group_list(&w.live, &r->ngroups);
+    r->reclaimed = group_list(&w.reclaimed, &r->nreclaimed);
+    if (w.growth_too) {
+        r->growth = group_list(&w.growth, &r->ngrowth);
         r->has_growth = 1;
     }
-    free(live);
-    free(rec);
-    r->sym = gmg_symbolizer_new();
+    r->sym = gmg_symbolizer_get();
     suppress(r);
     return 0;
 }
@@ -236,7 +300,7 @@ void gmg_report_free(struct gmg_report *r)
     free(r->growth);
     free(r->frag);
     free(r->supp);
-    gmg_symbolizer_free(r->sym);
+    gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);
 }
 
@@ -249,17 +313,41 @@ void gmg_report_set_device_ops(const struct gmg_device_ops *ops)
 
 #define REFUSAL_STACKS 3
 
-/* Only what the explanation needs: a snapshot grouped by stack, and the
- * frames of the few groups shown; no fragmentation, no dump number. */
+/* The few biggest live groups of one device, from the live totals. */
+struct top {
+    int device;
+    size_t n;
+    struct gmg_group g[REFUSAL_STACKS];
+};
+
+static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
+{
+    struct top *t = arg;
+    if (device != t->device || !gmg_group_is_allocation(family))
+        return;
+    struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
+    size_t i = t->n < REFUSAL_STACKS ? t->n++ : REFUSAL_STACKS;
+    if (i == REFUSAL_STACKS) {
+        if (by_bytes(&g, &t->g[REFUSAL_STACKS - 1]) >= 0)
+            return; /* not among the biggest */
+        i = REFUSAL_STACKS - 1;
+    }
+    while (i > 0 && by_bytes(&g, &t->g[i - 1]) < 0) {
+        t->g[i] = t->g[i - 1];
+        i--;
+    }
+    t->g[i] = g;
+}
+
 /* The refused call itself (what, how much, the quota, its own stack), then
- * the few biggest live stacks of its device: a snapshot grouped by stack,
- * no fragmentation, no dump number. */
+ * the few biggest live stacks of its device, from the live totals (no
+ * walk of the table, no fragmentation, no dump number). */
 static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const char *outcome)
 {
     struct gmg_report r;
     memset(&r, 0, sizeof r);
     r.trigger = GMG_TRIGGER_REFUSAL;
-    r.sym = gmg_symbolizer_new();
+    r.sym = gmg_symbolizer_get();
     char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
     if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the group's budget and bytes, and ours */
         char own[GMG_SIZE_LEN];
@@ -275,19 +363,12 @@ static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const 
     }
     gmg_buf_printf(b, "  the refused call:\n");
     gmg_report_text_stack(&r, b, ev->stack);
-    size_t n = 0;
-    struct gmg_alloc *live = gmg_track_snapshot(&n);
-    r.groups = group(live, n, &r.ngroups, 0);
-    free(live);
+    struct top t = { .device = ev->device };
+    gmg_track_live_each(top_add, &t);
     gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
-    int shown = 0;
-    for (size_t i = 0; i < r.ngroups && shown < REFUSAL_STACKS; i++) {
-        if (r.groups[i].device != ev->device || !gmg_group_is_allocation(r.groups[i].family))
-            continue;
-        gmg_report_text_group(&r, b, &r.groups[i]);
-        shown++;
-    }
-    if (!shown)
+    for (size_t i = 0; i < t.n; i++)
+        gmg_report_text_group(&r, b, &t.g[i]);
+    if (!t.n)
         gmg_buf_printf(b, "  (none)\n");
     gmg_report_free(&r);
 }

@@ -2,8 +2,8 @@
  * report.h - reports (report layer): what triggers them, the model they
  * are written from, and where they go.
  *
- * A report is built from a snapshot of the allocation table (shards locked
- * one at a time) and the stack depot; it is symbolized and formatted into
+ * A report is built from one walk of the allocation table (shards locked
+ * one at a time, nothing copied) and the stack depot; it is symbolized and formatted into
  * memory, then written whole to each destination. Nothing here runs on the
  * allocation path: refusals are explained by the reporter thread
  * (reporter.h), and what the report needs of the driver comes through the
@@ -114,10 +114,16 @@ void gmg_report_check_path(void);
  * biggest live stacks of its device, or (abort) a whole report. */
 void gmg_report_refusal(const struct gmg_refusal *ev);
 
-/* Model building (report.c) and fragmentation (frag.c). */
+/* Model building (model.c) and fragmentation (frag.c). The model's walk of
+ * the table notes each record for fragmentation: per device, the address
+ * and size of each device pointer, 16 bytes (for a device pointer, `hi`
+ * holds the size asked for until compute makes it the end). */
 int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger);
 void gmg_report_free(struct gmg_report *r);
-void gmg_frag_compute(struct gmg_report *r, const struct gmg_alloc *live, size_t n);
+struct gmg_span { uint64_t lo, hi; };
+struct gmg_frag_input { struct gmg_span *v; size_t n, cap; int failed; };
+void gmg_frag_note(struct gmg_frag_input *in, int ndev, const struct gmg_alloc *a);
+void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nrecords);
 
 /* Writers. */
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b);

@@ -1,7 +1,12 @@
 /*
  * symbolize.c - see symbolize.h. Results are cached per address for the
- * life of one symbolizer (one report), so each distinct frame is looked up
- * once however many stacks share it.
+ * life of one symbolizer, so each distinct frame is looked up once however
+ * many stacks share it. Reports and refusal messages share one symbolizer
+ * (gmg_symbolizer_get) for as long as no library is loaded or unloaded
+ * (dl_iterate_phdr's counters say) and the process is the same: reading a
+ * module's DWARF the first time (decompressing it, for a library whose
+ * debug information is compressed) costs far more than any message, and
+ * is paid once, not once per message.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
@@ -11,6 +16,7 @@
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -258,4 +264,64 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s)
         free(o);
     }
     free(s);
+}
+
+/* ------------------------------------------------------------ shared */
+
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gmg_symbolizer *shared;       /* under shared_mu */
+static unsigned long long shared_adds, shared_subs;
+static pid_t shared_pid;
+
+struct loads { unsigned long long adds, subs; };
+
+static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct loads *l = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        l->adds = info->dlpi_adds;
+        l->subs = info->dlpi_subs;
+    }
+    return 1; /* the first object says it for all */
+}
+
+struct gmg_symbolizer *gmg_symbolizer_get(void)
+{
+    if (pthread_mutex_trylock(&shared_mu) != 0)
+        return gmg_symbolizer_new(); /* in use (a report and a refusal at once) */
+    struct loads l = { 0, 0 };
+    dl_iterate_phdr(count_loads, &l);
+    if (shared && (l.adds != shared_adds || l.subs != shared_subs || shared_pid != getpid())) {
+        gmg_symbolizer_free(shared); /* the process's objects changed */
+        shared = NULL;
+    }
+    if (!shared) {
+        shared = gmg_symbolizer_new();
+        shared_adds = l.adds;
+        shared_subs = l.subs;
+        shared_pid = getpid();
+    }
+    if (!shared) {
+        pthread_mutex_unlock(&shared_mu);
+        return NULL;
+    }
+    return shared;
+}
+
+void gmg_symbolizer_put(struct gmg_symbolizer *s)
+{
+    if (!s)
+        return;
+    if (s == shared) /* only its holder can be handed the shared one */
+        pthread_mutex_unlock(&shared_mu);
+    else
+        gmg_symbolizer_free(s);
+}
+
+void gmg_symbolizer_atfork_child(void)
+{
+    /* another thread may have been using it: the child's copy is left
+     * alone (never freed), and the next get makes a new one */
+    pthread_mutex_init(&shared_mu, NULL);
+    shared = NULL;
 }

@@ -37,4 +37,11 @@ struct gmg_symbolizer *gmg_symbolizer_new(void);
 void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out);
 void gmg_symbolizer_free(struct gmg_symbolizer *s);
 
+/* The shared symbolizer (see symbolize.c), or a new one while it is in use;
+ * NULL when none can be made. Hand it back with put, and use its strings
+ * only until then. */
+struct gmg_symbolizer *gmg_symbolizer_get(void);
+void gmg_symbolizer_put(struct gmg_symbolizer *s);
+void gmg_symbolizer_atfork_child(void);
+
 #endif

@@ -1,19 +1,53 @@
 /*
- * bench.c - cost of the allocation path: alloc+free pairs against the
- * simulated driver, timed in one process. Run the same binary with and
- * without the guard (scripts/bench.sh) and compare as ratios.
- *   bench PAIRS LIVE THREADS   ns per pair, with LIVE allocations held live
+ * bench.c - the guard's costs at scale, against the simulated driver. The
+ * same binary runs with and without the guard (scripts/bench.sh compares
+ * them in one run).
+ *
+ *   bench pairs PAIRS LIVE THREADS DEPTH
+ *       cuMemAlloc_v2+cuMemFree_v2 pairs of 4 KiB, LIVE allocations of
+ *       512 bytes held live meanwhile; each thread first recurses DEPTH
+ *       frames so that its allocations have a stack that deep. Prints
+ *       "CPU_NS WALL_NS": CPU time per pair, in the least disturbed of 40
+ *       rounds (each thread's own CPU time over its own pairs, averaged
+ *       over the threads; on a shared machine other programs only ever
+ *       add to it), and the wall time per pair (all threads, whole run).
+ *   bench rss LIVE
+ *       holds LIVE allocations of 512 bytes; prints VmRSS in kB.
+ *   bench report LIVE DEPTH
+ *       holds LIVE allocations, then asks for a report through the public
+ *       API (gpumemguard_dump, found with dlsym: "- -" without the guard);
+ *       prints "SECONDS PEAK_EXTRA_KB": the report's time and the most
+ *       memory it added while written (VmHWM after, reset just before,
+ *       minus VmRSS before).
+ *   bench refusal LIVE DEPTH [N]
+ *       runs itself as a child whose stderr is a pipe; the child holds LIVE
+ *       allocations under GPUMEM_LIMIT (set by the caller), then makes an
+ *       allocation the quota refuses, and (N = 2, the default) once its
+ *       message is out another from a new call site (stacks must be on for
+ *       it to be explained). Prints the milliseconds from each refused call
+ *       to its message on the child's stderr: the first message makes the
+ *       guard's symbolizer, the next finds it made.
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#define ROUNDS 40
 
 static CUcontext ctx;
 static long pairs;
+static int depth;
 
 static double now(void)
 {
@@ -22,39 +56,265 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void *run(void *arg)
+static double cpu_now(void)
 {
-    (void)arg;
-    cuCtxSetCurrent(ctx);
-    for (long i = 0; i < pairs; i++) {
-        CUdeviceptr p;
-        if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS)
-            abort();
-        cuMemFree_v2(p);
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Recurse `n` frames, then run fn: every allocation fn makes has a stack
+ * at least that deep. The volatile sum keeps each frame (no tail call). */
+static __attribute__((noinline)) long deep(int n, long (*fn)(void *), void *arg)
+{
+    volatile long pad = n;
+    if (n > 0)
+        return deep(n - 1, fn, arg) + pad - n;
+    return fn(arg);
+}
+
+struct worker { double round_cpu[ROUNDS]; };
+
+static long pair_loop(void *arg)
+{
+    struct worker *w = arg;
+    long per = pairs / ROUNDS;
+    for (int r = 0; r < ROUNDS; r++) {
+        double c0 = cpu_now();
+        for (long i = 0; i < per; i++) {
+            CUdeviceptr p;
+            if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS)
+                abort();
+            cuMemFree_v2(p);
+        }
+        w->round_cpu[r] = (cpu_now() - c0) / (double)per;
     }
+    return 0;
+}
+
+static void *thread_main(void *arg)
+{
+    cuCtxSetCurrent(ctx);
+    deep(depth, pair_loop, arg);
     return NULL;
 }
 
-int main(int argc, char **argv)
+static long hold_loop(void *arg)
 {
-    pairs = argc > 1 ? atol(argv[1]) : 200000;
-    long live = argc > 2 ? atol(argv[2]) : 0;
-    int threads = argc > 3 ? atoi(argv[3]) : 1;
-    cuInit(0);
-    cuDevicePrimaryCtxRetain(&ctx, 0);
-    cuCtxSetCurrent(ctx);
+    long live = *(long *)arg;
     for (long i = 0; i < live; i++) {
         CUdeviceptr p;
         if (cuMemAlloc_v2(&p, 512) != CUDA_SUCCESS)
             abort();
     }
+    return 0;
+}
+
+static void hold(long live)
+{
+    deep(depth, hold_loop, &live);
+}
+
+static long status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t n = strlen(field);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0 && line[n] == ':')
+            v = atol(line + n + 1);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static void start(void)
+{
+    cuInit(0);
+    cuDevicePrimaryCtxRetain(&ctx, 0);
+    cuCtxSetCurrent(ctx);
+}
+
+static int mode_pairs(long live, int threads)
+{
+    start();
+    hold(live);
     pthread_t t[64];
+    struct worker *w = calloc((size_t)threads, sizeof *w);
     double t0 = now();
     for (int i = 0; i < threads; i++)
-        pthread_create(&t[i], NULL, run, NULL);
+        pthread_create(&t[i], NULL, thread_main, &w[i]);
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
-    double dt = now() - t0;
-    printf("%.1f\n", dt * 1e9 / (double)(pairs * threads));
+    double wall = now() - t0;
+    double per_round[ROUNDS];
+    for (int r = 0; r < ROUNDS; r++) {
+        per_round[r] = 0;
+        for (int i = 0; i < threads; i++)
+            per_round[r] += w[i].round_cpu[r];
+        per_round[r] /= threads; /* CPU per pair: each thread did its own pairs */
+    }
+    if (getenv("BENCH_ROUNDS")) /* every round, for a closer look */
+        for (int r = 0; r < ROUNDS; r++)
+            fprintf(stderr, "%.0f%c", per_round[r] * 1e9, r + 1 < ROUNDS ? ' ' : '\n');
+    qsort(per_round, ROUNDS, sizeof *per_round, cmp_double);
+    printf("%.1f %.1f\n", per_round[0] * 1e9, wall * 1e9 / (double)(pairs / ROUNDS * ROUNDS * threads));
     return 0;
+}
+
+static int mode_report(long live)
+{
+    int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+    start();
+    hold(live);
+    if (!dump) {
+        printf("- -\n");
+        return 0;
+    }
+    int fd = open("/proc/self/clear_refs", O_WRONLY);
+    if (fd < 0 || write(fd, "5", 1) != 1) /* VmHWM := VmRSS */
+        perror("clear_refs");
+    if (fd >= 0)
+        close(fd);
+    long rss0 = status_kb("VmRSS");
+    double t0 = now();
+    dump();
+    double dt = now() - t0;
+    long hwm = status_kb("VmHWM");
+    printf("%.3f %ld\n", dt, hwm - rss0);
+    return 0;
+}
+
+static __attribute__((noinline)) long refuse(void *arg)
+{
+    CUdeviceptr p;
+    struct timespec *ts = arg;
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    return cuMemAlloc_v2(&p, 1ull << 40); /* over any limit the caller sets */
+}
+
+static __attribute__((noinline)) long refuse_elsewhere(void *arg)
+{
+    volatile long pad = 1;
+    return refuse(arg) + pad - 1; /* another call site */
+}
+
+static int refusals = 2;
+
+static int refusal_child(long live)
+{
+    start();
+    hold(live);
+    for (int k = 0; k < refusals; k++) {
+        struct timespec ts;
+        long r = deep(depth, k ? refuse_elsewhere : refuse, &ts); /* its stack: DEPTH frames of ours */
+        dprintf(1, "%lld %ld\n", (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec, r);
+        char c;
+        if (read(0, &c, 1) != 1) /* the parent has the message */
+            break;
+    }
+    return 0;
+}
+
+static long long ns_of(const struct timespec *t) { return (long long)t->tv_sec * 1000000000ll + t->tv_nsec; }
+
+static int mode_refusal(char **argv)
+{
+    int err[2], out[2], in[2];
+    if (pipe(err) || pipe(out) || pipe(in))
+        return 1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(in[1]);
+        close(out[0]);
+        close(err[0]);
+        setenv("BENCH_REFUSAL_CHILD", "1", 1);
+        execv("/proc/self/exe", argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    FILE *child_out = fdopen(out[0], "r");
+    static char text[1 << 20];
+    size_t len = 0;
+    double ms[2] = { -1, -1 };
+    int k;
+    for (k = 0; k < refusals; k++) {
+        struct timespec t1 = { 0, 0 };
+        char *from = text + len;
+        while (len < sizeof text - 1) {
+            struct pollfd pf = { .fd = err[0], .events = POLLIN };
+            if (poll(&pf, 1, 30000) != 1)
+                break; /* no message */
+            ssize_t n = read(err[0], text + len, sizeof text - 1 - len);
+            if (n <= 0)
+                break;
+            len += (size_t)n;
+            text[len] = 0;
+            if (strstr(from, "gpumemguard: refused")) {
+                clock_gettime(CLOCK_MONOTONIC, &t1);
+                break;
+            }
+        }
+        long long t0 = 0;
+        long r = 0;
+        if (!child_out || fscanf(child_out, "%lld %ld", &t0, &r) != 2 || !t1.tv_sec)
+            break;
+        ms[k] = (double)(ns_of(&t1) - t0) / 1e6;
+        if (write(in[1], "x", 1) != 1)
+            break;
+    }
+    close(in[1]);
+    if (k < refusals)
+        kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    for (int i = 0; i < refusals; i++) {
+        if (ms[i] < 0)
+            printf("-");
+        else
+            printf("%.3f", ms[i]);
+        printf("%s", i + 1 < refusals ? " " : "\n");
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "pairs";
+    if (strcmp(mode, "pairs") == 0) {
+        pairs = argc > 2 ? atol(argv[2]) : 200000;
+        long live = argc > 3 ? atol(argv[3]) : 0;
+        int threads = argc > 4 ? atoi(argv[4]) : 1;
+        depth = argc > 5 ? atoi(argv[5]) : 0;
+        if (threads < 1 || threads > 64 || pairs < ROUNDS)
+            return 2;
+        return mode_pairs(live, threads);
+    }
+    long live = argc > 2 ? atol(argv[2]) : 0;
+    depth = argc > 3 ? atoi(argv[3]) : 0;
+    if (strcmp(mode, "rss") == 0) {
+        start();
+        hold(live);
+        printf("%ld\n", status_kb("VmRSS"));
+        return 0;
+    }
+    if (strcmp(mode, "report") == 0)
+        return mode_report(live);
+    if (strcmp(mode, "refusal") == 0) {
+        refusals = argc > 4 && atoi(argv[4]) == 1 ? 1 : 2;
+        return getenv("BENCH_REFUSAL_CHILD") ? refusal_child(live) : mode_refusal(argv);
+    }
+    fprintf(stderr, "usage: bench pairs PAIRS LIVE THREADS DEPTH | rss LIVE | report LIVE DEPTH | refusal LIVE DEPTH [N]\n");
+    return 2;
 }
