@@ -272,7 +272,7 @@ def run(args, tool):
     if args.only:
         want = set(args.only.split(","))
         mutants = [m for m in mutants if m.id in want]
-    base = os.path.join(ROOT, args.build, "mutate")
+    base = args.work or os.path.join(ROOT, args.build, "mutate")
     logs = os.path.join(base, "logs")
     os.makedirs(logs, exist_ok=True)
 
@@ -440,6 +440,7 @@ def main():
     ap.add_argument("--list", default=LIST, help="another list of mutants in the same form (written by hand:"
                     " not checked against universalmutator)")
     ap.add_argument("--only", help="comma-separated ids")
+    ap.add_argument("--work", help="the scratch directory (default BUILD/mutate)")
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("GMG_MUTATE_TIMEOUT", "0")))
     ap.add_argument("--no-baseline", action="store_true")
     ap.add_argument("--min-score", type=float, default=85.0)
