@@ -40,7 +40,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIST = os.path.join(ROOT, "tests", "mutants.txt")
 # the hook, quota, track, report and dumper code (issue 15)
 TARGETS = ["src/hooks/*.c", "src/core/quota.c", "src/core/track.c", "src/report/*.c"]
-HEADER_RE = re.compile(r"^(M\d+) (\S+):(\d+)$")
+HEADER_RE = re.compile(r"^([A-Z]\w*) (\S+):(\d+)$")
 
 
 def log(msg):
@@ -272,7 +272,7 @@ def run(args, tool):
     if args.only:
         want = set(args.only.split(","))
         mutants = [m for m in mutants if m.id in want]
-    base = args.work or os.path.join(ROOT, args.build, "mutate")
+    base = os.path.abspath(args.work) if args.work else os.path.join(ROOT, args.build, "mutate")
     logs = os.path.join(base, "logs")
     os.makedirs(logs, exist_ok=True)
 

@@ -243,6 +243,9 @@ fi
 # ------------------------------------------------- hostile cases (issue 9)
 . tests/trust.sh
 
+# ------------------------------ mutations the rest let live (issue 15)
+. tests/regress.sh
+
 # ------------------------------------------------------ CI mode (issue 11)
 . tests/cimode.sh
 
