@@ -5,22 +5,26 @@
 # run.sh (uses its helpers and $B, $T, $WORK, $CC, $SAN_FLAGS, $CUDA_INC).
 
 build regress tests/integration/regress.c -L"$B/sim" -l:libcuda.so.1
+# as run.sh's guarded, with a time limit: a mutant that hangs fails here
+rguarded() { timeout 60 env LD_PRELOAD="$PRELOAD" GPUSIM_STATS="$WORK/stats" "$@" >"$WORK/out" 2>"$WORK/err"; }
 
 # fragmentation: six allocations end to end, the 2nd and 5th freed. Two gaps
-# (256 KiB and 64 KiB); the 3rd and 4th touch, which is no gap
-guarded "$T/regress" frag
+# (256 KiB and 64 KiB); the 3rd and 4th touch, which is no gap. A 64 MiB
+# device: its free memory at report time is 64 MiB less the live 3801088
+rguarded GPUSIM_MEM=64M "$T/regress" frag
 lo=$(sed -n 's/.*span \(0x[0-9a-f]*\)-.*/\1/p' "$WORK/out"); hi=$(sed -n 's/.*span 0x[0-9a-f]*-\(0x[0-9a-f]*\)$/\1/p' "$WORK/out")
 if has "frag: end to end yes" "$WORK/out" && has "  live allocations: 4 (3801088 bytes requested, 3801088 granted)" "$WORK/err" \
    && has "  size classes: 64KiB-1MiB: 2 1MiB-16MiB: 2" "$WORK/err" \
    && has "  address span: 4128768 bytes [$lo, $hi)" "$WORK/err" \
    && has "  gaps: 2, 327680 bytes in all, largest 262144 bytes" "$WORK/err" && has "  span utilisation: 92.1%" "$WORK/err" \
-   && has "  rounding waste: 0 bytes" "$WORK/err"; then
-    ok "fragmentation (text): two gaps of 256 and 64 KiB counted exactly, touching neighbours no gap, span and utilisation"
+   && has "  rounding waste: 0 bytes" "$WORK/err" && has "  device free at report time: 63307776 of 67108864 bytes" "$WORK/err"; then
+    ok "fragmentation (text): two gaps of 256 and 64 KiB counted exactly, touching neighbours no gap, span, utilisation, device free"
 else bad "fragmentation, exact (text)" "$WORK/err"; fi
-guarded GPUMEM_REPORT_FORMAT=json "$T/regress" frag
+rguarded GPUSIM_MEM=64M GPUMEM_REPORT_FORMAT=json "$T/regress" frag
 jq -e --arg lo "$lo" --arg hi "$hi" '.fragmentation[0] | .live_allocations == 4 and .requested_bytes == 3801088
         and .granted_bytes == 3801088 and .span_start == $lo and .span_end == $hi and .span_bytes == 4128768
-        and .gaps == 2 and .gap_bytes == 327680 and .largest_gap == 262144 and .rounding_waste == 0' "$WORK/err" >/dev/null 2>&1 \
+        and .gaps == 2 and .gap_bytes == 327680 and .largest_gap == 262144 and .rounding_waste == 0
+        and .device_free == 63307776 and .device_total == 67108864' "$WORK/err" >/dev/null 2>&1 \
     && ok "fragmentation (JSON): gaps 2, gap_bytes 327680, largest_gap 262144, span_start/span_end the driver's addresses" \
     || bad "fragmentation, exact (JSON)" "$WORK/err"
 
@@ -28,7 +32,7 @@ jq -e --arg lo "$lo" --arg hi "$hi" '.fragmentation[0] | .live_allocations == 4 
 # memory): reclaimed then, not at an earlier release; also for a driver
 # whose cuDevicePrimaryCtxGetState cannot answer (the guard counts retains)
 for cfg in "" GPUSIM_NO_PRIMARY_STATE=1; do
-    guarded $cfg "$T/regress" release
+    rguarded $cfg "$T/regress" release
     if has "release: after the first release guard 1048576 sim 1048576; after the last guard 0 sim 0; retained again guard 262144 sim 262144" "$WORK/out" \
        && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q " in leak_before_release " \
        && has "SUMMARY: gpumemguard: 262144 bytes in 1 allocations still live at exit, 1048576 bytes in 1 allocations reclaimed by context teardown" "$WORK/err"; then
@@ -38,30 +42,30 @@ done
 
 # GPUMEM_COUNT_MANAGED: managed memory counts (1, the default) or is tracked
 # and reported without counting (0)
-guarded GPUMEM_LIMIT=4M "$T/regress" managed
+rguarded GPUMEM_LIMIT=4M "$T/regress" managed
 has "managed: managed 8MiB 2, 4MiB 0, +1 2; guard 4194304 sim 4194304" "$WORK/out" \
     && ok "managed memory counts against GPUMEM_LIMIT by default: 8 MiB refused under 4M" \
     || bad "managed memory counted" "$WORK/out"
-guarded GPUMEM_LIMIT=4M GPUMEM_COUNT_MANAGED=0 "$T/regress" managed
+rguarded GPUMEM_LIMIT=4M GPUMEM_COUNT_MANAGED=0 "$T/regress" managed
 if has "managed: managed 8MiB 0, 4MiB 0, +1 2; guard 4194304 sim 12582912" "$WORK/out" \
    && grep -A1 -F "8388608 bytes in 1 allocation (cuMemAllocManaged, device 0) allocated from:" "$WORK/err" | grep -q " in managed_site "; then
     ok "GPUMEM_COUNT_MANAGED=0: 8 MiB managed allowed under 4M, not counted, still reported as live"
 else bad "GPUMEM_COUNT_MANAGED=0" "$WORK/out"; fi
 
 # groups biggest first (SPEC §4), allocated in another order (3, 1, 6 MiB)
-guarded "$T/regress" order
+rguarded "$T/regress" order
 heads=$(grep -oE "^[0-9]+ bytes in [0-9]+ allocations? \(cuMemAlloc, device 0\)" "$WORK/err" | cut -d' ' -f1 | tr '\n' ' ')
 if has "order: guard 10485760 sim 10485760" "$WORK/out" && [ "$heads" = "6291456 3145728 1048576 " ] \
    && grep -A1 -F "6291456 bytes in 3 allocations" "$WORK/err" | grep -q " in site_big "; then
     ok "live groups are listed biggest first (6, 3, 1 MiB), whatever the order they were made in"
 else bad "group order: $heads" "$WORK/err"; fi
-guarded GPUMEM_REPORT_FORMAT=json "$T/regress" order
+rguarded GPUMEM_REPORT_FORMAT=json "$T/regress" order
 jq -e '[.live[].bytes] == [6291456, 3145728, 1048576] and .live[0].count == 3 and .live[0].frames[0].function == "site_big"' \
     "$WORK/err" >/dev/null 2>&1 && ok "JSON live groups biggest first" || bad "JSON group order" "$WORK/err"
 
 # a refusal message once per call site, however often the site is refused;
 # every refusal counted
-guarded GPUMEM_LIMIT=1M "$T/regress" refuse
+rguarded GPUMEM_LIMIT=1M "$T/regress" refuse
 if has "refuse: 3 + 2 refused; guard 524288 sim 524288" "$WORK/out" \
    && [ "$(grep -c "^gpumemguard: refused cuMemAlloc" "$WORK/err")" = 2 ] \
    && grep -A2 -F "gpumemguard: refused cuMemAlloc of 2.0 MiB" "$WORK/err" | grep -q " in refused_site_a " \
@@ -69,7 +73,7 @@ if has "refuse: 3 + 2 refused; guard 524288 sim 524288" "$WORK/out" \
    && has "refused: 5;" "$WORK/err"; then
     ok "two call sites refused 3 and 2 times: one message each, 5 refusals counted"
 else bad "refusal messages once per site ($(grep -c "^gpumemguard: refused" "$WORK/err") messages)" "$WORK/err"; fi
-guarded GPUMEM_LIMIT=1M GPUMEM_ON_LIMIT=warn "$T/regress" refuse
+rguarded GPUMEM_LIMIT=1M GPUMEM_ON_LIMIT=warn "$T/regress" refuse
 [ "$(grep -c "over the limit" "$WORK/err")" = 2 ] && has "refuse: 0 + 0 refused; guard 15204352 sim 15204352" "$WORK/out" \
     && ok "GPUMEM_ON_LIMIT=warn: one 'over the limit' line per call site, every allocation made and counted" \
     || bad "warn once per site" "$WORK/err"
@@ -78,7 +82,44 @@ guarded GPUMEM_LIMIT=1M GPUMEM_ON_LIMIT=warn "$T/regress" refuse
 # (the same call without the guard), not the guard's success
 env "$T/apitest" direct info >"$WORK/out0" 2>/dev/null
 want=$(grep "^null total:" "$WORK/out0")
-guarded GPUMEM_LIMIT=8M "$T/apitest" direct info
+rguarded GPUMEM_LIMIT=8M "$T/apitest" direct info
 if [ -n "$want" ] && [ "$want" != "null total: 0" ] && [ "$(grep "^null total:" "$WORK/out")" = "$want" ]; then
     ok "cuMemGetInfo_v2 with a NULL total under a limit returns what the driver returns ($want)"
 else bad "null total: guarded '$(grep "^null total:" "$WORK/out")', driver '$want'" "$WORK/out"; fi
+
+# the legacy (pre-_v2) entry points count what the driver holds: 2D and 3D
+# arrays by their descriptors, pitch by the pitch; IPC gets its flag through
+rguarded "$T/regress" legacy
+has "legacy: array 0 guard 262144 sim 262144; 3d 0 guard 327680 sim 327680; pitch 0 (1024) guard 430080 sim 430080; freed guard 0 sim 0; ipc 0" "$WORK/out" \
+    && ok "legacy cuArrayCreate, cuArray3DCreate, cuMemAllocPitch counted as the driver counts; cuIpcOpenMemHandle's flag passed on" \
+    || bad "legacy entry points" "$WORK/out"
+
+# every array format the guard knows, sized by its bytes per element: at
+# GPUMEM_LIMIT exactly it is the driver's call, one row more the guard refuses
+rguarded GPUMEM_LIMIT=1M "$T/regress" formats
+has "formats: 40, 0 wrong; guard 0 sim 0" "$WORK/out" \
+    && ok "40 array formats: each sized by its element (1, 2, 4 or 8 bytes), refused one row over the limit and not at it" \
+    || bad "array formats" "$WORK/out"
+
+# NULL outputs with sizes far over the limit: the driver's own error codes
+# (the same calls without the guard), no refusal made or shown
+env "$T/regress" nulls_big >"$WORK/out0" 2>/dev/null
+rguarded GPUMEM_LIMIT=1M "$T/regress" nulls_big; rc=$?
+if [ $rc = 0 ] && grep -q "^[0-9 ]*$" "$WORK/out0" && cmp -s "$WORK/out0" "$WORK/out" \
+   && [ "$(cat "$WORK/err")" = "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" ]; then
+    ok "NULL outputs of 13 allocating calls over the limit: the driver's error codes, nothing refused"
+else bad "NULL outputs over the limit: guarded '$(cat "$WORK/out")', driver '$(cat "$WORK/out0")'" "$WORK/err"; fi
+
+# cuCtxDestroy of a primary context: the driver refuses, its memory stays
+rguarded "$T/regress" destroy_primary
+has "destroy primary: refused; guard 1048576 sim 1048576" "$WORK/out" \
+    && ok "cuCtxDestroy(_v2) the driver refuses (a primary context): nothing reclaimed, the memory still counts" \
+    || bad "refused cuCtxDestroy" "$WORK/out"
+
+# the thread's context reset by the driver (still current): an allocation
+# gets the driver's error, not a refusal charged to some device
+env "$T/regress" stale_ctx >"$WORK/out0" 2>/dev/null
+rguarded GPUMEM_LIMIT=1M "$T/regress" stale_ctx
+if grep -q "^stale context: alloc [1-9]" "$WORK/out0" && cmp -s "$WORK/out0" "$WORK/out" && ! has "refused" "$WORK/err"; then
+    ok "an allocation in a context the driver has reset: the driver's own error ($(cut -d' ' -f4 "$WORK/out0")), no refusal"
+else bad "allocation in a reset context: guarded '$(cat "$WORK/out")', driver '$(cat "$WORK/out0")'" "$WORK/err"; fi

@@ -12,6 +12,12 @@
  *   regress managed    8 MiB managed, then 4 MiB and 1 byte linear (GPUMEM_LIMIT=4M)
  *   regress order      three call sites of 3, 1 and 6 MiB, allocated in that order
  *   regress refuse     two call sites refused 3 and 2 times (GPUMEM_LIMIT=1M)
+ *   regress legacy     the legacy (pre-_v2) array, 3D array, pitch and IPC entry points
+ *   regress formats    every array format the guard sizes, one allocation just at
+ *                      and one just over GPUMEM_LIMIT=1M
+ *   regress nulls_big  NULL outputs with sizes over the limit: the driver's codes
+ *   regress destroy_primary  cuCtxDestroy of a primary context, which the driver refuses
+ *   regress stale_ctx  an allocation in the current context after the driver reset it
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -151,6 +157,124 @@ static void refuse(void)
     printf("refuse: %d + %d refused; guard %llu sim %llu\n", a, b, guard_live(0), sim_live(0));
 }
 
+/* --------------------------------------------------------------- legacy */
+
+NOINLINE static void legacy(void)
+{
+    CUDA_ARRAY_DESCRIPTOR_v1 d2 = { 256, 256, CU_AD_FORMAT_FLOAT, 1 };          /* 262144 bytes */
+    CUDA_ARRAY3D_DESCRIPTOR_v1 d3 = { 32, 32, 8, CU_AD_FORMAT_FLOAT, 2, 0 };     /* 65536 bytes  */
+    CUarray a2, a3;
+    CUdeviceptr_v1 p;
+    unsigned int pitch = 0;
+    CUresult r2 = cuArrayCreate(&a2, &d2);
+    printf("legacy: array %d guard %llu sim %llu", (int)r2, guard_live(0), sim_live(0));
+    CUresult r3 = cuArray3DCreate(&a3, &d3);
+    printf("; 3d %d guard %llu sim %llu", (int)r3, guard_live(0), sim_live(0));
+    CUresult rp = cuMemAllocPitch(&p, &pitch, 1000, 100, 4);
+    printf("; pitch %d (%u) guard %llu sim %llu", (int)rp, pitch, guard_live(0), sim_live(0));
+    CHECK(cuArrayDestroy(a2));
+    CHECK(cuArrayDestroy(a3));
+    CHECK(cuMemFree(p));
+    printf("; freed guard %llu sim %llu", guard_live(0), sim_live(0));
+    /* IPC: the driver asks for its one flag */
+    CUdeviceptr src, mapped = 0;
+    CUipcMemHandle h;
+    CHECK(cuMemAlloc_v2(&src, 1 << 20));
+    CHECK(cuIpcGetMemHandle(&h, src));
+    CUresult ri = cuIpcOpenMemHandle(&mapped, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+    if (ri == CUDA_SUCCESS)
+        CHECK(cuIpcCloseMemHandle(mapped));
+    printf("; ipc %d\n", (int)ri);
+}
+
+/* -------------------------------------------------------------- formats */
+
+/* Bytes per element of one channel, from the CUarray_format documentation
+ * (block-compressed formats: under one byte per pixel, counted as one) */
+static const struct { CUarray_format f; const char *name; unsigned bytes; } fmts[] = {
+#define F(x, b) { CU_AD_FORMAT_##x, #x, b }
+    F(UNSIGNED_INT8, 1), F(SIGNED_INT8, 1), F(UNORM_INT8X1, 1), F(SNORM_INT8X1, 1), F(BC1_UNORM, 1),
+    F(BC1_UNORM_SRGB, 1), F(BC4_UNORM, 1), F(BC4_SNORM, 1), F(BC2_UNORM, 1), F(BC2_UNORM_SRGB, 1),
+    F(BC3_UNORM, 1), F(BC3_UNORM_SRGB, 1), F(BC5_UNORM, 1), F(BC5_SNORM, 1), F(BC6H_UF16, 1), F(BC6H_SF16, 1),
+    F(BC7_UNORM, 1), F(BC7_UNORM_SRGB, 1),
+    F(UNSIGNED_INT16, 2), F(SIGNED_INT16, 2), F(HALF, 2), F(UNORM_INT8X2, 2), F(SNORM_INT8X2, 2),
+    F(UNORM_INT16X1, 2), F(SNORM_INT16X1, 2), F(NV12, 2), F(NV16, 2),
+    F(UNSIGNED_INT32, 4), F(SIGNED_INT32, 4), F(FLOAT, 4), F(UNORM_INT8X4, 4), F(SNORM_INT8X4, 4),
+    F(UNORM_INT16X2, 4), F(SNORM_INT16X2, 4), F(P010, 4), F(P016, 4), F(P210, 4), F(P216, 4),
+    F(UNORM_INT16X4, 8), F(SNORM_INT16X4, 8),
+#undef F
+};
+
+/* Under GPUMEM_LIMIT=1M: an array of exactly 1 MiB by the format's size is
+ * the driver's to answer (created, or refused by it for a format it does
+ * not know); one row more is the guard's to refuse. */
+static void formats(void)
+{
+    int wrong = 0;
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+        size_t w = 1024 / fmts[i].bytes;
+        CUDA_ARRAY_DESCRIPTOR at = { w, 1024, fmts[i].f, 1 }, over = { w, 1025, fmts[i].f, 1 };
+        CUarray a = NULL, b = NULL;
+        CUresult ra = cuArrayCreate_v2(&a, &at), rb = cuArrayCreate_v2(&b, &over);
+        if (ra == CUDA_ERROR_OUT_OF_MEMORY || rb != CUDA_ERROR_OUT_OF_MEMORY) {
+            printf("format %s (%u bytes): at the limit %d, one row over %d\n", fmts[i].name, fmts[i].bytes, (int)ra, (int)rb);
+            wrong++;
+        }
+        if (ra == CUDA_SUCCESS)
+            CHECK(cuArrayDestroy(a));
+    }
+    printf("formats: %zu, %d wrong; guard %llu sim %llu\n", sizeof fmts / sizeof fmts[0], wrong, guard_live(0), sim_live(0));
+}
+
+/* ------------------------------------------------------------ nulls_big */
+
+/* NULL outputs with sizes far over any limit the test sets: the driver's
+ * own error, not the guard's refusal */
+static void nulls_big(void)
+{
+    size_t pitch;
+    unsigned int pitch32;
+    CUDA_ARRAY_DESCRIPTOR d2 = { 1024, 1024, CU_AD_FORMAT_FLOAT, 4 };
+    CUDA_ARRAY_DESCRIPTOR_v1 d1 = { 1024, 1024, CU_AD_FORMAT_FLOAT, 4 };
+    CUDA_ARRAY3D_DESCRIPTOR d3 = { 256, 256, 16, CU_AD_FORMAT_FLOAT, 4, 0 };
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    CUdeviceptr p;
+    CUdeviceptr_v1 p32;
+    printf("%d %d %d %d %d %d %d %d %d %d %d %d %d\n", (int)cuMemAlloc_v2(NULL, 16 << 20), (int)cuMemAlloc(NULL, 16 << 20),
+           (int)cuMemAllocPitch_v2(NULL, &pitch, 4096, 4096, 4), (int)cuMemAllocPitch_v2(&p, NULL, 4096, 4096, 4),
+           (int)cuMemAllocPitch(NULL, &pitch32, 4096, 4096, 4), (int)cuMemAllocPitch(&p32, NULL, 4096, 4096, 4),
+           (int)cuMemAllocManaged(NULL, 16 << 20, CU_MEM_ATTACH_GLOBAL), (int)cuMemAllocAsync(NULL, 16 << 20, NULL),
+           (int)cuMemCreate(NULL, 16 << 20, &prop, 0), (int)cuArrayCreate_v2(NULL, &d2), (int)cuArrayCreate(NULL, &d1),
+           (int)cuArray3DCreate_v2(NULL, &d3), (int)cuMipmappedArrayCreate(NULL, &d3, 2));
+}
+
+/* ------------------------------------------------------ destroy_primary */
+
+NOINLINE static void destroy_primary(void)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 1 << 20));
+    CUresult r2 = cuCtxDestroy_v2(ctx0), r1 = cuCtxDestroy(ctx0);
+    printf("destroy primary: %s; guard %llu sim %llu\n", r2 != CUDA_SUCCESS && r1 != CUDA_SUCCESS ? "refused" : "done",
+           guard_live(0), sim_live(0));
+}
+
+/* ------------------------------------------------------------ stale_ctx */
+
+/* The last release resets the primary context, which stays current on this
+ * thread: the driver refuses allocations there (its device is unknown) */
+static void stale_ctx(void)
+{
+    CUdeviceptr p;
+    CHECK(cuDevicePrimaryCtxRelease_v2(dev0));
+    CUresult r = cuMemAlloc_v2(&p, 2 << 20);
+    printf("stale context: alloc %d\n", (int)r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -164,6 +288,11 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "managed")) managed_site();
     else if (!strcmp(m, "order")) order();
     else if (!strcmp(m, "refuse")) refuse();
+    else if (!strcmp(m, "legacy")) legacy();
+    else if (!strcmp(m, "formats")) formats();
+    else if (!strcmp(m, "nulls_big")) nulls_big();
+    else if (!strcmp(m, "destroy_primary")) destroy_primary();
+    else if (!strcmp(m, "stale_ctx")) stale_ctx();
     else { fprintf(stderr, "unknown mode %s\n", m); return 2; }
     return 0;
 }

@@ -1244,10 +1244,10 @@ SIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 
 SIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
 {
-    (void)flags;
     CUcontext c = cur_ctx();
     REQUIRE_CTX(c);
-    if (!p)
+    /* the driver's rule: Flags must be CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */
+    if (!p || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t src;
     memcpy(&src, h.reserved, sizeof src);
