@@ -123,3 +123,25 @@ rguarded GPUMEM_LIMIT=1M "$T/regress" stale_ctx
 if grep -q "^stale context: alloc [1-9]" "$WORK/out0" && cmp -s "$WORK/out0" "$WORK/out" && ! has "refused" "$WORK/err"; then
     ok "an allocation in a context the driver has reset: the driver's own error ($(cut -d' ' -f4 "$WORK/out0")), no refusal"
 else bad "allocation in a reset context: guarded '$(cat "$WORK/out")', driver '$(cat "$WORK/out0")'" "$WORK/err"; fi
+
+# a pitch below the guard's 512-byte guess (256: 700 bytes -> 768): the
+# reservation shrinks to what the driver granted, both ABIs
+rguarded GPUSIM_PITCH=256 "$T/regress" pitch_small
+has "pitch_small: 0 pitch 768 guard 76800 sim 76800; legacy 0 pitch 768 guard 153600 sim 153600" "$WORK/out" \
+    && ok "a pitch of 768 where the guard guessed 1024: counted as granted (_v2 and legacy)" \
+    || bad "pitch below the guess" "$WORK/out"
+
+# a VMM handle in host memory: not counted on any device (2 MiB under a
+# 1 MiB limit), tracked under the current context's device (1 here)
+rguarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=1M GPUMEM_REPORT_FORMAT=json "$T/regress" vmm_host
+has "vmm_host: 0; guard 0 0 sim 0 0" "$WORK/out" \
+    && jq -e '[.live[] | select(.api == "cuMemCreate")] | length == 1 and .[0].device == 1 and .[0].bytes == 2097152
+              and .[0].frames[0].function == "vmm_host"' "$WORK/err" >/dev/null 2>&1 \
+    && ok "a host-memory cuMemCreate handle: not counted against the limit, reported on the current context's device" \
+    || bad "host-memory VMM handle" "$WORK/out"
+
+# the public API asked about devices that do not exist: no quota, nothing live
+rguarded GPUMEM_LIMIT=4M "$T/regress" api
+has "api: limit -1 0, 0 4194304, 64 0; live -1 1048576, 0 1048576, 64 0" "$WORK/out" \
+    && ok "gpumemguard_limit(-1) and (64) are 0, (0) the limit; gpumemguard_live_bytes(-1) sums the devices" \
+    || bad "public API out of range" "$WORK/out"

@@ -18,6 +18,11 @@
  *   regress nulls_big  NULL outputs with sizes over the limit: the driver's codes
  *   regress destroy_primary  cuCtxDestroy of a primary context, which the driver refuses
  *   regress stale_ctx  an allocation in the current context after the driver reset it
+ *   regress pitch_small a pitch below the guard's 512-byte guess (GPUSIM_PITCH=256)
+ *   regress vmm_host   a cuMemCreate handle in host memory, device 1's context current
+ *                      (GPUSIM_DEVICES=2, GPUMEM_LIMIT=1M)
+ *   regress api        gpumemguard_limit and gpumemguard_live_bytes of devices that
+ *                      are not (-1, 64) and of device 0
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -275,6 +280,53 @@ static void stale_ctx(void)
     printf("stale context: alloc %d\n", (int)r);
 }
 
+/* ---------------------------------------------------------- pitch_small */
+
+static void pitch_small(void)
+{
+    CUdeviceptr p;
+    CUdeviceptr_v1 p32;
+    size_t pitch = 0;
+    unsigned int pitch32 = 0;
+    CUresult r = cuMemAllocPitch_v2(&p, &pitch, 700, 100, 4);
+    printf("pitch_small: %d pitch %zu guard %llu sim %llu", (int)r, pitch, guard_live(0), sim_live(0));
+    r = cuMemAllocPitch(&p32, &pitch32, 700, 100, 4);
+    printf("; legacy %d pitch %u guard %llu sim %llu\n", (int)r, pitch32, guard_live(0), sim_live(0));
+}
+
+/* ------------------------------------------------------------- vmm_host */
+
+NOINLINE static void vmm_host(void)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    CUmemGenericAllocationHandle h;
+    CUdevice d1;
+    CUcontext c1;
+    CHECK(cuDeviceGet(&d1, 1));
+    CHECK(cuDevicePrimaryCtxRetain(&c1, d1));
+    CHECK(cuCtxSetCurrent(c1));
+    CUresult r = cuMemCreate(&h, 2 << 20, &prop, 0);
+    printf("vmm_host: %d; guard %llu %llu sim %llu %llu\n", (int)r, guard_live(0), guard_live(1), sim_live(0), sim_live(1));
+}
+
+/* ------------------------------------------------------------------ api */
+
+static void api(void)
+{
+    unsigned long long (*limit)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_limit");
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 1 << 20));
+    if (!limit) {
+        printf("api: no guard\n");
+        return;
+    }
+    printf("api: limit -1 %llu, 0 %llu, 64 %llu; live -1 %llu, 0 %llu, 64 %llu\n", limit(-1), limit(0), limit(64),
+           guard_live(-1), guard_live(0), guard_live(64));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -293,6 +345,9 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "nulls_big")) nulls_big();
     else if (!strcmp(m, "destroy_primary")) destroy_primary();
     else if (!strcmp(m, "stale_ctx")) stale_ctx();
+    else if (!strcmp(m, "pitch_small")) pitch_small();
+    else if (!strcmp(m, "vmm_host")) vmm_host();
+    else if (!strcmp(m, "api")) api();
     else { fprintf(stderr, "unknown mode %s\n", m); return 2; }
     return 0;
 }
