@@ -145,3 +145,11 @@ rguarded GPUMEM_LIMIT=4M "$T/regress" api
 has "api: limit -1 0, 0 4194304, 64 0; live -1 1048576, 0 1048576, 64 0" "$WORK/out" \
     && ok "gpumemguard_limit(-1) and (64) are 0, (0) the limit; gpumemguard_live_bytes(-1) sums the devices" \
     || bad "public API out of range" "$WORK/out"
+
+# GPUMEM_ON_LIMIT=warn never refuses, not even a request no device can hold:
+# the driver answers (out of memory) and nothing is counted as refused
+rguarded GPUMEM_LIMIT=8M GPUMEM_ON_LIMIT=warn "$T/trust" huge
+if has "huge: 2 2 2 2; guard 1048576;" "$WORK/out" && has "device 0: limit 8388608 bytes, in use 2097152, peak 2097152, refused 0" "$WORK/err" \
+   && has "refused: 0;" "$WORK/err" && ! has "gpumemguard: refused" "$WORK/err"; then
+    ok "GPUMEM_ON_LIMIT=warn: SIZE_MAX-sized requests go to the driver, none refused by the guard"
+else bad "warn with huge requests" "$WORK/err"; fi
