@@ -153,3 +153,15 @@ if has "huge: 2 2 2 2; guard 1048576;" "$WORK/out" && has "device 0: limit 83886
    && has "refused: 0;" "$WORK/err" && ! has "gpumemguard: refused" "$WORK/err"; then
     ok "GPUMEM_ON_LIMIT=warn: SIZE_MAX-sized requests go to the driver, none refused by the guard"
 else bad "warn with huge requests" "$WORK/err"; fi
+
+# one cuMemUnmap over two mappings (handles released while mapped): both go,
+# with their memory; a linear allocation and another mapping stay
+rguarded GPUMEM_REPORT_FORMAT=json "$T/regress" unmap_range
+if has "unmap_range: mapped guard 7340032 sim 7340032; unmapped guard 3145728 sim 3145728" "$WORK/out" \
+   && jq -e '([.live[] | {api, bytes}] | sort_by(.bytes)) == [{"api":"cuMemAlloc","bytes":1048576},{"api":"cuMemCreate","bytes":2097152}]
+             and ([.live[] | select(.api == "cuMemAlloc")][0].frames[0].function == "linear_stays")
+             and ([.address_ranges[] | {api, bytes}] | sort_by(.api, .bytes))
+                 == [{"api":"cuMemAddressReserve","bytes":2097152},{"api":"cuMemAddressReserve","bytes":8388608},{"api":"cuMemMap","bytes":2097152}]' \
+      "$WORK/err" >/dev/null 2>&1; then
+    ok "one cuMemUnmap over two mappings of released handles frees both; other records untouched"
+else bad "unmap over several mappings" "$WORK/err"; fi

@@ -21,6 +21,8 @@
  *   regress pitch_small a pitch below the guard's 512-byte guess (GPUSIM_PITCH=256)
  *   regress vmm_host   a cuMemCreate handle in host memory, device 1's context current
  *                      (GPUSIM_DEVICES=2, GPUMEM_LIMIT=1M)
+ *   regress unmap_range one cuMemUnmap over two mappings of released handles,
+ *                      beside a linear allocation and another mapping that stay
  *   regress api        gpumemguard_limit and gpumemguard_live_bytes of devices that
  *                      are not (-1, 64) and of device 0
  */
@@ -327,6 +329,35 @@ static void api(void)
            guard_live(-1), guard_live(0), guard_live(64));
 }
 
+/* ---------------------------------------------------------- unmap_range */
+
+NOINLINE static void linear_stays(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 1 << 20)); }
+
+NOINLINE static void unmap_range(void)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    CUmemGenericAllocationHandle h1, h2, h3;
+    CUdeviceptr va, other;
+    linear_stays();
+    CHECK(cuMemAddressReserve(&va, 8 << 20, 0, 0, 0));
+    CHECK(cuMemAddressReserve(&other, 2 << 20, 0, 0, 0));
+    CHECK(cuMemCreate(&h1, 2 << 20, &prop, 0));
+    CHECK(cuMemCreate(&h2, 2 << 20, &prop, 0));
+    CHECK(cuMemCreate(&h3, 2 << 20, &prop, 0));
+    CHECK(cuMemMap(va, 2 << 20, 0, h1, 0));
+    CHECK(cuMemMap(va + (2 << 20), 2 << 20, 0, h2, 0));
+    CHECK(cuMemMap(other, 2 << 20, 0, h3, 0));
+    CHECK(cuMemRelease(h1)); /* mapped: their memory stays until unmapped */
+    CHECK(cuMemRelease(h2));
+    printf("unmap_range: mapped guard %llu sim %llu", guard_live(0), sim_live(0));
+    CHECK(cuMemUnmap(va, 4 << 20)); /* both mappings at once */
+    printf("; unmapped guard %llu sim %llu\n", guard_live(0), sim_live(0));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -348,6 +379,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "pitch_small")) pitch_small();
     else if (!strcmp(m, "vmm_host")) vmm_host();
     else if (!strcmp(m, "api")) api();
+    else if (!strcmp(m, "unmap_range")) unmap_range();
     else { fprintf(stderr, "unknown mode %s\n", m); return 2; }
     return 0;
 }
