@@ -10,7 +10,7 @@
  *   regress release    the primary context released twice: the first release
  *                      keeps its memory, the last one reclaims it
  *   regress managed    8 MiB managed, then 4 MiB and 1 byte linear (GPUMEM_LIMIT=4M)
- *   regress order      three call sites of 3, 1 and 6 MiB, allocated in that order
+ *   regress order      call sites of 3 x 1 MiB, 2 x 512 KiB and 1 x 6 MiB, made in that order
  *   regress refuse     two call sites refused 3 and 2 times (GPUMEM_LIMIT=1M)
  *   regress legacy     the legacy (pre-_v2) array, 3D array, pitch and IPC entry points
  *   regress formats    every array format the guard sizes, one allocation just at
@@ -123,9 +123,10 @@ NOINLINE static void managed_site(void)
 
 /* ---------------------------------------------------------------- order */
 
-NOINLINE static void site_mid(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 3 << 20)); }
-NOINLINE static void site_small(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 1 << 20)); }
-NOINLINE static void site_big(void) { CUdeviceptr p; for (int i = 0; i < tries_a; i++) CHECK(cuMemAlloc_v2(&p, 2 << 20)); }
+/* by bytes: big, mid, small; by count: mid, small, big; made: mid, small, big */
+NOINLINE static void site_mid(void) { CUdeviceptr p; for (int i = 0; i < tries_a; i++) CHECK(cuMemAlloc_v2(&p, 1 << 20)); }
+NOINLINE static void site_small(void) { CUdeviceptr p; for (int i = 0; i < tries_b; i++) CHECK(cuMemAlloc_v2(&p, 512 << 10)); }
+NOINLINE static void site_big(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 6 << 20)); }
 
 static void order(void)
 {
