@@ -6,6 +6,7 @@
 
 build regress tests/integration/regress.c -L"$B/sim" -l:libcuda.so.1
 build latecuda tests/integration/latecuda.c
+build libfailclose.so -shared -fPIC tests/integration/failclose.c
 # as run.sh's guarded, with a time limit: a mutant that hangs fails here
 rguarded() { timeout 60 env LD_PRELOAD="$PRELOAD" GPUSIM_STATS="$WORK/stats" "$@" >"$WORK/out" 2>"$WORK/err"; }
 
@@ -18,7 +19,8 @@ if has "frag: end to end yes" "$WORK/out" && has "  live allocations: 4 (3801088
    && has "  size classes: 64KiB-1MiB: 2 1MiB-16MiB: 2" "$WORK/err" \
    && has "  address span: 4128768 bytes [$lo, $hi)" "$WORK/err" \
    && has "  gaps: 2, 327680 bytes in all, largest 262144 bytes" "$WORK/err" && has "  span utilisation: 92.1%" "$WORK/err" \
-   && has "  rounding waste: 0 bytes" "$WORK/err" && has "  device free at report time: 63307776 of 67108864 bytes" "$WORK/err"; then
+   && has "  rounding waste: 0 bytes" "$WORK/err" && has "  device free at report time: 63307776 of 67108864 bytes" "$WORK/err" \
+   && ! has "device free at report time: unknown" "$WORK/err"; then
     ok "fragmentation (text): two gaps of 256 and 64 KiB counted exactly, touching neighbours no gap, span, utilisation, device free"
 else bad "fragmentation, exact (text)" "$WORK/err"; fi
 rguarded GPUSIM_MEM=64M GPUMEM_REPORT_FORMAT=json "$T/regress" frag
@@ -182,3 +184,52 @@ for how in sigaction signal; do
         ok "a SIGUSR1 handler set with $how before CUDA was loaded: chained after arming, one dump, 'armed' logged once"
     else bad "handler installed before CUDA ($how, rc $rc)" "$WORK/err"; fi
 done
+
+# a refusal on device 1 lists device 1's biggest live allocations, not
+# device 0's (which holds more)
+rguarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=1M "$T/regress" refuse_dev1
+msg=$(sed -n '/^gpumemguard: the biggest live allocations on device 1:$/,/^$/p' "$WORK/err")
+if has "refuse_dev1: 2; guard 524288 262144" "$WORK/out" && has "refused cuMemAlloc of 2.0 MiB (2097152 bytes) on device 1" "$WORK/err" \
+   && grep -q "^262144 bytes in 1 allocation (cuMemAlloc, device 1) allocated from:$" <<<"$msg" && grep -q " in dev1_site " <<<"$msg" \
+   && ! grep -q "device 0)\| in dev0_site " <<<"$msg"; then
+    ok "a refusal on device 1 shows device 1's live allocations only"
+else bad "refusal message on device 1" "$WORK/err"; fi
+
+# a forked child closes its parent's wake-up pipe before making its own:
+# as many pipes open in the child as in the parent
+rguarded "$T/regress" forkfds
+n=$(sed -n 's/^forkfds: parent \([0-9]*\) child \([0-9]*\)$/\1 \2/p' "$WORK/out")
+[ -n "$n" ] && [ "${n% *}" = "${n#* }" ] && ok "a forked child holds no pipe of its parent's reporter (${n% *} pipes open in each)" \
+    || bad "pipes in a forked child: ${n:-none}" "$WORK/out"
+
+# a report whose file fails at close (a write error NFS or a quota reports
+# only then): not renamed into place, the temporary removed, the report on
+# stderr
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "a report file failing at close" "TSan's close interceptor comes before a preloaded one"
+else
+    rm -rf "$WORK/closefail"; mkdir -p "$WORK/closefail"
+    timeout 60 env LD_PRELOAD="$PRELOAD $ROOT/$T/libfailclose.so" GPUMEM_REPORT="$WORK/closefail/r.txt" "$T/trust" dump_exit \
+        >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && [ -z "$(ls "$WORK/closefail")" ] && has "cannot write report to $WORK/closefail/r.txt (Input/output error)" "$WORK/err" \
+       && has "gpumemguard report (signal, dump 1)" "$WORK/err" && has "SUMMARY: gpumemguard: 197520 bytes" "$WORK/err"; then
+        ok "a report file whose close fails (EIO): no file put in place, no temporary left, the reports on stderr"
+    else bad "close failing on the report file (rc $rc): $(ls "$WORK/closefail" | tr '\n' ' ')" "$WORK/err"; fi
+fi
+
+# frames name a library as the program loaded it (here through a symlink
+# of another name), not by the file it resolves to
+ln -sf "$ROOT/$T/libgmgmod2.so" "$WORK/libalias.so"
+rguarded "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$WORK/libalias.so"
+grep -A2 "568320 bytes in 1 allocation" "$WORK/err" | grep -q " in other_inner .*(libalias.so+0x[0-9a-f]*)$" \
+    && ok "a library loaded through a symlink is named as loaded (libalias.so), not as the file it points to" \
+    || bad "module name through a symlink" "$WORK/err"
+
+# groups of equal bytes and count (one call site on two devices) keep a
+# fixed order, device 0 then 1, whichever was made first
+rguarded GPUSIM_DEVICES=2 GPUMEM_REPORT_FORMAT=json "$T/regress" ties
+has "ties: guard 1048576 1048576" "$WORK/out" \
+    && jq -e '[.live[] | [.device, .bytes, .count, .frames[0].function]] == [[0, 1048576, 1, "tie_site"], [1, 1048576, 1, "tie_site"]]' \
+       "$WORK/err" >/dev/null 2>&1 \
+    && ok "equal groups of one call site on two devices: listed device 0 then device 1, not in the order made" \
+    || bad "order of equal groups" "$WORK/err"

@@ -23,6 +23,11 @@
  *                      (GPUSIM_DEVICES=2, GPUMEM_LIMIT=1M)
  *   regress unmap_range one cuMemUnmap over two mappings of released handles,
  *                      beside a linear allocation and another mapping that stay
+ *   regress refuse_dev1 a refusal on device 1 while device 0 holds more (GPUSIM_DEVICES=2,
+ *                      GPUMEM_LIMIT=1M)
+ *   regress ties       one call site, 1 MiB on device 0 and 1 MiB on device 1
+ *                      (GPUSIM_DEVICES=2)
+ *   regress forkfds    the pipes open in a forked child, against its parent's
  *   regress api        gpumemguard_limit and gpumemguard_live_bytes of devices that
  *                      are not (-1, 64) and of device 0
  */
@@ -30,11 +35,14 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
@@ -359,6 +367,77 @@ NOINLINE static void unmap_range(void)
     printf("; unmapped guard %llu sim %llu\n", guard_live(0), sim_live(0));
 }
 
+/* ---------------------------------------------------------- refuse_dev1 */
+
+NOINLINE static void dev0_site(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 512 << 10)); }
+NOINLINE static void dev1_site(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 256 << 10)); }
+
+static void refuse_dev1(void)
+{
+    CUdevice d1;
+    CUcontext c1;
+    CUdeviceptr p;
+    dev0_site();
+    CHECK(cuDeviceGet(&d1, 1));
+    CHECK(cuDevicePrimaryCtxRetain(&c1, d1));
+    CHECK(cuCtxSetCurrent(c1));
+    dev1_site();
+    CUresult r = cuMemAlloc_v2(&p, 2 << 20);
+    printf("refuse_dev1: %d; guard %llu %llu\n", (int)r, guard_live(0), guard_live(1));
+}
+
+/* -------------------------------------------------------------- forkfds */
+
+static int pipes_open(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    int n = 0;
+    char link[300], target[256];
+    while (d && (e = readdir(d)) != NULL) {
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t k = readlink(link, target, sizeof target - 1);
+        if (k > 5 && !strncmp(target, "pipe:", 5))
+            n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void forkfds(void)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 1 << 20));
+    int parent = pipes_open();
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        printf("forkfds: parent %d child %d\n", parent, pipes_open());
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+}
+
+/* ----------------------------------------------------------------- ties */
+
+NOINLINE static void tie_site(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 1 << 20)); }
+
+static void ties(void)
+{
+    for (int d = 1; d >= 0; d--) { /* device 1 first: the report's order is not the order made */
+        CUdevice dev;
+        CUcontext c;
+        CHECK(cuDeviceGet(&dev, d));
+        CHECK(cuDevicePrimaryCtxRetain(&c, dev));
+        CHECK(cuCtxSetCurrent(c));
+        tie_site();
+    }
+    printf("ties: guard %llu %llu\n", guard_live(0), guard_live(1));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -380,6 +459,9 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "pitch_small")) pitch_small();
     else if (!strcmp(m, "vmm_host")) vmm_host();
     else if (!strcmp(m, "api")) api();
+    else if (!strcmp(m, "refuse_dev1")) refuse_dev1();
+    else if (!strcmp(m, "forkfds")) forkfds();
+    else if (!strcmp(m, "ties")) ties();
     else if (!strcmp(m, "unmap_range")) unmap_range();
     else { fprintf(stderr, "unknown mode %s\n", m); return 2; }
     return 0;
