@@ -6,6 +6,7 @@
 #   make check-asan / check-tsan   the tests under sanitizers
 #   make bench      the benchmarks (docs/benchmarks.md)
 #   make stress     bounded storms: threads, signals, forks, report paths
+#   make mutate     mutation testing of src/ on a fixed sample (slow; docs/testing.md)
 #   make install PREFIX=/usr/local DESTDIR=   (LIBDIR= for lib64 systems)
 #   make help       every target, one line each
 #
@@ -53,7 +54,7 @@ CLI      := $(B)/gpumemguard
 PC       := $(B)/gpumemguard.pc
 DATA     := tests/data/cudart-13.0-getprocaddress.txt
 
-.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients FORCE
+.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients mutate FORCE
 all: deps $(LIB) $(SIM) $(CLI)
 
 DEPS_STAMP := $(B)/.deps-ok
@@ -128,6 +129,13 @@ bench: all
 stress: all
 	@scripts/stress.sh $(B)
 
+# Mutation testing (universalmutator, pip-installed in $(B)/mutate-venv): the
+# fixed sample of tests/mutants.txt, each mutant built and run against
+# `make test` in a scratch copy under $(B)/mutate; prints the score and the
+# survivors. Slow: nice -n 19 make mutate. Not in CI.
+mutate: | $(DEPS_STAMP)
+	@scripts/mutate.sh $(B)
+
 # libFuzzer on the GPUMEM_LIMIT parser, from a copy of the seed corpus;
 # crashes are left in $(B)/fuzz/.
 fuzz: | $(DEPS_STAMP)
@@ -164,6 +172,7 @@ help:
 	@echo '  check-tsan   build in build-tsan (clang) and run the tests under ThreadSanitizer'
 	@echo '  stress       bounded storms: threads, signals, forks, report paths'
 	@echo '  bench        the benchmarks (docs/benchmarks.md)'
+	@echo '  mutate       mutation testing: the sample of tests/mutants.txt against make test (slow; docs/testing.md)'
 	@echo '  fuzz         libFuzzer on the GPUMEM_LIMIT parser for FUZZ_SECONDS (default 60)'
 	@echo '  install      install library, header, command, man page, pkg-config file (PREFIX, LIBDIR, DESTDIR)'
 	@echo '  uninstall    remove exactly the files install installs (same PREFIX, LIBDIR, DESTDIR)'

@@ -1,21 +1,25 @@
 # reports.sh - report tests, sourced by run.sh (uses its helpers).
 
-# JSON, checked field by field through jq. Known defect: for test programs
-# built by clang (the TSan build) libdwfl finds the function but no line
-# table, so file:line is only asserted for gcc-built programs.
+# JSON, checked field by field through jq.
 guarded GPUMEM_REPORT_FORMAT=json "$T/apitest" direct reset
 J="$WORK/err"
-LINES='(.live[0].frames[0].file | endswith("apitest.c")) and .live[0].frames[0].line > 0'
-[ "${GMG_SANITIZER:-}" = tsan ] && LINES='true'
-if jq -e --argjson dummy 0 '.schema == 1 and .trigger == "exit" and .totals.live_bytes == 131072 and .totals.live_allocations == 1
+if jq -e '.schema == 1 and .trigger == "exit" and .totals.live_bytes == 131072 and .totals.live_allocations == 1
           and .totals.reclaimed_bytes == 5242880 and (.live | length) == 1 and .live[0].bytes == 131072
           and .live[0].api == "cuMemAlloc" and .live[0].device == 0 and .live[0].frames[0].function == "leak_after_reset"
-          and '"$LINES"'
           and .reclaimed[0].frames[0].function == "leak_before_reset" and .devices[0].peak == 5242880
           and .fragmentation[0].live_allocations == 1 and .fragmentation[0].requested_bytes == 131072
           and .fragmentation[0].granted_bytes == 131072 and .fragmentation[0].gaps == 0 and .growth == null' "$J" >/dev/null 2>&1; then
-    ok "JSON report: schema 1, totals, groups, frames with file:line, reclaimed, fragmentation (jq)"
+    ok "JSON report: schema 1, totals, groups, frames, reclaimed, fragmentation (jq)"
 else bad "JSON report" "$J"; fi
+# Known defect: for test programs built by clang (the TSan build) libdwfl
+# finds the function but no line table, so file:line is a test of its own,
+# skipped (and said so) there rather than silently passed.
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "JSON frames with file:line" "no line table for clang-built programs (known symbolizer gap)"
+elif jq -e '(.live[0].frames[0].file | endswith("apitest.c")) and .live[0].frames[0].line > 0
+            and (.reclaimed[0].frames[0].file | endswith("apitest.c")) and .reclaimed[0].frames[0].line > 0' "$J" >/dev/null 2>&1; then
+    ok "JSON frames carry file:line (apitest.c, line > 0)"
+else bad "JSON frames without file:line" "$J"; fi
 
 # folded stacks
 guarded GPUMEM_REPORT_FORMAT=folded "$T/apitest" direct reset
@@ -71,9 +75,12 @@ if jq -e '.trigger == "signal" and (.growth | length) == 1 and .growth[0].bytes 
     ok "growth section of a signal dump lists exactly the allocations made since the previous dump"
 else bad "growth" "$WORK/g/dump.2"; fi
 
-# fragmentation: gaps appear when allocations between live ones are freed
+# fragmentation: gaps appear when allocations between live ones are freed;
+# the numbers, not only the labels (tests/regress.sh pins every field)
 guarded "$T/apitest" direct families
-if has "Fragmentation, device 0:" "$WORK/err" && has "rounding waste:" "$WORK/err" && has "span utilisation:" "$WORK/err" \
-   && grep -q "gaps: [1-9]" "$WORK/err"; then
-    ok "fragmentation section: size classes, span, gaps, utilisation, rounding waste"
+if has "Fragmentation, device 0:" "$WORK/err" && has "  live allocations: 6 (14255776 bytes requested, 14258176 granted)" "$WORK/err" \
+   && has "  size classes: 64KiB-1MiB: 1 1MiB-16MiB: 5" "$WORK/err" \
+   && has "  rounding waste: 2400 bytes" "$WORK/err" && grep -q "^  span utilisation: [0-9.]*%$" "$WORK/err" \
+   && grep -q "^  gaps: [1-9]" "$WORK/err"; then
+    ok "fragmentation section: size classes, span, gaps, utilisation, rounding waste (the pitch's 2400 bytes)"
 else bad "fragmentation" "$WORK/err"; fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh BUILD_DIR - builds the test programs and runs every test against the
 # simulated driver with the real libgpumemguard.so preloaded into real
-# processes. Ends with "N passed, M failed".
+# processes. Ends with "N passed, M failed". GMG_FAIL_FAST=1 stops at the
+# first FAIL line instead, with status 1 (make mutate runs it so).
 set -u
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,7 +55,9 @@ fi
 
 PASS=0; FAIL=0; SKIP=0
 ok()   { PASS=$((PASS + 1)); echo "ok   $1"; }
-bad()  { FAIL=$((FAIL + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/     | /' "$2" | head -40; }
+# GMG_FAIL_FAST=1 (make mutate): stop at the first failure, status 1
+bad()  { FAIL=$((FAIL + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/     | /' "$2" | head -40
+         if [ "${GMG_FAIL_FAST:-0}" = 1 ]; then echo "GMG_FAIL_FAST: stopped at the first failure"; exit 1; fi; }
 skip() { SKIP=$((SKIP + 1)); echo "skip $1 ($2)"; }
 
 # guarded CMD...: run with the guard; stdout in $WORK/out, stderr in $WORK/err
@@ -240,6 +243,9 @@ fi
 
 # ------------------------------------------------- hostile cases (issue 9)
 . tests/trust.sh
+
+# ------------------------------ mutations the rest let live (issue 15)
+. tests/regress.sh
 
 # ------------------------------------------------------ CI mode (issue 11)
 . tests/cimode.sh

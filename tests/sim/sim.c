@@ -1574,6 +1574,13 @@ SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
     if (!handle || !prop || size == 0 || size % SIM_VMM_GRANULARITY)
         return CUDA_ERROR_INVALID_VALUE;
     int dev = prop->location.id;
+    if (prop->location.type == CU_MEM_LOCATION_TYPE_HOST) { /* host memory (CUDA 12.2+): no device's */
+        struct shandle *h = calloc(1, sizeof *h);
+        h->size = size;
+        h->dev = -1;
+        *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
+        return CUDA_SUCCESS;
+    }
     if (prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE || dev < 0 || dev >= ndev)
         return CUDA_ERROR_INVALID_DEVICE;
     LOCK();
@@ -1594,8 +1601,10 @@ SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
 static void handle_put(struct shandle *h)
 {
     if (h->released && h->maps == 0) {
-        devs[h->dev].used -= h->size;
-        stats_sub(h->dev, h->size);
+        if (h->dev >= 0) {
+            devs[h->dev].used -= h->size;
+            stats_sub(h->dev, h->size);
+        }
         free(h->mem);
         free(h);
     }
@@ -2251,10 +2260,10 @@ SIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
 
 SIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
 {
-    (void)flags;
     CUcontext c = cur_ctx();
     REQUIRE_CTX(c);
-    if (!p)
+    /* the driver's rule: Flags must be CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */
+    if (!p || flags != CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t src;
     memcpy(&src, h.reserved, sizeof src);
