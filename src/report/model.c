@@ -368,7 +368,15 @@ static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const 
     gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
     for (size_t i = 0; i < t.n; i++)
         gmg_report_text_group(&r, b, &t.g[i]);
-    if (!t.n)
+    /* Refusals are explained by the reporter thread, after the fact: a
+     * program that frees as soon as it is refused (a retry after out of
+     * memory) has nothing live left by now, which must not read as if the
+     * bytes "in use" above had never been. */
+    uint64_t was = gmg_quota_pooled() ? ev->own : ev->in_use;
+    if (!t.n && was)
+        gmg_buf_printf(b, "  (none now: the %s in use at the refusal%s has been freed since)\n",
+                       gmg_fmt_size(use, sizeof use, was), gmg_quota_pooled() ? " by this process" : "");
+    else if (!t.n)
         gmg_buf_printf(b, "  (none)\n");
     gmg_report_free(&r);
 }

@@ -130,6 +130,12 @@ def unicode():
     größe()
 
 
+def refuse_free():  # a retry after out of memory: free at once, then refused no more
+    p = alloc(1 * MiB)
+    assert too_big_a() is None
+    free(p)
+
+
 # verify: threads allocate from random depths through three functions and a
 # generator, while another thread spins and a trace function runs; each
 # allocation (a distinct size) notes the stack CPython itself sees, from the
