@@ -61,6 +61,7 @@ static uint64_t key_hash(uint64_t value, unsigned space)
     return h;
 }
 
+_Static_assert(SHARDS == 256, "shard_of takes a hash's top 8 bits");
 static struct shard *shard_of(uint64_t h) { return &shards[h >> 56]; }
 
 /* a plain add by the one writer (the lock holder), for lock-free readers */
