@@ -70,7 +70,8 @@ struct gmg_alloc {
 _Static_assert(sizeof(struct gmg_alloc) == 88, "a record is 88 bytes (96 with aux)");
 _Static_assert(__builtin_offsetof(struct gmg_alloc, space) == 8, "the key is 9 contiguous bytes");
 
-/* Bytes the caller asked for (for a mapping: see gmg_alloc_handle). */
+/* Bytes the caller asked for (not for a VMM handle or a mapping, whose
+ * ninth word is their mapping count and their handle). */
 static inline uint64_t gmg_alloc_requested(const struct gmg_alloc *a)
 {
     return a->has_aux ? a->aux[0] : a->size;
@@ -113,8 +114,8 @@ uint32_t gmg_ctx_index(uintptr_t ctx, int add);
 void gmg_record_unknown_free(void);
 uint64_t gmg_record_unknown_frees(void);
 
-/* A record was made on `dev` (counted on the device's quota line; records
- * without a device on a counter of their own). */
+/* A record was made on `dev` (counted per thread, core/quota.h; records
+ * without a device the quota knows on a counter of their own). */
 void gmg_record_made(int dev);
 /* How many records were ever made. */
 uint64_t gmg_record_total(void);
