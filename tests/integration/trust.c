@@ -56,8 +56,7 @@
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
     fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, (int)r_); exit(1); } } while (0)
 
-struct sim_stats { uint64_t total, live, peak, live_allocs, allocs, frees, oom; };
-int simGetStats(int dev, struct sim_stats *out);
+#include "../sim/sim.h" /* struct sim_stats, simGetStats */
 
 static CUcontext ctx0;
 static int stop;                    /* set once by the main thread, read by workers */

@@ -50,6 +50,9 @@ struct sim_stats {
     uint64_t oom;          /* allocations refused for lack of memory       */
 };
 
+/* A device's statistics: 0, or -1 for a device that is not. */
+SIM_EXPORT int simGetStats(int dev, struct sim_stats *out);
+
 /* Lookup table used by cuGetProcAddress (sim_procaddr.c). */
 struct sim_proc {
     const char *name;   /* the name a caller asks for, e.g. "cuMemAlloc"   */
