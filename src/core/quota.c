@@ -20,6 +20,8 @@ static struct devq q[GMG_MAX_DEVICES];
 static int max_dev_seen = -1;
 
 #define GMG_QUOTA_MAX_REQUEST (1ull << 60) /* 1 EiB */
+#define FAST_MAX (1ull << 40)              /* the lock-free add's bounds */
+#define FAST_USED_MAX (1ull << 63)
 
 static int valid(int dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
 
@@ -129,6 +131,14 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
     if (p)
         return pooled_reserve(p, dev, bytes, over);
     struct devq *d = &q[dev];
+    if (!gmg_cfg.has_limit && bytes < FAST_MAX &&
+        __atomic_load_n(&d->used, __ATOMIC_RELAXED) < FAST_USED_MAX) {
+        /* No limit: nothing can refuse, so one atomic add is as exact as
+         * the compare-and-swap below. It cannot wrap: each of the threads
+         * adding at once adds less than 2^40 to less than 2^63. */
+        raise_peak(d, __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL));
+        return 1;
+    }
     uint64_t limit = gmg_quota_limit(dev);
     if (bytes > GMG_QUOTA_MAX_REQUEST) /* no device has it: never reserved, never a peak */
         return limit && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN ? 0 : -1;

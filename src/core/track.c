@@ -10,6 +10,7 @@
  */
 #include "core/track.h"
 
+#include "base/lock.h"
 #include "core/stacks.h"
 
 #include <pthread.h>
@@ -28,7 +29,7 @@ struct zero_total {
 };
 
 struct shard {
-    pthread_mutex_t mu;
+    gmg_lock_t mu;
     struct gmg_alloc *head;
     size_t count;           /* written under mu, read without it */
     uint32_t seq;           /* under mu: the last record's seq   */
@@ -37,7 +38,7 @@ struct shard {
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS] = {
-    [0 ... SHARDS - 1] = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NULL, { { NULL, NULL }, NULL, NULL, 0 } },
+    [0 ... SHARDS - 1] = { GMG_LOCK_INIT, NULL, 0, 0, NULL, { { NULL, NULL }, NULL, NULL, 0 } },
 };
 
 /* One record per shard that is never removed (space 0: no key matches it,
@@ -74,10 +75,10 @@ static void bump64(uint64_t *v, int sign, uint64_t d)
 
 static void zero_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
-    struct zero_total *z = s->zero;
-    while (z && (z->device != a->device || z->family != a->family))
+    struct zero_total *z = s->zero; /* usually one (device, family): the first */
+    while (__builtin_expect(z && (z->device != a->device || z->family != a->family), 0))
         z = z->next;
-    if (!z) {
+    if (__builtin_expect(!z, 0)) {
         if (sign < 0 || !(z = calloc(1, sizeof *z)))
             return;
         z->device = a->device;
@@ -89,7 +90,7 @@ static void zero_change(struct shard *s, const struct gmg_alloc *a, int sign)
     bump64(&z->count, sign, 1);
 }
 
-static void live_change(struct shard *s, const struct gmg_alloc *a, int sign)
+static inline void live_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
     if (a->stack)
         gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign);
@@ -142,10 +143,10 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     uint64_t h = key_hash(t->value, t->space);
     struct shard *s = shard_of(h);
     int ret = 0;
-    pthread_mutex_lock(&s->mu);
+    gmg_lock(&s->mu);
     struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
     if (!a) {
-        pthread_mutex_unlock(&s->mu);
+        gmg_unlock(&s->mu);
         return -1;
     }
     memcpy(a, t, offsetof(struct gmg_alloc, hh));
@@ -162,7 +163,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
         }
     }
     add_locked(s, a, h);
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return ret;
 }
 
@@ -170,13 +171,13 @@ int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
-    pthread_mutex_lock(&s->mu);
+    gmg_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a) {
         del_locked(s, a);
         gone_locked(s, a, out);
     }
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return a != NULL;
 }
 
@@ -184,7 +185,7 @@ struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uin
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
-    pthread_mutex_lock(&s->mu);
+    gmg_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     *racing_seq = a && a->freeing ? a->seq : 0;
     if (a && !a->freeing) {
@@ -194,7 +195,7 @@ struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uin
     } else {
         a = NULL;
     }
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return a;
 }
 
@@ -202,7 +203,7 @@ int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out)
 {
     struct shard *s = shard_of(key_hash(a->value, a->space));
     int what = GMG_FREE_DROPPED;
-    pthread_mutex_lock(&s->mu);
+    gmg_lock(&s->mu);
     if (a->detached) {
         gone_locked(s, a, out); /* already out of the table */
     } else if ((freed || a->freed_by_other) && a->space == GMG_SPACE_VMM && a->aux[0] > 0) {
@@ -220,7 +221,7 @@ int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out)
         a->freeing = 0; /* the driver kept it: live again */
         what = GMG_FREE_KEPT;
     }
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return what;
 }
 
@@ -228,7 +229,7 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq, st
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
-    pthread_mutex_lock(&s->mu);
+    gmg_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (!a || a->seq != seq) {
         a = NULL; /* gone, or the key is a newer allocation's now */
@@ -239,7 +240,7 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq, st
         del_locked(s, a); /* the first free failed and ours freed it */
         gone_locked(s, a, out);
     }
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return a != NULL;
 }
 
@@ -248,7 +249,7 @@ static struct gmg_alloc *vmm_locked(uint64_t handle, struct shard **s)
 {
     uint64_t h = key_hash(handle, GMG_SPACE_VMM);
     *s = shard_of(h);
-    pthread_mutex_lock(&(*s)->mu);
+    gmg_lock(&(*s)->mu);
     struct gmg_alloc *a = find_locked(*s, GMG_SPACE_VMM, handle, h);
     return a && a->has_aux ? a : NULL; /* a handle's record always has its mapping count */
 }
@@ -259,7 +260,7 @@ void gmg_track_vmm_mapped(uint64_t handle)
     struct gmg_alloc *a = vmm_locked(handle, &s);
     if (a)
         a->aux[0]++;
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
 }
 
 int gmg_track_vmm_is_mapped(uint64_t handle)
@@ -267,7 +268,7 @@ int gmg_track_vmm_is_mapped(uint64_t handle)
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
     int mapped = a && a->aux[0] > 0;
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return mapped;
 }
 
@@ -281,7 +282,7 @@ int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out)
     } else {
         a = NULL;
     }
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return a != NULL;
 }
 
@@ -297,7 +298,7 @@ int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out)
             a->released = 1;
         a = NULL;
     }
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return a != NULL;
 }
 
@@ -305,11 +306,11 @@ int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
-    pthread_mutex_lock(&s->mu);
+    gmg_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a && out)
         *out = *a; /* without aux */
-    pthread_mutex_unlock(&s->mu);
+    gmg_unlock(&s->mu);
     return a != NULL;
 }
 
@@ -324,14 +325,14 @@ size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
         size_t k;
         do { /* at most 64 a time: fn runs unlocked (it may call the table) */
             k = 0;
-            pthread_mutex_lock(&s->mu);
+            gmg_lock(&s->mu);
             HASH_ITER(hh, s->head, a, tmp) {
                 if (k < 64 && a->space == space && a->value >= lo && a->value - lo < len && !a->freeing) {
                     del_locked(s, a);
                     gone_locked(s, a, &buf[k++]);
                 }
             }
-            pthread_mutex_unlock(&s->mu);
+            gmg_unlock(&s->mu);
             for (size_t j = 0; j < k; j++)
                 fn(&buf[j], arg);
             n += k;
@@ -382,7 +383,7 @@ size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, 
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
         struct gmg_alloc *a, *tmp, *out = NULL;
-        pthread_mutex_lock(&s->mu);
+        gmg_lock(&s->mu);
         HASH_ITER(hh, s->head, a, tmp) {
             if (a->ctx == ctx && reclaimable(a) && a->freeing) {
                 a->torn_down = 1; /* its freeing thread settles it */
@@ -392,7 +393,7 @@ size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, 
                 out = a;
             }
         }
-        pthread_mutex_unlock(&s->mu);
+        gmg_unlock(&s->mu);
         while (out) {
             struct gmg_alloc *next = out->hh.next;
             if (fn)
@@ -409,7 +410,7 @@ void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg)
 {
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
-        pthread_mutex_lock(&s->mu);
+        gmg_lock(&s->mu);
         for (struct gmg_alloc *a = s->head; a; a = a->hh.next) {
             if (!a->space)
                 continue; /* the sentinel */
@@ -418,7 +419,7 @@ void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg)
                 a->seen = 1;
             fn(a, fresh, arg);
         }
-        pthread_mutex_unlock(&s->mu);
+        gmg_unlock(&s->mu);
     }
 }
 
@@ -483,7 +484,7 @@ void gmg_track_atfork_child(void)
      * and starts every lock afresh. Nothing is locked across fork, so the
      * parent's fork never waits on the table. */
     for (int i = 0; i < SHARDS; i++) {
-        pthread_mutex_init(&shards[i].mu, NULL);
+        shards[i].mu = (gmg_lock_t)GMG_LOCK_INIT;
         shards[i].head = NULL;
         shards[i].count = 0;
         shards[i].zero = NULL;

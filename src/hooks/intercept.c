@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "hooks/intercept.h"
 
+#include "base/config.h"
+#include "base/log.h"
 #include "core/quota.h"
 #include "core/stacks.h"
 #include "core/upcalls.h"
@@ -9,6 +11,7 @@
 #include "hooks/devfacts.h"
 #include "hooks/refusal.h"
 
+#include <stddef.h>
 #include <string.h>
 
 static int entered;
@@ -26,14 +29,15 @@ static __thread struct ctx_cache tl_cc __attribute__((tls_model("initial-exec"))
 
 void gmg_enter(enum gmg_hook_id id)
 {
-    gmg_note_direct(id);
+    if (__builtin_expect(gmg_log_level >= GMG_LOG_DEBUG, 0))
+        gmg_note_direct(id);
     if (!__atomic_load_n(&entered, __ATOMIC_ACQUIRE) && !__atomic_exchange_n(&entered, 1, __ATOMIC_ACQ_REL))
         gmg_upcall_first_use();
 }
 
 void gmg_prepare_limit(int dev)
 {
-    if (gmg_quota_wants_total(dev))
+    if (gmg_cfg.has_limit && gmg_quota_wants_total(dev))
         gmg_quota_learn_total(dev, gmg_dev_total(dev));
 }
 
@@ -134,8 +138,8 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
     }
     if (op->counted)
         size = op->reserved;
-    struct gmg_alloc t;
-    memset(&t, 0, sizeof t);
+    struct gmg_alloc t; /* the header only: insert copies no more */
+    memset(&t, 0, offsetof(struct gmg_alloc, hh));
     t.value = key;
     t.space = (uint8_t)space;
     t.size = size;

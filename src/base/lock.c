@@ -1,0 +1,46 @@
+/* lock.c - see lock.h: the contended paths. */
+#define _GNU_SOURCE
+#include "base/lock.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SPINS 32
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void gmg_lock_slow(gmg_lock_t *l)
+{
+    /* a short spin first: critical sections are a few hundred instructions */
+    for (int i = 0; i < SPINS; i++) {
+        cpu_relax();
+        if (__atomic_load_n(&l->v, __ATOMIC_RELAXED) == 0 && gmg_trylock(l))
+            return;
+    }
+    /* then sleep while it is held; the program's errno is not ours to
+     * change (EAGAIN, EINTR, ETIMEDOUT) */
+    int saved = errno;
+    const struct timespec nap = { 0, GMG_LOCK_NAP_NS };
+    __atomic_fetch_add(&l->waiters, 1, __ATOMIC_SEQ_CST);
+    while (!gmg_trylock(l))
+        syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 1, &nap, NULL, 0);
+    __atomic_fetch_sub(&l->waiters, 1, __ATOMIC_RELAXED);
+    errno = saved;
+}
+
+void gmg_lock_wake(gmg_lock_t *l)
+{
+    int saved = errno;
+    syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    errno = saved;
+}
