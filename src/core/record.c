@@ -47,11 +47,95 @@ static const size_t class_size[2] = { sizeof(struct gmg_alloc), sizeof(struct gm
 
 static char **link_of(char *r) { return (char **)(void *)(r + LINK_OFF); }
 
+/*
+ * Spares. A free that settles without the shard's lock (track.c, flights)
+ * owns its record and hands it back here: it becomes the calling thread's
+ * spare of its size, which the thread's next get takes, whatever the
+ * shard (an allocation and its free on one thread reuse one record and
+ * take no lock, atomic or shared line for it). A second record goes on its
+ * pool's `returned` stack. A thread that exits gives its spares to
+ * `orphans`, which any get takes when its pool has nothing else.
+ */
+static __thread char *tl_spare[2] __attribute__((tls_model("initial-exec")));
+static __thread int tl_spare_registered __attribute__((tls_model("initial-exec")));
+static char *orphans[2];
+static pthread_once_t spare_once = PTHREAD_ONCE_INIT;
+static pthread_key_t spare_key;
+static int have_spare_key;
+
+/* Push a record on a lock-free stack (its link where the uthash handle
+ * was, as on a free list; the rest poisoned under ASan). */
+static void push(char **stack, char *r, int c)
+{
+    /* poisoned before it is published: a get may take it at once */
+    POISON(r, LINK_OFF);
+    POISON(r + LINK_OFF + sizeof(char *), class_size[c] - LINK_OFF - sizeof(char *));
+    char *top = __atomic_load_n(stack, __ATOMIC_RELAXED);
+    do
+        *link_of(r) = top;
+    while (!__atomic_compare_exchange_n(stack, &top, r, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+static void spares_exit(void *unused)
+{
+    (void)unused;
+    for (int c = 0; c < 2; c++) {
+        char *r = tl_spare[c];
+        tl_spare[c] = NULL;
+        if (r) {
+            UNPOISON(r, class_size[c]);
+            push(&orphans[c], r, c);
+        }
+    }
+}
+
+static void spare_key_make(void)
+{
+    have_spare_key = pthread_key_create(&spare_key, spares_exit) == 0;
+}
+
+void gmg_pool_give_back(struct gmg_pool *p, struct gmg_alloc *a)
+{
+    int c = a->has_aux;
+    char *r = (char *)a;
+    if (__builtin_expect(!tl_spare_registered, 0)) {
+        /* once per thread: its spares must not be lost when it exits */
+        tl_spare_registered = 1;
+        pthread_once(&spare_once, spare_key_make);
+        if (have_spare_key)
+            pthread_setspecific(spare_key, &spare_key); /* any non-NULL value runs the destructor */
+    }
+    if (!tl_spare[c] && have_spare_key) {
+        tl_spare[c] = r;
+        POISON(r, class_size[c]);
+        return;
+    }
+    push(&p->returned[c], r, c);
+}
+
+/* The list a stack held, taken whole (NULL if empty). */
+static char *take_all(char **stack)
+{
+    if (!__atomic_load_n(stack, __ATOMIC_RELAXED))
+        return NULL;
+    return __atomic_exchange_n(stack, NULL, __ATOMIC_ACQUIRE);
+}
+
 struct gmg_alloc *gmg_pool_get(struct gmg_pool *p, int aux)
 {
     int c = aux ? 1 : 0;
     size_t size = class_size[c];
-    char *r = p->free[c];
+    char *r = tl_spare[c];
+    if (r) {
+        tl_spare[c] = NULL;
+        UNPOISON(r, size);
+        struct gmg_alloc *a = (struct gmg_alloc *)(void *)r;
+        a->has_aux = (uint8_t)c;
+        return a;
+    }
+    r = p->free[c];
+    if (!r && (r = take_all(&p->returned[c])) == NULL)
+        r = take_all(&orphans[c]);
     if (r) {
         UNPOISON(r, size);
         p->free[c] = *link_of(r);
@@ -204,5 +288,6 @@ void gmg_record_atfork_child(void)
 {
     unknown_frees = 0;
     made_nodev = 0;
+    orphans[0] = orphans[1] = NULL; /* the parent's; this thread's spares stay its own */
     pthread_mutex_init(&ctx_mu, NULL);
 }

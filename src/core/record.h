@@ -95,16 +95,21 @@ struct gmg_gone {
 };
 void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g);
 
-/* A pool of records (see record.c); its user serialises calls. get: a
- * record, not zeroed but for has_aux (aux: with the ninth word); NULL when
- * out of memory. put: back for reuse. */
+/* A pool of records (see record.c); its user serialises get and put (the
+ * shard's lock). get: a record, not zeroed but for has_aux (aux: with the
+ * ninth word); the calling thread's spare first; NULL when out of memory.
+ * put: back for reuse. give_back: a record the caller owns, out of every
+ * table, returned with no lock held: it becomes the thread's spare, or goes
+ * on the pool's `returned` stack (one compare-and-swap) for a later get. */
 struct gmg_pool {
     char *free[2];
     char *bump, *end;
     size_t next_chunk;
+    char *returned[2];    /* lock-free stacks: give_back pushes, get takes all */
 };
 struct gmg_alloc *gmg_pool_get(struct gmg_pool *p, int aux);
 void gmg_pool_put(struct gmg_pool *p, struct gmg_alloc *a);
+void gmg_pool_give_back(struct gmg_pool *p, struct gmg_alloc *a);
 
 /* The index of a context for records (the same handle, the same index);
  * 0 for none, or when the table cannot grow. `add` 0: look only. */

@@ -28,6 +28,29 @@ struct zero_total {
     uint64_t bytes, count;
 };
 
+/*
+ * Flights: frees in progress, out of the table. A free takes its record
+ * out of the table before the driver call and notes it in a free flight
+ * slot of the shard; when the driver has freed it, the freeing thread
+ * clears the slot with one release store and gives the record back to the
+ * pool (record.h), without taking the lock again. Everything else about a
+ * slot happens under the shard's lock: claiming it, a racing free of the
+ * same key finding it (and telling the owner it freed the memory:
+ * FL_OTHER), a context teardown finding it (FL_TORN), and the owner's
+ * settling when the driver refused. When every slot is taken (FLIGHTS
+ * frees in flight in one shard), and for VMM handles (which stay while
+ * mapped), the record is marked in the table instead (`freeing`) and
+ * settled under the lock.
+ */
+#define FLIGHTS 4
+enum { FL_FREE = 0, FL_ON = 1, FL_OTHER = 2, FL_TORN = 4 };
+struct flight {
+    uint64_t value;
+    uint32_t seq, ctx;
+    uint8_t space, family;
+    uint32_t state;         /* FL_*: cleared by its owner without the lock */
+};
+
 struct shard {
     gmg_lock_t mu;
     struct gmg_alloc *head;
@@ -35,11 +58,10 @@ struct shard {
     uint32_t seq;           /* under mu: the last record's seq   */
     struct zero_total *zero;
     struct gmg_pool pool;   /* under mu: the shard's records     */
+    struct flight fl[FLIGHTS];
 } __attribute__((aligned(64)));
 
-static struct shard shards[SHARDS] = {
-    [0 ... SHARDS - 1] = { GMG_LOCK_INIT, NULL, 0, 0, NULL, { { NULL, NULL }, NULL, NULL, 0 } },
-};
+static struct shard shards[SHARDS];
 
 /* One record per shard that is never removed (space 0: no key matches it,
  * and every walk skips it): uthash frees a table when its last item goes
@@ -73,40 +95,50 @@ static void bump64(uint64_t *v, int sign, uint64_t d)
     __atomic_store_n(v, sign > 0 ? cur + d : cur - d, __ATOMIC_RELAXED);
 }
 
-static void zero_change(struct shard *s, const struct gmg_alloc *a, int sign)
+/* Stack 0's totals of (device, family) in a shard, made when first needed
+ * (NULL when out of memory, or for a removal that finds none). */
+static __attribute__((noinline)) struct zero_total *zero_find(struct shard *s, const struct gmg_alloc *a, int make)
 {
-    struct zero_total *z = s->zero; /* usually one (device, family): the first */
-    while (__builtin_expect(z && (z->device != a->device || z->family != a->family), 0))
+    struct zero_total *z = s->zero;
+    while (z && (z->device != a->device || z->family != a->family))
         z = z->next;
-    if (__builtin_expect(!z, 0)) {
-        if (sign < 0 || !(z = calloc(1, sizeof *z)))
-            return;
+    if (!z && make && (z = calloc(1, sizeof *z)) != NULL) {
         z->device = a->device;
         z->family = a->family;
         z->next = s->zero;
         __atomic_store_n(&s->zero, z, __ATOMIC_RELEASE);
     }
-    bump64(&z->bytes, sign, a->size);
-    bump64(&z->count, sign, 1);
+    return z;
 }
 
 static inline void live_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
-    if (a->stack)
+    if (a->stack) {
         gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign);
-    else
-        zero_change(s, a, sign);
+        return;
+    }
+    /* usually one (device, family) per shard: the first */
+    struct zero_total *z = s->zero;
+    if (__builtin_expect(!z || z->device != a->device || z->family != a->family, 0))
+        if (!(z = zero_find(s, a, sign > 0)))
+            return;
+    bump64(&z->bytes, sign, a->size);
+    bump64(&z->count, sign, 1);
 }
 
-static void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h)
+/* keep_seq: a record back from a flight keeps its sequence number (a
+ * racing free may be looking for it by that number). */
+static void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
 {
     if (!s->head) {
         struct gmg_alloc *z = &sentinels[s - shards];
         HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &z->value, GMG_KEY_LEN, 0u, z);
     }
-    if (++s->seq == 0)
-        s->seq = 1;
-    a->seq = s->seq;
+    if (!keep_seq) {
+        if (++s->seq == 0)
+            s->seq = 1;
+        a->seq = s->seq;
+    }
     HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &a->value, GMG_KEY_LEN, (unsigned)h, a);
     bump(&s->count, 1);
     live_change(s, a, 1);
@@ -162,7 +194,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
             ret = 1;
         }
     }
-    add_locked(s, a, h);
+    add_locked(s, a, h, 0);
     gmg_unlock(&s->mu);
     return ret;
 }
@@ -181,27 +213,122 @@ int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
     return a != NULL;
 }
 
-struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uint64_t *racing_seq)
+/* A free slot, or FLIGHTS if none; under the lock (acquire: the slot's
+ * last owner is done with it). */
+static int flight_claim(struct shard *s)
+{
+    for (int i = 0; i < FLIGHTS; i++)
+        if (__atomic_load_n(&s->fl[i].state, __ATOMIC_ACQUIRE) == FL_FREE)
+            return i;
+    return FLIGHTS;
+}
+
+/* The slot of a free in flight of this key, or -1; under the lock. */
+static int flight_find(struct shard *s, enum gmg_space space, uint64_t value)
+{
+    for (int i = 0; i < FLIGHTS; i++) {
+        struct flight *fl = &s->fl[i];
+        if ((__atomic_load_n(&fl->state, __ATOMIC_ACQUIRE) & FL_ON) && fl->value == value && fl->space == space)
+            return i;
+    }
+    return -1;
+}
+
+/* Add bits to a slot still in flight with this key and seq; 0 if its owner
+ * has cleared it (or it is another free's now). Under the lock. */
+static int flight_tell(struct flight *fl, enum gmg_space space, uint64_t value, uint32_t seq, uint32_t bits)
+{
+    uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
+    if (!(st & FL_ON) || fl->value != value || fl->space != space || fl->seq != seq)
+        return 0;
+    /* only the owner changes it meanwhile, and only to FL_FREE */
+    return __atomic_compare_exchange_n(&fl->state, &st, st | bits, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+void gmg_track_free_begin(enum gmg_space space, uint64_t value, struct gmg_freeing *f)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
+    f->a = NULL;
+    f->racing = 0;
+    f->flight = -1;
+    f->shard = (uint32_t)(s - shards);
     gmg_lock(&s->mu);
     struct gmg_alloc *a = find_locked(s, space, value, h);
-    *racing_seq = a && a->freeing ? a->seq : 0;
-    if (a && !a->freeing) {
+    if (a && a->freeing) {
+        f->racing = a->seq; /* marked in the table by another thread */
+    } else if (a) {
+        int i = space == GMG_SPACE_VMM ? FLIGHTS : flight_claim(s);
+        if (i < FLIGHTS) {
+            del_locked(s, a);
+            struct flight *fl = &s->fl[i];
+            fl->value = value;
+            fl->space = (uint8_t)space;
+            fl->seq = a->seq;
+            fl->ctx = a->ctx;
+            fl->family = a->family;
+            __atomic_store_n(&fl->state, FL_ON, __ATOMIC_RELAXED);
+            f->flight = i;
+        }
         a->freeing = 1;
         a->freed_by_other = 0;
         a->torn_down = 0;
+        f->a = a;
     } else {
-        a = NULL;
+        int i = flight_find(s, space, value);
+        if (i >= 0) { /* in flight: another thread is freeing it */
+            f->racing = s->fl[i].seq;
+            f->flight = i;
+        }
     }
     gmg_unlock(&s->mu);
-    return a;
 }
 
-int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out)
+/* The record was in a flight slot: see gmg_track_free_end. */
+static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
 {
-    struct shard *s = shard_of(key_hash(a->value, a->space));
+    struct shard *s = &shards[f->shard];
+    struct flight *fl = &s->fl[f->flight];
+    struct gmg_alloc *a = f->a;
+    if (freed) { /* the usual end: the memory is gone, so is the record */
+        gmg_gone_of(a, out);
+        __atomic_store_n(&fl->state, FL_FREE, __ATOMIC_RELEASE);
+        gmg_pool_give_back(&s->pool, a);
+        return GMG_FREE_DROPPED;
+    }
+    int what;
+    gmg_lock(&s->mu);
+    uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
+    __atomic_store_n(&fl->state, FL_FREE, __ATOMIC_RELEASE);
+    if (st & FL_OTHER) { /* a racing free of the same pointer freed it */
+        gone_locked(s, a, out);
+        what = GMG_FREE_DROPPED;
+    } else if (st & FL_TORN) { /* the teardown freed it, not the program */
+        gmg_gone_of(a, out);
+        what = GMG_FREE_RECLAIMED;
+    } else {
+        uint64_t h = key_hash(a->value, a->space);
+        a->freeing = 0;
+        if (find_locked(s, a->space, a->value, h)) {
+            /* the driver refused the free, yet gave the address out again:
+             * the memory it stood for is gone */
+            gone_locked(s, a, out);
+            what = GMG_FREE_DROPPED;
+        } else { /* the driver kept it: live again */
+            add_locked(s, a, h, 1);
+            what = GMG_FREE_KEPT;
+        }
+    }
+    gmg_unlock(&s->mu);
+    return what;
+}
+
+int gmg_track_free_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
+{
+    if (f->flight >= 0)
+        return flight_end(f, freed, out);
+    struct gmg_alloc *a = f->a;
+    struct shard *s = &shards[f->shard];
     int what = GMG_FREE_DROPPED;
     gmg_lock(&s->mu);
     if (a->detached) {
@@ -225,11 +352,16 @@ int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out)
     return what;
 }
 
-int gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq, struct gmg_gone *out)
+int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg_freeing *f, struct gmg_gone *out)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
+    uint32_t seq = (uint32_t)f->racing;
     gmg_lock(&s->mu);
+    if (f->flight >= 0 && flight_tell(&s->fl[f->flight], space, value, seq, FL_OTHER)) {
+        gmg_unlock(&s->mu); /* still in flight: its owner drops it */
+        return 0;
+    }
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (!a || a->seq != seq) {
         a = NULL; /* gone, or the key is a newer allocation's now */
@@ -341,17 +473,20 @@ size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
     return n;
 }
 
-static int reclaimable(const struct gmg_alloc *a)
+static int reclaimable_family(int family)
 {
-    if (!a->space)
-        return 0; /* the sentinel */
-    switch (a->family) {
+    switch (family) {
     case GMG_FAM_LINEAR: case GMG_FAM_PITCH: case GMG_FAM_MANAGED: case GMG_FAM_ASYNC:
     case GMG_FAM_ARRAY: case GMG_FAM_MIPMAP:
         return 1;
     default:
         return 0;
     }
+}
+
+static int reclaimable(const struct gmg_alloc *a)
+{
+    return a->space && reclaimable_family(a->family); /* space 0: the sentinel */
 }
 
 static void reclaimed_push(struct gmg_alloc *a)
@@ -384,6 +519,11 @@ size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, 
         struct shard *s = &shards[i];
         struct gmg_alloc *a, *tmp, *out = NULL;
         gmg_lock(&s->mu);
+        for (int k = 0; k < FLIGHTS; k++) { /* frees in flight: their owners settle */
+            struct flight *fl = &s->fl[k];
+            if (fl->ctx == ctx && reclaimable_family(fl->family))
+                flight_tell(fl, fl->space, fl->value, fl->seq, FL_TORN);
+        }
         HASH_ITER(hh, s->head, a, tmp) {
             if (a->ctx == ctx && reclaimable(a) && a->freeing) {
                 a->torn_down = 1; /* its freeing thread settles it */
@@ -484,11 +624,7 @@ void gmg_track_atfork_child(void)
      * and starts every lock afresh. Nothing is locked across fork, so the
      * parent's fork never waits on the table. */
     for (int i = 0; i < SHARDS; i++) {
-        shards[i].mu = (gmg_lock_t)GMG_LOCK_INIT;
-        shards[i].head = NULL;
-        shards[i].count = 0;
-        shards[i].zero = NULL;
-        memset(&shards[i].pool, 0, sizeof shards[i].pool);
+        memset(&shards[i], 0, sizeof shards[i]); /* lock, table, pool, flights */
     }
     pthread_mutex_init(&reclaimed_mu, NULL);
     reclaimed = NULL;

@@ -36,10 +36,12 @@ int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
 /*
  * Frees, in three steps around the driver call, so that two threads freeing
  * one pointer at once leave neither a phantom record nor a double release:
- *   free_begin   marks the record as being freed by the caller (it stays in
- *                the table) and returns it; NULL if not live, and then
- *                *racing_seq is the sequence number of the record another
- *                thread is freeing (0 if none)
+ *   free_begin   takes the record out of the table and notes the free as in
+ *                flight in its shard (see track.c), or, when the shard has
+ *                no free slot and for VMM handles, marks it as being freed
+ *                in the table; f->a is the record, owned by the caller. Not
+ *                live: f->a NULL, and f->racing is the sequence number of
+ *                the record another thread is freeing (0 if none)
  *   free_end     by the thread that began: GMG_FREE_DROPPED when the record
  *                is gone (the driver freed it, or a racing free did): *out
  *                is what is left of it, to drop; GMG_FREE_KEPT when it is
@@ -47,17 +49,24 @@ int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
  *                GMG_FREE_RECLAIMED when it is to go to the reclaimed list
  *                instead (its context was torn down meanwhile): *out too,
  *                and the caller releases its quota, then hands the record
- *                to track_reclaimed_add
+ *                to track_reclaimed_add. A free the driver did, of a free
+ *                in flight, takes no lock.
  *   free_racing  by a racing thread whose driver call succeeded: 1 and *out
  *                when the record of that sequence number is gone, for the
- *                caller to drop, or 0 (a newer record at the same key is
- *                never touched)
+ *                caller to drop, or 0 (its owner is told and drops it; a
+ *                newer record at the same key is never touched)
  * A VMM handle whose free succeeds while it is still mapped stays, released.
  */
 enum { GMG_FREE_KEPT, GMG_FREE_DROPPED, GMG_FREE_RECLAIMED };
-struct gmg_alloc *gmg_track_free_begin(enum gmg_space space, uint64_t value, uint64_t *racing_seq);
-int gmg_track_free_end(struct gmg_alloc *a, int freed, struct gmg_gone *out);
-int gmg_track_free_racing(enum gmg_space space, uint64_t value, uint64_t seq, struct gmg_gone *out);
+struct gmg_freeing {
+    struct gmg_alloc *a;  /* the record this thread frees, or NULL */
+    uint64_t racing;      /* another thread frees the key: its record's seq, else 0 */
+    int flight;           /* the flight slot of a, or of the racing free; -1: marked in the table */
+    uint32_t shard;
+};
+void gmg_track_free_begin(enum gmg_space space, uint64_t value, struct gmg_freeing *f);
+int gmg_track_free_end(struct gmg_freeing *f, int freed, struct gmg_gone *out);
+int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg_freeing *f, struct gmg_gone *out);
 void gmg_track_reclaimed_add(struct gmg_alloc *a);
 
 /* VMM handles (GMG_SPACE_VMM): a mapping made or removed; a handle released

@@ -161,9 +161,9 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
 
 struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
 {
-    struct gmg_free f = { NULL, 0, space, key };
+    struct gmg_free f = { { NULL, 0, -1, 0 }, space, key };
     if (key) /* a free of 0 is a no-op for the driver: nothing to count */
-        f.a = gmg_track_free_begin(space, key, &f.racing);
+        gmg_track_free_begin(space, key, &f.fr);
     return f;
 }
 
@@ -173,13 +173,13 @@ struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
     struct gmg_free f = gmg_free_take(legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR,
                                       legacy ? (ptr ? gmg_key_v1(ptr, dev) : 0) : ptr);
     /* a pointer of the other ABI (allocated legacy, freed _v2 or back) */
-    if (!f.a && !f.racing && ptr && ptr <= UINT32_MAX) {
+    if (!f.fr.a && !f.fr.racing && ptr && ptr <= UINT32_MAX) {
         if (!legacy)
             dev = gmg_current_device(NULL);
         if (dev >= 0) {
             struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1,
                                               legacy ? ptr : gmg_key_v1(ptr, dev));
-            if (g.a || g.racing)
+            if (g.fr.a || g.fr.racing)
                 return g;
         }
     }
@@ -190,15 +190,15 @@ void gmg_free_done(struct gmg_free *f, CUresult r)
 {
     struct gmg_gone g;
     int what = GMG_FREE_KEPT;
-    if (f->a)
-        what = gmg_track_free_end(f->a, r == CUDA_SUCCESS, &g);
-    else if (f->racing && r == CUDA_SUCCESS)
-        what = gmg_track_free_racing(f->space, f->key, f->racing, &g) ? GMG_FREE_DROPPED : GMG_FREE_KEPT;
-    else if (!f->racing && f->key)
+    if (f->fr.a)
+        what = gmg_track_free_end(&f->fr, r == CUDA_SUCCESS, &g);
+    else if (f->fr.racing && r == CUDA_SUCCESS)
+        what = gmg_track_free_racing(f->space, f->key, &f->fr, &g) ? GMG_FREE_DROPPED : GMG_FREE_KEPT;
+    else if (!f->fr.racing && f->key)
         gmg_record_unknown_free();
     if (what == GMG_FREE_RECLAIMED) { /* its context's teardown freed it meanwhile */
         gmg_drop_record(&g, NULL);
-        gmg_track_reclaimed_add(f->a);
+        gmg_track_reclaimed_add(f->fr.a);
     } else if (what == GMG_FREE_DROPPED) {
         gmg_quota_count_free(g.device);
         gmg_drop_record(&g, NULL);

@@ -6,9 +6,10 @@
  *   the real driver call
  *   end:   record the allocation on success, roll the reservation back on
  *          failure
- * and for frees: forget the record before the driver call (so that an
- * address the driver reuses at once is never confused), put it back if the
- * driver refuses, release its bytes once the driver has freed them.
+ * and for frees: take the record out of the table before the driver call
+ * (so that an address the driver reuses at once is never confused), put it
+ * back if the driver refuses, release its bytes once the driver has freed
+ * them.
  */
 #ifndef GMG_HOOKS_INTERCEPT_H
 #define GMG_HOOKS_INTERCEPT_H
@@ -54,9 +55,8 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
  * done: after it (drops it, or makes it live again if the driver refused;
  * a racing free of the same key is settled, see core/track.h). */
 struct gmg_free {
-    struct gmg_alloc *a;  /* the record this thread frees, or NULL    */
-    uint64_t racing;      /* another thread is freeing the same key:
-                             the sequence number of its record, else 0 */
+    struct gmg_freeing fr; /* the record this thread frees, or the racing
+                              free of another (core/track.h) */
     enum gmg_space space;
     uint64_t key;
 };
