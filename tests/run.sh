@@ -36,6 +36,7 @@ build apitest tests/integration/apitest.c tests/integration/api.c -L"$B/sim" -l:
 build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
+build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
@@ -228,6 +229,9 @@ has "no stack: GPUMEM_STACK_DEPTH=0" "$WORK/err" && has "SUMMARY: gpumemguard: 2
 # ------------------------------------------------------------------ parser
 if "$T/test_limit" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "limit parser table" "$WORK/out"; fi
 if "$T/test_lock" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "the table's lock (base/lock.h)" "$WORK/out"; fi
+if "$T/test_track" >"$WORK/out" 2>&1; then
+    ok "frees step by step (in flight, marked, racing, torn down, reused, spares): $(tail -1 "$WORK/out")"
+else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
 
 # a few seconds of libFuzzer on the parser (clang), from the seed corpus
 if [ -z "${GMG_SANITIZER:-}" ] && command -v clang >/dev/null 2>&1 && \

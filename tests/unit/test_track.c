@@ -1,0 +1,241 @@
+/*
+ * test_track.c - core/track.c's frees, step by step, on the real table
+ * (track.c, record.c, base/lock.c linked in; the depot and the quota's
+ * counters stubbed): frees in flight, the fallback to marking in the table
+ * when a shard's flight slots are all taken, racing frees in either order,
+ * a context torn down during a free, an address the driver hands out again
+ * while its free is in flight, and the spare records a free hands back
+ * (reused by the thread, on the pool's returned stack, an exiting thread's
+ * given to others). After each case the table's count and the live totals
+ * are checked against what must be live. Prints "track: N checks" and
+ * exits 0, or names each failed check and exits 1.
+ */
+#define _GNU_SOURCE
+#include "core/track.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- stubs of what track.c and record.c call above them ---- */
+void gmg_stack_live_add(uint32_t stack, int device, int family, uint64_t bytes, int sign)
+{
+    (void)stack; (void)device; (void)family; (void)bytes; (void)sign;
+}
+void gmg_stack_live_each(void (*fn)(uint32_t, int, int, uint64_t, uint64_t, void *), void *arg)
+{
+    (void)fn; (void)arg;
+}
+void gmg_quota_count_alloc(int dev) { (void)dev; }
+uint64_t gmg_quota_allocs(int dev) { (void)dev; return 0; }
+
+static int checks, failed;
+#define CHECK(cond, what) do { checks++; if (!(cond)) { failed++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, what); } } while (0)
+
+static void insert(uint64_t key, uint32_t ctx)
+{
+    struct gmg_alloc t;
+    memset(&t, 0, sizeof t);
+    t.value = key;
+    t.space = GMG_SPACE_DEVPTR;
+    t.device = 0;
+    t.family = GMG_FAM_LINEAR;
+    t.counted = 1;
+    t.size = 100;
+    t.ctx = ctx;
+    struct gmg_gone stale;
+    int r = gmg_track_insert(&t, 0, &stale);
+    CHECK(r == 0, "insert of a key not live");
+}
+
+static uint32_t shard_of_key(uint64_t key)
+{
+    struct gmg_freeing f;
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, key, &f); /* a miss changes nothing */
+    return f.shard;
+}
+
+static void live_sum(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
+{
+    (void)stack; (void)device; (void)family;
+    uint64_t *v = arg;
+    v[0] += bytes;
+    v[1] += count;
+}
+
+/* The table holds exactly n records of 100 bytes, as its count and its
+ * live totals say. */
+static void expect_live(size_t n, const char *when)
+{
+    uint64_t v[2] = { 0, 0 };
+    gmg_track_live_each(live_sum, v);
+    char what[160];
+    snprintf(what, sizeof what, "%s: %zu live (count %zu, totals %llu bytes in %llu)", when, n, gmg_track_count(),
+             (unsigned long long)v[0], (unsigned long long)v[1]);
+    CHECK(gmg_track_count() == n && v[0] == 100 * n && v[1] == n, what);
+}
+
+static struct gmg_alloc *exiting_record;
+
+static void *exiting_thread(void *arg)
+{
+    uint64_t key = *(uint64_t *)arg;
+    insert(key, 1);
+    struct gmg_freeing f;
+    struct gmg_gone g;
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, key, &f);
+    exiting_record = f.a;
+    CHECK(f.a && f.flight >= 0, "the exiting thread's free is in flight");
+    CHECK(gmg_track_free_end(&f, 1, &g) == GMG_FREE_DROPPED, "the exiting thread's free drops");
+    return NULL; /* its spare goes to the orphans */
+}
+
+int main(void)
+{
+    /* keys of one shard, and of a shard nothing else uses */
+    uint64_t same[64];
+    int n = 0;
+    uint32_t s0 = shard_of_key(0x7000000000ull);
+    for (uint64_t k = 0x7000000000ull; n < 64; k += 0x200)
+        if (shard_of_key(k) == s0)
+            same[n++] = k;
+    uint64_t spare_key = 0, other = 0;
+    for (uint64_t k = 0x9000000000ull; !other; k += 0x200) {
+        uint32_t s = shard_of_key(k);
+        if (s != s0 && !spare_key)
+            spare_key = k;
+        else if (s != s0 && s != shard_of_key(spare_key))
+            other = k;
+    }
+    struct gmg_freeing f[8], b;
+    struct gmg_gone g;
+
+    /* 1. five frees in flight in one shard: four slots, the fifth marked in the table */
+    for (int i = 0; i < 5; i++)
+        insert(same[i], 1);
+    for (int i = 0; i < 5; i++) {
+        gmg_track_free_begin(GMG_SPACE_DEVPTR, same[i], &f[i]);
+        CHECK(f[i].a != NULL && f[i].shard == s0, "a live record is taken for its free");
+    }
+    for (int i = 0; i < 4; i++)
+        CHECK(f[i].flight >= 0, "the first four frees are in flight slots");
+    CHECK(f[4].flight == -1, "the fifth is marked in the table (no free slot)");
+    expect_live(1, "four in flight, one marked");
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[4], &b);
+    CHECK(!b.a && b.racing == f[4].a->seq && b.flight == -1, "a racing free of the marked one sees its seq");
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[2], &b);
+    CHECK(!b.a && b.racing && b.flight == f[2].flight, "a racing free of one in flight finds its slot");
+    for (int i = 0; i < 5; i++)
+        CHECK(gmg_track_free_end(&f[i], 1, &g) == GMG_FREE_DROPPED && g.value == same[i] && g.size == 100,
+              "each free the driver did drops its record");
+    expect_live(0, "all five freed");
+
+    /* 2. racing, the owner's driver call fails, the racer's succeeds while the owner is still in flight */
+    insert(same[0], 1);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &b);
+    CHECK(f[0].flight >= 0 && !b.a && b.racing, "owner in flight, racer sees it");
+    CHECK(gmg_track_free_racing(GMG_SPACE_DEVPTR, same[0], &b, &g) == 0, "the racer tells the owner");
+    CHECK(gmg_track_free_end(&f[0], 0, &g) == GMG_FREE_DROPPED, "the owner drops what the racer freed");
+    expect_live(0, "racer freed, owner failed");
+
+    /* 3. the owner fails first (live again), then the racer's free succeeds */
+    insert(same[0], 1);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
+    uint32_t seq = f[0].a->seq;
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &b);
+    CHECK(gmg_track_free_end(&f[0], 0, &g) == GMG_FREE_KEPT, "a refused free: live again");
+    expect_live(1, "refused free");
+    struct gmg_alloc copy;
+    CHECK(gmg_track_lookup(GMG_SPACE_DEVPTR, same[0], &copy) && copy.seq == seq && !copy.freeing,
+          "back in the table with its sequence number");
+    CHECK(gmg_track_free_racing(GMG_SPACE_DEVPTR, same[0], &b, &g) == 1 && g.value == same[0],
+          "the racer's success drops it from the table");
+    expect_live(0, "owner failed, then racer freed");
+
+    /* 4. a refused free whose racer also failed: live, and freed later */
+    insert(same[0], 1);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &b);
+    CHECK(gmg_track_free_end(&f[0], 0, &g) == GMG_FREE_KEPT, "both refused: live");
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
+    CHECK(f[0].a && gmg_track_free_end(&f[0], 1, &g) == GMG_FREE_DROPPED, "freed later");
+    expect_live(0, "refused, then freed");
+
+    /* 5. a context torn down during a free: the teardown freed it if the driver refuses ... */
+    insert(same[1], 9);
+    insert(same[2], 8);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[1], &f[1]);
+    CHECK(gmg_track_reclaim_ctx(9, NULL, NULL) == 0, "nothing of context 9 left in the table");
+    CHECK(gmg_track_free_end(&f[1], 0, &g) == GMG_FREE_RECLAIMED, "refused after the teardown: reclaimed");
+    gmg_track_reclaimed_add(f[1].a);
+    expect_live(1, "one reclaimed, one of another context live");
+    /* ... and the program freed it if the driver did */
+    insert(same[3], 9);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[3], &f[3]);
+    gmg_track_reclaim_ctx(9, NULL, NULL);
+    CHECK(gmg_track_free_end(&f[3], 1, &g) == GMG_FREE_DROPPED, "freed by the driver: dropped, not reclaimed");
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[2], &f[2]);
+    CHECK(gmg_track_free_end(&f[2], 1, &g) == GMG_FREE_DROPPED, "context 8's record untouched, freed");
+    expect_live(0, "teardown cases");
+
+    /* 6. the driver hands the address out again while its free is in flight */
+    insert(same[0], 1);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
+    insert(same[0], 1); /* not live in the table: a plain insert */
+    CHECK(gmg_track_free_end(&f[0], 0, &g) == GMG_FREE_DROPPED, "refused, yet reused: the old record goes");
+    expect_live(1, "the new allocation at the reused address");
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
+    CHECK(f[0].a && gmg_track_free_end(&f[0], 1, &g) == GMG_FREE_DROPPED, "the new one freed");
+    expect_live(0, "reuse case");
+
+    /* 7. spares: a freed record is the thread's next; a second goes on the returned stack */
+    insert(same[0], 1);
+    insert(same[1], 1);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[1], &f[1]);
+    struct gmg_alloc *r0 = f[0].a, *r1 = f[1].a;
+    gmg_track_free_end(&f[0], 1, &g);
+    gmg_track_free_end(&f[1], 1, &g);
+    insert(same[5], 1);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[5], &f[5]);
+    CHECK(f[5].a == r0, "the next insert takes the thread's spare");
+    CHECK(gmg_track_free_end(&f[5], 1, &g) == GMG_FREE_DROPPED, "freed");
+    /* r1 went on the shard's returned stack: an insert takes it once the
+     * shard's free list (records dropped under the lock) is used up */
+    int got = -1;
+    struct gmg_freeing many[64];
+    for (int i = 6; i < 64 && got < 0; i++) {
+        insert(same[i], 1);
+        gmg_track_free_begin(GMG_SPACE_DEVPTR, same[i], &many[i]);
+        if (many[i].a == r1)
+            got = i;
+        gmg_track_free_end(&many[i], 0, &g); /* refused: stays live */
+    }
+    CHECK(got >= 0, "the record on the shard's returned stack is reused");
+    for (int i = 6; i < 64 && i <= got; i++) {
+        gmg_track_free_begin(GMG_SPACE_DEVPTR, same[i], &many[i]);
+        CHECK(many[i].a && gmg_track_free_end(&many[i], 1, &g) == GMG_FREE_DROPPED, "freed");
+    }
+    expect_live(0, "spares");
+
+    /* 8. an exiting thread's spare goes to the orphans, which another thread's pool takes */
+    pthread_t t;
+    pthread_create(&t, NULL, exiting_thread, &spare_key);
+    pthread_join(t, NULL);
+    insert(spare_key, 1); /* takes this thread's own spare (r0 again) */
+    insert(other, 1);     /* a shard with nothing free: the orphan */
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, other, &f[7]);
+    CHECK(f[7].a == exiting_record, "an exited thread's spare is reused, not lost");
+    gmg_track_free_end(&f[7], 1, &g);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, spare_key, &f[7]);
+    gmg_track_free_end(&f[7], 1, &g);
+    expect_live(0, "orphans");
+
+    /* 9. a key never seen: neither owned nor racing */
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, 0x1234, &b);
+    CHECK(!b.a && !b.racing && b.flight == -1, "an unknown free");
+
+    printf("track: %d checks, %d failed\n", checks, failed);
+    return failed != 0;
+}
