@@ -4,8 +4,8 @@
  * Uncontended, a lock is one compare-and-swap and an unlock one release
  * store: no call, no type or elision checks, and one atomic read-modify-
  * write per lock/unlock pair where pthread_mutex_* take two (on the
- * development machine each costs about 7 ns; the guard takes three locks
- * per allocation and free, docs/benchmarks.md). Contended, a waiter spins
+ * development machine each costs about 7 ns; the guard takes two shard
+ * locks per allocation and free, docs/benchmarks.md). Contended, a waiter spins
  * briefly, then counts itself in `waiters` and sleeps on the futex; an
  * unlock that sees a waiter wakes one. A preempted holder is never starved
  * by spinning waiters.

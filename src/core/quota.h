@@ -2,7 +2,8 @@
  * quota.h - per-device byte accounting and the GPUMEM_LIMIT reservation
  * (core layer).
  *
- * Bytes are reserved with a compare-and-swap on the device's counter before
+ * Bytes are reserved with a compare-and-swap on the device's counter (one
+ * atomic add when there is no limit: nothing can refuse) before
  * the driver is called, so concurrent threads can never take the process
  * past its limit, not by one byte; a failed driver call rolls back. No lock.
  */

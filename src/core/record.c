@@ -6,9 +6,9 @@
  * back, and reused through one free list per size. A pool is not locked:
  * each shard of the table has its own, used under the shard's lock, so a
  * record is made and dropped within the lock its table operation takes
- * anyway (no lock, atomic or shared cache line of its own), and a shard's
- * records lie together in memory, in the order they were made: a report
- * reads a shard's chain almost sequentially.
+ * anyway (no lock, atomic or shared cache line of its own). The exception
+ * is a free settled without the lock (track.c, flights): its record goes to
+ * the thread's spare or the pool's `returned` stack (below).
  *
  * A free record keeps its link where its uthash handle was (offset 32);
  * under AddressSanitizer the rest of it is poisoned.

@@ -234,15 +234,20 @@ static int flight_find(struct shard *s, enum gmg_space space, uint64_t value)
     return -1;
 }
 
-/* Add bits to a slot still in flight with this key and seq; 0 if its owner
- * has cleared it (or it is another free's now). Under the lock. */
-static int flight_tell(struct flight *fl, enum gmg_space space, uint64_t value, uint32_t seq, uint32_t bits)
+/* Add bits to a slot still in flight; 0 if its owner has cleared it.
+ * Under the lock (only the owner changes it meanwhile, and only to FL_FREE). */
+static int flight_mark(struct flight *fl, uint32_t bits)
 {
     uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
-    if (!(st & FL_ON) || fl->value != value || fl->space != space || fl->seq != seq)
-        return 0;
-    /* only the owner changes it meanwhile, and only to FL_FREE */
-    return __atomic_compare_exchange_n(&fl->state, &st, st | bits, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return (st & FL_ON) &&
+           __atomic_compare_exchange_n(&fl->state, &st, st | bits, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* The same, only if the slot is still the free of this key and seq (and
+ * not another free's since). */
+static int flight_tell(struct flight *fl, enum gmg_space space, uint64_t value, uint32_t seq, uint32_t bits)
+{
+    return fl->value == value && fl->space == space && fl->seq == seq && flight_mark(fl, bits);
 }
 
 void gmg_track_free_begin(enum gmg_space space, uint64_t value, struct gmg_freeing *f)
@@ -522,7 +527,7 @@ size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, 
         for (int k = 0; k < FLIGHTS; k++) { /* frees in flight: their owners settle */
             struct flight *fl = &s->fl[k];
             if (fl->ctx == ctx && reclaimable_family(fl->family))
-                flight_tell(fl, fl->space, fl->value, fl->seq, FL_TORN);
+                flight_mark(fl, FL_TORN);
         }
         HASH_ITER(hh, s->head, a, tmp) {
             if (a->ctx == ctx && reclaimable(a) && a->freeing) {

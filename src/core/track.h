@@ -2,9 +2,10 @@
  * track.h - the table of live allocations (core layer).
  *
  * Sharded by key so that threads allocating different pointers never take
- * the same lock; each shard is a uthash table under its own mutex, keyed by
- * the 9 bytes (value, space) of each record, with its own pool of records
- * (made and dropped under the lock the operation takes anyway). Every
+ * the same lock; each shard is a uthash table under its own lock
+ * (base/lock.h), keyed by the 9 bytes (value, space) of each record, with
+ * its own pool of records (made and dropped under the lock the operation
+ * takes anyway, but for frees settled without it, see free_end). Every
  * record entering or leaving the table moves the live totals
  * (gmg_track_live_each) with it.
  * Records of memory a context teardown reclaimed move to a separate list:
