@@ -120,25 +120,14 @@ static int pooled_reserve(const struct gmg_quota_pool *p, int dev, uint64_t byte
     return 1;
 }
 
-int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
+/* Everything but the usual case below: a group's budget, a limit, a
+ * request or counter too large for the one atomic add. */
+static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *over)
 {
-    if (over)
-        *over = 0;
-    if (!valid(dev))
-        return 1;
-    note_dev(dev);
     const struct gmg_quota_pool *p = get_pool();
     if (p)
         return pooled_reserve(p, dev, bytes, over);
     struct devq *d = &q[dev];
-    if (!gmg_cfg.has_limit && bytes < FAST_MAX &&
-        __atomic_load_n(&d->used, __ATOMIC_RELAXED) < FAST_USED_MAX) {
-        /* No limit: nothing can refuse, so one atomic add is as exact as
-         * the compare-and-swap below. It cannot wrap: each of the threads
-         * adding at once adds less than 2^40 to less than 2^63. */
-        raise_peak(d, __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL));
-        return 1;
-    }
     uint64_t limit = gmg_quota_limit(dev);
     if (bytes > GMG_QUOTA_MAX_REQUEST) /* no device has it: never reserved, never a peak */
         return limit && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN ? 0 : -1;
@@ -161,6 +150,28 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
     } while (!__atomic_compare_exchange_n(&d->used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
     raise_peak(d, next);
     return 1;
+}
+
+int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
+{
+    if (over)
+        *over = 0;
+    if (!valid(dev))
+        return 1;
+    if (__builtin_expect(dev > __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED), 0))
+        note_dev(dev);
+    struct devq *d = &q[dev];
+    if (__builtin_expect(!gmg_cfg.has_limit && !get_pool() && bytes < FAST_MAX &&
+                         __atomic_load_n(&d->used, __ATOMIC_RELAXED) < FAST_USED_MAX, 1)) {
+        /* No limit: nothing can refuse, so one atomic add is as exact as
+         * the compare-and-swap in reserve_slow. It cannot wrap: each of the
+         * threads adding at once adds less than 2^40 to less than 2^63. */
+        uint64_t now = __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL);
+        if (now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED))
+            raise_peak(d, now);
+        return 1;
+    }
+    return reserve_slow(dev, bytes, over);
 }
 
 void gmg_quota_release(int dev, uint64_t bytes)

@@ -35,7 +35,7 @@
 
 #define MAX_MODULES 4096
 
-static int depth_kept = 32;
+int gmg_stack_depth = 32;
 static struct gmg_module modules[MAX_MODULES]; /* [0] unused: "unknown" */
 static unsigned nmodules = 1;
 static pthread_mutex_t modules_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -63,7 +63,8 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 
 void gmg_stacks_set_depth(int depth)
 {
-    depth_kept = depth < 0 ? 0 : depth > GMG_MAX_STACK_DEPTH ? GMG_MAX_STACK_DEPTH : depth;
+    __atomic_store_n(&gmg_stack_depth, depth < 0 ? 0 : depth > GMG_MAX_STACK_DEPTH ? GMG_MAX_STACK_DEPTH : depth,
+                     __ATOMIC_RELAXED);
     Dl_info di;
     if (dladdr((void *)gmg_stacks_set_depth, &di) && di.dli_fbase)
         dl_iterate_phdr(find_self, di.dli_fbase);
@@ -214,9 +215,9 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
 /* The combined stack: the calling thread's Python frames (innermost
  * first, at most the depth), then its native frames (the same), down to
  * the interpreter's own when there are Python frames. */
-__attribute__((noinline)) uint32_t gmg_stack_capture(void)
+__attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
 {
-    int want = depth_kept;
+    int want = __atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED);
     if (want == 0)
         return 0;
     uintptr_t all[2 * GMG_MAX_STACK_DEPTH + 8];

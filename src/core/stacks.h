@@ -39,8 +39,15 @@ const struct gmg_module *gmg_stack_module(const struct gmg_stack *s, uint32_t i)
 /* Frames to keep (GPUMEM_STACK_DEPTH); 0 turns capture off. */
 void gmg_stacks_set_depth(int depth);
 
-/* Capture the caller's stack and intern it; 0 when off or on failure. */
-uint32_t gmg_stack_capture(void);
+/* Capture the caller's stack and intern it; 0 when off or on failure.
+ * With capture off it costs one load (gmg_stack_depth: the frames kept,
+ * read only here; set by gmg_stacks_set_depth). */
+extern int gmg_stack_depth;
+uint32_t gmg_stack_capture_walk(void);
+static inline uint32_t gmg_stack_capture(void)
+{
+    return __atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED) ? gmg_stack_capture_walk() : 0;
+}
 
 /* Intern given frames (tests, and capture itself). */
 uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth);

@@ -128,7 +128,7 @@ static inline void live_change(struct shard *s, const struct gmg_alloc *a, int s
 
 /* keep_seq: a record back from a flight keeps its sequence number (a
  * racing free may be looking for it by that number). */
-static void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
+static inline __attribute__((always_inline)) void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
 {
     if (!s->head) {
         struct gmg_alloc *z = &sentinels[s - shards];
@@ -144,14 +144,14 @@ static void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int kee
     live_change(s, a, 1);
 }
 
-static void del_locked(struct shard *s, struct gmg_alloc *a)
+static inline __attribute__((always_inline)) void del_locked(struct shard *s, struct gmg_alloc *a)
 {
     HASH_DEL(s->head, a);
     bump(&s->count, -1);
     live_change(s, a, -1);
 }
 
-static struct gmg_alloc *find_locked(struct shard *s, enum gmg_space space, uint64_t value, uint64_t h)
+static inline __attribute__((always_inline)) struct gmg_alloc *find_locked(struct shard *s, enum gmg_space space, uint64_t value, uint64_t h)
 {
     struct gmg_key k;
     k.value = value;
