@@ -98,7 +98,8 @@ GMG_EXPORT CUresult CUDAAPI cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D
 GMG_EXPORT CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
 {
     gmg_enter(H_cuArrayDestroy);
-    struct gmg_free f = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)hArray);
+    struct gmg_free f;
+    gmg_free_take(&f, GMG_SPACE_ARRAY, (uintptr_t)hArray);
     CUresult r = CALL_REAL(cuArrayDestroy, hArray);
     gmg_free_done(&f, r);
     return r;
@@ -134,7 +135,8 @@ GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, co
 GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayDestroy(CUmipmappedArray h)
 {
     gmg_enter(H_cuMipmappedArrayDestroy);
-    struct gmg_free f = gmg_free_take(GMG_SPACE_ARRAY, (uintptr_t)h);
+    struct gmg_free f;
+    gmg_free_take(&f, GMG_SPACE_ARRAY, (uintptr_t)h);
     CUresult r = CALL_REAL(cuMipmappedArrayDestroy, h);
     gmg_free_done(&f, r);
     return r;

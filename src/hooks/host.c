@@ -38,7 +38,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned 
 GMG_EXPORT CUresult CUDAAPI cuMemFreeHost(void *p)
 {
     gmg_enter(H_cuMemFreeHost);
-    struct gmg_free f = gmg_free_take(GMG_SPACE_HOST, (uintptr_t)p);
+    struct gmg_free f;
+    gmg_free_take(&f, GMG_SPACE_HOST, (uintptr_t)p);
     CUresult r = CALL_REAL(cuMemFreeHost, p);
     gmg_free_done(&f, r);
     return r;
@@ -69,7 +70,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned
 GMG_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
     gmg_enter(H_cuMemHostUnregister);
-    struct gmg_free f = gmg_free_take(GMG_SPACE_HOST, (uintptr_t)p);
+    struct gmg_free f;
+    gmg_free_take(&f, GMG_SPACE_HOST, (uintptr_t)p);
     CUresult r = CALL_REAL(cuMemHostUnregister, p);
     gmg_free_done(&f, r);
     return r;
@@ -108,7 +110,8 @@ GMG_EXPORT CUresult CUDAAPI cuIpcOpenMemHandle(CUdeviceptr *pdptr, CUipcMemHandl
 GMG_EXPORT CUresult CUDAAPI cuIpcCloseMemHandle(CUdeviceptr dptr)
 {
     gmg_enter(H_cuIpcCloseMemHandle);
-    struct gmg_free f = gmg_free_take(GMG_SPACE_DEVPTR, dptr);
+    struct gmg_free f;
+    gmg_free_take(&f, GMG_SPACE_DEVPTR, dptr);
     CUresult r = CALL_REAL(cuIpcCloseMemHandle, dptr);
     gmg_free_done(&f, r);
     return r;

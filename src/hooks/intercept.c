@@ -159,31 +159,35 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
         gmg_drop_record(&stale, NULL);
 }
 
-struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key)
+void gmg_free_take(struct gmg_free *f, enum gmg_space space, uint64_t key)
 {
-    struct gmg_free f = { { NULL, 0, -1, 0 }, space, key };
-    if (key) /* a free of 0 is a no-op for the driver: nothing to count */
-        gmg_track_free_begin(space, key, &f.fr);
-    return f;
+    f->space = space;
+    f->key = key;
+    if (key) { /* a free of 0 is a no-op for the driver: nothing to count */
+        gmg_track_free_begin(space, key, &f->fr);
+    } else {
+        f->fr.a = NULL;
+        f->fr.racing = 0;
+        f->fr.flight = -1;
+        f->fr.shard = 0;
+    }
 }
 
-struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy)
+void gmg_free_take_devptr(struct gmg_free *f, uint64_t ptr, int legacy)
 {
     int dev = legacy ? gmg_current_device(NULL) : -1; /* the _v2 path asks only on a miss */
-    struct gmg_free f = gmg_free_take(legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR,
-                                      legacy ? (ptr ? gmg_key_v1(ptr, dev) : 0) : ptr);
+    gmg_free_take(f, legacy ? GMG_SPACE_DEVPTR_V1 : GMG_SPACE_DEVPTR, legacy ? (ptr ? gmg_key_v1(ptr, dev) : 0) : ptr);
     /* a pointer of the other ABI (allocated legacy, freed _v2 or back) */
-    if (!f.fr.a && !f.fr.racing && ptr && ptr <= UINT32_MAX) {
+    if (__builtin_expect(!f->fr.a && !f->fr.racing && ptr && ptr <= UINT32_MAX, 0)) {
         if (!legacy)
             dev = gmg_current_device(NULL);
         if (dev >= 0) {
-            struct gmg_free g = gmg_free_take(legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1,
-                                              legacy ? ptr : gmg_key_v1(ptr, dev));
+            struct gmg_free g;
+            gmg_free_take(&g, legacy ? GMG_SPACE_DEVPTR : GMG_SPACE_DEVPTR_V1, legacy ? ptr : gmg_key_v1(ptr, dev));
             if (g.fr.a || g.fr.racing)
-                return g;
+                *f = g;
         }
     }
-    return f;
 }
 
 void gmg_free_done(struct gmg_free *f, CUresult r)

@@ -60,13 +60,13 @@ struct gmg_free {
     enum gmg_space space;
     uint64_t key;
 };
-struct gmg_free gmg_free_take(enum gmg_space space, uint64_t key);
+void gmg_free_take(struct gmg_free *f, enum gmg_space space, uint64_t key);
 void gmg_free_done(struct gmg_free *f, CUresult r);
 
 /* A device pointer, from the _v2 (legacy 0) or the legacy 32-bit ABI, whose
  * records are keyed by device too (gmg_key_v1, in the current context's
  * device); either falls back to the other ABI's record. */
-struct gmg_free gmg_free_take_devptr(uint64_t ptr, int legacy);
+void gmg_free_take_devptr(struct gmg_free *f, uint64_t ptr, int legacy);
 uint64_t gmg_key_v1(uint64_t ptr, int dev);
 
 /* Release the quota of a record gone from the table (callbacks of range

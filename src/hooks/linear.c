@@ -121,7 +121,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *
 GMG_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     gmg_enter(H_cuMemFree_v2);
-    struct gmg_free f = gmg_free_take_devptr(dptr, 0);
+    struct gmg_free f;
+    gmg_free_take_devptr(&f, dptr, 0);
     CUresult r = CALL_REAL(cuMemFree_v2, dptr);
     gmg_free_done(&f, r);
     return r;
@@ -130,7 +131,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 GMG_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr)
 {
     gmg_enter(H_cuMemFree);
-    struct gmg_free f = gmg_free_take_devptr(dptr, 1);
+    struct gmg_free f;
+    gmg_free_take_devptr(&f, dptr, 1);
     CUresult r = CALL_REAL(cuMemFree, dptr);
     gmg_free_done(&f, r);
     return r;
@@ -186,7 +188,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
 GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 {
     gmg_enter(H_cuMemFreeAsync);
-    struct gmg_free f = gmg_free_take_devptr(dptr, 0);
+    struct gmg_free f;
+    gmg_free_take_devptr(&f, dptr, 0);
     CUresult r = CALL_REAL(cuMemFreeAsync, dptr, hStream);
     gmg_free_done(&f, r);
     return r;
@@ -195,7 +198,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
 GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
 {
     gmg_enter(H_cuMemFreeAsync_ptsz);
-    struct gmg_free f = gmg_free_take_devptr(dptr, 0);
+    struct gmg_free f;
+    gmg_free_take_devptr(&f, dptr, 0);
     CUresult r = CALL_REAL(cuMemFreeAsync_ptsz, dptr, hStream);
     gmg_free_done(&f, r);
     return r;

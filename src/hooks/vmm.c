@@ -44,7 +44,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle)
             gmg_drop_record(&drop, NULL);
         return r;
     }
-    struct gmg_free f = gmg_free_take(GMG_SPACE_VMM, handle);
+    struct gmg_free f;
+    gmg_free_take(&f, GMG_SPACE_VMM, handle);
     CUresult r = CALL_REAL(cuMemRelease, handle);
     gmg_free_done(&f, r);
     return r;
@@ -110,7 +111,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *ptr, size_t size, s
 GMG_EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr ptr, size_t size)
 {
     gmg_enter(H_cuMemAddressFree);
-    struct gmg_free f = gmg_free_take(GMG_SPACE_VA, ptr);
+    struct gmg_free f;
+    gmg_free_take(&f, GMG_SPACE_VA, ptr);
     CUresult r = CALL_REAL(cuMemAddressFree, ptr, size);
     gmg_free_done(&f, r);
     return r;
