@@ -46,6 +46,21 @@ void gmg_contexts_changed(void)
     __atomic_fetch_add(&ctx_generation, 1, __ATOMIC_RELEASE);
 }
 
+/* The calling thread's context changed, or one was torn down since it
+ * last asked: ask the driver for its device and look its index up. */
+static __attribute__((noinline)) int current_device_learn(struct ctx_cache *cc, CUcontext c, unsigned gen)
+{
+    CUdevice d = -1;
+    gmg_pfn_cuCtxGetDevice getdev = REAL(cuCtxGetDevice);
+    if (!getdev || getdev(&d) != CUDA_SUCCESS)
+        return -1;
+    cc->ctx = (uintptr_t)c;
+    cc->dev = d;
+    cc->gen = gen;
+    cc->index = gmg_ctx_index((uintptr_t)c, 1);
+    return 0;
+}
+
 int gmg_current_device(uint32_t *ctx)
 {
     CUcontext c = NULL;
@@ -56,16 +71,9 @@ int gmg_current_device(uint32_t *ctx)
         return -1;
     struct ctx_cache *cc = &tl_cc;
     unsigned gen = __atomic_load_n(&ctx_generation, __ATOMIC_ACQUIRE);
-    if ((uintptr_t)c != cc->ctx || gen != cc->gen || !cc->index) {
-        CUdevice d = -1;
-        gmg_pfn_cuCtxGetDevice getdev = REAL(cuCtxGetDevice);
-        if (!getdev || getdev(&d) != CUDA_SUCCESS)
-            return -1;
-        cc->ctx = (uintptr_t)c;
-        cc->dev = d;
-        cc->gen = gen;
-        cc->index = gmg_ctx_index((uintptr_t)c, 1);
-    }
+    if (__builtin_expect((uintptr_t)c != cc->ctx || gen != cc->gen || !cc->index, 0) &&
+        current_device_learn(cc, c, gen) < 0)
+        return -1;
     if (ctx)
         *ctx = cc->index;
     return cc->dev;
