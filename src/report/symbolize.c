@@ -35,8 +35,13 @@ struct offline {             /* an unloaded library, read from its file */
     struct offline *next;
 };
 
+/* The process's Dwfl (its maps read) and the demangler are looked for
+ * when first needed, not when the symbolizer is made: a refusal or report
+ * with stacks off names no frame, and a C program has no mangled names
+ * (looking for a C++ runtime probes every library path for three files). */
 struct gmg_symbolizer {
     Dwfl *dwfl;
+    int dwfl_tried, demangle_tried;
     struct offline *offline; /* one Dwfl each: two may have had one address */
     struct entry *cache;
     char *(*demangle)(const char *, char *, size_t *, int *);
@@ -75,9 +80,16 @@ static demangle_fn find_demangler(void)
 
 struct gmg_symbolizer *gmg_symbolizer_new(void)
 {
-    struct gmg_symbolizer *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
+    return calloc(1, sizeof(struct gmg_symbolizer));
+}
+
+/* The running process's modules, reported once per symbolizer; NULL when
+ * libdw cannot read them (frames are then named by dladdr alone). */
+static Dwfl *proc_dwfl(struct gmg_symbolizer *s)
+{
+    if (s->dwfl_tried)
+        return s->dwfl;
+    s->dwfl_tried = 1;
     s->dwfl = dwfl_begin(&callbacks);
     if (s->dwfl) {
         dwfl_report_begin(s->dwfl);
@@ -86,8 +98,7 @@ struct gmg_symbolizer *gmg_symbolizer_new(void)
             s->dwfl = NULL;
         }
     }
-    s->demangle = find_demangler();
-    return s;
+    return s->dwfl;
 }
 
 static const char *base_name(const char *path)
@@ -196,8 +207,9 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
         fi.offset = pc - (uintptr_t)di.dli_fbase;
         fn = di.dli_sname;
     }
-    if (s->dwfl) {
-        Dwfl_Module *m = dwfl_addrmodule(s->dwfl, look);
+    Dwfl *dwfl = proc_dwfl(s);
+    if (dwfl) {
+        Dwfl_Module *m = dwfl_addrmodule(dwfl, look);
         if (m) {
             const char *name = dwfl_module_addrname(m, look);
             if (name)
@@ -235,7 +247,12 @@ static void name_of(struct gmg_symbolizer *s, const char *fn, struct gmg_frame_i
     if (!fn)
         return;
     int status = -1;
-    char *dm = (s->demangle && fn[0] == '_' && fn[1] == 'Z') ? s->demangle(fn, NULL, NULL, &status) : NULL;
+    int mangled = fn[0] == '_' && fn[1] == 'Z';
+    if (mangled && !s->demangle_tried) {
+        s->demangle_tried = 1;
+        s->demangle = find_demangler();
+    }
+    char *dm = (mangled && s->demangle) ? s->demangle(fn, NULL, NULL, &status) : NULL;
     fi->function = (dm && status == 0) ? dm : keep(fn);
     if (fi->function != dm)
         free(dm);
