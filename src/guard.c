@@ -23,6 +23,7 @@
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/stacks.h"
+#include "core/walkgate.h"
 #include "core/track.h"
 #include "core/upcalls.h"
 #include "driver/real.h"
@@ -123,8 +124,19 @@ static void first_use(void)
                   "this process alone", gmg_cfg.group);
 }
 
+static void prepare(void)
+{
+    gmg_walkgate_prepare();
+}
+
+static void parent(void)
+{
+    gmg_walkgate_parent();
+}
+
 static void child(void)
 {
+    gmg_walkgate_child();
     forked_child = 1;
     set_tick(); /* before the reporter restarts below */
     gmg_track_atfork_child();
@@ -180,7 +192,7 @@ __attribute__((constructor)) static void gmg_start(void)
     };
     gmg_upcalls_install(&up);
     gmg_routes_on_contact(first_use);
-    pthread_atfork(NULL, NULL, child);
+    pthread_atfork(prepare, parent, child);
     gmg_debug("loaded: %d entry points wrapped", H_COUNT);
     /* linked with -lcuda (or loaded before us): the process uses CUDA, and
      * the dump signal must not kill it before its first allocation. A

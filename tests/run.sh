@@ -37,6 +37,7 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c -Isrc
+build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
@@ -232,6 +233,9 @@ if "$T/test_lock" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad 
 if "$T/test_track" >"$WORK/out" 2>&1; then
     ok "frees step by step (in flight, marked, racing, torn down, reused, spares): $(tail -1 "$WORK/out")"
 else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
+if "$T/test_walkgate" >"$WORK/out" 2>&1; then
+    ok "stack walks and fork: a fork waits for a walk, a walk for a fork, a stuck walker leaves the child without native stacks: $(tail -1 "$WORK/out")"
+else bad "stack walks and fork (tests/unit/test_walkgate.c)" "$WORK/out"; fi
 
 # a few seconds of libFuzzer on the parser (clang), from the seed corpus
 if [ -z "${GMG_SANITIZER:-}" ] && command -v clang >/dev/null 2>&1 && \

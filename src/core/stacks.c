@@ -18,6 +18,7 @@
 #include "core/stacks.h"
 
 #include "core/pyframes.h"
+#include "core/walkgate.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -229,7 +230,11 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
     int n = 0, skip = 0, keep = 0, cut = 0;
     for (int pass = np ? 0 : 1; pass < 2 && !cut; pass++) {
         int max = pass == 0 && want + 8 > 24 ? 24 : want + 8;
-        n = unw_backtrace(buf, max);
+        n = 0;
+        if (gmg_walkgate_enter()) { /* not while another thread forks */
+            n = unw_backtrace(buf, max);
+            gmg_walkgate_leave();
+        }
         skip = 0;
         while (skip < n && gmg_stack_is_internal((uintptr_t)buf[skip]))
             skip++;

@@ -1,0 +1,32 @@
+/*
+ * walkgate.h - native stack walks and fork (core layer).
+ *
+ * libunwind keeps process-wide locks of its own (its global register-state
+ * cache, the pool its per-thread trace caches come from) that nothing
+ * resets in a forked child: a child forked while another thread was inside
+ * unw_backtrace hangs at its first walk. The gate keeps walks and forks
+ * apart: a walk is entered and left (a count in the walking thread's own
+ * block, never a shared line), and a fork's prepare handler waits until no
+ * other thread is inside one, while new walks wait for the fork to end.
+ * The forking thread itself walks freely (a prepare handler of the program
+ * may allocate). A walker that does not leave within GMG_WALKGATE_WAIT_MS
+ * (stopped, or starved) lets the fork go on; the child then walks no native
+ * stacks (gmg_walkgate_open says 0 there), and says so once.
+ */
+#ifndef GMG_CORE_WALKGATE_H
+#define GMG_CORE_WALKGATE_H
+
+#define GMG_WALKGATE_WAIT_MS 500
+
+/* Before a native walk: 1 when the caller may walk (then call leave), 0
+ * when it must not (a child forked while a walk was in progress). Waits
+ * while another thread forks. Not async-signal-safe: as unw_backtrace. */
+int gmg_walkgate_enter(void);
+void gmg_walkgate_leave(void);
+
+/* pthread_atfork handlers, from guard.c. */
+void gmg_walkgate_prepare(void);
+void gmg_walkgate_parent(void);
+void gmg_walkgate_child(void);
+
+#endif
