@@ -12,7 +12,9 @@
 #include "report/reporter.h"
 
 #include "base/log.h"
+#include "core/stacks.h"
 #include "report/report.h"
+#include "report/symbolize.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,6 +100,8 @@ static void *reporter(void *arg)
 {
     (void)arg;
     char buf[64];
+    if (__atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED)) /* stacks off: no frame is ever named */
+        gmg_symbolizer_warm();
     long long next_tick = now_ms() + (long long)tick_seconds * 1000;
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include <uthash.h>
 
@@ -323,6 +324,22 @@ struct gmg_symbolizer *gmg_symbolizer_get(void)
         return NULL;
     }
     return shared;
+}
+
+void gmg_symbolizer_warm(void)
+{
+    struct gmg_symbolizer *s = gmg_symbolizer_get();
+    if (s == shared) { /* (a report holds the shared one: it is being made anyway) */
+        /* the program's entry point: its module's DWARF opened (sections
+         * mapped, not read), as most stacks' first frames will need */
+        uintptr_t entry = (uintptr_t)getauxval(AT_ENTRY);
+        struct gmg_frame_info fi;
+        if (entry)
+            gmg_symbolize(s, entry + 1, NULL, &fi);
+        else
+            proc_dwfl(s);
+    }
+    gmg_symbolizer_put(s);
 }
 
 void gmg_symbolizer_put(struct gmg_symbolizer *s)

@@ -42,6 +42,11 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s);
  * only until then. */
 struct gmg_symbolizer *gmg_symbolizer_get(void);
 void gmg_symbolizer_put(struct gmg_symbolizer *s);
+/* Make the shared symbolizer's view of the process now (the reporter
+ * thread, idle at start): the first refusal message then reads no
+ * /proc/self/maps and finds libdw's code already paged in. It is made
+ * again, when next needed, if objects were loaded or unloaded since. */
+void gmg_symbolizer_warm(void);
 void gmg_symbolizer_atfork_child(void);
 
 #endif
