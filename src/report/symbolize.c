@@ -43,6 +43,7 @@ struct offline {             /* an unloaded library, read from its file */
 struct gmg_symbolizer {
     Dwfl *dwfl;
     int dwfl_tried, demangle_tried;
+    int spare;               /* made by a get while the shared one was in use: put frees it */
     struct offline *offline; /* one Dwfl each: two may have had one address */
     struct entry *cache;
     char *(*demangle)(const char *, char *, size_t *, int *);
@@ -303,10 +304,10 @@ static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the first object says it for all */
 }
 
-struct gmg_symbolizer *gmg_symbolizer_get(void)
+/* The shared symbolizer, made anew if the process's objects changed since
+ * (or in a forked child); shared_mu held. NULL when none can be made. */
+static struct gmg_symbolizer *shared_locked(void)
 {
-    if (pthread_mutex_trylock(&shared_mu) != 0)
-        return gmg_symbolizer_new(); /* in use (a report and a refusal at once) */
     struct loads l = { 0, 0 };
     dl_iterate_phdr(count_loads, &l);
     if (shared && (l.adds != shared_adds || l.subs != shared_subs || shared_pid != getpid())) {
@@ -319,17 +320,29 @@ struct gmg_symbolizer *gmg_symbolizer_get(void)
         shared_subs = l.subs;
         shared_pid = getpid();
     }
-    if (!shared) {
-        pthread_mutex_unlock(&shared_mu);
-        return NULL;
-    }
     return shared;
+}
+
+struct gmg_symbolizer *gmg_symbolizer_get(void)
+{
+    if (pthread_mutex_trylock(&shared_mu) != 0) { /* in use (a report and a refusal at once) */
+        struct gmg_symbolizer *own = gmg_symbolizer_new();
+        if (own)
+            own->spare = 1;
+        return own;
+    }
+    struct gmg_symbolizer *s = shared_locked();
+    if (!s)
+        pthread_mutex_unlock(&shared_mu);
+    return s;
 }
 
 void gmg_symbolizer_warm(void)
 {
-    struct gmg_symbolizer *s = gmg_symbolizer_get();
-    if (s == shared) { /* (a report holds the shared one: it is being made anyway) */
+    if (pthread_mutex_trylock(&shared_mu) != 0)
+        return; /* a report or refusal holds it: it is being made anyway */
+    struct gmg_symbolizer *s = shared_locked();
+    if (s) {
         /* the program's entry point: its module's DWARF opened (sections
          * mapped, not read), as most stacks' first frames will need */
         uintptr_t entry = (uintptr_t)getauxval(AT_ENTRY);
@@ -339,17 +352,17 @@ void gmg_symbolizer_warm(void)
         else
             proc_dwfl(s);
     }
-    gmg_symbolizer_put(s);
+    pthread_mutex_unlock(&shared_mu);
 }
 
 void gmg_symbolizer_put(struct gmg_symbolizer *s)
 {
     if (!s)
         return;
-    if (s == shared) /* only its holder can be handed the shared one */
-        pthread_mutex_unlock(&shared_mu);
-    else
+    if (s->spare) /* (never compared with `shared`: that is read under shared_mu only) */
         gmg_symbolizer_free(s);
+    else
+        pthread_mutex_unlock(&shared_mu);
 }
 
 void gmg_symbolizer_atfork_child(void)
