@@ -6,12 +6,14 @@
  * resets in a forked child: a child forked while another thread was inside
  * unw_backtrace hangs at its first walk. The gate keeps walks and forks
  * apart: a walk is entered and left (a count in the walking thread's own
- * block, never a shared line), and a fork's prepare handler waits until no
- * other thread is inside one, while new walks wait for the fork to end.
- * The forking thread itself walks freely (a prepare handler of the program
- * may allocate). A walker that does not leave within GMG_WALKGATE_WAIT_MS
- * (stopped, or starved) lets the fork go on; the child then walks no native
- * stacks (gmg_walkgate_open says 0 there), and says so once.
+ * slot, never a shared line), and a fork's prepare handler waits until no
+ * other thread is inside one. A walk that would begin while a fork is
+ * being prepared is skipped instead (enter says 0): waiting there could
+ * stall the fork (walkgate.c says how). The forking thread itself walks
+ * freely (a prepare handler of the program may allocate). A walker that
+ * does not leave within GMG_WALKGATE_WAIT_MS (stopped, or starved) lets the
+ * fork go on; the child then walks no native stacks (enter says 0 there),
+ * and says so once.
  */
 #ifndef GMG_CORE_WALKGATE_H
 #define GMG_CORE_WALKGATE_H
@@ -19,8 +21,8 @@
 #define GMG_WALKGATE_WAIT_MS 500
 
 /* Before a native walk: 1 when the caller may walk (then call leave), 0
- * when it must not (a child forked while a walk was in progress). Waits
- * while another thread forks. Not async-signal-safe: as unw_backtrace. */
+ * when it must not: another thread is forking, or this is a child forked
+ * while a walk was in progress. Never waits. */
 int gmg_walkgate_enter(void);
 void gmg_walkgate_leave(void);
 

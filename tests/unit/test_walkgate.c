@@ -1,8 +1,13 @@
 /*
  * test_walkgate.c - core/walkgate.c on its own: a fork waits for another
- * thread's walk to end; a walk waits for a fork to end; the forking thread
- * walks freely; a walker that never leaves lets the fork go on after
- * GMG_WALKGATE_WAIT_MS and the child then refuses walks (and says so).
+ * thread's walk to end; a walk that would begin during a fork is skipped,
+ * never waited for (a thread holding a lock a later prepare handler needs
+ * does not stall the fork); the forking thread walks freely; a walker that
+ * never leaves lets the fork go on after GMG_WALKGATE_WAIT_MS and the child
+ * then refuses walks (and says so); two forks in progress at once keep
+ * walks out until both are done (glibc runs one fork's parent handler while
+ * another fork is between its own handlers), with handlers called directly
+ * from two threads in that order.
  * Prints "walkgate: N checks passed" or FAIL lines; exit status 1 on failure.
  */
 #define _GNU_SOURCE
@@ -127,10 +132,11 @@ static void fork_during_walk(int hold, int expect_wait, int expect_child)
 }
 
 /* The program's own prepare handler, registered before the gate's, so run
- * after it: it may walk (the forking thread is exempt); in the second case
- * it also takes its time, while another thread tries to walk. */
-static volatile int slow, in_prepare;
-static double walked_at, prepare_done_at;
+ * after it: it may walk (the forking thread is exempt), and, when asked,
+ * it takes the program's lock `app` (a fork-safe allocator's pattern: its
+ * parent and child handlers let go of it). */
+static pthread_mutex_t app = PTHREAD_MUTEX_INITIALIZER;
+static volatile int take_app;
 static void program_prepare(void)
 {
     int ok = gmg_walkgate_enter();
@@ -138,44 +144,120 @@ static void program_prepare(void)
         gmg_walkgate_leave();
     if (!ok)
         printf("FAIL: the forking thread could not walk in a prepare handler\n");
-    if (slow) {
-        __atomic_store_n(&in_prepare, 1, __ATOMIC_SEQ_CST);
-        sleep_ms(100);
-        prepare_done_at = now_ms();
-    }
+    if (take_app)
+        pthread_mutex_lock(&app);
 }
-static void *late_walker(void *arg)
+static void program_after(void)
+{
+    if (take_app)
+        pthread_mutex_unlock(&app);
+}
+
+/* A thread that, holding `app`, allocates (walks) in a loop while the main
+ * thread forks: its walks during the fork are skipped, so the fork's
+ * prepare handler gets `app` soon. */
+static volatile int stop_looping, loops, skipped;
+static void *app_walker(void *arg)
 {
     (void)arg;
-    while (!__atomic_load_n(&in_prepare, __ATOMIC_SEQ_CST))
-        sleep_ms(1);
-    if (gmg_walkgate_enter()) {
-        walked_at = now_ms();
-        gmg_walkgate_leave();
+    while (!__atomic_load_n(&stop_looping, __ATOMIC_SEQ_CST)) {
+        pthread_mutex_lock(&app);
+        if (gmg_walkgate_enter()) {
+            sleep_ms(1); /* a walk */
+            gmg_walkgate_leave();
+        } else {
+            __atomic_add_fetch(&skipped, 1, __ATOMIC_SEQ_CST);
+        }
+        __atomic_add_fetch(&loops, 1, __ATOMIC_SEQ_CST);
+        pthread_mutex_unlock(&app);
     }
     return NULL;
 }
 
+/* Two forks in progress at once, their handlers called in glibc's order:
+ * B prepares, A prepares, B's parent handler runs; walks stay out until
+ * A's has run too. */
+static volatile int step;
+static void wait_step(int n)
+{
+    while (__atomic_load_n(&step, __ATOMIC_SEQ_CST) < n)
+        sleep_ms(1);
+}
+static void *fork_b(void *arg)
+{
+    (void)arg;
+    gmg_walkgate_prepare();
+    __atomic_store_n(&step, 1, __ATOMIC_SEQ_CST);
+    wait_step(2);
+    gmg_walkgate_parent();
+    __atomic_store_n(&step, 3, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+static int tries_walk(void)
+{
+    int ok = gmg_walkgate_enter();
+    if (ok)
+        gmg_walkgate_leave();
+    return ok;
+}
+static void *walk_once(void *arg)
+{
+    *(int *)arg = tries_walk();
+    return NULL;
+}
+static int other_thread_walks(void)
+{
+    pthread_t t;
+    int ok = -1;
+    pthread_create(&t, NULL, walk_once, &ok);
+    pthread_join(t, NULL);
+    return ok;
+}
+
 int main(void)
 {
-    pthread_atfork(program_prepare, NULL, NULL);
+    pthread_atfork(program_prepare, program_after, program_after);
     pthread_atfork(gmg_walkgate_prepare, gmg_walkgate_parent, gmg_walkgate_child);
 
     /* a short walk: the fork waits for it, the child may walk */
     fork_during_walk(50, 1, 0);
 
-    /* a walk begun while the fork is being prepared waits for its end */
-    slow = 1;
+    /* a thread that holds the program's lock and walks in a loop: its walks
+     * during a fork are skipped, so the program's prepare handler (after
+     * ours) gets the lock, and every fork ends soon */
+    take_app = 1;
     pthread_t t;
-    pthread_create(&t, NULL, late_walker, NULL);
-    double at = 0;
-    char child_said[512];
-    int v = fork_and_wait(&at, child_said, sizeof child_said);
+    pthread_create(&t, NULL, app_walker, NULL);
+    while (__atomic_load_n(&loops, __ATOMIC_SEQ_CST) < 5)
+        sleep_ms(1);
+    double worst = 0;
+    int bad_children = 0;
+    for (int i = 0; i < 20; i++) {
+        double before = now_ms(), at = 0;
+        char child_said[512];
+        if (fork_and_wait(&at, child_said, sizeof child_said) != 0)
+            bad_children++;
+        if (at - before > worst)
+            worst = at - before;
+    }
+    __atomic_store_n(&stop_looping, 1, __ATOMIC_SEQ_CST);
     pthread_join(t, NULL);
-    slow = 0;
-    CHECK(v == 0, "the child walks (verdict %d)", v);
-    CHECK(walked_at >= prepare_done_at, "a walk begun while the fork was prepared ran %.1f ms before it ended",
-          prepare_done_at - walked_at);
+    take_app = 0;
+    CHECK(worst < GMG_WALKGATE_WAIT_MS, "a fork waited %.1f ms for a lock held by a thread that walks", worst);
+    CHECK(bad_children == 0, "%d children could not walk", bad_children);
+    CHECK(loops > 20, "the walking thread went on (%d loops, %d walks skipped)", loops, skipped);
+
+    /* two forks at once: walks stay out until both are done */
+    pthread_create(&t, NULL, fork_b, NULL);
+    wait_step(1);
+    gmg_walkgate_prepare(); /* A */
+    __atomic_store_n(&step, 2, __ATOMIC_SEQ_CST);
+    wait_step(3); /* B's parent handler has run; A's fork is still on */
+    CHECK(other_thread_walks() == 0, "a walk began while one of two forks was still on");
+    CHECK(tries_walk() == 1, "the forking thread walks");
+    gmg_walkgate_parent(); /* A */
+    pthread_join(t, NULL);
+    CHECK(other_thread_walks() == 1, "walks begin again once both forks are done");
 
     /* a walker that outstays the wait: the fork goes on, the child refuses */
     fork_during_walk(GMG_WALKGATE_WAIT_MS + 400, 0, 1);
