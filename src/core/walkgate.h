@@ -13,7 +13,9 @@
  * freely (a prepare handler of the program may allocate). A walker that
  * does not leave within GMG_WALKGATE_WAIT_MS (stopped, or starved) lets the
  * fork go on; the child then walks no native stacks (enter says 0 there),
- * and says so once.
+ * and says so once. The reporter's symbolizer warm-up (report/reporter.c)
+ * enters the gate too: libdw allocates all along, and a sanitizer's
+ * allocator keeps locks that a child does not get back either.
  */
 #ifndef GMG_CORE_WALKGATE_H
 #define GMG_CORE_WALKGATE_H

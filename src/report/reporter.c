@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "core/stacks.h"
+#include "core/walkgate.h"
 #include "report/report.h"
 #include "report/symbolize.h"
 
@@ -100,8 +101,14 @@ static void *reporter(void *arg)
 {
     (void)arg;
     char buf[64];
-    if (__atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED)) /* stacks off: no frame is ever named */
+    /* stacks off: no frame is ever named. Inside the walk gate, as a stack
+     * walk: a fork waits for it (libdw allocates all along, and a sanitizer's
+     * allocator, like libunwind, keeps locks a child never gets back), and
+     * during a fork it is left for the first refusal to do. */
+    if (__atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED) && gmg_walkgate_enter()) {
         gmg_symbolizer_warm();
+        gmg_walkgate_leave();
+    }
     long long next_tick = now_ms() + (long long)tick_seconds * 1000;
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
