@@ -23,9 +23,9 @@
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/stacks.h"
-#include "core/walkgate.h"
 #include "core/track.h"
 #include "core/upcalls.h"
+#include "core/walkgate.h"
 #include "driver/real.h"
 #include "driver/routes.h"
 #include "hooks/devfacts.h"
@@ -124,16 +124,6 @@ static void first_use(void)
                   "this process alone", gmg_cfg.group);
 }
 
-static void prepare(void)
-{
-    gmg_walkgate_prepare();
-}
-
-static void parent(void)
-{
-    gmg_walkgate_parent();
-}
-
 static void child(void)
 {
     gmg_walkgate_child();
@@ -192,7 +182,7 @@ __attribute__((constructor)) static void gmg_start(void)
     };
     gmg_upcalls_install(&up);
     gmg_routes_on_contact(first_use);
-    pthread_atfork(prepare, parent, child);
+    pthread_atfork(gmg_walkgate_prepare, gmg_walkgate_parent, child);
     gmg_debug("loaded: %d entry points wrapped", H_COUNT);
     /* linked with -lcuda (or loaded before us): the process uses CUDA, and
      * the dump signal must not kill it before its first allocation. A
