@@ -41,7 +41,7 @@ void gmg_stacks_set_depth(int depth);
 
 /* Capture the caller's stack and intern it; 0 when off or on failure.
  * With capture off it costs one load (gmg_stack_depth: the frames kept,
- * read only here; set by gmg_stacks_set_depth). */
+ * 0 when off; set by gmg_stacks_set_depth, read without a lock). */
 extern int gmg_stack_depth;
 uint32_t gmg_stack_capture_walk(void);
 static inline uint32_t gmg_stack_capture(void)
