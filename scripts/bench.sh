@@ -34,11 +34,13 @@ calc() { awk "BEGIN { printf \"%.${2:-0}f\", $1 }"; }
 # Every (threads, live) configuration is run once per pass, unguarded and
 # guarded one after the other, and the passes repeat: each configuration's
 # best comes from moments spread over the whole run, as every other's does.
-declare -A best
-one() { # KEY ENV...: keep the least CPU ns per pair
+declare -A best sleeps
+one() { # KEY ENV...: keep the least CPU ns per pair, and that run's sleeps
     local key=$1; shift
-    local v; v=$(env "$@" "$B/bench" pairs "$PAIRS" "$live" "$threads" 32 | cut -d' ' -f1)
-    if [ -z "${best[$key]:-}" ] || awk -v a="$v" -v b="${best[$key]}" 'BEGIN { exit !(a < b) }'; then best[$key]=$v; fi
+    local v s; read -r v _ s < <(env "$@" "$B/bench" pairs "$PAIRS" "$live" "$threads" 32)
+    if [ -z "${best[$key]:-}" ] || awk -v a="$v" -v b="${best[$key]}" 'BEGIN { exit !(a < b) }'; then
+        best[$key]=$v; sleeps[$key]=$s
+    fi
 }
 for pass in $(seq "$REPS"); do
     for threads in 1 2 4 8; do
@@ -96,6 +98,21 @@ refusal() { local n=$1; shift; for i in 1 2 3; do env LD_PRELOAD="$LIB" GPUMEM_L
 so1=$(refusal 1 GPUMEM_STACK_DEPTH=0)
 set -- $(refusal 2 GPUMEM_STACK_DEPTH=32); sf1=$1; sf2=$2
 echo "| refusal message: ms from the refused call to the message; 32 frames: first / next call site | $LIVE | 1 | - | $so1 | $sf1 / $sf2 | | | < 1 ms | $(awk -v a="$so1" -v b="$sf1" -v c="$sf2" 'BEGIN { print (a < 1 && b < 1 && c < 1) ? "yes" : "no" }') |"
+
+# Where the threads' time goes: each best run's sleeps per 1,000 pairs
+# (bench.c). The simulated driver serialises every call on one mutex, which
+# puts a waiting thread to sleep; so a thread row's "added" holds whatever
+# the guard changes in how often the threads meet there (docs/benchmarks.md).
+echo
+echo "Sleeps per 1,000 pairs in each thread row's best run (voluntary context switches; unguarded / stacks off / 32 frames):"
+for threads in 2 4 8; do
+    line="- $threads threads:"
+    for live in 0 100000 1000000; do
+        line="$line $live live ${sleeps[u $threads $live]} / ${sleeps[o $threads $live]} / ${sleeps[f $threads $live]};"
+    done
+    echo "${line%;}"
+done
+echo
 
 # Python frames (issue 10): pairs made through ctypes from 10 and 50 Python
 # frames; "capture" is guarded with GPUMEM_PYTHON=auto minus =off (both with

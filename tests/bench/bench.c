@@ -7,10 +7,14 @@
  *       cuMemAlloc_v2+cuMemFree_v2 pairs of 4 KiB, LIVE allocations of
  *       512 bytes held live meanwhile; each thread first recurses DEPTH
  *       frames so that its allocations have a stack that deep. Prints
- *       "CPU_NS WALL_NS": CPU time per pair, in the least disturbed of 40
+ *       "CPU_NS WALL_NS SLEEPS": CPU time per pair, in the least disturbed of 40
  *       rounds (each thread's own CPU time over its own pairs, averaged
  *       over the threads; on a shared machine other programs only ever
- *       add to it), and the wall time per pair (all threads, whole run).
+ *       add to it), the wall time per pair (all threads, whole run), and
+ *       "SLEEPS": how many times per 1,000 pairs a worker thread went to
+ *       sleep of its own accord (voluntary context switches, whole run):
+ *       a thread that waits for a lock another thread holds sleeps in the
+ *       kernel, which costs it CPU time no instruction count shows.
  *   bench rss LIVE
  *       holds LIVE allocations of 512 bytes; prints VmRSS in kB.
  *   bench report LIVE DEPTH
@@ -39,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,7 +84,7 @@ static __attribute__((noinline)) long deep(int n, long (*fn)(void *), void *arg)
     return fn(arg);
 }
 
-struct worker { double round_cpu[ROUNDS]; };
+struct worker { double round_cpu[ROUNDS]; long sleeps; };
 
 static long pair_loop(void *arg)
 {
@@ -102,6 +107,9 @@ static void *thread_main(void *arg)
 {
     cuCtxSetCurrent(ctx);
     deep(depth, pair_loop, arg);
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) == 0)
+        ((struct worker *)arg)->sleeps = ru.ru_nvcsw;
     return NULL;
 }
 
@@ -154,6 +162,9 @@ static int mode_pairs(long live, int threads)
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     double wall = now() - t0;
+    long sleeps = 0;
+    for (int i = 0; i < threads; i++)
+        sleeps += w[i].sleeps;
     double per_round[ROUNDS];
     for (int r = 0; r < ROUNDS; r++) {
         per_round[r] = 0;
@@ -165,7 +176,8 @@ static int mode_pairs(long live, int threads)
         for (int r = 0; r < ROUNDS; r++)
             fprintf(stderr, "%.0f%c", per_round[r] * 1e9, r + 1 < ROUNDS ? ' ' : '\n');
     qsort(per_round, ROUNDS, sizeof *per_round, cmp_double);
-    printf("%.1f %.1f\n", per_round[0] * 1e9, wall * 1e9 / (double)(pairs / ROUNDS * ROUNDS * threads));
+    double total = (double)(pairs / ROUNDS * ROUNDS * threads);
+    printf("%.1f %.1f %.2f\n", per_round[0] * 1e9, wall * 1e9 / total, (double)sleeps * 1000.0 / total);
     return 0;
 }
 
