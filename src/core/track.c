@@ -20,6 +20,14 @@
 
 #define SHARDS 256
 
+/* Each shard's uthash table (its header and its buckets) on cache lines of
+ * its own: most adds and deletes write the header (the item count, the
+ * tail), and malloc puts two small blocks made one after the other side by
+ * side, so that two threads at two shards would write one line. */
+static void *table_alloc(size_t size) { return aligned_alloc(64, (size + 63) & ~(size_t)63); }
+#undef uthash_malloc
+#define uthash_malloc(sz) table_alloc(sz)
+
 /* Live totals of stack 0 in one shard, per (device, family): written under
  * the shard's lock, read without it (a list that only grows). */
 struct zero_total {
@@ -59,15 +67,20 @@ struct shard {
     struct zero_total *zero;
     struct gmg_pool pool;   /* under mu: the shard's records     */
     struct flight fl[FLIGHTS];
+    /* The shard's first (device, family) of stack 0, `zero` once used, and
+     * a record that is never removed (space 0: no key matches it, and every
+     * walk skips it): uthash frees a table when its last item goes and makes
+     * it again with the next, two mallocs and two frees per pair when
+     * nothing else is live in the shard. Both are written by most adds and
+     * deletes (a stacks-off total; the sentinel's list links while the
+     * shard is nearly empty): kept here, on the shard's own cache lines,
+     * and not beside another shard's, so two threads at two shards never
+     * write one line (docs/benchmarks.md, third pass). */
+    struct zero_total zero_first;
+    struct gmg_alloc sentinel;
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS];
-
-/* One record per shard that is never removed (space 0: no key matches it,
- * and every walk skips it): uthash frees a table when its last item goes
- * and makes it again with the next, two mallocs and two frees per pair when
- * nothing else is live in the shard. */
-static struct gmg_alloc sentinels[SHARDS];
 
 static pthread_mutex_t reclaimed_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_alloc **reclaimed;
@@ -102,7 +115,7 @@ static __attribute__((noinline)) struct zero_total *zero_find(struct shard *s, c
     struct zero_total *z = s->zero;
     while (z && (z->device != a->device || z->family != a->family))
         z = z->next;
-    if (!z && make && (z = calloc(1, sizeof *z)) != NULL) {
+    if (!z && make && (z = s->zero ? calloc(1, sizeof *z) : &s->zero_first) != NULL) {
         z->device = a->device;
         z->family = a->family;
         z->next = s->zero;
@@ -131,7 +144,7 @@ static inline void live_change(struct shard *s, const struct gmg_alloc *a, int s
 static inline __attribute__((always_inline)) void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
 {
     if (!s->head) {
-        struct gmg_alloc *z = &sentinels[s - shards];
+        struct gmg_alloc *z = &s->sentinel;
         HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &z->value, GMG_KEY_LEN, 0u, z);
     }
     if (!keep_seq) {
