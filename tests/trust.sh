@@ -199,6 +199,17 @@ guarded GPUSIM_FAIL="cuMemAlloc_v2:7,cuMemFree_v2:5,cuMemCreate:3,cuMemRelease:2
 if grep -qE "injected: [1-9][0-9]* failed calls, guard off the driver 0 times, guard ([0-9]+) sim \1$" "$WORK/out"; then
     ok "the driver failing allocations and frees of every family: after each call the guard counts what the driver holds"
 else bad "injected driver failures" "$WORK/out"; fi
+# the guard's table cannot grow (out of memory): the program lives on, told
+# once; what it could not track stays counted (uthash's default, exit(-1)
+# inside the shard lock, hung the exit report)
+for ok in 0 200; do
+    timeout 60 env LD_PRELOAD="${PRELOAD/$ROOT\/$B\/libgpumemguard.so/$T/libgmgnomem.so $ROOT/$B/libgpumemguard.so}" \
+        GMGTEST_ALIGNED_OK=$ok "$T/trust" nomem 20000 >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && has "nomem: 20000 allocs, 20000 frees; guard 10240000 while held; after the frees sim 0, guard the untracked bytes" "$WORK/out" \
+       && [ "$(grep -c "out of memory for the guard's records" "$WORK/err")" = 1 ]; then
+        ok "the guard's table cannot grow (aligned_alloc fails after $ok calls): 20,000 allocations go on, said once, untracked bytes stay counted"
+    else bad "the guard out of memory for its table (aligned_alloc fails after $ok calls; exit $rc)" "$WORK/out" "$WORK/err"; fi
+done
 guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:4M,1:8M "$T/trust" perdev
 has "perdev: dev0 4MiB 0 +1 2; dev1 8MiB 0 +1 2; dev0 4194304 dev1 8388608" "$WORK/out" \
     && ok "two devices with their own limits (0:4M,1:8M): each reaches its own exactly" || bad "per-device limits on two devices" "$WORK/out"

@@ -8,6 +8,11 @@
 #define GMG_CORE_RECORD_H
 
 #include <stdint.h>
+/* uthash's default on out of memory is exit(-1): the program we are loaded
+ * into would die, silently, of the guard's table. Non-fatal, an add that
+ * cannot make or grow its table is undone instead (the item's hh.tbl is
+ * NULL after it), and each HASH_ADD here says what then. */
+#define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
 /* What a key means: the same number can be a device pointer and a handle. */

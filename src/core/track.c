@@ -140,12 +140,16 @@ static inline void live_change(struct shard *s, const struct gmg_alloc *a, int s
 }
 
 /* keep_seq: a record back from a flight keeps its sequence number (a
- * racing free may be looking for it by that number). */
-static inline __attribute__((always_inline)) void add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
+ * racing free may be looking for it by that number). -1: out of memory (the
+ * shard's table could not be made or grown, record.h), `a` not added and
+ * nothing counted: the caller still owns it. */
+static inline __attribute__((always_inline)) int add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
 {
-    if (!s->head) {
+    if (__builtin_expect(!s->head, 0)) {
         struct gmg_alloc *z = &s->sentinel;
         HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &z->value, GMG_KEY_LEN, 0u, z);
+        if (!s->head)
+            return -1;
     }
     if (!keep_seq) {
         if (++s->seq == 0)
@@ -153,8 +157,11 @@ static inline __attribute__((always_inline)) void add_locked(struct shard *s, st
         a->seq = s->seq;
     }
     HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &a->value, GMG_KEY_LEN, (unsigned)h, a);
+    if (__builtin_expect(!a->hh.tbl, 0))
+        return -1;
     bump(&s->count, 1);
     live_change(s, a, 1);
+    return 0;
 }
 
 static inline __attribute__((always_inline)) void del_locked(struct shard *s, struct gmg_alloc *a)
@@ -207,7 +214,10 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
             ret = 1;
         }
     }
-    add_locked(s, a, h, 0);
+    if (__builtin_expect(add_locked(s, a, h, 0) != 0, 0)) {
+        gmg_pool_put(&s->pool, a); /* untracked; a stale record is still gone (ret) */
+        ret = ret ? ret : -1;
+    }
     gmg_unlock(&s->mu);
     return ret;
 }
@@ -333,7 +343,8 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
             gone_locked(s, a, out);
             what = GMG_FREE_DROPPED;
         } else { /* the driver kept it: live again */
-            add_locked(s, a, h, 1);
+            if (add_locked(s, a, h, 1) != 0) /* out of memory: untracked, its bytes still counted */
+                gmg_pool_put(&s->pool, a);
             what = GMG_FREE_KEPT;
         }
     }

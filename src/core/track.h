@@ -26,9 +26,11 @@
  * device, family, counted; has_aux says whether it has the ninth word,
  * which is set to `aux`). 0: inserted. 1: inserted, and the key was live
  * already (the driver reused an address whose free we never saw): *stale is
- * the stale record, for the caller to release. A stale record that is being
- * freed is detached instead and left to its freeing thread. -1: out of
- * memory, nothing inserted. */
+ * the stale record, for the caller to release (also when the new record
+ * could then not be inserted). A stale record that is being freed is
+ * detached instead and left to its freeing thread. -1: out of memory,
+ * nothing inserted. A record not inserted is untracked: its bytes stay
+ * reserved in the quota (core/quota.h), which thus never counts too few. */
 int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *stale);
 
 /* Remove the record for a key: 1 and *out, or 0 if not live. */

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
+#define HASH_NONFATAL_OOM 1 /* as in core/record.h: never exit(-1) */
 #include <uthash.h>
 
 struct entry {
@@ -175,6 +176,8 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         e->pc = ~pc;
         e->info = fi;
         HASH_ADD(hh, s->cache, pc, sizeof e->pc, e);
+        if (!e->hh.tbl) /* out of memory: not cached */
+            free(e);
     }
     *out = fi;
 }
@@ -240,6 +243,8 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
         e->pc = pc;
         e->info = fi;
         HASH_ADD(hh, s->cache, pc, sizeof pc, e);
+        if (!e->hh.tbl) /* out of memory: not cached */
+            free(e);
     }
     *out = fi;
 }

@@ -33,6 +33,8 @@
  *   trust cxx LIB           a leak from a C++ plugin loaded RTLD_LOCAL
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
+ *   trust nomem N           N allocations held, then freed, while the guard's
+ *                           table cannot grow (tests/integration/nomem.c)
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -785,6 +787,22 @@ static void storm(int iters)
            (unsigned long long)s.live, guard_live(0), (unsigned long long)s.oom);
 }
 
+static void nomem(int n)
+{
+    CUdeviceptr *p = calloc((size_t)n, sizeof *p);
+    int ok = 0, freed = 0;
+    for (int i = 0; p && i < n; i++)
+        ok += cuMemAlloc_v2(&p[i], 512) == CUDA_SUCCESS;
+    unsigned long long held = guard_live(0);
+    for (int i = 0; p && i < ok; i++)
+        freed += cuMemFree_v2(p[i]) == CUDA_SUCCESS;
+    unsigned long long after = guard_live(0);
+    printf("nomem: %d allocs, %d frees; guard %llu while held; after the frees sim %llu, guard %s\n", ok, freed, held,
+           (unsigned long long)sim(0).live,
+           after == 0 ? "0" : after % 512 == 0 && after <= held ? "the untracked bytes" : "wrong");
+    free(p);
+}
+
 static void forkstorm(int n)
 {
     pthread_t t[4];
@@ -848,6 +866,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "cxx")) cxx(argv[2]);
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
+    else if (!strcmp(m, "nomem")) nomem(n);
     else {
         fprintf(stderr, "unknown mode %s\n", m);
         return 2;
