@@ -203,7 +203,8 @@ else bad "injected driver failures" "$WORK/out"; fi
 # once; what it could not track stays counted (uthash's default, exit(-1)
 # inside the shard lock, hung the exit report)
 for ok in 0 200; do
-    timeout 60 env LD_PRELOAD="${PRELOAD/$ROOT\/$B\/libgpumemguard.so/$T/libgmgnomem.so $ROOT/$B/libgpumemguard.so}" \
+    # first of all, ahead of ASan's runtime too (which has its own aligned_alloc)
+    timeout 60 env LD_PRELOAD="$T/libgmgnomem.so $PRELOAD" \
         GMGTEST_ALIGNED_OK=$ok "$T/trust" nomem 20000 >"$WORK/out" 2>"$WORK/err"; rc=$?
     if [ $rc = 0 ] && has "nomem: 20000 allocs, 20000 frees; guard 10240000 while held; after the frees sim 0, guard the untracked bytes" "$WORK/out" \
        && [ "$(grep -c "out of memory for the guard's records" "$WORK/err")" = 1 ]; then
