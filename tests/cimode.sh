@@ -53,6 +53,14 @@ has "SUMMARY: gpumemguard: 197520 bytes" "$WORK/out" && ! has "SUMMARY" "$WORK/e
 guarded GPUMEM_REPORT=none "$T/trust" dump_exit
 ! has "SUMMARY" "$WORK/err" && ! has "SUMMARY" "$WORK/out" && [ ! -e none ] \
     && ok "GPUMEM_REPORT=none writes no report" || bad "GPUMEM_REPORT=none" "$WORK/err"
+# none: no report is even made (a walk of every record), but for GPUMEM_EXITCODE's leaks
+guarded GPUMEM_REPORT=none GPUMEM_LOG=debug "$T/trust" dumps 1
+[ "$(grep -c "no report made: GPUMEM_REPORT=none" "$WORK/err")" -ge 2 ] && ! has "SUMMARY" "$WORK/err" \
+    && ok "GPUMEM_REPORT=none makes no report at the dump signal or at exit" || bad "GPUMEM_REPORT=none still makes reports" "$WORK/err"
+guarded GPUMEM_REPORT=none GPUMEM_EXITCODE=23 GPUMEM_LOG=debug "$T/trust" dump_exit; rc=$?
+[ $rc = 23 ] && ! has "SUMMARY" "$WORK/err" && ! has "SUMMARY" "$WORK/out" \
+    && ok "GPUMEM_REPORT=none with GPUMEM_EXITCODE=23: no report written, the leak still exits 23" \
+    || bad "GPUMEM_REPORT=none with GPUMEM_EXITCODE (exit $rc)" "$WORK/err"
 
 # a report directory that does not exist is said at start-up
 guarded GPUMEM_REPORT="$WORK/no/such/dir/r.txt" "$T/trust" nulls

@@ -238,6 +238,12 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
 {
     struct gmg_report r;
     uint64_t leaks = 0;
+    /* GPUMEM_REPORT=none: nothing to write, so nothing to build (a walk of
+     * every live record), but for the leaks GPUMEM_EXITCODE asks about */
+    if (strcmp(gmg_cfg.report, "none") == 0 && !(trigger == GMG_TRIGGER_EXIT && gmg_cfg.exitcode)) {
+        gmg_debug("no report made: GPUMEM_REPORT=none");
+        return 0;
+    }
     pthread_mutex_lock(&report_mu);
     if (gmg_report_build(&r, trigger) == 0) {
         leaks = gmg_report_leaks(&r);
