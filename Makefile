@@ -68,7 +68,16 @@ $(DEPS_STAMP):
 	@scripts/ensure-deps.sh
 	@mkdir -p $(B) && touch $@
 
-$(B)/obj/%.o: src/%.c $(LIB_HDRS) include/gpumemguard.h | $(DEPS_STAMP)
+# The compiler and its flags (OPT, LTO, EXTRA_CFLAGS ...) are in a stamp that
+# changes when they do, so that `make LTO=` or another OPT in the same build
+# directory rebuilds every object instead of linking stale ones.
+FLAGS_STAMP := $(B)/.lib-flags
+$(FLAGS_STAMP): FORCE
+	@mkdir -p $(B)
+	@echo '$(CC) $(LIB_CFLAGS) | $(LTO) $(OPT) $(ZDEFS) $(LIB_LDLIBS) $(EXTRA_LDFLAGS)' | cmp -s - $@ \
+	    || echo '$(CC) $(LIB_CFLAGS) | $(LTO) $(OPT) $(ZDEFS) $(LIB_LDLIBS) $(EXTRA_LDFLAGS)' > $@
+
+$(B)/obj/%.o: src/%.c $(LIB_HDRS) include/gpumemguard.h $(FLAGS_STAMP) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
@@ -78,8 +87,8 @@ $(B)/obj/driver/routes.o: LIB_CFLAGS := $(filter-out -fsanitize=thread,$(LIB_CFL
 
 # -e gmg_selfrun (src/guard_main.c): running the library itself prints its
 # version and usage.
-$(LIB): $(LIB_OBJS)
-	$(CC) $(if $(LTO),$(LTO) $(OPT)) -shared -Wl,-soname,libgpumemguard.so -Wl,-e,gmg_selfrun $(ZDEFS) -Wl,-z,now -o $@ $^ $(LIB_LDLIBS) $(EXTRA_LDFLAGS)
+$(LIB): $(LIB_OBJS) $(FLAGS_STAMP)
+	$(CC) $(if $(LTO),$(LTO) $(OPT)) -shared -Wl,-soname,libgpumemguard.so -Wl,-e,gmg_selfrun $(ZDEFS) -Wl,-z,now -o $@ $(LIB_OBJS) $(LIB_LDLIBS) $(EXTRA_LDFLAGS)
 
 # ---- the command (src/cli): libc, include/gpumemguard.h, base/signame ----
 # The installation directories are baked into the command and the .pc file;
