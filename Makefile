@@ -71,11 +71,14 @@ $(DEPS_STAMP):
 # The compiler and its flags (OPT, LTO, EXTRA_CFLAGS ...) are in a stamp that
 # changes when they do, so that `make LTO=` or another OPT in the same build
 # directory rebuilds every object instead of linking stale ones.
+# The line is made here, once (:=): a target's own LIB_CFLAGS (routes.o's,
+# below) would otherwise reach the stamp's recipe when that target is built
+# first. Single quotes in flags are escaped for the shell.
 FLAGS_STAMP := $(B)/.lib-flags
+FLAGS_LINE := $(subst ','\'',$(CC) $(LIB_CFLAGS) | $(LTO) $(OPT) $(ZDEFS) $(LIB_LDLIBS) $(EXTRA_LDFLAGS))
 $(FLAGS_STAMP): FORCE
 	@mkdir -p $(B)
-	@echo '$(CC) $(LIB_CFLAGS) | $(LTO) $(OPT) $(ZDEFS) $(LIB_LDLIBS) $(EXTRA_LDFLAGS)' | cmp -s - $@ \
-	    || echo '$(CC) $(LIB_CFLAGS) | $(LTO) $(OPT) $(ZDEFS) $(LIB_LDLIBS) $(EXTRA_LDFLAGS)' > $@
+	@echo '$(FLAGS_LINE)' | cmp -s - $@ || echo '$(FLAGS_LINE)' > $@
 
 $(B)/obj/%.o: src/%.c $(LIB_HDRS) include/gpumemguard.h $(FLAGS_STAMP) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)

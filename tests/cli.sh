@@ -161,7 +161,8 @@ kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
 
 # --------------------------------------------------------------- install
 INST=$WORK/inst
-if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$ROOT" install B="$B" DESTDIR="$INST" PREFIX=/usr \
+# -o: the library as built for this run (make LTO= test ...), not rebuilt with the default flags
+if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$ROOT" -o "$B/.lib-flags" install B="$B" DESTDIR="$INST" PREFIX=/usr \
        >"$WORK/out" 2>&1; then
     miss=""
     for f in bin/gpumemguard lib/libgpumemguard.so include/gpumemguard.h share/man/man1/gpumemguard.1 \

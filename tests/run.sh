@@ -36,7 +36,7 @@ build apitest tests/integration/apitest.c tests/integration/api.c -L"$B/sim" -l:
 build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
-build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c -Isrc
+build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c src/base/log.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1

@@ -11,6 +11,7 @@
 #include "core/track.h"
 
 #include "base/lock.h"
+#include "base/log.h"
 #include "core/stacks.h"
 
 #include <pthread.h>
@@ -139,6 +140,15 @@ static inline void live_change(struct shard *s, const struct gmg_alloc *a, int s
     bump64(&z->count, sign, 1);
 }
 
+/* A record could not be added (out of memory): said once, after the lock. */
+static __attribute__((noinline, cold)) void untracked_once(void)
+{
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        gmg_error("out of memory for the guard's records: some allocations are not tracked (not in reports; "
+                  "their bytes stay counted against the quota)");
+}
+
 /* keep_seq: a record back from a flight keeps its sequence number (a
  * racing free may be looking for it by that number). -1: out of memory (the
  * shard's table could not be made or grown, record.h), `a` not added and
@@ -199,6 +209,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
     if (!a) {
         gmg_unlock(&s->mu);
+        untracked_once();
         return -1;
     }
     memcpy(a, t, offsetof(struct gmg_alloc, hh));
@@ -215,10 +226,12 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
         }
     }
     if (__builtin_expect(add_locked(s, a, h, 0) != 0, 0)) {
-        gmg_pool_put(&s->pool, a); /* untracked; a stale record is still gone (ret) */
-        ret = ret ? ret : -1;
+        gmg_pool_put(&s->pool, a); /* untracked; a stale record is still gone */
+        ret = ret ? GMG_INSERT_FAILED_STALE : -1;
     }
     gmg_unlock(&s->mu);
+    if (__builtin_expect(ret < 0, 0))
+        untracked_once();
     return ret;
 }
 
@@ -324,7 +337,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
         gmg_pool_give_back(&s->pool, a);
         return GMG_FREE_DROPPED;
     }
-    int what;
+    int what, lost = 0;
     gmg_lock(&s->mu);
     uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
     __atomic_store_n(&fl->state, FL_FREE, __ATOMIC_RELEASE);
@@ -343,12 +356,14 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
             gone_locked(s, a, out);
             what = GMG_FREE_DROPPED;
         } else { /* the driver kept it: live again */
-            if (add_locked(s, a, h, 1) != 0) /* out of memory: untracked, its bytes still counted */
+            if ((lost = add_locked(s, a, h, 1) != 0)) /* out of memory: untracked, its bytes still counted */
                 gmg_pool_put(&s->pool, a);
             what = GMG_FREE_KEPT;
         }
     }
     gmg_unlock(&s->mu);
+    if (__builtin_expect(lost, 0))
+        untracked_once();
     return what;
 }
 

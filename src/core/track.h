@@ -26,12 +26,15 @@
  * device, family, counted; has_aux says whether it has the ninth word,
  * which is set to `aux`). 0: inserted. 1: inserted, and the key was live
  * already (the driver reused an address whose free we never saw): *stale is
- * the stale record, for the caller to release (also when the new record
- * could then not be inserted). A stale record that is being freed is
- * detached instead and left to its freeing thread. -1: out of memory,
- * nothing inserted. A record not inserted is untracked: its bytes stay
- * reserved in the quota (core/quota.h), which thus never counts too few. */
+ * the stale record, for the caller to release. A stale record that is
+ * being freed is detached instead and left to its freeing thread. -1: out
+ * of memory, nothing inserted; GMG_INSERT_FAILED_STALE: nothing inserted,
+ * but a stale record was taken out (*stale, as for 1). A record not
+ * inserted is untracked: its bytes stay reserved in the quota
+ * (core/quota.h), which thus never counts too few, and the guard says so
+ * once on stderr. */
 int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *stale);
+#define GMG_INSERT_FAILED_STALE (-2) /* not inserted (out of memory), and *stale is as for 1 */
 
 /* Remove the record for a key: 1 and *out, or 0 if not live. */
 int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out);

@@ -137,21 +137,12 @@ void gmg_drop_record(const struct gmg_gone *g, void *unused)
         gmg_quota_release(g->device, g->size);
 }
 
-/* The guard could not make a record (out of memory): said once. */
-static __attribute__((noinline, cold)) void untracked_once(void)
-{
-    static int said;
-    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-        gmg_error("out of memory for the guard's records: some allocations are not tracked (not in reports; "
-                  "their bytes stay counted against the quota)");
-}
-
-void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
+int gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
 {
     if (r != CUDA_SUCCESS) {
         if (op->counted)
             gmg_quota_release(op->dev, op->reserved);
-        return;
+        return 0;
     }
     if (op->counted)
         size = op->reserved;
@@ -171,11 +162,11 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
     gmg_record_made(op->dev);
     struct gmg_gone stale;
     int got = gmg_track_insert(&t, space == GMG_SPACE_VMM ? 0 : requested, &stale);
-    /* got < 0: untracked (no memory); its reservation stays, so the quota still holds */
-    if (__builtin_expect(got < 0, 0))
-        untracked_once();
-    if (got > 0)
+    /* got < 0: untracked (no memory; track.c says so); its reservation
+     * stays, so the quota still holds */
+    if (got == 1 || got == GMG_INSERT_FAILED_STALE)
         gmg_drop_record(&stale, NULL);
+    return got >= 0;
 }
 
 void gmg_free_take(struct gmg_free *f, enum gmg_space space, uint64_t key)

@@ -62,8 +62,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
     if (dev >= 0)
         op.dev = dev;
     CUresult r = CALL_REAL(cuMemMap, ptr, size, offset, handle, flags);
-    gmg_end(&op, r, GMG_SPACE_MAP, ptr, size, handle); /* a mapping's "requested" is its handle */
-    if (r == CUDA_SUCCESS)
+    /* a mapping's "requested" is its handle; the handle counts the mapping
+     * only if its record is in the table, for cuMemUnmap to find */
+    if (gmg_end(&op, r, GMG_SPACE_MAP, ptr, size, handle))
         gmg_track_vmm_mapped(handle);
     return r;
 }

@@ -47,6 +47,7 @@ struct gmg_symbolizer {
     int spare;               /* made by a get while the shared one was in use: put frees it */
     struct offline *offline; /* one Dwfl each: two may have had one address */
     struct entry *cache;
+    struct entry *uncached;  /* out of memory for the cache: linked by hh.next, freed with it */
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
@@ -63,6 +64,22 @@ static const Dwfl_Callbacks offline_callbacks = {
 };
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* An entry the cache could not take: the caller still holds its names. */
+static void uncached(struct gmg_symbolizer *s, struct entry *e)
+{
+    e->hh.next = s->uncached;
+    s->uncached = e;
+}
+
+static void entry_free(struct entry *e)
+{
+    free((void *)e->info.function);
+    free((void *)e->info.file);
+    free((void *)e->info.module);
+    free((void *)e->info.module_path);
+    free(e);
+}
 
 /* The C++ runtime's demangler: in the global scope, or in a libstdc++ the
  * process loaded privately (Python extensions load it RTLD_LOCAL), found
@@ -176,8 +193,8 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         e->pc = ~pc;
         e->info = fi;
         HASH_ADD(hh, s->cache, pc, sizeof e->pc, e);
-        if (!e->hh.tbl) /* out of memory: not cached */
-            free(e);
+        if (!e->hh.tbl) /* out of memory: not cached, its names kept till the end */
+            uncached(s, e);
     }
     *out = fi;
 }
@@ -243,8 +260,8 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
         e->pc = pc;
         e->info = fi;
         HASH_ADD(hh, s->cache, pc, sizeof pc, e);
-        if (!e->hh.tbl) /* out of memory: not cached */
-            free(e);
+        if (!e->hh.tbl) /* out of memory: not cached, its names kept till the end */
+            uncached(s, e);
     }
     *out = fi;
 }
@@ -272,11 +289,11 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s)
     struct entry *e, *tmp;
     HASH_ITER(hh, s->cache, e, tmp) {
         HASH_DEL(s->cache, e);
-        free((void *)e->info.function);
-        free((void *)e->info.file);
-        free((void *)e->info.module);
-        free((void *)e->info.module_path);
-        free(e);
+        entry_free(e);
+    }
+    while ((e = s->uncached) != NULL) {
+        s->uncached = e->hh.next;
+        entry_free(e);
     }
     if (s->dwfl)
         dwfl_end(s->dwfl);

@@ -35,6 +35,9 @@
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  *   trust nomem N           N allocations held, then freed, while the guard's
  *                           table cannot grow (tests/integration/nomem.c)
+ *   trust nomem_vmm         a handle created, mapped, unmapped and released,
+ *                           the same way: no mapping it could not record
+ *                           keeps the handle live
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -803,6 +806,20 @@ static void nomem(int n)
     free(p);
 }
 
+static void nomem_vmm(void)
+{
+    CUdeviceptr va;
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp p = prop_on(0);
+    CHECK(cuMemCreate(&h, 2 << 20, &p, 0));
+    CHECK(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0));
+    CHECK(cuMemMap(va, 2 << 20, 0, h, 0));
+    CHECK(cuMemUnmap(va, 2 << 20));
+    CHECK(cuMemRelease(h));
+    CHECK(cuMemAddressFree(va, 2 << 20));
+    printf("nomem_vmm: guard %llu, sim %llu\n", guard_live(0), (unsigned long long)sim(0).live);
+}
+
 static void forkstorm(int n)
 {
     pthread_t t[4];
@@ -867,6 +884,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else if (!strcmp(m, "nomem")) nomem(n);
+    else if (!strcmp(m, "nomem_vmm")) nomem_vmm();
     else {
         fprintf(stderr, "unknown mode %s\n", m);
         return 2;
