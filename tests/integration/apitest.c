@@ -29,7 +29,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-struct sim_stats { uint64_t total, live, peak, live_allocs, allocs, frees, oom; };
+#include "../sim/sim.h" /* struct sim_stats, simGetStats */
 
 static CUcontext ctx;
 
