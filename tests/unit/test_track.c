@@ -50,7 +50,8 @@ uint64_t gmg_quota_allocs(int dev) { (void)dev; return 0; }
 static int checks, failed;
 #define CHECK(cond, what) do { checks++; if (!(cond)) { failed++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, what); } } while (0)
 
-static void insert(uint64_t key, uint32_t ctx)
+/* gmg_track_insert's answer for a record of 100 bytes at key */
+static int try_insert(uint64_t key, uint32_t ctx)
 {
     struct gmg_alloc t;
     memset(&t, 0, sizeof t);
@@ -62,8 +63,12 @@ static void insert(uint64_t key, uint32_t ctx)
     t.size = 100;
     t.ctx = ctx;
     struct gmg_gone stale;
-    int r = gmg_track_insert(&t, 0, &stale);
-    CHECK(r == 0, "insert of a key not live");
+    return gmg_track_insert(&t, 0, &stale);
+}
+
+static void insert(uint64_t key, uint32_t ctx)
+{
+    CHECK(try_insert(key, ctx) == 0, "insert of a key not live");
 }
 
 static uint32_t shard_of_key(uint64_t key)
@@ -262,15 +267,7 @@ int main(void)
     no_tables = 1;
     for (int i = 0; i < MANY; i++) {
         keys[i] = 0xa00000000000ull + (uint64_t)i * 0x1000;
-        struct gmg_alloc t;
-        memset(&t, 0, sizeof t);
-        t.value = keys[i];
-        t.space = GMG_SPACE_DEVPTR;
-        t.family = GMG_FAM_LINEAR;
-        t.counted = 1;
-        t.size = 100;
-        struct gmg_gone stale;
-        int r = gmg_track_insert(&t, 0, &stale);
+        int r = try_insert(keys[i], 1);
         got_in[i] = (signed char)r;
         in += r == 0;
         refused += r == -1;
@@ -290,15 +287,8 @@ int main(void)
     CHECK(found == in && wrong == 0, "exactly the keys inserted are live");
     expect_live(0, "after removing them");
     size_t again = 0;
-    for (int i = 0; i < MANY; i++) { /* the tables grow again */
-        struct gmg_alloc t;
-        memset(&t, 0, sizeof t);
-        t.value = keys[i];
-        t.space = GMG_SPACE_DEVPTR;
-        t.family = GMG_FAM_LINEAR;
-        t.size = 100;
-        again += gmg_track_insert(&t, 0, &g) == 0;
-    }
+    for (int i = 0; i < MANY; i++) /* the tables grow again */
+        again += try_insert(keys[i], 1) == 0;
     CHECK(again == MANY, "every insert once the tables can grow");
     expect_live(MANY, "inserts once the tables can grow");
     for (int i = 0; i < MANY; i++)
