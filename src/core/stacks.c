@@ -285,16 +285,21 @@ static uint32_t live_tag(int device, int family)
     return 1u << 16 | (uint32_t)(uint8_t)family << 8 | (uint32_t)(uint8_t)(int8_t)device;
 }
 
-static struct live_slot *live_slot_of(uint32_t id, int device, int family)
+/* NULL with *oom set: out of memory for the slot (try again next time);
+ * NULL alone: an id with no slot, ever. */
+static struct live_slot *live_slot_of(uint32_t id, int device, int family, int *oom)
 {
     uint32_t c = id >> CHUNK_BITS;
+    *oom = 0;
     if (id == 0 || c >= CHUNKS)
         return NULL;
     struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
     if (!chunk) {
         struct live_slot *nc = calloc(1u << CHUNK_BITS, sizeof *nc), *expected = NULL;
-        if (!nc)
+        if (!nc) {
+            *oom = 1;
             return NULL;
+        }
         if (!__atomic_compare_exchange_n(&live_chunks[c], &expected, nc, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             free(nc);
         chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
@@ -315,8 +320,10 @@ static struct live_slot *live_slot_of(uint32_t id, int device, int family)
                 free(fresh);
                 return s;
             }
-        if (!fresh && !(fresh = calloc(1, sizeof *fresh)))
+        if (!fresh && !(fresh = calloc(1, sizeof *fresh))) {
+            *oom = 1;
             return NULL;
+        }
         fresh->tag = tag;
         fresh->next = head;
         if (__atomic_compare_exchange_n(&slot->next, &head, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -324,11 +331,12 @@ static struct live_slot *live_slot_of(uint32_t id, int device, int family)
     }
 }
 
-void gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign)
+int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign)
 {
-    struct live_slot *s = live_slot_of(id, device, family);
+    int oom;
+    struct live_slot *s = live_slot_of(id, device, family, &oom);
     if (!s)
-        return;
+        return oom ? -1 : 0;
     if (sign > 0) {
         __atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
         __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
@@ -336,6 +344,7 @@ void gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int
         __atomic_fetch_sub(&s->bytes, bytes, __ATOMIC_RELAXED);
         __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
     }
+    return 0;
 }
 
 static void live_visit(uint32_t id, const struct live_slot *s, gmg_live_fn fn, void *arg)

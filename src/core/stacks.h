@@ -60,8 +60,11 @@ uint32_t gmg_stack_count(void);
 
 /* Live totals per stack (the allocation table keeps them as records come
  * and go): `bytes` added (sign > 0) or taken away, one allocation more or
- * fewer, for (stack id, device, family). Lock-free; id 0 is not kept. */
-void gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign);
+ * fewer, for (stack id, device, family). Lock-free; id 0 is not kept.
+ * -1: out of memory for the totals of a new (stack, device, family),
+ * nothing counted: the table then keeps no record of it either, so that its
+ * removal never takes away what was never added (track.c). */
+int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign);
 /* Every (stack, device, family) with live allocations, in O(stacks). Each
  * pair of numbers is read as it is at that moment. */
 typedef void (*gmg_live_fn)(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg);

@@ -125,19 +125,20 @@ static __attribute__((noinline)) struct zero_total *zero_find(struct shard *s, c
     return z;
 }
 
-static inline void live_change(struct shard *s, const struct gmg_alloc *a, int sign)
+/* -1: an add found no memory for its totals (nothing counted). A removal
+ * always finds the totals its add made (they are never freed). */
+static inline int live_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
-    if (a->stack) {
-        gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign);
-        return;
-    }
+    if (a->stack)
+        return gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign);
     /* usually one (device, family) per shard: the first */
     struct zero_total *z = s->zero;
     if (__builtin_expect(!z || z->device != a->device || z->family != a->family, 0))
         if (!(z = zero_find(s, a, sign > 0)))
-            return;
+            return sign > 0 ? -1 : 0;
     bump64(&z->bytes, sign, a->size);
     bump64(&z->count, sign, 1);
+    return 0;
 }
 
 /* A record could not be added (out of memory): said once, after the lock. */
@@ -169,8 +170,11 @@ static inline __attribute__((always_inline)) int add_locked(struct shard *s, str
     HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &a->value, GMG_KEY_LEN, (unsigned)h, a);
     if (__builtin_expect(!a->hh.tbl, 0))
         return -1;
+    if (__builtin_expect(live_change(s, a, 1) != 0, 0)) { /* no totals: not in the table either */
+        HASH_DEL(s->head, a);
+        return -1;
+    }
     bump(&s->count, 1);
-    live_change(s, a, 1);
     return 0;
 }
 

@@ -199,6 +199,21 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
     *out = fi;
 }
 
+/* Names from the loader alone, copied nowhere (its strings live as long as
+ * the object stays loaded): for a frame when no symbolizer could be made. */
+static void loader_names(uintptr_t pc, struct gmg_frame_info *out)
+{
+    struct gmg_frame_info fi = { .pc = pc };
+    Dl_info di;
+    if (pc && dladdr((void *)(pc - 1), &di)) {
+        fi.module = base_name(di.dli_fname);
+        fi.module_path = di.dli_fname;
+        fi.offset = pc - (uintptr_t)di.dli_fbase;
+        fi.function = di.dli_sname;
+    }
+    *out = fi;
+}
+
 void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out)
 {
     if (gmg_is_pyframe(pc)) {
@@ -206,6 +221,10 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
         if (!gmg_py_frame(pc, &fi.function, &fi.file, &fi.line))
             fi.function = "??";
         *out = fi;
+        return;
+    }
+    if (__builtin_expect(!s, 0)) { /* out of memory for a symbolizer (get gave NULL) */
+        loader_names(pc, out);
         return;
     }
     if (mod && pc && !still_loaded(mod, pc - 1)) {

@@ -33,7 +33,8 @@ struct gmg_symbolizer *gmg_symbolizer_new(void);
 /* The returned strings live until gmg_symbolizer_free. `mod` is the module
  * the frame pointed into when captured (gmg_stack_module), or NULL: a frame
  * whose module is gone is named from that module's file, never from
- * whatever is mapped at its address now. */
+ * whatever is mapped at its address now. `s` may be NULL (a get out of
+ * memory): the frame is then named by the loader alone (dladdr). */
 void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out);
 void gmg_symbolizer_free(struct gmg_symbolizer *s);
 

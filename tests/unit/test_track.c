@@ -36,9 +36,10 @@ void *aligned_alloc(size_t align, size_t size)
 }
 
 /* ---- stubs of what track.c and record.c call above them ---- */
-void gmg_stack_live_add(uint32_t stack, int device, int family, uint64_t bytes, int sign)
+int gmg_stack_live_add(uint32_t stack, int device, int family, uint64_t bytes, int sign)
 {
     (void)stack; (void)device; (void)family; (void)bytes; (void)sign;
+    return 0;
 }
 void gmg_stack_live_each(void (*fn)(uint32_t, int, int, uint64_t, uint64_t, void *), void *arg)
 {
