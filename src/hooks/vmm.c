@@ -62,9 +62,13 @@ GMG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
     if (dev >= 0)
         op.dev = dev;
     CUresult r = CALL_REAL(cuMemMap, ptr, size, offset, handle, flags);
-    /* a mapping's "requested" is its handle; the handle counts the mapping
-     * only if its record is in the table, for cuMemUnmap to find */
-    if (gmg_end(&op, r, GMG_SPACE_MAP, ptr, size, handle))
+    /* a mapping's "requested" is its handle. The handle counts the mapping
+     * even when its record could not be kept (out of memory): a release
+     * while mapped must not give back the handle's bytes, which the driver
+     * still holds; cuMemUnmap, finding no record, never takes it back, so
+     * the handle then stays counted (too much, never too little) */
+    gmg_end(&op, r, GMG_SPACE_MAP, ptr, size, handle);
+    if (r == CUDA_SUCCESS)
         gmg_track_vmm_mapped(handle);
     return r;
 }
