@@ -36,9 +36,15 @@ void *aligned_alloc(size_t align, size_t size)
 }
 
 /* ---- stubs of what track.c and record.c call above them ---- */
+/* the depot's live totals: out of memory for new ones while no_totals is set */
+static int no_totals;
+static long stack_live; /* allocations counted on stacks other than 0 */
 int gmg_stack_live_add(uint32_t stack, int device, int family, uint64_t bytes, int sign)
 {
-    (void)stack; (void)device; (void)family; (void)bytes; (void)sign;
+    (void)stack; (void)device; (void)family; (void)bytes;
+    if (sign > 0 && no_totals)
+        return -1;
+    stack_live += sign > 0 ? 1 : -1;
     return 0;
 }
 void gmg_stack_live_each(void (*fn)(uint32_t, int, int, uint64_t, uint64_t, void *), void *arg)
@@ -295,6 +301,25 @@ int main(void)
     for (int i = 0; i < MANY; i++)
         gmg_track_remove(GMG_SPACE_DEVPTR, keys[i], &g);
     expect_live(0, "the end");
+
+    /* 11. no memory for a new stack's live totals: the record is not added
+     * either, so that its free never takes away what was never counted */
+    struct gmg_alloc rec;
+    memset(&rec, 0, sizeof rec);
+    rec.value = 0xb00000000000ull;
+    rec.space = GMG_SPACE_DEVPTR;
+    rec.family = GMG_FAM_LINEAR;
+    rec.size = 100;
+    rec.stack = 7;
+    size_t before = gmg_track_count();
+    no_totals = 1;
+    int r = gmg_track_insert(&rec, 0, &g);
+    no_totals = 0;
+    CHECK(r == -1 && gmg_track_count() == before && stack_live == 0, "a record without live totals is not added");
+    CHECK(gmg_track_remove(GMG_SPACE_DEVPTR, rec.value, &g) == 0 && stack_live == 0,
+          "its removal finds nothing and takes nothing away");
+    CHECK(gmg_track_insert(&rec, 0, &g) == 0 && stack_live == 1, "added once the totals can be made");
+    CHECK(gmg_track_remove(GMG_SPACE_DEVPTR, rec.value, &g) == 1 && stack_live == 0, "and removed");
 
     printf("track: %d checks, %d failed\n", checks, failed);
     return failed != 0;
