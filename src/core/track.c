@@ -76,7 +76,7 @@ struct shard {
      * deletes (a stacks-off total; the sentinel's list links while the
      * shard is nearly empty): kept here, on the shard's own cache lines,
      * and not beside another shard's, so two threads at two shards never
-     * write one line (docs/benchmarks.md, third pass). */
+     * write one line (docs/benchmarks.md, fourth pass). */
     struct zero_total zero_first;
     struct gmg_alloc sentinel;
 } __attribute__((aligned(64)));

@@ -137,12 +137,12 @@ void gmg_drop_record(const struct gmg_gone *g, void *unused)
         gmg_quota_release(g->device, g->size);
 }
 
-int gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
+void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
 {
     if (r != CUDA_SUCCESS) {
         if (op->counted)
             gmg_quota_release(op->dev, op->reserved);
-        return 0;
+        return;
     }
     if (op->counted)
         size = op->reserved;
@@ -166,7 +166,6 @@ int gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, u
      * stays, so the quota still holds */
     if (got == 1 || got == GMG_INSERT_FAILED_STALE)
         gmg_drop_record(&stale, NULL);
-    return got >= 0;
 }
 
 void gmg_free_take(struct gmg_free *f, enum gmg_space space, uint64_t key)

@@ -48,10 +48,8 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
  * 0 when the extra bytes are refused: the caller frees and fails. */
 int gmg_adjust(struct gmg_op *op, uint64_t bytes);
 
-/* After the driver call: on success record (space, key), else roll back.
- * 1 when the record is in the table (0: the call failed, or out of memory
- * left it untracked). */
-int gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested);
+/* After the driver call: on success record (space, key), else roll back. */
+void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested);
 
 /* Frees. take: before the driver call (marks the record as being freed);
  * done: after it (drops it, or makes it live again if the driver refused;
