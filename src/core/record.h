@@ -11,7 +11,8 @@
 /* uthash's default on out of memory is exit(-1): the program we are loaded
  * into would die, silently, of the guard's table. Non-fatal, an add that
  * cannot make or grow its table is undone instead (the item's hh.tbl is
- * NULL after it), and each HASH_ADD here says what then. */
+ * NULL after it); every HASH_ADD site checks that (core/track.c's
+ * add_locked; report/symbolize.c defines the same). */
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 

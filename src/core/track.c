@@ -75,8 +75,8 @@ struct shard {
      * nothing else is live in the shard. Both are written by most adds and
      * deletes (a stacks-off total; the sentinel's list links while the
      * shard is nearly empty): kept here, on the shard's own cache lines,
-     * and not beside another shard's, so two threads at two shards never
-     * write one line (docs/benchmarks.md, fourth pass). */
+     * and not beside another shard's, so that two threads at two shards do
+     * not write one line for them (docs/benchmarks.md, fourth pass). */
     struct zero_total zero_first;
     struct gmg_alloc sentinel;
 } __attribute__((aligned(64)));
