@@ -22,8 +22,15 @@ B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 cc -std=gnu11 -O2 -g -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench" tests/bench/bench.c -L"$B/sim" -l:libcuda.so.1 -lpthread -ldl
-export LD_LIBRARY_PATH="$ROOT/$B/sim" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null GPUSIM_MEM=64G
-LIB="$ROOT/$B/libgpumemguard.so"
+# The run measures copies of the library and the simulated driver taken now:
+# a rebuild while it runs (minutes) cannot change them under it.
+SNAP=$(mktemp -d)
+trap 'rm -rf "$SNAP"' EXIT
+mkdir "$SNAP/sim"
+cp "$B/libgpumemguard.so" "$SNAP/libgpumemguard.so"
+cp "$B/sim/libcuda.so.1" "$SNAP/sim/libcuda.so.1"
+export LD_LIBRARY_PATH="$SNAP/sim" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null GPUSIM_MEM=64G
+LIB="$SNAP/libgpumemguard.so"
 CORES=$(nproc)
 if [ -n "${BENCH_QUICK:-}" ]; then REPS=2; PAIRS=40000; else REPS=5; PAIRS=100000; fi
 
@@ -126,8 +133,8 @@ if [ -n "$PY" ]; then
     echo "|---:|---:|---:|---:|---:|"
     for d in 10 50; do
         base=$("$PY" tests/bench/pybench.py $d 100000)
-        off=$(env LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=off "$PY" tests/bench/pybench.py $d 100000)
-        auto=$(env LD_PRELOAD="$ROOT/$B/libgpumemguard.so" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=auto "$PY" tests/bench/pybench.py $d 100000)
+        off=$(env LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=off "$PY" tests/bench/pybench.py $d 100000)
+        auto=$(env LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=auto "$PY" tests/bench/pybench.py $d 100000)
         printf "| %s | %s | %s | %s | %.0f |\n" "$d" "$base" "$off" "$auto" "$(echo "$auto - $off" | bc)"
     done
 fi

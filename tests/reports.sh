@@ -8,7 +8,8 @@ if jq -e '.schema == 1 and .trigger == "exit" and .totals.live_bytes == 131072 a
           and .live[0].api == "cuMemAlloc" and .live[0].device == 0 and .live[0].frames[0].function == "leak_after_reset"
           and .reclaimed[0].frames[0].function == "leak_before_reset" and .devices[0].peak == 5242880
           and .fragmentation[0].live_allocations == 1 and .fragmentation[0].requested_bytes == 131072
-          and .fragmentation[0].granted_bytes == 131072 and .fragmentation[0].gaps == 0 and .growth == null' "$J" >/dev/null 2>&1; then
+          and .fragmentation[0].granted_bytes == 131072 and .fragmentation[0].gaps == 0 and .growth == null
+          and .incomplete == [] and .untracked.allocations == 0 and .unlisted.bytes == 0' "$J" >/dev/null 2>&1; then
     ok "JSON report: schema 1, totals, groups, frames, reclaimed, fragmentation (jq)"
 else bad "JSON report" "$J"; fi
 # Known defect: for test programs built by clang (the TSan build) libdwfl

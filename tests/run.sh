@@ -39,6 +39,8 @@ build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c src/base/log.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw
+build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
+    src/base/log.c src/base/signame.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
@@ -233,11 +235,14 @@ has "no stack: GPUMEM_STACK_DEPTH=0" "$WORK/err" && has "SUMMARY: gpumemguard: 2
 if "$T/test_limit" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "limit parser table" "$WORK/out"; fi
 if "$T/test_lock" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "the table's lock (base/lock.h)" "$WORK/out"; fi
 if "$T/test_track" >"$WORK/out" 2>&1; then
-    ok "frees step by step (in flight, marked, racing, torn down, reused, spares): $(tail -1 "$WORK/out")"
+    ok "frees step by step (in flight, marked, racing, torn down, reused, spares; no memory for tables or contexts): $(tail -1 "$WORK/out")"
 else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
 if "$T/test_symbolize" >"$WORK/out" 2>&1; then
     ok "a frame named without a symbolizer (out of memory): the loader's names, no crash: $(tail -1 "$WORK/out")"
 else bad "naming frames (tests/unit/test_symbolize.c)" "$WORK/out"; fi
+if "$T/test_suppress" >"$WORK/out" 2>&1; then
+    ok "the suppressions file: valid, not valid (stops), out of memory while read (goes on without): $(tail -1 "$WORK/out")"
+else bad "reading GPUMEM_SUPPRESSIONS (tests/unit/test_suppress.c)" "$WORK/out"; fi
 if timeout 60 "$T/test_walkgate" >"$WORK/out" 2>&1; then
     ok "stack walks and fork: a fork waits for a walk, a walk during a fork is skipped (no stall), two forks at once, a stuck walker leaves the child without native stacks: $(tail -1 "$WORK/out")"
 else bad "stack walks and fork (tests/unit/test_walkgate.c)" "$WORK/out"; fi

@@ -170,7 +170,12 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
     }
     if ((v = get("GPUMEM_SUPPRESSIONS")) != NULL) {
         char why[512];
-        if (!*v || gmg_suppressions_load(v, &c->suppressions, why, sizeof why) < 0)
+        int got = *v ? gmg_suppressions_load(v, &c->suppressions, why, sizeof why) : -1;
+        if (got == GMG_SUPPRESS_NOMEM) { /* not the file's fault: the program runs on, its leaks all reported */
+            gmg_error("GPUMEM_SUPPRESSIONS=%s: %s: no leak is suppressed", v, why);
+            c->suppressions_lost = 1;
+        }
+        else if (got < 0)
             return bad(err, errlen, "GPUMEM_SUPPRESSIONS", v, *v ? why : "empty",
                        "a readable file of 'leak:PATTERN' lines ('*' wildcards, '#' comments)");
     }

@@ -28,6 +28,7 @@ struct gmg_config {
     int count_managed;      /* GPUMEM_COUNT_MANAGED, default 1 */
     int exitcode;           /* GPUMEM_EXITCODE: 0, or the status on leaks */
     struct gmg_suppressions suppressions;   /* GPUMEM_SUPPRESSIONS */
+    int suppressions_lost;  /* out of memory while it was read: none applied */
     char metrics[4096];     /* GPUMEM_METRICS: a path, "" for none */
     unsigned metrics_interval;  /* GPUMEM_METRICS_INTERVAL, seconds (15) */
     int python;             /* GPUMEM_PYTHON: 1 auto (default), 0 off */

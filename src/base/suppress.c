@@ -53,6 +53,7 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
     char line[4096];
     unsigned lineno = 0;
     size_t cap = 0;
+    int ret = -1;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *p = line;
@@ -71,25 +72,24 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
         if (out->n == cap) {
             cap = cap ? cap * 2 : 16;
             char **np = realloc(out->patterns, cap * sizeof *np);
-            if (!np) {
-                snprintf(err, errlen, "out of memory");
-                goto fail;
-            }
+            if (!np)
+                goto nomem;
             out->patterns = np;
         }
-        if (!(out->patterns[out->n] = strdup(p + 5))) {
-            snprintf(err, errlen, "out of memory");
-            goto fail;
-        }
+        if (!(out->patterns[out->n] = strdup(p + 5)))
+            goto nomem;
         out->n++;
     }
     fclose(f);
     return 0;
+nomem:
+    snprintf(err, errlen, "out of memory while reading it (line %u)", lineno);
+    ret = GMG_SUPPRESS_NOMEM;
 fail:
     fclose(f);
     for (size_t i = 0; i < out->n; i++)
         free(out->patterns[i]);
     free(out->patterns);
     memset(out, 0, sizeof *out);
-    return -1;
+    return ret;
 }

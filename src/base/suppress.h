@@ -17,7 +17,11 @@ struct gmg_suppressions {
     char **patterns;
 };
 
-/* 0 on success; -1 with the reason in err (the caller stops the process). */
+/* 0 on success; -1 with the reason in err (the file is not valid: the
+ * caller stops the process); GMG_SUPPRESS_NOMEM when memory ran out (the
+ * file may be fine: the caller goes on without suppressions, and says so).
+ * On failure *out is empty. */
+#define GMG_SUPPRESS_NOMEM (-2)
 int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *err, unsigned errlen);
 
 /* 1 when the template matches s (NULL or "" never matches). */

@@ -18,6 +18,8 @@
 
 #include "core/quota.h"
 
+#include "base/log.h"
+
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -183,15 +185,25 @@ void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g)
 
 /* Open addressing, context handle -> index; the table is replaced whole
  * when it grows, and a slot is written value first, so that a child forked
- * while another thread was adding one finds it whole or absent. */
+ * while another thread was adding one finds it whole or absent.
+ *
+ * The first table is static: a program's first 32 contexts need no memory,
+ * and out of memory later only stops the table growing. It then fills
+ * up to one free slot (63 contexts); past that, a context gets index 0 and its records are
+ * not reclaimed when it is torn down (they stay counted: never too few),
+ * which the guard says once. */
+struct ctxslot { uintptr_t ctx; uint32_t index; };
 struct ctxtab {
     size_t cap;           /* a power of two */
     size_t n;
-    struct ctxslot { uintptr_t ctx; uint32_t index; } slots[];
+    struct ctxslot *slots;
 };
 
+#define CTX_FIRST 64
+static struct ctxslot ctx_first_slots[CTX_FIRST];
+static struct ctxtab ctx_first = { CTX_FIRST, 0, ctx_first_slots };
 static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct ctxtab *ctxtab;
+static struct ctxtab *ctxtab = &ctx_first;
 static uint32_t ctx_next = 1;
 
 static size_t ctx_hash(uintptr_t ctx, size_t cap)
@@ -206,40 +218,65 @@ static struct ctxslot *ctx_find(struct ctxtab *t, uintptr_t ctx)
             return &t->slots[i];
 }
 
+/* A table twice the size, with every slot of the old one; NULL when out of
+ * memory. One allocation, slots after the header. */
+static struct ctxtab *ctx_grown(const struct ctxtab *old)
+{
+    size_t cap = old->cap * 2;
+    struct ctxtab *t = calloc(1, sizeof *t + cap * sizeof(struct ctxslot));
+    if (!t)
+        return NULL;
+    t->cap = cap;
+    t->slots = (struct ctxslot *)(t + 1);
+    for (size_t i = 0; i < old->cap; i++)
+        if (old->slots[i].ctx) {
+            *ctx_find(t, old->slots[i].ctx) = old->slots[i];
+            t->n++;
+        }
+    return t;
+}
+
+static __attribute__((noinline, cold)) void ctx_unindexed_once(uintptr_t ctx)
+{
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        gmg_error("out of memory for the guard's context table: allocations in context %#lx (and any later new "
+                  "context) stay counted against the quota when the context is destroyed",
+                  (unsigned long)ctx);
+}
+
 uint32_t gmg_ctx_index(uintptr_t ctx, int add)
 {
     if (!ctx)
         return 0;
     uint32_t index = 0;
+    int unindexed = 0;
     pthread_mutex_lock(&ctx_mu);
-    struct ctxslot *s = ctxtab ? ctx_find(ctxtab, ctx) : NULL;
-    if (s && s->ctx == ctx) {
+    struct ctxslot *s = ctx_find(ctxtab, ctx);
+    if (s->ctx == ctx) {
         index = s->index;
-    } else if (add && ctx_next != 0) {
-        if (!ctxtab || (ctxtab->n + 1) * 2 > ctxtab->cap) {
-            size_t cap = ctxtab ? ctxtab->cap * 2 : 64;
-            struct ctxtab *t = calloc(1, sizeof *t + cap * sizeof t->slots[0]);
+    } else if (add) {
+        if ((ctxtab->n + 1) * 2 > ctxtab->cap) {
+            struct ctxtab *t = ctx_grown(ctxtab), *old = ctxtab;
             if (t) {
-                t->cap = cap;
-                for (size_t i = 0; ctxtab && i < ctxtab->cap; i++)
-                    if (ctxtab->slots[i].ctx) {
-                        *ctx_find(t, ctxtab->slots[i].ctx) = ctxtab->slots[i];
-                        t->n++;
-                    }
-                struct ctxtab *old = ctxtab;
                 __atomic_store_n(&ctxtab, t, __ATOMIC_RELEASE);
-                free(old);
+                if (old != &ctx_first)
+                    free(old);
             }
         }
-        if (ctxtab && (ctxtab->n + 1) * 2 <= ctxtab->cap) {
+        if (ctxtab->n + 2 <= ctxtab->cap && ctx_next != 0) { /* one slot stays free: a search ends */
             s = ctx_find(ctxtab, ctx);
             s->index = ctx_next++;
             __atomic_store_n(&s->ctx, ctx, __ATOMIC_RELEASE);
             ctxtab->n++;
             index = s->index;
+        } else {
+            unindexed = 1;
         }
     }
     pthread_mutex_unlock(&ctx_mu);
+    if (unindexed)
+        ctx_unindexed_once(ctx);
     return index;
 }
 

@@ -141,13 +141,34 @@ static inline int live_change(struct shard *s, const struct gmg_alloc *a, int si
     return 0;
 }
 
-/* A record could not be added (out of memory): said once, after the lock. */
-static __attribute__((noinline, cold)) void untracked_once(void)
+/* Allocations whose records could not be added, and reclaimed ones that
+ * could not be listed (out of memory), counted for reports
+ * (gmg_track_lost); the first said once, after the lock. */
+static uint64_t untracked_allocs, untracked_bytes, unlisted_allocs, unlisted_bytes;
+
+static __attribute__((noinline, cold)) void untracked(uint64_t bytes)
 {
     static int said;
+    __atomic_fetch_add(&untracked_allocs, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&untracked_bytes, bytes, __ATOMIC_RELAXED);
     if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
         gmg_error("out of memory for the guard's records: some allocations are not tracked (not in reports; "
                   "their bytes stay counted against the quota)");
+}
+
+/* The add failed because the shard's buckets could not be doubled (out
+ * of memory; uthash has rolled it back): add it without doubling, to a
+ * longer chain. Lookups get slower, the table stays exact; the next add
+ * that crosses the threshold tries to double again. 0, or -1 when even
+ * this fails. */
+static __attribute__((noinline, cold)) int add_unexpanded(struct shard *s, struct gmg_alloc *a, uint64_t h)
+{
+    UT_hash_table *tbl = s->head->hh.tbl;
+    unsigned was = tbl->noexpand;
+    tbl->noexpand = 1;
+    HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &a->value, GMG_KEY_LEN, (unsigned)h, a);
+    tbl->noexpand = was;
+    return a->hh.tbl ? 0 : -1;
 }
 
 /* keep_seq: a record back from a flight keeps its sequence number (a
@@ -168,7 +189,7 @@ static inline __attribute__((always_inline)) int add_locked(struct shard *s, str
         a->seq = s->seq;
     }
     HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->head, &a->value, GMG_KEY_LEN, (unsigned)h, a);
-    if (__builtin_expect(!a->hh.tbl, 0))
+    if (__builtin_expect(!a->hh.tbl, 0) && add_unexpanded(s, a, h) != 0)
         return -1;
     if (__builtin_expect(live_change(s, a, 1) != 0, 0)) { /* no totals: not in the table either */
         HASH_DEL(s->head, a);
@@ -213,7 +234,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
     if (!a) {
         gmg_unlock(&s->mu);
-        untracked_once();
+        untracked(t->size);
         return -1;
     }
     memcpy(a, t, offsetof(struct gmg_alloc, hh));
@@ -235,7 +256,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     }
     gmg_unlock(&s->mu);
     if (__builtin_expect(ret < 0, 0))
-        untracked_once();
+        untracked(t->size);
     return ret;
 }
 
@@ -342,6 +363,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
         return GMG_FREE_DROPPED;
     }
     int what, lost = 0;
+    uint64_t lost_bytes = 0;
     gmg_lock(&s->mu);
     uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
     __atomic_store_n(&fl->state, FL_FREE, __ATOMIC_RELEASE);
@@ -360,14 +382,16 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
             gone_locked(s, a, out);
             what = GMG_FREE_DROPPED;
         } else { /* the driver kept it: live again */
-            if ((lost = add_locked(s, a, h, 1) != 0)) /* out of memory: untracked, its bytes still counted */
+            if ((lost = add_locked(s, a, h, 1) != 0)) { /* out of memory: untracked, its bytes still counted */
+                lost_bytes = a->size;
                 gmg_pool_put(&s->pool, a);
+            }
             what = GMG_FREE_KEPT;
         }
     }
     gmg_unlock(&s->mu);
     if (__builtin_expect(lost, 0))
-        untracked_once();
+        untracked(lost_bytes);
     return what;
 }
 
@@ -545,6 +569,8 @@ static void reclaimed_push(struct gmg_alloc *a)
         struct gmg_alloc **p = realloc(reclaimed, cap * sizeof *p);
         if (!p) { /* out of memory: the record is lost (its shard's pool never has it back) */
             pthread_mutex_unlock(&reclaimed_mu);
+            __atomic_fetch_add(&unlisted_allocs, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&unlisted_bytes, a->size, __ATOMIC_RELAXED);
             return;
         }
         reclaimed = p;
@@ -655,6 +681,14 @@ void gmg_track_live_each(gmg_live_fn fn, void *arg)
     gmg_stack_live_each(fn, arg);
 }
 
+void gmg_track_lost(struct gmg_track_lost *out)
+{
+    out->untracked_allocs = __atomic_load_n(&untracked_allocs, __ATOMIC_RELAXED);
+    out->untracked_bytes = __atomic_load_n(&untracked_bytes, __ATOMIC_RELAXED);
+    out->unlisted_allocs = __atomic_load_n(&unlisted_allocs, __ATOMIC_RELAXED);
+    out->unlisted_bytes = __atomic_load_n(&unlisted_bytes, __ATOMIC_RELAXED);
+}
+
 size_t gmg_track_count(void)
 {
     size_t n = 0;
@@ -677,4 +711,5 @@ void gmg_track_atfork_child(void)
     pthread_mutex_init(&reclaimed_mu, NULL);
     reclaimed = NULL;
     reclaimed_n = reclaimed_cap = 0;
+    untracked_allocs = untracked_bytes = unlisted_allocs = unlisted_bytes = 0;
 }

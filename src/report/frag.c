@@ -119,14 +119,18 @@ void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nr
 {
     int ndev = r->ndev > 0 ? r->ndev : 0;
     r->frag = calloc((size_t)ndev + 1, sizeof *r->frag);
-    if (!r->frag)
+    if (!r->frag) {
+        r->incomplete |= GMG_INCOMPLETE_FRAGMENTATION;
         return;
+    }
     r->nfrag = (size_t)ndev;
     int ask_driver = nrecords <= MAX_DRIVER_QUERIES && gmg_report_dev.address_range;
     for (int d = 0; d < ndev; d++) {
         struct gmg_frag *f = &r->frag[d];
         struct gmg_span *sp = in[d].v;
         size_t k = in[d].failed ? 0 : in[d].n;
+        if (in[d].failed)
+            r->incomplete |= GMG_INCOMPLETE_FRAGMENTATION;
         f->device = d;
         for (size_t i = 0; i < k; i++) {
             uint64_t requested = sp[i].hi, granted = 0, base, sz;

@@ -140,5 +140,15 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
                        (unsigned long long)r->supp[i].bytes);
         first = 0;
     }
-    gmg_buf_printf(b, "]}\n");
+    gmg_buf_printf(b, "],\n\"incomplete\":[");
+    first = 1;
+    for (int i = 0; i < GMG_INCOMPLETE_KINDS; i++)
+        if (r->incomplete & (1u << i)) {
+            gmg_buf_printf(b, "%s\"%s\"", first ? "" : ",", gmg_incomplete_name(i));
+            first = 0;
+        }
+    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"bytes\":%llu},\"unlisted\":{\"allocations\":%llu,"
+                      "\"bytes\":%llu}}\n",
+                   (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes,
+                   (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
 }

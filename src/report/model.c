@@ -173,8 +173,14 @@ static void suppress_list(struct gmg_report *r, struct gmg_group *g, size_t *n, 
 static void suppress(struct gmg_report *r)
 {
     size_t n = gmg_cfg.suppressions.n;
-    if (!n || !(r->supp = calloc(n, sizeof *r->supp)))
+    if (gmg_cfg.suppressions_lost)
+        r->incomplete |= GMG_INCOMPLETE_SUPPRESSIONS;
+    if (!n)
         return;
+    if (!(r->supp = calloc(n, sizeof *r->supp))) {
+        r->incomplete |= GMG_INCOMPLETE_SUPPRESSIONS;
+        return;
+    }
     r->nsupp = n;
     suppress_list(r, r->groups, &r->ngroups, &r->live_bytes, &r->live_allocs);
     suppress_list(r, r->reclaimed, &r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
@@ -211,7 +217,14 @@ uint64_t gmg_report_leaks(const struct gmg_report *r)
 int gmg_report_clean(const struct gmg_report *r)
 {
     return r->trigger == GMG_TRIGGER_EXIT && !gmg_report_leaks(r) && !r->refused && !r->unknown_frees &&
-           !r->any_suppressed;
+           !r->any_suppressed && !r->incomplete;
+}
+
+const char *gmg_incomplete_name(int i)
+{
+    static const char *const names[GMG_INCOMPLETE_KINDS] = { "untracked", "unlisted", "groups", "suppressions",
+                                                             "fragmentation" };
+    return i >= 0 && i < GMG_INCOMPLETE_KINDS ? names[i] : "?";
 }
 
 struct walk {
@@ -274,6 +287,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     w.r = r;
     w.growth_too = trigger == GMG_TRIGGER_SIGNAL || trigger == GMG_TRIGGER_API;
     w.frag = calloc((size_t)(r->ndev > 0 ? r->ndev : 0) + 1, sizeof *w.frag);
+    gmg_track_lost(&r->lost); /* before the walk: none of these is in it */
     gmg_track_walk(w.growth_too, walk_live, &w);
     gmg_track_reclaimed_walk(walk_reclaimed, &w);
     if (w.frag) {
@@ -281,13 +295,21 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         for (int d = 0; d < r->ndev; d++)
             free(w.frag[d].v);
         free(w.frag);
+    } else {
+        r->incomplete |= GMG_INCOMPLETE_FRAGMENTATION;
     }
+    if (w.live.failed || w.reclaimed.failed || w.growth.failed)
+        r->incomplete |= GMG_INCOMPLETE_GROUPS;
     r->groups = group_list(&w.live, &r->ngroups);
     r->reclaimed = group_list(&w.reclaimed, &r->nreclaimed);
     if (w.growth_too) {
         r->growth = group_list(&w.growth, &r->ngrowth);
         r->has_growth = 1;
     }
+    if (r->lost.untracked_allocs)
+        r->incomplete |= GMG_INCOMPLETE_UNTRACKED;
+    if (r->lost.unlisted_allocs)
+        r->incomplete |= GMG_INCOMPLETE_UNLISTED;
     r->sym = gmg_symbolizer_get();
     suppress(r);
     return 0;

@@ -75,7 +75,24 @@ struct gmg_report {
     struct gmg_supp_use { uint64_t count, bytes; } *supp;
     size_t nsupp;
     int any_suppressed;
+    /* What the guard's own out of memory kept from this report: GMG_INCOMPLETE_*
+     * bits, and the allocations behind the first two (core/track.h) */
+    unsigned incomplete;
+    struct gmg_track_lost lost;
 };
+
+enum {
+    GMG_INCOMPLETE_UNTRACKED = 1,     /* allocations whose records could not be kept      */
+    GMG_INCOMPLETE_UNLISTED = 2,      /* reclaimed allocations that could not be listed   */
+    GMG_INCOMPLETE_GROUPS = 4,        /* allocations counted but not in any stack's group */
+    GMG_INCOMPLETE_SUPPRESSIONS = 8,  /* GPUMEM_SUPPRESSIONS not applied                  */
+    GMG_INCOMPLETE_FRAGMENTATION = 16 /* the fragmentation section left out or short      */
+};
+#define GMG_INCOMPLETE_KINDS 5
+
+/* The name of incomplete bit i (0 .. GMG_INCOMPLETE_KINDS-1), for the
+ * formats: "untracked", "unlisted", "groups", "suppressions", "fragmentation". */
+const char *gmg_incomplete_name(int i);
 
 /* Unsuppressed leaks of a report: live allocations and what context teardown
  * reclaimed (GPUMEM_EXITCODE). */

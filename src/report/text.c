@@ -90,6 +90,28 @@ static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
     }
 }
 
+/* What the guard's own out of memory kept from this report. */
+static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
+{
+    if (!r->incomplete)
+        return;
+    gmg_buf_printf(b, "\nWARNING: this report is incomplete: the guard ran out of memory.\n");
+    if (r->incomplete & GMG_INCOMPLETE_UNTRACKED)
+        gmg_buf_printf(b, "  %llu allocations (%llu bytes) made since start-up could not be tracked: none of them is "
+                          "in this report, and their bytes stay counted against the quota.\n",
+                       (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes);
+    if (r->incomplete & GMG_INCOMPLETE_UNLISTED)
+        gmg_buf_printf(b, "  %llu allocations (%llu bytes) reclaimed by context teardown could not be listed: they "
+                          "are not in this report.\n",
+                       (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
+    if (r->incomplete & GMG_INCOMPLETE_GROUPS)
+        gmg_buf_printf(b, "  Some allocations are in the totals but in no stack's group above.\n");
+    if (r->incomplete & GMG_INCOMPLETE_SUPPRESSIONS)
+        gmg_buf_printf(b, "  GPUMEM_SUPPRESSIONS was not applied: every leak is reported.\n");
+    if (r->incomplete & GMG_INCOMPLETE_FRAGMENTATION)
+        gmg_buf_printf(b, "  The fragmentation section is left out or counts fewer allocations than live.\n");
+}
+
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
 {
     if (gmg_report_clean(r)) { /* a clean run is quiet */
@@ -153,6 +175,7 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
                                (unsigned long long)r->supp[i].bytes, gmg_cfg.suppressions.patterns[i]);
         gmg_buf_printf(b, "-----------------------------------------------------\n");
     }
+    incomplete(r, b);
     gmg_buf_printf(b, "\nSUMMARY: gpumemguard: %llu bytes in %llu allocations still live at %s",
                    (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
                    r->trigger == GMG_TRIGGER_EXIT ? "exit" : "dump");

@@ -10,9 +10,11 @@
  *       "CPU_NS WALL_NS SLEEPS": CPU time per pair, in the least disturbed of 40
  *       rounds (each thread's own CPU time over its own pairs, averaged
  *       over the threads; on a shared machine other programs only ever
- *       add to it), the wall time per pair (all threads, whole run), and
- *       "SLEEPS": how many times per 1,000 pairs a worker thread went to
- *       sleep of its own accord (voluntary context switches, whole run):
+ *       add to it; every round starts on all threads at once, at a
+ *       barrier), the wall time per pair (all threads, whole run, barriers
+ *       included), and "SLEEPS": how many times per 1,000 pairs a worker
+ *       thread went to sleep of its own accord (voluntary context switches
+ *       within the rounds, not at the barriers):
  *       a thread that waits for a lock another thread holds sleeps in the
  *       kernel, which costs it CPU time no instruction count shows.
  *   bench rss LIVE
@@ -86,11 +88,24 @@ static __attribute__((noinline)) long deep(int n, long (*fn)(void *), void *arg)
 
 struct worker { double round_cpu[ROUNDS]; long sleeps; };
 
+/* Every round starts on all threads at once: a round's figure is then the
+ * threads' cost while they all ran, not partly one thread's alone (a thread
+ * that started late, or one whose partner had finished). */
+static pthread_barrier_t round_start;
+
+static long voluntary_switches(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nvcsw : 0;
+}
+
 static long pair_loop(void *arg)
 {
     struct worker *w = arg;
     long per = pairs / ROUNDS;
     for (int r = 0; r < ROUNDS; r++) {
+        pthread_barrier_wait(&round_start);
+        long s0 = voluntary_switches(); /* the barrier's own sleeps are not counted */
         double c0 = cpu_now();
         for (long i = 0; i < per; i++) {
             CUdeviceptr p;
@@ -99,6 +114,7 @@ static long pair_loop(void *arg)
             cuMemFree_v2(p);
         }
         w->round_cpu[r] = (cpu_now() - c0) / (double)per;
+        w->sleeps += voluntary_switches() - s0;
     }
     return 0;
 }
@@ -107,9 +123,6 @@ static void *thread_main(void *arg)
 {
     cuCtxSetCurrent(ctx);
     deep(depth, pair_loop, arg);
-    struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) == 0)
-        ((struct worker *)arg)->sleeps = ru.ru_nvcsw;
     return NULL;
 }
 
@@ -156,6 +169,7 @@ static int mode_pairs(long live, int threads)
     hold(live);
     pthread_t t[64];
     struct worker *w = calloc((size_t)threads, sizeof *w);
+    pthread_barrier_init(&round_start, NULL, (unsigned)threads);
     double t0 = now();
     for (int i = 0; i < threads; i++)
         pthread_create(&t[i], NULL, thread_main, &w[i]);

@@ -10,7 +10,9 @@
  * are checked against what must be live. Last, the shards' uthash tables
  * cannot grow (aligned_alloc, which track.c makes them with, fails here on
  * demand): inserts are refused one by one, the program lives on (uthash's
- * default would exit(-1)), and the table stays exact. Prints "track: N checks" and
+ * default would exit(-1)), and the table stays exact. Then contexts get
+ * their indices with no memory to be had (calloc fails here on demand: the
+ * first table is static). Prints "track: N checks" and
  * exits 0, or names each failed check and exits 1.
  */
 #define _GNU_SOURCE
@@ -33,6 +35,20 @@ void *aligned_alloc(size_t align, size_t size)
         return NULL;
     }
     return posix_memalign(&p, align, size) == 0 ? p : NULL;
+}
+
+/* record.c grows its context table with calloc: this one, the program's
+ * own, fails while `no_calloc` is set, and is malloc and memset otherwise. */
+static int no_calloc;
+void *calloc(size_t n, size_t size)
+{
+    size_t bytes;
+    if (__atomic_load_n(&no_calloc, __ATOMIC_RELAXED) || __builtin_mul_overflow(n, size, &bytes)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    void *p = malloc(bytes);
+    return p ? memset(p, 0, bytes) : NULL;
 }
 
 /* ---- stubs of what track.c and record.c call above them ---- */
@@ -266,7 +282,29 @@ int main(void)
     gmg_track_free_begin(GMG_SPACE_DEVPTR, 0x1234, &b);
     CHECK(!b.a && !b.racing && b.flight == -1, "an unknown free");
 
-    /* 10. out of memory for the tables: enough keys that buckets must grow */
+    /* 10. out of memory for the tables. First a shard whose table is made
+     * (s0's, from case 1): keys enough that its buckets must double, which
+     * they cannot; each is added all the same, to longer chains */
+    enum { ONE_SHARD = 3000 };
+    static uint64_t chained[ONE_SHARD];
+    int nchained = 0;
+    for (uint64_t k = 0xc00000000000ull; nchained < ONE_SHARD; k += 0x1000)
+        if (shard_of_key(k) == s0)
+            chained[nchained++] = k;
+    size_t chained_in = 0;
+    no_tables = 1;
+    for (int i = 0; i < ONE_SHARD; i++)
+        chained_in += try_insert(chained[i], 1) == 0;
+    no_tables = 0;
+    CHECK(chained_in == ONE_SHARD, "a shard whose buckets cannot double takes every insert");
+    expect_live(ONE_SHARD, "inserts into longer chains");
+    size_t chained_out = 0;
+    for (int i = 0; i < ONE_SHARD; i++)
+        chained_out += gmg_track_remove(GMG_SPACE_DEVPTR, chained[i], &g) == 1;
+    CHECK(chained_out == ONE_SHARD, "each is found and removed");
+    expect_live(0, "after removing them");
+
+    /* then keys of every shard: those whose table was never made are refused */
     enum { MANY = 40000 };
     static uint64_t keys[MANY];
     static signed char got_in[MANY];
@@ -282,7 +320,7 @@ int main(void)
     }
     no_tables = 0;
     char what[160];
-    snprintf(what, sizeof what, "tables that cannot grow refuse some inserts (%zu of %d) and no more", refused, MANY);
+    snprintf(what, sizeof what, "tables that cannot be made refuse some inserts (%zu of %d) and no more", refused, MANY);
     CHECK(refused > 0 && refused < MANY && odd == 0, what);
     expect_live(in, "inserts while the tables could not grow");
     size_t found = 0, wrong = 0;
@@ -320,6 +358,36 @@ int main(void)
           "its removal finds nothing and takes nothing away");
     CHECK(gmg_track_insert(&rec, 0, &g) == 0 && stack_live == 1, "added once the totals can be made");
     CHECK(gmg_track_remove(GMG_SPACE_DEVPTR, rec.value, &g) == 1 && stack_live == 0, "and removed");
+
+    /* 12. contexts while no memory can be had: the first table needs none,
+     * and when it cannot grow it fills to its last free slot (63 of 64);
+     * every index stays distinct and found again */
+    no_calloc = 1;
+    uint32_t idx[80];
+    int distinct = 1, indexed = 0;
+    for (int i = 0; i < 80; i++) {
+        idx[i] = gmg_ctx_index(0x5000 + 0x100 * (uintptr_t)i, 1);
+        indexed += idx[i] != 0;
+        for (int j = 0; j < i; j++)
+            if (idx[i] && idx[i] == idx[j])
+                distinct = 0;
+    }
+    CHECK(indexed == 63 && idx[0] && idx[62] && !idx[63] && !idx[79], "63 contexts indexed without memory, then none");
+    CHECK(distinct, "their indices are distinct");
+    int kept = 1;
+    for (int i = 0; i < 80; i++)
+        kept &= gmg_ctx_index(0x5000 + 0x100 * (uintptr_t)i, 0) == idx[i];
+    CHECK(kept, "each is found again (0 for those not indexed)");
+    no_calloc = 0;
+    for (int i = 63; i < 80; i++)
+        idx[i] = gmg_ctx_index(0x5000 + 0x100 * (uintptr_t)i, 1);
+    kept = 1;
+    for (int i = 0; i < 80; i++) {
+        kept &= idx[i] != 0 && gmg_ctx_index(0x5000 + 0x100 * (uintptr_t)i, 0) == idx[i];
+        for (int j = 0; j < i; j++)
+            kept &= idx[i] != idx[j];
+    }
+    CHECK(kept, "once memory is back the table grows: 80 distinct indices, the first 63 kept");
 
     printf("track: %d checks, %d failed\n", checks, failed);
     return failed != 0;

@@ -1,0 +1,100 @@
+/*
+ * test_suppress.c - GPUMEM_SUPPRESSIONS read at start-up (base/suppress.c
+ * through base/config.c): a valid file, a line that is not valid (the
+ * process stops: -1), and memory running out while the file is read
+ * (strdup fails here on demand). Out of memory is not the file's fault:
+ * the loader says so apart (GMG_SUPPRESS_NOMEM) and the configuration goes
+ * on without suppressions instead of stopping the program. Prints
+ * "suppress: N checks, M failed"; exits 1 on a failed check.
+ */
+#define _GNU_SOURCE
+#include "base/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* suppress.c copies each pattern with strdup: this one, the program's own,
+ * fails from the `fail_from`th call on (0: never). */
+static int strdup_calls, fail_from;
+char *strdup(const char *s)
+{
+    if (fail_from && ++strdup_calls >= fail_from) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    return p ? memcpy(p, s, n) : NULL;
+}
+
+static int checks, failed;
+#define CHECK(cond, what) do { checks++; if (!(cond)) { failed++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, what); } } while (0)
+
+static char path[64];
+static const char *get(const char *name)
+{
+    return strcmp(name, "GPUMEM_SUPPRESSIONS") == 0 ? path : NULL;
+}
+
+static void write_file(const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+        perror(path);
+        exit(2);
+    }
+}
+
+static void start(int from)
+{
+    strdup_calls = 0;
+    fail_from = from;
+}
+
+int main(void)
+{
+    snprintf(path, sizeof path, "/tmp/gmg-test-supp-%d", (int)getpid());
+    struct gmg_suppressions s;
+    struct gmg_config c;
+    char err[512];
+
+    /* 1. a valid file: comments and blank lines skipped */
+    write_file("# comment\nleak:alpha\n\n  leak:*beta*  # trailing\nleak:^gamma$\n");
+    start(0);
+    CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == 0 && s.n == 3, "three patterns");
+    CHECK(s.n == 3 && strcmp(s.patterns[1], "*beta*") == 0, "blanks and comments cut");
+
+    /* 2. a line that is not valid: -1, named by its number */
+    write_file("leak:alpha\nleek:beta\n");
+    CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == -1 && strstr(err, "line 2") && s.n == 0,
+          "a bad line is refused with its number");
+    memset(&c, 0, sizeof c);
+    CHECK(gmg_config_parse(get, &c, err, sizeof err) == -1 && strstr(err, "GPUMEM_SUPPRESSIONS"),
+          "and stops the process through the configuration");
+
+    /* 3. out of memory on the second pattern: told apart, nothing kept */
+    write_file("leak:alpha\nleak:beta\nleak:gamma\n");
+    start(2);
+    int r = gmg_suppressions_load(path, &s, err, sizeof err);
+    CHECK(r == GMG_SUPPRESS_NOMEM && s.n == 0 && !s.patterns && strstr(err, "out of memory"),
+          "out of memory is GMG_SUPPRESS_NOMEM, with nothing half kept");
+
+    /* 4. the configuration goes on without suppressions (and says so) */
+    start(1);
+    memset(&c, 0, sizeof c);
+    CHECK(gmg_config_parse(get, &c, err, sizeof err) == 0 && c.suppressions.n == 0 && c.suppressions_lost,
+          "out of memory does not stop the program, and is remembered for the reports");
+
+    /* 5. memory back: the same file loads */
+    start(0);
+    memset(&c, 0, sizeof c);
+    CHECK(gmg_config_parse(get, &c, err, sizeof err) == 0 && c.suppressions.n == 3 && !c.suppressions_lost,
+          "then loads whole");
+
+    unlink(path);
+    printf("suppress: %d checks, %d failed\n", checks, failed);
+    return failed != 0;
+}
