@@ -6,17 +6,22 @@
  *   bench pairs PAIRS LIVE THREADS DEPTH
  *       cuMemAlloc_v2+cuMemFree_v2 pairs of 4 KiB, LIVE allocations of
  *       512 bytes held live meanwhile; each thread first recurses DEPTH
- *       frames so that its allocations have a stack that deep. Prints
- *       "CPU_NS WALL_NS SLEEPS": CPU time per pair, in the least disturbed of 40
+ *       frames so that its allocations have a stack that deep, then makes
+ *       PAIRS pairs in 80 rounds: 40 through cuMemAlloc_v2/cuMemFree_v2
+ *       (the guard's, when it is preloaded) alternating with 40 through the
+ *       simulated driver's own names for them, which nothing intercepts.
+ *       Prints "CPU_NS WALL_NS SLEEPS RAW_CPU_NS RAW_SLEEPS": CPU time per
+ *       pair through the entry points, in the least disturbed of their 40
  *       rounds (each thread's own CPU time over its own pairs, averaged
- *       over the threads; on a shared machine other programs only ever
- *       add to it; every round starts on all threads at once, at a
- *       barrier), the wall time per pair (all threads, whole run, barriers
- *       included), and "SLEEPS": how many times per 1,000 pairs a worker
- *       thread went to sleep of its own accord (voluntary context switches
- *       within the rounds, not at the barriers):
- *       a thread that waits for a lock another thread holds sleeps in the
- *       kernel, which costs it CPU time no instruction count shows.
+ *       over the threads; on a shared machine other programs only ever add
+ *       to it; every round starts on all threads at once, at a barrier);
+ *       the wall time per pair (all threads, whole run, barriers
+ *       included); "SLEEPS": how many times per 1,000 pairs a worker thread
+ *       went to sleep of its own accord (voluntary context switches within
+ *       those rounds, not at the barriers): a thread that waits for a lock
+ *       another thread holds sleeps in the kernel, which costs it CPU time
+ *       no instruction count shows; then the same two for the driver's own
+ *       names, the driver alone in the same moments.
  *   bench rss LIVE
  *       holds LIVE allocations of 512 bytes; prints VmRSS in kB.
  *   bench report LIVE DEPTH
@@ -52,6 +57,10 @@
 
 #define ROUNDS 40
 
+/* tests/sim/sim.c's own names for cuMemAlloc_v2/cuMemFree_v2 (see pair_loop) */
+CUresult simBenchMemAlloc(CUdeviceptr *dptr, size_t bytes);
+CUresult simBenchMemFree(CUdeviceptr p);
+
 static CUcontext ctx;
 static long pairs;
 static int depth;
@@ -86,7 +95,14 @@ static __attribute__((noinline)) long deep(int n, long (*fn)(void *), void *arg)
     return fn(arg);
 }
 
-struct worker { double round_cpu[ROUNDS]; long sleeps; };
+/* Rounds alternate between the two paths to the same driver: even rounds
+ * call cuMemAlloc_v2/cuMemFree_v2 (the guard's wrappers when it is
+ * preloaded), odd rounds the simulated driver's own simBenchMemAlloc/
+ * simBenchMemFree, which no guard intercepts. So a guarded process times
+ * both, in the same moments, and whatever slows the machine for a while
+ * slows both alike. */
+enum { VIA_ENTRY, VIA_RAW };
+struct worker { double round_cpu[2][ROUNDS]; long sleeps[2]; };
 
 /* Every round starts on all threads at once: a round's figure is then the
  * threads' cost while they all ran, not partly one thread's alone (a thread
@@ -102,19 +118,22 @@ static long voluntary_switches(void)
 static long pair_loop(void *arg)
 {
     struct worker *w = arg;
-    long per = pairs / ROUNDS;
-    for (int r = 0; r < ROUNDS; r++) {
+    long per = pairs / ROUNDS / 2;
+    for (int r = 0; r < 2 * ROUNDS; r++) {
+        int via = r & 1;
+        CUresult (*alloc)(CUdeviceptr *, size_t) = via == VIA_RAW ? simBenchMemAlloc : cuMemAlloc_v2;
+        CUresult (*release)(CUdeviceptr) = via == VIA_RAW ? simBenchMemFree : cuMemFree_v2;
         pthread_barrier_wait(&round_start);
         long s0 = voluntary_switches(); /* the barrier's own sleeps are not counted */
         double c0 = cpu_now();
         for (long i = 0; i < per; i++) {
             CUdeviceptr p;
-            if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS)
+            if (alloc(&p, 4096) != CUDA_SUCCESS)
                 abort();
-            cuMemFree_v2(p);
+            release(p);
         }
-        w->round_cpu[r] = (cpu_now() - c0) / (double)per;
-        w->sleeps += voluntary_switches() - s0;
+        w->round_cpu[via][r / 2] = (cpu_now() - c0) / (double)per;
+        w->sleeps[via] += voluntary_switches() - s0;
     }
     return 0;
 }
@@ -176,22 +195,28 @@ static int mode_pairs(long live, int threads)
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     double wall = now() - t0;
-    long sleeps = 0;
-    for (int i = 0; i < threads; i++)
-        sleeps += w[i].sleeps;
-    double per_round[ROUNDS];
-    for (int r = 0; r < ROUNDS; r++) {
-        per_round[r] = 0;
+    double total = (double)(pairs / ROUNDS / 2 * ROUNDS * threads); /* pairs of each path */
+    double best[2], sleeps[2];
+    for (int via = 0; via < 2; via++) {
+        double per_round[ROUNDS];
+        sleeps[via] = 0;
         for (int i = 0; i < threads; i++)
-            per_round[r] += w[i].round_cpu[r];
-        per_round[r] /= threads; /* CPU per pair: each thread did its own pairs */
+            sleeps[via] += (double)w[i].sleeps[via];
+        for (int r = 0; r < ROUNDS; r++) {
+            per_round[r] = 0;
+            for (int i = 0; i < threads; i++)
+                per_round[r] += w[i].round_cpu[via][r];
+            per_round[r] /= threads; /* CPU per pair: each thread did its own pairs */
+        }
+        if (getenv("BENCH_ROUNDS")) /* every round, for a closer look */
+            for (int r = 0; r < ROUNDS; r++)
+                fprintf(stderr, "%.0f%c", per_round[r] * 1e9, r + 1 < ROUNDS ? ' ' : '\n');
+        qsort(per_round, ROUNDS, sizeof *per_round, cmp_double);
+        best[via] = per_round[0];
     }
-    if (getenv("BENCH_ROUNDS")) /* every round, for a closer look */
-        for (int r = 0; r < ROUNDS; r++)
-            fprintf(stderr, "%.0f%c", per_round[r] * 1e9, r + 1 < ROUNDS ? ' ' : '\n');
-    qsort(per_round, ROUNDS, sizeof *per_round, cmp_double);
-    double total = (double)(pairs / ROUNDS * ROUNDS * threads);
-    printf("%.1f %.1f %.2f\n", per_round[0] * 1e9, wall * 1e9 / total, (double)sleeps * 1000.0 / total);
+    printf("%.1f %.1f %.2f %.1f %.2f\n", best[VIA_ENTRY] * 1e9, wall * 1e9 / (2 * total),
+           sleeps[VIA_ENTRY] * 1000.0 / total, best[VIA_RAW] * 1e9, sleeps[VIA_RAW] * 1000.0 / total);
+    free(w);
     return 0;
 }
 
