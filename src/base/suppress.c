@@ -47,6 +47,10 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "re");
     if (!f) {
+        if (errno == ENOMEM) { /* fopen's own buffer */
+            snprintf(err, errlen, "out of memory while opening it");
+            return GMG_SUPPRESS_NOMEM;
+        }
         snprintf(err, errlen, "cannot read it (%s)", strerror(errno));
         return -1;
     }

@@ -211,11 +211,15 @@ static size_t ctx_hash(uintptr_t ctx, size_t cap)
     return (size_t)(((uint64_t)ctx * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
+/* The slot of ctx, or the free slot where it would go; NULL only if the
+ * table were full, which the add never lets it be. */
 static struct ctxslot *ctx_find(struct ctxtab *t, uintptr_t ctx)
 {
-    for (size_t i = ctx_hash(ctx, t->cap);; i = (i + 1) & (t->cap - 1))
+    size_t i = ctx_hash(ctx, t->cap);
+    for (size_t probes = 0; probes < t->cap; probes++, i = (i + 1) & (t->cap - 1))
         if (t->slots[i].ctx == ctx || t->slots[i].ctx == 0)
             return &t->slots[i];
+    return NULL;
 }
 
 /* A table twice the size, with every slot of the old one; NULL when out of
@@ -236,12 +240,14 @@ static struct ctxtab *ctx_grown(const struct ctxtab *old)
     return t;
 }
 
-static __attribute__((noinline, cold)) void ctx_unindexed_once(uintptr_t ctx)
+static int ctx_unindexed_said;
+
+static __attribute__((noinline, cold)) void ctx_unindexed_once(uintptr_t ctx, int wrapped)
 {
-    static int said;
-    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-        gmg_error("out of memory for the guard's context table: allocations in context %#lx (and any later new "
-                  "context) stay counted against the quota when the context is destroyed",
+    if (!__atomic_exchange_n(&ctx_unindexed_said, 1, __ATOMIC_RELAXED))
+        gmg_error("%s: allocations in context %#lx (and any later new context) stay counted against the quota "
+                  "when the context is destroyed",
+                  wrapped ? "2^32 contexts indexed" : "out of memory for the guard's context table",
                   (unsigned long)ctx);
 }
 
@@ -253,7 +259,7 @@ uint32_t gmg_ctx_index(uintptr_t ctx, int add)
     int unindexed = 0;
     pthread_mutex_lock(&ctx_mu);
     struct ctxslot *s = ctx_find(ctxtab, ctx);
-    if (s->ctx == ctx) {
+    if (s && s->ctx == ctx) {
         index = s->index;
     } else if (add) {
         if ((ctxtab->n + 1) * 2 > ctxtab->cap) {
@@ -264,19 +270,19 @@ uint32_t gmg_ctx_index(uintptr_t ctx, int add)
                     free(old);
             }
         }
-        if (ctxtab->n + 2 <= ctxtab->cap && ctx_next != 0) { /* one slot stays free: a search ends */
-            s = ctx_find(ctxtab, ctx);
+        s = ctxtab->n + 2 <= ctxtab->cap && ctx_next != 0 ? ctx_find(ctxtab, ctx) : NULL;
+        if (s) { /* one slot stays free; n first, so that a child forked in between counts it */
+            ctxtab->n++;
             s->index = ctx_next++;
             __atomic_store_n(&s->ctx, ctx, __ATOMIC_RELEASE);
-            ctxtab->n++;
             index = s->index;
         } else {
-            unindexed = 1;
+            unindexed = ctx_next == 0 ? 2 : 1;
         }
     }
     pthread_mutex_unlock(&ctx_mu);
     if (unindexed)
-        ctx_unindexed_once(ctx);
+        ctx_unindexed_once(ctx, unindexed == 2);
     return index;
 }
 
@@ -327,4 +333,5 @@ void gmg_record_atfork_child(void)
     made_nodev = 0;
     orphans[0] = orphans[1] = NULL; /* the parent's; this thread's spares stay its own */
     pthread_mutex_init(&ctx_mu, NULL);
+    ctx_unindexed_said = 0;
 }

@@ -141,19 +141,20 @@ static inline int live_change(struct shard *s, const struct gmg_alloc *a, int si
     return 0;
 }
 
-/* Allocations whose records could not be added, and reclaimed ones that
- * could not be listed (out of memory), counted for reports
- * (gmg_track_lost); the first said once, after the lock. */
+/* Allocations whose records could not be added (all families; the bytes
+ * are those they counted against the quota, which stay counted), and
+ * reclaimed ones that could not be listed (out of memory), for reports
+ * (gmg_track_lost); the first said once per process, after the lock. */
 static uint64_t untracked_allocs, untracked_bytes, unlisted_allocs, unlisted_bytes;
+static int untracked_said;
 
-static __attribute__((noinline, cold)) void untracked(uint64_t bytes)
+static __attribute__((noinline, cold)) void untracked(uint64_t counted_bytes)
 {
-    static int said;
     __atomic_fetch_add(&untracked_allocs, 1, __ATOMIC_RELAXED);
-    __atomic_fetch_add(&untracked_bytes, bytes, __ATOMIC_RELAXED);
-    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+    __atomic_fetch_add(&untracked_bytes, counted_bytes, __ATOMIC_RELAXED);
+    if (!__atomic_exchange_n(&untracked_said, 1, __ATOMIC_RELAXED))
         gmg_error("out of memory for the guard's records: some allocations are not tracked (not in reports; "
-                  "their bytes stay counted against the quota)");
+                  "what they count against the quota stays counted)");
 }
 
 /* The add failed because the shard's buckets could not be doubled (out
@@ -234,7 +235,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
     if (!a) {
         gmg_unlock(&s->mu);
-        untracked(t->size);
+        untracked(t->counted ? t->size : 0);
         return -1;
     }
     memcpy(a, t, offsetof(struct gmg_alloc, hh));
@@ -256,7 +257,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     }
     gmg_unlock(&s->mu);
     if (__builtin_expect(ret < 0, 0))
-        untracked(t->size);
+        untracked(t->counted ? t->size : 0);
     return ret;
 }
 
@@ -383,7 +384,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
             what = GMG_FREE_DROPPED;
         } else { /* the driver kept it: live again */
             if ((lost = add_locked(s, a, h, 1) != 0)) { /* out of memory: untracked, its bytes still counted */
-                lost_bytes = a->size;
+                lost_bytes = a->counted ? a->size : 0;
                 gmg_pool_put(&s->pool, a);
             }
             what = GMG_FREE_KEPT;
@@ -712,4 +713,5 @@ void gmg_track_atfork_child(void)
     reclaimed = NULL;
     reclaimed_n = reclaimed_cap = 0;
     untracked_allocs = untracked_bytes = unlisted_allocs = unlisted_bytes = 0;
+    untracked_said = 0;
 }

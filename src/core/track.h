@@ -116,10 +116,11 @@ void gmg_track_live_each(void (*fn)(uint32_t stack, int device, int family, uint
 
 size_t gmg_track_count(void);
 
-/* What out of memory kept from reports since start-up: allocations whose
- * records could not be added (untracked: not in reports, their bytes still
- * counted in the quota), and allocations reclaimed by a context teardown
- * that could not be listed (their bytes released). */
+/* What out of memory kept from reports since start-up (or fork):
+ * allocations whose records could not be added (untracked: not in reports),
+ * of every family, and of their bytes those counted against the quota
+ * (which stay counted); and allocations reclaimed by a context teardown
+ * that could not be listed, with their sizes (released). */
 struct gmg_track_lost { uint64_t untracked_allocs, untracked_bytes, unlisted_allocs, unlisted_bytes; };
 void gmg_track_lost(struct gmg_track_lost *out);
 

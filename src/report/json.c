@@ -147,7 +147,7 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
             gmg_buf_printf(b, "%s\"%s\"", first ? "" : ",", gmg_incomplete_name(i));
             first = 0;
         }
-    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"bytes\":%llu},\"unlisted\":{\"allocations\":%llu,"
+    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"counted_bytes\":%llu},\"unlisted\":{\"allocations\":%llu,"
                       "\"bytes\":%llu}}\n",
                    (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes,
                    (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);

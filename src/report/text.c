@@ -97,8 +97,8 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
         return;
     gmg_buf_printf(b, "\nWARNING: this report is incomplete: the guard ran out of memory.\n");
     if (r->incomplete & GMG_INCOMPLETE_UNTRACKED)
-        gmg_buf_printf(b, "  %llu allocations (%llu bytes) made since start-up could not be tracked: none of them is "
-                          "in this report, and their bytes stay counted against the quota.\n",
+        gmg_buf_printf(b, "  %llu allocations made since start-up could not be tracked: none of them is in this "
+                          "report; the %llu bytes they counted against the quota stay counted.\n",
                        (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes);
     if (r->incomplete & GMG_INCOMPLETE_UNLISTED)
         gmg_buf_printf(b, "  %llu allocations (%llu bytes) reclaimed by context teardown could not be listed: they "

@@ -348,7 +348,7 @@ int main(int argc, char **argv)
         long live = argc > 3 ? atol(argv[3]) : 0;
         int threads = argc > 4 ? atoi(argv[4]) : 1;
         depth = argc > 5 ? atoi(argv[5]) : 0;
-        if (threads < 1 || threads > 64 || pairs < ROUNDS)
+        if (threads < 1 || threads > 64 || pairs < 2 * ROUNDS)
             return 2;
         return mode_pairs(live, threads);
     }

@@ -2,7 +2,7 @@
  * test_suppress.c - GPUMEM_SUPPRESSIONS read at start-up (base/suppress.c
  * through base/config.c): a valid file, a line that is not valid (the
  * process stops: -1), and memory running out while the file is read
- * (strdup fails here on demand). Out of memory is not the file's fault:
+ * (strdup and fopen fail here on demand). Out of memory is not the file's fault:
  * the loader says so apart (GMG_SUPPRESS_NOMEM) and the configuration goes
  * on without suppressions instead of stopping the program. Prints
  * "suppress: N checks, M failed"; exits 1 on a failed check.
@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "base/config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,21 @@ char *strdup(const char *s)
     size_t n = strlen(s) + 1;
     char *p = malloc(n);
     return p ? memcpy(p, s, n) : NULL;
+}
+
+/* fopen allocates its FILE: this one fails with ENOMEM while fopen_nomem
+ * is set, and is the next one's otherwise. */
+static int fopen_nomem;
+FILE *fopen(const char *name, const char *mode)
+{
+    static FILE *(*next)(const char *, const char *);
+    if (fopen_nomem) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (!next)
+        next = (FILE * (*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen");
+    return next(name, mode);
 }
 
 static int checks, failed;
@@ -87,6 +103,15 @@ int main(void)
     memset(&c, 0, sizeof c);
     CHECK(gmg_config_parse(get, &c, err, sizeof err) == 0 && c.suppressions.n == 0 && c.suppressions_lost,
           "out of memory does not stop the program, and is remembered for the reports");
+
+    /* 4b. fopen itself out of memory: the same, not "cannot read it" */
+    start(0);
+    fopen_nomem = 1;
+    r = gmg_suppressions_load(path, &s, err, sizeof err);
+    memset(&c, 0, sizeof c);
+    int rc = gmg_config_parse(get, &c, err, sizeof err);
+    fopen_nomem = 0;
+    CHECK(r == GMG_SUPPRESS_NOMEM && rc == 0 && c.suppressions_lost, "fopen out of memory: goes on, remembered");
 
     /* 5. memory back: the same file loads */
     start(0);
