@@ -35,7 +35,7 @@ cp "$B/sim/libcuda.so.1" "$SNAP/sim/libcuda.so.1"
 export LD_LIBRARY_PATH="$SNAP/sim" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null GPUSIM_MEM=64G
 LIB="$SNAP/libgpumemguard.so"
 CORES=$(nproc)
-if [ -n "${BENCH_QUICK:-}" ]; then REPS=2; PAIRS=40000; else REPS=5; PAIRS=100000; fi
+if [ -n "${BENCH_QUICK:-}" ]; then REPS=2; PAIRS=40000; else REPS=8; PAIRS=100000; fi
 
 min() { sort -g | head -1; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
