@@ -8,13 +8,8 @@
 #define GMG_CORE_RECORD_H
 
 #include <stdint.h>
-/* uthash's default on out of memory is exit(-1): the program we are loaded
- * into would die, silently, of the guard's table. Non-fatal, an add that
- * cannot make or grow its table is undone instead (the item's hh.tbl is
- * NULL after it); every HASH_ADD site checks that (core/track.c's
- * add_locked; report/symbolize.c defines the same). */
-#define HASH_NONFATAL_OOM 1
-#include <uthash.h>
+
+#include "base/hashtab.h" /* uthash, non-fatal out of memory */
 
 /* What a key means: the same number can be a device pointer and a handle. */
 enum gmg_space {

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "report/symbolize.h"
 
+#include "base/hashtab.h" /* uthash, non-fatal out of memory */
 #include "core/pyframes.h"
 
 #include <dlfcn.h>
@@ -21,8 +22,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
-#define HASH_NONFATAL_OOM 1 /* as in core/record.h: never exit(-1) */
-#include <uthash.h>
 
 struct entry {
     uintptr_t pc;
