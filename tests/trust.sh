@@ -239,6 +239,31 @@ if [ "${GMG_SANITIZER:-}" != tsan ]; then
         ok "JSON says the report is incomplete: \"incomplete\": [\"untracked\"], 20,000 allocations and an address range untracked, 10240000 bytes of them counted"
     else bad "JSON of a report the guard's out of memory made incomplete (exit $rc)" "$WORK/out" "$WORK/err"; fi
 fi
+# GPUMEM_EXITCODE when nothing could be tracked: a leak among untracked
+# allocations fails the job (more allocations than frees the guard never
+# saw); all of them freed does not
+for leak in 0 1; do
+    [ "${GMG_SANITIZER:-}" = tsan ] && { skip "GPUMEM_EXITCODE with untracked allocations" "as above"; continue; }
+    mode=$([ $leak = 1 ] && echo nomem_leak || echo nomem)
+    timeout 60 env LD_PRELOAD="$T/libgmgnomem.so $PRELOAD" GMGTEST_ALIGNED_OK=0 GPUMEM_EXITCODE=23 \
+        "$T/trust" $mode 50 >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $leak = 1 ] && [ $rc = 23 ] && has "  At least 1 of them were never freed (more than the 49 frees of pointers the guard never saw)" "$WORK/err"; then
+        ok "GPUMEM_EXITCODE=23 with every allocation untracked: 50 made, 49 freed, the one leak fails the job"
+    elif [ $leak = 0 ] && [ $rc = 0 ] && ! grep -q "never freed" "$WORK/err"; then
+        ok "GPUMEM_EXITCODE=23 with every allocation untracked and all freed: the program's own status"
+    else bad "GPUMEM_EXITCODE with untracked allocations ($mode; exit $rc)" "$WORK/out" "$WORK/err"; fi
+done
+# a refusal while nothing could be tracked: the message cannot list what
+# holds the bytes, and says so (it said they had been freed)
+if [ "${GMG_SANITIZER:-}" != tsan ]; then
+    timeout 60 env LD_PRELOAD="$T/libgmgnomem.so $PRELOAD" GMGTEST_ALIGNED_OK=0 GPUMEM_LIMIT=3M \
+        "$T/trust" nomem_refuse >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && has "nomem_refuse: the fourth refused" "$WORK/out" \
+       && has "  (none listed: 3 allocations could not be tracked (the guard ran out of memory), and 3145728 bytes of them stay counted)" "$WORK/err" \
+       && ! grep -q "has been freed since" "$WORK/err"; then
+        ok "a refusal with every allocation untracked: the message says the guard could not track them, not that they were freed"
+    else bad "a refusal message with untracked allocations (exit $rc)" "$WORK/out" "$WORK/err"; fi
+fi
 # a mapping the guard could not record: its handle's bytes are not given back
 # while the driver still holds them (a release while mapped)
 for ok in 2 4; do

@@ -37,17 +37,25 @@ static int by_bytes(const void *a, const void *b)
     return by_stack(a, b);
 }
 
-/* A label value: backslash, quote and newline escaped, as the format asks. */
-static void label(struct gmg_buf *b, const char *s)
+/* A label value: s with backslash, quote and newline escaped, as the
+ * format asks, into out (n bytes, cut short if it is longer): on the
+ * stack, so that out of memory never blanks a label. */
+static const char *label(char *out, size_t n, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"')
-            gmg_buf_printf(b, "\\%c", *s);
-        else if (*s == '\n')
-            gmg_buf_printf(b, "\\n");
-        else
-            gmg_buf_put(b, s, 1);
+    size_t k = 0;
+    for (; *s && k + 3 < n; s++) {
+        if (*s == '\\' || *s == '"') {
+            out[k++] = '\\';
+            out[k++] = *s;
+        } else if (*s == '\n') {
+            out[k++] = '\\';
+            out[k++] = 'n';
+        } else {
+            out[k++] = *s;
+        }
     }
+    out[k] = 0;
+    return out;
 }
 
 static void metric(struct gmg_buf *b, const char *name, const char *type, const char *help)
@@ -108,14 +116,13 @@ static size_t top_sites(struct site *top, uint64_t *live)
 
 static void build(struct gmg_buf *b, gmg_site_namer name_site)
 {
-    char exe[256] = "", common[512];
+    char exe[256] = "", common[600];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = 0;
     const char *base = strrchr(exe, '/');
-    struct gmg_buf lab = { 0 };
-    label(&lab, base ? base + 1 : exe);
-    snprintf(common, sizeof common, "pid=\"%d\",exe=\"%s\"", (int)getpid(), lab.p ? lab.p : "");
-    gmg_buf_free(&lab);
+    char lab[2 * sizeof exe];
+    snprintf(common, sizeof common, "pid=\"%d\",exe=\"%s\"", (int)getpid(),
+             label(lab, sizeof lab, base ? base + 1 : exe));
     int ndev = gmg_quota_devices_seen();
 
     static const struct { const char *name, *type, *help; int what; } m[] = {
@@ -145,11 +152,8 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
 
     if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the same numbers in every member's file */
         gmg_quota_refresh();
-        struct gmg_buf g = { 0 };
-        label(&g, gmg_cfg.group);
-        char gcommon[600];
-        snprintf(gcommon, sizeof gcommon, "group=\"%s\",%s", g.p ? g.p : "", common);
-        gmg_buf_free(&g);
+        char g[2 * GMG_GROUP_NAME_MAX + 2], gcommon[sizeof common + sizeof g + 16];
+        snprintf(gcommon, sizeof gcommon, "group=\"%s\",%s", label(g, sizeof g, gmg_cfg.group), common);
         static const struct { const char *name, *help; int what; } gm[] = {
             { "gpumem_group_used_bytes", "Device memory counted against the group's budget, all members (GPUMEM_GROUP).", 0 },
             { "gpumem_group_limit_bytes", "The group's budget per device (GPUMEM_LIMIT of GPUMEM_GROUP); 0 when none.", 1 },
@@ -175,11 +179,9 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
     if (name_site && k)
         name_site(stacks, k, names[0], sizeof names[0]);
     for (size_t i = 0; i < k; i++) {
-        struct gmg_buf l = { 0 };
-        label(&l, *names[i] ? names[i] : "unknown");
+        char l[2 * sizeof names[i]];
         gmg_buf_printf(b, "gpumem_site_bytes{device=\"%d\",%s,rank=\"%zu\",site=\"%s\"} %llu\n", top[i].device, common,
-                       i + 1, l.p ? l.p : "", (unsigned long long)top[i].bytes);
-        gmg_buf_free(&l);
+                       i + 1, label(l, sizeof l, *names[i] ? names[i] : "unknown"), (unsigned long long)top[i].bytes);
     }
 }
 

@@ -260,6 +260,13 @@ static struct pyf *find(struct pyf *f, uint64_t h, const char *fn, const char *f
     return NULL;
 }
 
+static uint64_t frames_lost;
+
+uint64_t gmg_py_lost(void)
+{
+    return __atomic_load_n(&frames_lost, __ATOMIC_RELAXED);
+}
+
 static uint32_t intern(const char *fn, const char *file, int line)
 {
     uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)line, fn), file);
@@ -272,8 +279,10 @@ static uint32_t intern(const char *fn, const char *file, int line)
         return f->id;
     size_t lf = strlen(fn), ll = strlen(file);
     struct pyf *fresh = malloc(sizeof *fresh + lf + ll + 2);
-    if (!fresh)
+    if (!fresh) { /* out of memory: the frame is left out, and reports say so */
+        __atomic_fetch_add(&frames_lost, 1, __ATOMIC_RELAXED);
         return 0;
+    }
     fresh->hash = h;
     fresh->line = line;
     memcpy(fresh->text, fn, lf + 1);

@@ -28,6 +28,9 @@ void gmg_py_set_mode(int on);
  * this thread, an unknown layout or capture is off. The interpreter is
  * looked for once, at the first capture. */
 uint32_t gmg_py_capture(uintptr_t *out, uint32_t max);
+/* Python frames left out of captured stacks since start-up because their
+ * names could not be interned (out of memory). */
+uint64_t gmg_py_lost(void);
 
 /* Is pc (a return address) in the interpreter's own code? Once Python
  * frames are captured, the native frames from the first of these outward

@@ -241,9 +241,16 @@ static struct ctxtab *ctx_grown(const struct ctxtab *old)
 }
 
 static int ctx_unindexed_said;
+static uint64_t ctx_unindexed_n;
+
+uint64_t gmg_ctx_unindexed(void)
+{
+    return __atomic_load_n(&ctx_unindexed_n, __ATOMIC_RELAXED);
+}
 
 static __attribute__((noinline, cold)) void ctx_unindexed_once(uintptr_t ctx, int wrapped)
 {
+    __atomic_fetch_add(&ctx_unindexed_n, 1, __ATOMIC_RELAXED);
     if (!__atomic_exchange_n(&ctx_unindexed_said, 1, __ATOMIC_RELAXED))
         gmg_error("%s: allocations in context %#lx (and any later new context) stay counted against the quota "
                   "when the context is destroyed",
@@ -334,4 +341,5 @@ void gmg_record_atfork_child(void)
     orphans[0] = orphans[1] = NULL; /* the parent's; this thread's spares stay its own */
     pthread_mutex_init(&ctx_mu, NULL);
     ctx_unindexed_said = 0;
+    ctx_unindexed_n = 0;
 }

@@ -155,6 +155,21 @@ const struct gmg_module *gmg_stack_module(const struct gmg_stack *s, uint32_t i)
     return mods[i] ? &modules[mods[i]] : NULL;
 }
 
+/* Stacks that could not be kept (out of memory, or the depot full): their
+ * allocations get stack 0, and reports say they are incomplete. */
+static uint64_t stacks_lost;
+
+static __attribute__((noinline, cold)) uint32_t lost_one(void)
+{
+    __atomic_fetch_add(&stacks_lost, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+uint64_t gmg_stack_lost(void)
+{
+    return __atomic_load_n(&stacks_lost, __ATOMIC_RELAXED);
+}
+
 uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
 {
     if (depth == 0)
@@ -170,7 +185,7 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
 
     struct gmg_stack *fresh = malloc(sizeof *fresh + depth * (sizeof(uintptr_t) + sizeof(uint16_t)));
     if (!fresh)
-        return 0;
+        return lost_one();
     fresh->hash = h;
     fresh->depth = depth;
     memcpy(fresh->frames, frames, depth * sizeof *frames);
@@ -186,7 +201,7 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
         if (c >= CHUNKS) {
             pthread_mutex_unlock(mu);
             free(fresh);
-            return 0;
+            return lost_one();
         }
         struct gmg_stack **chunk = __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE);
         if (!chunk) {
@@ -195,7 +210,7 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
             if (!nc) {
                 pthread_mutex_unlock(mu);
                 free(fresh);
-                return 0;
+                return lost_one();
             }
             if (!__atomic_compare_exchange_n(&chunks[c], &expected, nc, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
                 free(nc);

@@ -51,6 +51,9 @@ static inline uint32_t gmg_stack_capture(void)
 
 /* Intern given frames (tests, and capture itself). */
 uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth);
+/* Stacks not kept (out of memory, or the depot full) since start-up: their
+ * allocations were given stack 0. */
+uint64_t gmg_stack_lost(void);
 
 /* The stack with this id, or NULL. */
 const struct gmg_stack *gmg_stack_get(uint32_t id);

@@ -142,13 +142,14 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
     }
     gmg_buf_printf(b, "],\n\"incomplete\":[");
     first = 1;
+    unsigned inc = gmg_report_incomplete(r);
     for (int i = 0; i < GMG_INCOMPLETE_KINDS; i++)
-        if (r->incomplete & (1u << i)) {
+        if (inc & (1u << i)) {
             gmg_buf_printf(b, "%s\"%s\"", first ? "" : ",", gmg_incomplete_name(i));
             first = 0;
         }
-    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"counted_bytes\":%llu},\"unlisted\":{\"allocations\":%llu,"
+    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"counted_bytes\":%llu,\"never_freed\":%llu},\"unlisted\":{\"allocations\":%llu,"
                       "\"bytes\":%llu}}\n",
                    (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes,
-                   (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
+                   (unsigned long long)r->untracked_live, (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
 }

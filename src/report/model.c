@@ -14,6 +14,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/stacks.h"
 
@@ -211,20 +212,28 @@ void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t
 
 uint64_t gmg_report_leaks(const struct gmg_report *r)
 {
-    return r->live_allocs + r->reclaimed_allocs;
+    return r->live_allocs + r->reclaimed_allocs + r->untracked_live;
 }
 
 int gmg_report_clean(const struct gmg_report *r)
 {
     return r->trigger == GMG_TRIGGER_EXIT && !gmg_report_leaks(r) && !r->refused && !r->unknown_frees &&
-           !r->any_suppressed && !r->incomplete;
+           !r->any_suppressed && !gmg_report_incomplete(r);
 }
 
 const char *gmg_incomplete_name(int i)
 {
     static const char *const names[GMG_INCOMPLETE_KINDS] = { "untracked", "unlisted", "groups", "suppressions",
-                                                             "fragmentation" };
+                                                             "fragmentation", "names", "stacks", "contexts" };
     return i >= 0 && i < GMG_INCOMPLETE_KINDS ? names[i] : "?";
+}
+
+unsigned gmg_report_incomplete(const struct gmg_report *r)
+{
+    unsigned inc = r->incomplete;
+    if (r->sym ? gmg_symbolizer_lost(r->sym) > r->sym_lost0 : r->ngroups + r->nreclaimed + r->ngrowth > 0)
+        inc |= GMG_INCOMPLETE_NAMES;
+    return inc;
 }
 
 struct walk {
@@ -306,11 +315,19 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->growth = group_list(&w.growth, &r->ngrowth);
         r->has_growth = 1;
     }
-    if (r->lost.untracked_allocs)
+    if (r->lost.untracked_allocs) {
         r->incomplete |= GMG_INCOMPLETE_UNTRACKED;
+        if (r->lost.untracked_allocs > r->unknown_frees)
+            r->untracked_live = r->lost.untracked_allocs - r->unknown_frees;
+    }
     if (r->lost.unlisted_allocs)
         r->incomplete |= GMG_INCOMPLETE_UNLISTED;
+    if (gmg_stack_lost() || gmg_py_lost())
+        r->incomplete |= GMG_INCOMPLETE_STACKS;
+    if (gmg_ctx_unindexed())
+        r->incomplete |= GMG_INCOMPLETE_CONTEXTS;
     r->sym = gmg_symbolizer_get();
+    r->sym_lost0 = gmg_symbolizer_lost(r->sym);
     suppress(r);
     return 0;
 }
@@ -395,11 +412,20 @@ static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const 
      * memory) has nothing live left by now, which must not read as if the
      * bytes "in use" above had never been. */
     uint64_t was = gmg_quota_pooled() ? ev->own : ev->in_use;
-    if (!t.n && was)
+    struct gmg_track_lost lost;
+    gmg_track_lost(&lost);
+    if (!t.n && lost.untracked_bytes) /* the guard's own out of memory: it cannot say what holds them */
+        gmg_buf_printf(b, "  (none listed: %llu allocations could not be tracked (the guard ran out of memory), and "
+                          "%llu bytes of them stay counted)\n",
+                       (unsigned long long)lost.untracked_allocs, (unsigned long long)lost.untracked_bytes);
+    else if (!t.n && was)
         gmg_buf_printf(b, "  (none now: the %s in use at the refusal%s has been freed since)\n",
                        gmg_fmt_size(use, sizeof use, was), gmg_quota_pooled() ? " by this process" : "");
     else if (!t.n)
         gmg_buf_printf(b, "  (none)\n");
+    else if (lost.untracked_bytes)
+        gmg_buf_printf(b, "  (and %llu allocations the guard could not track: %llu bytes counted)\n",
+                       (unsigned long long)lost.untracked_allocs, (unsigned long long)lost.untracked_bytes);
     gmg_report_free(&r);
 }
 
@@ -412,6 +438,11 @@ void gmg_report_refusal(const struct gmg_refusal *ev)
                                      "counted, not shown");
     if (!b.failed)
         gmg_write_stderr(b.p, b.len);
+    else /* out of memory for the message: its first line, from the stack */
+        gmg_notice("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu, %llu in use (out of memory for "
+                   "the rest of this message)",
+                   gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
+                   (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
     gmg_buf_free(&b);
     if (ev->abort)
         gmg_report_now(GMG_TRIGGER_REFUSAL);

@@ -79,6 +79,11 @@ struct gmg_report {
      * bits, and the allocations behind the first two (core/track.h) */
     unsigned incomplete;
     struct gmg_track_lost lost;
+    /* untracked allocations that were never freed, at the least: more
+     * untracked than frees of pointers the guard never saw (each such
+     * free is one); leaks for GPUMEM_EXITCODE */
+    uint64_t untracked_live;
+    unsigned long sym_lost0;    /* gmg_symbolizer_lost(sym) when the report took it */
 };
 
 enum {
@@ -86,16 +91,24 @@ enum {
     GMG_INCOMPLETE_UNLISTED = 2,      /* reclaimed allocations that could not be listed   */
     GMG_INCOMPLETE_GROUPS = 4,        /* allocations counted but not in any stack's group */
     GMG_INCOMPLETE_SUPPRESSIONS = 8,  /* GPUMEM_SUPPRESSIONS not applied                  */
-    GMG_INCOMPLETE_FRAGMENTATION = 16 /* the fragmentation section left out or short      */
+    GMG_INCOMPLETE_FRAGMENTATION = 16, /* the fragmentation section left out or short     */
+    GMG_INCOMPLETE_NAMES = 32,        /* frames not (fully) named: no symbolizer, or a name lost */
+    GMG_INCOMPLETE_STACKS = 64,       /* call stacks (or Python frames) not kept           */
+    GMG_INCOMPLETE_CONTEXTS = 128     /* contexts not indexed: teardown cannot reclaim     */
 };
-#define GMG_INCOMPLETE_KINDS 5
+#define GMG_INCOMPLETE_KINDS 8
 
 /* The name of incomplete bit i (0 .. GMG_INCOMPLETE_KINDS-1), for the
- * formats: "untracked", "unlisted", "groups", "suppressions", "fragmentation". */
+ * formats: "untracked", "unlisted", "groups", "suppressions", "fragmentation",
+ * "names", "stacks", "contexts". */
 const char *gmg_incomplete_name(int i);
 
-/* Unsuppressed leaks of a report: live allocations and what context teardown
- * reclaimed (GPUMEM_EXITCODE). */
+/* r->incomplete, and "names" if frames written so far lost a name or had
+ * no symbolizer: call it after the frames are written. */
+unsigned gmg_report_incomplete(const struct gmg_report *r);
+
+/* Unsuppressed leaks of a report: live allocations, what context teardown
+ * reclaimed, and untracked ones never freed (GPUMEM_EXITCODE). */
 uint64_t gmg_report_leaks(const struct gmg_report *r);
 
 /* An exit report that finds nothing to say: nothing live, reclaimed,

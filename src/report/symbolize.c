@@ -47,6 +47,7 @@ struct gmg_symbolizer {
     struct offline *offline; /* one Dwfl each: two may have had one address */
     struct entry *cache;
     struct entry *uncached;  /* out of memory for the cache: linked by hh.next, freed with it */
+    unsigned long lost;      /* names it could not keep (out of memory), since it was made */
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
@@ -97,6 +98,11 @@ static demangle_fn find_demangler(void)
     return f;
 }
 
+unsigned long gmg_symbolizer_lost(const struct gmg_symbolizer *s)
+{
+    return s ? s->lost : 0;
+}
+
 struct gmg_symbolizer *gmg_symbolizer_new(void)
 {
     return calloc(1, sizeof(struct gmg_symbolizer));
@@ -126,9 +132,15 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-static const char *keep(const char *s)
+/* A copy of a name; NULL for none, and NULL (counted in s->lost) when
+ * memory ran out. A frame that lost a name is not cached: a later report
+ * tries again. */
+static const char *keep(struct gmg_symbolizer *sym, const char *s)
 {
-    return s ? strdup(s) : NULL;
+    char *c = s ? strdup(s) : NULL;
+    if (s && !c)
+        sym->lost++;
+    return c;
 }
 
 /* Is the module a frame was captured in still the one mapped there? */
@@ -156,10 +168,11 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
                                struct gmg_frame_info *out)
 {
     struct gmg_frame_info fi = { .pc = pc, .unloaded = 1 };
+    unsigned long lost0 = s->lost;
     uintptr_t look = pc - 1;
     const char *fn = NULL;
-    fi.module = keep(base_name(m->path));
-    fi.module_path = keep(m->path);
+    fi.module = keep(s, base_name(m->path));
+    fi.module_path = keep(s, m->path);
     fi.offset = pc - m->bias;
     struct offline *o = s->offline;
     while (o && o->mod != m)
@@ -182,7 +195,7 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         int ln = 0;
         const char *file = line ? dwfl_lineinfo(line, NULL, &ln, NULL, NULL, NULL) : NULL;
         if (file) {
-            fi.file = keep(file);
+            fi.file = keep(s, file);
             fi.line = ln;
         }
     }
@@ -191,8 +204,9 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
     if (e) {
         e->pc = ~pc;
         e->info = fi;
-        HASH_ADD(hh, s->cache, pc, sizeof e->pc, e);
-        if (!e->hh.tbl) /* out of memory: not cached, its names kept till the end */
+        if (s->lost == lost0)
+            HASH_ADD(hh, s->cache, pc, sizeof e->pc, e);
+        if (s->lost != lost0 || !e->hh.tbl) /* out of memory: not cached, its names kept till the end */
             uncached(s, e);
     }
     *out = fi;
@@ -237,13 +251,14 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
         return;
     }
     struct gmg_frame_info fi = { .pc = pc };
+    unsigned long lost0 = s->lost;
     /* return addresses point after the call: look up the call itself */
     uintptr_t look = pc ? pc - 1 : pc;
     Dl_info di;
     const char *fn = NULL;
     if (dladdr((void *)look, &di)) {
-        fi.module = keep(base_name(di.dli_fname));
-        fi.module_path = keep(di.dli_fname);
+        fi.module = keep(s, base_name(di.dli_fname));
+        fi.module_path = keep(s, di.dli_fname);
         fi.offset = pc - (uintptr_t)di.dli_fbase;
         fn = di.dli_sname;
     }
@@ -259,15 +274,15 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
                 int ln = 0;
                 const char *file = dwfl_lineinfo(line, NULL, &ln, NULL, NULL, NULL);
                 if (file) {
-                    fi.file = keep(file);
+                    fi.file = keep(s, file);
                     fi.line = ln;
                 }
             }
             if (!fi.module) {
                 Dwarf_Addr start;
                 const char *mname = dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-                fi.module = keep(base_name(mname));
-                fi.module_path = keep(mname);
+                fi.module = keep(s, base_name(mname));
+                fi.module_path = keep(s, mname);
                 fi.offset = pc - (uintptr_t)start;
             }
         }
@@ -277,8 +292,9 @@ void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_modu
     if (e) {
         e->pc = pc;
         e->info = fi;
-        HASH_ADD(hh, s->cache, pc, sizeof pc, e);
-        if (!e->hh.tbl) /* out of memory: not cached, its names kept till the end */
+        if (s->lost == lost0)
+            HASH_ADD(hh, s->cache, pc, sizeof pc, e);
+        if (s->lost != lost0 || !e->hh.tbl) /* out of memory: not cached, its names kept till the end */
             uncached(s, e);
     }
     *out = fi;
@@ -295,7 +311,7 @@ static void name_of(struct gmg_symbolizer *s, const char *fn, struct gmg_frame_i
         s->demangle = find_demangler();
     }
     char *dm = (mangled && s->demangle) ? s->demangle(fn, NULL, NULL, &status) : NULL;
-    fi->function = (dm && status == 0) ? dm : keep(fn);
+    fi->function = (dm && status == 0) ? dm : keep(s, fn);
     if (fi->function != dm)
         free(dm);
 }

@@ -37,6 +37,10 @@ struct gmg_symbolizer *gmg_symbolizer_new(void);
  * memory): the frame is then named by the loader alone (dladdr). */
 void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out);
 void gmg_symbolizer_free(struct gmg_symbolizer *s);
+/* How many names s could not keep (out of memory) since it was made; the
+ * frames concerned are not cached, so a later call tries again. 0 for
+ * NULL (which names frames by the loader alone). */
+unsigned long gmg_symbolizer_lost(const struct gmg_symbolizer *s);
 
 /* The shared symbolizer (see symbolize.c), or a new one while it is in use;
  * NULL when none can be made. Hand it back with put, and use its strings

@@ -18,7 +18,7 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
 {
     const struct gmg_stack *s = gmg_stack_get(stack);
     if (!s) {
-        gmg_buf_printf(b, "    (no stack: GPUMEM_STACK_DEPTH=0)\n");
+        gmg_buf_printf(b, gmg_cfg.stack_depth ? "    (no stack recorded)\n" : "    (no stack: GPUMEM_STACK_DEPTH=0)\n");
         return;
     }
     int k = 0;
@@ -93,23 +93,37 @@ static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
 /* What the guard's own out of memory kept from this report. */
 static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
 {
-    if (!r->incomplete)
+    unsigned inc = gmg_report_incomplete(r);
+    if (!inc)
         return;
     gmg_buf_printf(b, "\nWARNING: this report is incomplete: the guard ran out of memory.\n");
-    if (r->incomplete & GMG_INCOMPLETE_UNTRACKED)
+    if (inc & GMG_INCOMPLETE_UNTRACKED)
         gmg_buf_printf(b, "  %llu allocations made since start-up could not be tracked: none of them is in this "
                           "report; the %llu bytes they counted against the quota stay counted.\n",
                        (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes);
-    if (r->incomplete & GMG_INCOMPLETE_UNLISTED)
+    if (r->untracked_live)
+        gmg_buf_printf(b, "  At least %llu of them were never freed (more than the %llu frees of pointers the guard "
+                          "never saw): leaks, for GPUMEM_EXITCODE too.\n",
+                       (unsigned long long)r->untracked_live, (unsigned long long)r->unknown_frees);
+    if (inc & GMG_INCOMPLETE_UNLISTED)
         gmg_buf_printf(b, "  %llu allocations (%llu bytes) reclaimed by context teardown could not be listed: they "
                           "are not in this report.\n",
                        (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
-    if (r->incomplete & GMG_INCOMPLETE_GROUPS)
+    if (inc & GMG_INCOMPLETE_GROUPS)
         gmg_buf_printf(b, "  Some allocations are in the totals but in no stack's group above.\n");
-    if (r->incomplete & GMG_INCOMPLETE_SUPPRESSIONS)
+    if (inc & GMG_INCOMPLETE_SUPPRESSIONS)
         gmg_buf_printf(b, "  GPUMEM_SUPPRESSIONS was not applied: every leak is reported.\n");
-    if (r->incomplete & GMG_INCOMPLETE_FRAGMENTATION)
+    if (inc & GMG_INCOMPLETE_FRAGMENTATION)
         gmg_buf_printf(b, "  The fragmentation section is left out or counts fewer allocations than live.\n");
+    if (inc & GMG_INCOMPLETE_NAMES)
+        gmg_buf_printf(b, "  Some frames are named by the loader alone, or not at all (\"??\"): suppressions may not "
+                          "have matched them.\n");
+    if (inc & GMG_INCOMPLETE_STACKS)
+        gmg_buf_printf(b, "  Some call stacks or Python frames were not kept: their allocations are listed under "
+                          "\"no stack recorded\", or with frames left out.\n");
+    if (inc & GMG_INCOMPLETE_CONTEXTS)
+        gmg_buf_printf(b, "  %llu contexts could not be indexed: allocations in them stay listed, and counted, after "
+                          "their teardown.\n", (unsigned long long)gmg_ctx_unindexed());
 }
 
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)

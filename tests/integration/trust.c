@@ -35,6 +35,9 @@
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  *   trust nomem N           N allocations held, then freed, while the guard's
  *                           table cannot grow (tests/integration/nomem.c)
+ *   trust nomem_leak N      N allocations, all but the last freed, the same way
+ *   trust nomem_refuse      three allocations of 1 MiB held and a fourth refused
+ *                           (GPUMEM_LIMIT=3M), the same way
  *   trust nomem_vmm         a handle created, mapped, released and unmapped,
  *                           the same way: the guard never counts less than
  *                           the driver holds
@@ -812,6 +815,34 @@ static void nomem(int n)
     free(p);
 }
 
+/* n allocations, all but the last freed: with the guard's table out of
+ * memory, none is tracked, and the exit report must still find one leak */
+static void nomem_leak(int n)
+{
+    CUdeviceptr p;
+    for (int i = 0; i < n; i++) {
+        CHECK(cuMemAlloc_v2(&p, 4096));
+        if (i + 1 < n)
+            CHECK(cuMemFree_v2(p));
+    }
+    printf("nomem_leak: %d allocations, %d freed\n", n, n - 1);
+}
+
+/* three allocations of 1 MiB held, the fourth refused (GPUMEM_LIMIT=3M),
+ * the same way: the refusal message cannot list what holds the bytes, and
+ * must not say they were freed */
+static void nomem_refuse(void)
+{
+    CUdeviceptr p[4];
+    for (int i = 0; i < 3; i++)
+        CHECK(cuMemAlloc_v2(&p[i], 1 << 20));
+    CUresult r = cuMemAlloc_v2(&p[3], 1 << 20);
+    printf("nomem_refuse: the fourth %s\n", r == CUDA_ERROR_OUT_OF_MEMORY ? "refused" : "not refused");
+    usleep(300000); /* the reporter thread explains it meanwhile */
+    for (int i = 0; i < 3; i++)
+        CHECK(cuMemFree_v2(p[i]));
+}
+
 static void nomem_vmm(void)
 {
     CUdeviceptr va;
@@ -893,6 +924,8 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else if (!strcmp(m, "nomem")) nomem(n);
+    else if (!strcmp(m, "nomem_leak")) nomem_leak(n);
+    else if (!strcmp(m, "nomem_refuse")) nomem_refuse();
     else if (!strcmp(m, "nomem_vmm")) nomem_vmm();
     else {
         fprintf(stderr, "unknown mode %s\n", m);

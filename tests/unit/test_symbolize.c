@@ -2,15 +2,33 @@
  * test_symbolize.c - report/symbolize.c on its own: a frame is named with a
  * symbolizer, and also without one (NULL: gmg_symbolizer_get could not make
  * one, out of memory), from the loader alone, without crashing the program
- * whose report it is. Prints "symbolize: N checks, M failed"; exit status 1
- * on failure. Linked with -rdynamic so that dladdr knows named_here.
+ * whose report it is. Then a name that cannot be kept (strdup fails here
+ * on demand): the frame says so (gmg_symbolizer_lost) and is not cached, so
+ * that the next call names it. Prints "symbolize: N checks, M failed"; exit
+ * status 1 on failure. Linked with -rdynamic so that dladdr knows named_here.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* symbolize.c keeps names with strdup: this one, the program's own, fails
+ * while no_strdup is set. */
+static int no_strdup;
+char *strdup(const char *str)
+{
+    if (no_strdup) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    size_t n = strlen(str) + 1;
+    char *p = malloc(n);
+    return p ? memcpy(p, str, n) : NULL;
+}
 
 /* core/pyframes.c, stubbed: no Python frame here */
 int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *line)
@@ -47,6 +65,21 @@ int main(void)
     memset(&fi, 0xff, sizeof fi);
     gmg_symbolize(NULL, 8, NULL, &fi); /* an address no object holds */
     CHECK(fi.pc == 8 && !fi.function && !fi.module && !fi.file, "without a symbolizer, nothing known: nothing named");
+
+    /* names that cannot be kept: counted, not cached; named once memory is back */
+    s = gmg_symbolizer_new();
+    no_strdup = 1;
+    memset(&fi, 0, sizeof fi);
+    gmg_symbolize(s, pc, NULL, &fi);
+    no_strdup = 0;
+    CHECK(!fi.function && gmg_symbolizer_lost(s) > 0, "a name lost to out of memory is counted");
+    unsigned long lost = gmg_symbolizer_lost(s);
+    memset(&fi, 0, sizeof fi);
+    gmg_symbolize(s, pc, NULL, &fi);
+    CHECK(is(fi.function, "named_here") && is(fi.module, "test_symbolize") && gmg_symbolizer_lost(s) == lost,
+          "and not cached: the next call names the frame");
+    gmg_symbolizer_free(s);
+    CHECK(gmg_symbolizer_lost(NULL) == 0, "NULL has lost nothing it could count");
 
     printf("symbolize: %d checks, %d failed\n", checks, failed);
     return failed != 0;
