@@ -124,6 +124,7 @@ if [ "$mid" = 1 ] && [ $promok = 1 ] && [ "$(stat -c %a "$WORK/m.prom")" = 644 ]
    && grep -q '^# TYPE gpumem_allocations_total counter$' "$WORK/m.prom" \
    && grep -q '^gpumem_allocations_total{device="0",pid="[0-9]*",exe="trust"} 1$' "$WORK/m.prom" \
    && grep -q '^gpumem_live_allocations{device="0",pid="[0-9]*",exe="trust"} 1$' "$WORK/m.prom" \
+   && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="trust"} 0$' "$WORK/m.prom" \
    && grep -q '^gpumem_site_bytes{device="0",pid="[0-9]*",exe="trust",rank="1",site="leak_before_exit[^"]*"} 197520$' "$WORK/m.prom"; then
     ok "GPUMEM_METRICS: written while running and at exit, values as in the report, top site labelled$(command -v promtool >/dev/null && echo ', promtool accepts it')"
 else bad "metrics file (mid-run $mid, promtool $promok)" "$WORK/m.prom"; fi

@@ -233,10 +233,11 @@ for ok in 0 200 600; do
 done
 if [ "${GMG_SANITIZER:-}" != tsan ]; then
     timeout 60 env LD_PRELOAD="$T/libgmgnomem.so $PRELOAD" GMGTEST_ALIGNED_OK=0 GPUMEM_REPORT_FORMAT=json \
-        "$T/trust" nomem 20000 >"$WORK/out" 2>"$WORK/err"; rc=$?
+        GPUMEM_METRICS="$WORK/nomem.prom" "$T/trust" nomem 20000 >"$WORK/out" 2>"$WORK/err"; rc=$?
     if [ $rc = 0 ] && sed -n '/^{/,$p' "$WORK/err" | jq -e '.incomplete == ["untracked"] and .untracked.allocations == 20001
-            and .untracked.counted_bytes == 10240000 and .unlisted.allocations == 0 and .totals.live_allocations == 0' >/dev/null; then
-        ok "JSON says the report is incomplete: \"incomplete\": [\"untracked\"], 20,000 allocations and an address range untracked, 10240000 bytes of them counted"
+            and .untracked.counted_bytes == 10240000 and .unlisted.allocations == 0 and .totals.live_allocations == 0' >/dev/null \
+       && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="trust"} 20001$' "$WORK/nomem.prom"; then
+        ok "JSON says the report is incomplete: \"incomplete\": [\"untracked\"], 20,000 allocations and an address range untracked, 10240000 bytes of them counted; the metrics file counts them too"
     else bad "JSON of a report the guard's out of memory made incomplete (exit $rc)" "$WORK/out" "$WORK/err"; fi
 fi
 # GPUMEM_EXITCODE when nothing could be tracked: a leak among untracked

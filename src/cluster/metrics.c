@@ -149,6 +149,13 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
            "Live allocations (as the report counts them: not reserved ranges or mappings).");
     for (int d = 0; d < ndev; d++)
         series(b, "gpumem_live_allocations", d, common, live[d]);
+    struct gmg_track_lost lost;
+    gmg_track_lost(&lost);
+    metric(b, "gpumem_untracked_allocations_total", "counter",
+           "Allocations the guard could not track (it ran out of memory): in no report or series above; what they "
+           "counted against the quota stays counted.");
+    gmg_buf_printf(b, "gpumem_untracked_allocations_total{%s} %llu\n", common,
+                   (unsigned long long)lost.untracked_allocs);
 
     if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the same numbers in every member's file */
         gmg_quota_refresh();
