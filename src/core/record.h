@@ -115,8 +115,9 @@ void gmg_pool_give_back(struct gmg_pool *p, struct gmg_alloc *a);
 /* The index of a context for records (the same handle, the same index);
  * 0 for none, or when the table cannot grow. `add` 0: look only. */
 uint32_t gmg_ctx_index(uintptr_t ctx, int add);
-/* Contexts given index 0 because the table could not take them (out of
- * memory): their allocations are not reclaimed at teardown. */
+/* How many times a context was given index 0 because the table could not
+ * take it (out of memory; an allocation in such a context asks again):
+ * their allocations are not reclaimed at teardown. */
 uint64_t gmg_ctx_unindexed(void);
 
 /* A free of a pointer the guard never saw (it is passed to the driver). */

@@ -122,8 +122,8 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, "  Some call stacks or Python frames were not kept: their allocations are listed under "
                           "\"no stack recorded\", or with frames left out.\n");
     if (inc & GMG_INCOMPLETE_CONTEXTS)
-        gmg_buf_printf(b, "  %llu contexts could not be indexed: allocations in them stay listed, and counted, after "
-                          "their teardown.\n", (unsigned long long)gmg_ctx_unindexed());
+        gmg_buf_printf(b, "  Some contexts could not be indexed: allocations in them stay listed, and counted, after "
+                          "their teardown.\n");
 }
 
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)

@@ -373,7 +373,7 @@ int main(void)
                 distinct = 0;
     }
     CHECK(indexed == 63 && idx[0] && idx[62] && !idx[63] && !idx[79], "63 contexts indexed without memory, then none");
-    CHECK(gmg_ctx_unindexed() == 17, "the 17 left out are counted, for reports");
+    CHECK(gmg_ctx_unindexed() == 17, "the 17 tries that found no room are counted, for reports");
     CHECK(distinct, "their indices are distinct");
     int kept = 1;
     for (int i = 0; i < 80; i++)
