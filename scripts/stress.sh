@@ -10,6 +10,7 @@ T=$B/tests
 mkdir -p "$T"
 cc -std=gnu11 -O1 -g -Wall -Wextra -Werror -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$T/trust" \
     tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1 -ldl -lpthread || exit 1
+cc -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -o "$T/liboomshim.so" tests/integration/oomshim.c -ldl || exit 1
 export LD_LIBRARY_PATH="$ROOT/$B/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 PRELOAD="$ROOT/$B/libgpumemguard.so"
 WORK=$(mktemp -d)
@@ -62,6 +63,32 @@ for f in "$WORK/many"/*.json; do jq -e .schema "$f" >/dev/null 2>&1 || bad_json=
 [ $rc = 0 ] && [ "$n" = 401 ] && [ "$bad_json" = 0 ] && [ -z "$(ls "$WORK/many" | grep tmp)" ] \
     && ok "report path torture: 400 concurrent dumps and the exit report to one path: 401 whole JSON files" \
     || bad "concurrent dumps to one path: $n files, $bad_json unreadable (rc $rc)" "$WORK/err"
+
+# The guard out of memory, one of its own allocations at a time
+# (tests/integration/oomshim.c fails only calls made from the guard's code):
+# every one, in a program that allocates, frees, reports at exit in text and
+# JSON under a limit; and every third in one that is refused and explained.
+# Never a crash, a hang, or fewer bytes counted than the driver holds.
+sweep() { # NAME ORACLE_GREP ENV... -- ARGS...: OOM_ONLY=1..N (N counted first), every STEP
+    local name=$1 want=$2 step=$3; shift 3
+    local n; n=$(timeout 30 env LD_PRELOAD="$ROOT/$T/liboomshim.so $PRELOAD" OOM_STATS=1 OOM_AFTER=1000000000 "$@" \
+                 2>&1 >/dev/null | sed -n 's/^\[shim\] eligible=\([0-9]*\).*/\1/p')
+    local k fails=0 runs=0 first=""
+    for ((k = 1; k <= ${n:-0}; k += step)); do
+        runs=$((runs + 1))
+        timeout 30 env LD_PRELOAD="$ROOT/$T/liboomshim.so $PRELOAD" OOM_ONLY=$k "$@" >"$WORK/out" 2>"$WORK/err"; rc=$?
+        if [ $rc != 0 ] || ! grep -q "$want" "$WORK/out"; then
+            fails=$((fails + 1)); [ -z "$first" ] && first="OOM_ONLY=$k (rc $rc)" && cp "$WORK/err" "$WORK/first"
+        fi
+    done
+    if [ "${n:-0}" -gt 0 ] && [ $fails = 0 ]; then
+        ok "guard out of memory, $name: $runs of its $n allocations failed one at a time, never a crash, a hang or too few bytes counted"
+    else bad "guard out of memory, $name: $fails of $runs runs failed (${n:-no} eligible; first: $first)" "$WORK/first"; fi
+}
+sweep "allocate, free, exit report (text, JSON) under a limit" \
+    "guard 1024000 while held; after the frees sim 0" 1 \
+    GPUMEM_LIMIT=64M GPUMEM_REPORT_FORMAT=text,json "$T/trust" nomem 2000
+sweep "a refusal explained" "nomem_refuse: the fourth refused" 3 GPUMEM_LIMIT=3M "$T/trust" nomem_refuse
 
 echo
 echo "stress took $((SECONDS - t0)) s"
