@@ -70,6 +70,23 @@ static int cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
+/* "0x..,0x.." (at most 32) into out; how many */
+static int offsets(const char *v, uintptr_t out[32])
+{
+    int n = 0;
+    char *e;
+    while (v && *v && n < 32) {
+        out[n] = strtoull(v, &e, 16);
+        if (e == v)
+            break;
+        n++;
+        v = e;
+        while (*v == ',')
+            v++;
+    }
+    return n;
+}
+
 static void init(void)
 {
     if (inited || initing)
@@ -83,24 +100,8 @@ static void init(void)
     if ((v = getenv("OOM_SEED"))) seed = strtoull(v, NULL, 0) * 2654435761ull + 1;
     if ((v = getenv("OOM_LOG"))) logit = atoi(v);
     if ((v = getenv("OOM_FUNCS"))) snprintf(funcs, sizeof funcs, "%s", v);
-    if ((v = getenv("OOM_SITES"))) {
-        char *e;
-        while (*v && nsites < 32) {
-            sites[nsites++] = strtoull(v, &e, 16);
-            if (e == v) break;
-            v = e;
-            while (*v == ',') v++;
-        }
-    }
-    if ((v = getenv("OOM_SKIP"))) {
-        char *e;
-        while (*v && nskips < 32) {
-            skips[nskips++] = strtoull(v, &e, 16);
-            if (e == v) break;
-            v = e;
-            while (*v == ',') v++;
-        }
-    }
+    nsites = offsets(getenv("OOM_SITES"), sites);
+    nskips = offsets(getenv("OOM_SKIP"), skips);
     int wide = getenv("OOM_WIDE") != NULL;
     dl_iterate_phdr(cb, &wide);
     initing = 0;
