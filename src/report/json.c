@@ -148,8 +148,9 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
             gmg_buf_printf(b, "%s\"%s\"", first ? "" : ",", gmg_incomplete_name(i));
             first = 0;
         }
-    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"counted_bytes\":%llu,\"never_freed\":%llu},\"unlisted\":{\"allocations\":%llu,"
-                      "\"bytes\":%llu}}\n",
+    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"counted_bytes\":%llu,\"never_freed\":%llu},",
                    (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes,
-                   (unsigned long long)r->untracked_live, (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
+                   (unsigned long long)r->untracked_live);
+    gmg_buf_printf(b, "\"unlisted\":{\"allocations\":%llu,\"bytes\":%llu}}\n",
+                   (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
 }
