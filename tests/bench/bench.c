@@ -21,7 +21,10 @@
  *       those rounds, not at the barriers): a thread that waits for a lock
  *       another thread holds sleeps in the kernel, which costs it CPU time
  *       no instruction count shows; then the same two for the driver's own
- *       names, the driver alone in the same moments.
+ *       names, the driver alone in the same moments; then, with
+ *       BENCH_LINE=1 (40 more rounds), the same two for the driver alone
+ *       plus the quota counter's two atomic operations on one line all
+ *       threads share (see line_alloc), else "- -".
  *   bench rss LIVE
  *       holds LIVE allocations of 512 bytes; prints VmRSS in kB.
  *   bench report LIVE DEPTH
@@ -101,8 +104,32 @@ static __attribute__((noinline)) long deep(int n, long (*fn)(void *), void *arg)
  * simBenchMemFree, which no guard intercepts. So a guarded process times
  * both, in the same moments, and whatever slows the machine for a while
  * slows both alike. */
-enum { VIA_ENTRY, VIA_RAW };
-struct worker { double round_cpu[2][ROUNDS]; long sleeps[2]; };
+enum { VIA_ENTRY, VIA_RAW, VIA_LINE };
+struct worker { double round_cpu[3][ROUNDS]; long sleeps[3]; };
+
+/* BENCH_LINE=1: a third kind of round, the driver alone plus what SPEC §6
+ * allows every allocation to write: one line that all threads share, the
+ * device's quota counter. The same two atomic operations as the guard's
+ * quota (core/quota.c, no limit): an add before the driver's alloc (and a
+ * read of the peak beside it), a subtract after its free. Its rounds less
+ * the driver's alone are the floor that line puts under a thread row. */
+static int paths = 2;
+static struct { unsigned long used, peak; } __attribute__((aligned(64))) line;
+
+static CUresult line_alloc(CUdeviceptr *dptr, size_t bytes)
+{
+    unsigned long now = __atomic_add_fetch(&line.used, bytes, __ATOMIC_ACQ_REL);
+    if (now > __atomic_load_n(&line.peak, __ATOMIC_RELAXED))
+        __atomic_store_n(&line.peak, now, __ATOMIC_RELAXED);
+    return simBenchMemAlloc(dptr, bytes);
+}
+
+static CUresult line_free(CUdeviceptr p)
+{
+    CUresult r = simBenchMemFree(p);
+    __atomic_fetch_sub(&line.used, 4096, __ATOMIC_ACQ_REL); /* pair_loop's size */
+    return r;
+}
 
 /* Every round starts on all threads at once: a round's figure is then the
  * threads' cost while they all ran, not partly one thread's alone (a thread
@@ -119,10 +146,10 @@ static long pair_loop(void *arg)
 {
     struct worker *w = arg;
     long per = pairs / ROUNDS / 2;
-    for (int r = 0; r < 2 * ROUNDS; r++) {
-        int via = r & 1;
-        CUresult (*alloc)(CUdeviceptr *, size_t) = via == VIA_RAW ? simBenchMemAlloc : cuMemAlloc_v2;
-        CUresult (*release)(CUdeviceptr) = via == VIA_RAW ? simBenchMemFree : cuMemFree_v2;
+    for (int r = 0; r < paths * ROUNDS; r++) {
+        int via = r % paths;
+        CUresult (*alloc)(CUdeviceptr *, size_t) = via == VIA_RAW ? simBenchMemAlloc : via == VIA_LINE ? line_alloc : cuMemAlloc_v2;
+        CUresult (*release)(CUdeviceptr) = via == VIA_RAW ? simBenchMemFree : via == VIA_LINE ? line_free : cuMemFree_v2;
         pthread_barrier_wait(&round_start);
         long s0 = voluntary_switches(); /* the barrier's own sleeps are not counted */
         double c0 = cpu_now();
@@ -132,7 +159,7 @@ static long pair_loop(void *arg)
                 abort();
             release(p);
         }
-        w->round_cpu[via][r / 2] = (cpu_now() - c0) / (double)per;
+        w->round_cpu[via][r / paths] = (cpu_now() - c0) / (double)per;
         w->sleeps[via] += voluntary_switches() - s0;
     }
     return 0;
@@ -196,8 +223,8 @@ static int mode_pairs(long live, int threads)
         pthread_join(t[i], NULL);
     double wall = now() - t0;
     double total = (double)(pairs / ROUNDS / 2 * ROUNDS * threads); /* pairs of each path */
-    double best[2], sleeps[2];
-    for (int via = 0; via < 2; via++) {
+    double best[3], sleeps[3];
+    for (int via = 0; via < paths; via++) {
         double per_round[ROUNDS];
         sleeps[via] = 0;
         for (int i = 0; i < threads; i++)
@@ -214,8 +241,12 @@ static int mode_pairs(long live, int threads)
         qsort(per_round, ROUNDS, sizeof *per_round, cmp_double);
         best[via] = per_round[0];
     }
-    printf("%.1f %.1f %.2f %.1f %.2f\n", best[VIA_ENTRY] * 1e9, wall * 1e9 / (2 * total),
+    printf("%.1f %.1f %.2f %.1f %.2f", best[VIA_ENTRY] * 1e9, wall * 1e9 / (paths * total),
            sleeps[VIA_ENTRY] * 1000.0 / total, best[VIA_RAW] * 1e9, sleeps[VIA_RAW] * 1000.0 / total);
+    if (paths > VIA_LINE)
+        printf(" %.1f %.2f\n", best[VIA_LINE] * 1e9, sleeps[VIA_LINE] * 1000.0 / total);
+    else
+        printf(" - -\n");
     free(w);
     return 0;
 }
@@ -345,6 +376,8 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "pairs";
     if (strcmp(mode, "pairs") == 0) {
         pairs = argc > 2 ? atol(argv[2]) : 200000;
+        if (getenv("BENCH_LINE") && *getenv("BENCH_LINE") == '1')
+            paths = 3;
         long live = argc > 3 ? atol(argv[3]) : 0;
         int threads = argc > 4 ? atoi(argv[4]) : 1;
         depth = argc > 5 ? atoi(argv[5]) : 0;
