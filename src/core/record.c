@@ -145,6 +145,8 @@ struct gmg_alloc *gmg_pool_get(struct gmg_pool *p, int aux)
         if ((size_t)(p->end - p->bump) < size) {
             size_t n = p->next_chunk ? p->next_chunk : FIRST_CHUNK;
             char *chunk = malloc(n);
+            if (!chunk && n > FIRST_CHUNK) /* short of memory: a small chunk may still be had */
+                chunk = malloc(n = FIRST_CHUNK);
             if (!chunk)
                 return NULL;
             p->bump = chunk;

@@ -12,7 +12,8 @@
  * demand): inserts are refused one by one, the program lives on (uthash's
  * default would exit(-1)), and the table stays exact. Then contexts get
  * their indices with no memory to be had (calloc fails here on demand: the
- * first table is static). Prints "track: N checks" and
+ * first table is static). Last, a shard's records when no chunk over 4 KiB
+ * can be had (malloc fails on demand). Prints "track: N checks" and
  * exits 0, or names each failed check and exits 1.
  */
 #define _GNU_SOURCE
@@ -50,6 +51,30 @@ void *calloc(size_t n, size_t size)
     void *p = malloc(bytes);
     return p ? memset(p, 0, bytes) : NULL;
 }
+
+/* record.c carves records from chunks it mallocs, 4 KiB growing to 256
+ * KiB: this malloc, the program's own, fails for more than 4 KiB while
+ * `no_big` is set. Not under a sanitizer, whose allocator must serve every
+ * malloc of the process (its free would not know glibc's blocks). */
+#ifndef __has_feature
+#define __has_feature(x) 0
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || __has_feature(address_sanitizer) || \
+    __has_feature(thread_sanitizer)
+#define OWN_MALLOC 0
+#else
+#define OWN_MALLOC 1
+extern void *__libc_malloc(size_t);
+static int no_big;
+void *malloc(size_t size)
+{
+    if (__atomic_load_n(&no_big, __ATOMIC_RELAXED) && size > 4096) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __libc_malloc(size);
+}
+#endif
 
 /* ---- stubs of what track.c and record.c call above them ---- */
 /* the depot's live totals: out of memory for new ones while no_totals is set */
@@ -389,6 +414,37 @@ int main(void)
             kept &= idx[i] != idx[j];
     }
     CHECK(kept, "once memory is back the table grows: 80 distinct indices, the first 63 kept");
+
+    /* 13. a shard's pool needs a new chunk, and no big one can be had: it
+     * takes small ones, and nothing goes untracked */
+    enum { POOLED = 3000 };
+    static uint64_t pk[POOLED];
+    uint32_t ps = shard_of_key(0xc00000000000ull);
+    n = 0;
+    for (uint64_t k = 0xc00000000000ull; n < POOLED; k += 0x200)
+        if (shard_of_key(k) == ps)
+            pk[n++] = k;
+    for (int i = 0; i < 200; i++) /* the pool's chunks grow past 4 KiB */
+        insert(pk[i], 1);
+#if OWN_MALLOC
+    struct gmg_track_lost lost0, lost1;
+    gmg_track_lost(&lost0);
+    no_big = 1;
+    int pooled = 0;
+    for (int i = 200; i < POOLED; i++)
+        pooled += try_insert(pk[i], 1) == 0;
+    no_big = 0;
+    gmg_track_lost(&lost1);
+    CHECK(pooled == POOLED - 200 && lost1.untracked_allocs == lost0.untracked_allocs,
+          "with no chunk over 4 KiB to be had, every record is still kept");
+#else
+    for (int i = 200; i < POOLED; i++)
+        insert(pk[i], 1);
+#endif
+    expect_live(POOLED, "records from small chunks");
+    for (int i = 0; i < POOLED; i++)
+        gmg_track_remove(GMG_SPACE_DEVPTR, pk[i], &g);
+    expect_live(0, "after their removal");
 
     printf("track: %d checks, %d failed\n", checks, failed);
     return failed != 0;
