@@ -114,6 +114,16 @@ n=$(ls "$WORK/a" | grep -cE '^r(\.[0-9]+)?\.txt$')
     && ok "160 concurrent API dumps from 4 threads and the exit report, one path: 161 files, no temporary collides" \
     || bad "concurrent dumps: $n files" "$WORK/err"
 
+# A dump that cannot be written anywhere (its directory gone, stderr full)
+# leaves its growth to the next: twice rather than never
+rm -rf "$WORK/g"; mkdir -p "$WORK/g"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/g/r.json" GPUMEM_REPORT_FORMAT=json "$T/trust" dumplost "$WORK/g" \
+    >"$WORK/out" 2>/dev/full
+g=$(jq -c '[.growth[] | .count, .bytes]' "$WORK/g/r.2.json" 2>/dev/null)
+if grep -q "dumplost: two dumps" "$WORK/out" && [ ! -e "$WORK/g/r.json" ] && [ "$g" = "[1,2097152,1,1048576]" ]; then
+    ok "a dump lost (no directory, stderr full): the next dump's growth still lists its allocation"
+else bad "dump lost, growth: $g, files: $(ls "$WORK/g" | tr '\n' ' ')" "$WORK/out"; fi
+
 rm -rf "$WORK/s"; mkdir -p "$WORK/s"
 env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/s/r.txt" "$T/trust" stale_tmp "$WORK/s/r.txt" >/dev/null 2>"$WORK/err"
 grep -q "SUMMARY: gpumemguard" "$WORK/s/r.txt" 2>/dev/null && ! has "cannot write" "$WORK/err" \

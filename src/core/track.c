@@ -621,11 +621,18 @@ size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, 
     return n;
 }
 
+/* Each shard's sequence number when the last kept marking walk passed it,
+ * and when the last marking walk did: the records a walk marked have seq
+ * in (kept, walked], modulo 2^32. Under the reports' lock (track.h). */
+static uint32_t marks_kept[SHARDS], marks_walked[SHARDS];
+
 void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg)
 {
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
         gmg_lock(&s->mu);
+        if (mark)
+            marks_walked[i] = s->seq;
         for (struct gmg_alloc *a = s->head; a; a = a->hh.next) {
             if (!a->space)
                 continue; /* the sentinel */
@@ -636,6 +643,27 @@ void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg)
         }
         gmg_unlock(&s->mu);
     }
+}
+
+void gmg_track_marks_keep(void)
+{
+    memcpy(marks_kept, marks_walked, sizeof marks_kept);
+}
+
+void gmg_track_marks_undo(void)
+{
+    for (int i = 0; i < SHARDS; i++) {
+        struct shard *s = &shards[i];
+        uint32_t span = marks_walked[i] - marks_kept[i];
+        if (!span)
+            continue; /* nothing made here since the last kept walk */
+        gmg_lock(&s->mu);
+        for (struct gmg_alloc *a = s->head; a; a = a->hh.next)
+            if (a->space && a->seen && a->seq - marks_kept[i] - 1 < span)
+                a->seen = 0;
+        gmg_unlock(&s->mu);
+    }
+    memcpy(marks_walked, marks_kept, sizeof marks_walked);
 }
 
 void gmg_track_reclaimed_walk(gmg_walk_fn fn, void *arg)
@@ -714,4 +742,6 @@ void gmg_track_atfork_child(void)
     reclaimed_n = reclaimed_cap = 0;
     untracked_allocs = untracked_bytes = unlisted_allocs = unlisted_bytes = 0;
     untracked_said = 0;
+    memset(marks_kept, 0, sizeof marks_kept); /* the shards' numbers start again */
+    memset(marks_walked, 0, sizeof marks_walked);
 }

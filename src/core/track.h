@@ -105,6 +105,13 @@ size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, 
  * a context teardown reclaimed (fresh is 0), under the list's lock. */
 typedef void (*gmg_walk_fn)(const struct gmg_alloc *a, int fresh, void *arg);
 void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg);
+/* After a walk with `mark`: keep its marks (its dump was delivered), or
+ * undo them (it was not: what it found fresh is fresh again for the next
+ * dump). Records are told apart by their shard's sequence numbers: those
+ * made after the last kept walk and before this one. The caller keeps
+ * marking walks apart (the reports' lock). */
+void gmg_track_marks_keep(void);
+void gmg_track_marks_undo(void);
 void gmg_track_reclaimed_walk(gmg_walk_fn fn, void *arg);
 
 /* Live totals per (stack, device, family), in O(stacks): the depot's per

@@ -26,6 +26,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "core/track.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -191,10 +192,12 @@ static int write_file(const char *path, const struct gmg_buf *b, const char **wh
     return rc;
 }
 
-static void emit(const struct gmg_report *r, int fmt, const char *ext)
+/* 0: the report reached its destination, or stderr in its place; -1: it
+ * is lost (no memory to format it, and stderr cannot take it either). */
+static int emit(const struct gmg_report *r, int fmt, const char *ext)
 {
     if (strcmp(gmg_cfg.report, "none") == 0)
-        return;
+        return 0;
     struct gmg_buf b = { 0 };
     if (fmt == GMG_FMT_JSON)
         gmg_report_json(r, &b);
@@ -205,12 +208,12 @@ static void emit(const struct gmg_report *r, int fmt, const char *ext)
     if (b.failed) {
         gmg_error("out of memory while formatting a report");
         gmg_buf_free(&b);
-        return;
+        return -1;
     }
     if (strcmp(gmg_cfg.report, "stdout") == 0) {
         if (gmg_std_ok(1) && gmg_write_all(1, b.p, b.len) == 0) {
             gmg_buf_free(&b);
-            return;
+            return 0;
         }
         gmg_error("cannot write report to stdout (%s): writing to stderr",
                   gmg_std_ok(1) ? strerror(errno) : "descriptor 1 is no longer the program's stdout");
@@ -226,12 +229,13 @@ static void emit(const struct gmg_report *r, int fmt, const char *ext)
         path_of(gmg_cfg.report, r->dump, ext, path, sizeof path);
         if (write_file(path, &b, &why) == 0) {
             gmg_buf_free(&b);
-            return;
+            return 0;
         }
         gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
     }
-    gmg_write_stderr(b.p, b.len);
+    int rc = gmg_write_stderr(b.p, b.len);
     gmg_buf_free(&b);
+    return rc == 0 ? 0 : -1;
 }
 
 uint64_t gmg_report_now(enum gmg_trigger trigger)
@@ -249,13 +253,22 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
         leaks = gmg_report_leaks(&r);
         int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
         /* a clean exit says its one line; at GPUMEM_LOG=quiet, nothing */
-        int silent = gmg_report_clean(&r) && gmg_cfg.log_level == GMG_LOG_QUIET;
+        int silent = gmg_report_clean(&r) && gmg_cfg.log_level == GMG_LOG_QUIET, lost = 0;
         if ((gmg_cfg.formats & GMG_FMT_TEXT) && !silent)
-            emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
+            lost |= emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
         if (gmg_cfg.formats & GMG_FMT_JSON)
-            emit(&r, GMG_FMT_JSON, several ? ".json" : NULL);
+            lost |= emit(&r, GMG_FMT_JSON, several ? ".json" : NULL);
         if (gmg_cfg.formats & GMG_FMT_FOLDED)
-            emit(&r, GMG_FMT_FOLDED, several ? ".folded" : NULL);
+            lost |= emit(&r, GMG_FMT_FOLDED, several ? ".folded" : NULL);
+        /* A dump that lists growth marked it listed. If any of its reports
+         * was lost, or its groups could not all be made, the next dump
+         * lists that growth again: twice rather than never. */
+        if (r.has_growth) {
+            if (lost || (r.incomplete & GMG_INCOMPLETE_GROUPS))
+                gmg_track_marks_undo();
+            else
+                gmg_track_marks_keep();
+        }
         gmg_report_free(&r);
     }
     pthread_mutex_unlock(&report_mu);

@@ -18,6 +18,9 @@
  *   trust dumps N           N signal dumps, one at a time, then exit
  *   trust forkreport        parent and forked child each write their exit report
  *   trust apidumps N        4 threads x N gpumemguard_dump() at once
+ *   trust dumplost DIR      a dump that cannot be written (DIR removed; the
+ *                           caller sends stderr to /dev/full), then one that
+ *                           can: its growth is both allocations
  *   trust stale_tmp PATH    stale temporaries for this pid exist beside PATH
  *   trust fd2 FILE          descriptor 2 closed, reopened as the program's data file
  *   trust dlclose LIB1 LIB2 a leak from a library then unloaded, LIB2 loaded after
@@ -659,6 +662,23 @@ static void apidumps(int n)
         pthread_join(t[i], NULL);
 }
 
+static void dumplost(const char *dir)
+{
+    int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+    CUdeviceptr a, b;
+    CHECK(cuMemAlloc_v2(&a, 1 << 20));
+    rmdir(dir); /* empty: nothing has been written there */
+    if (dump)
+        dump();
+    mkdir(dir, 0700);
+    CHECK(cuMemAlloc_v2(&b, 2 << 20));
+    if (dump)
+        dump();
+    CHECK(cuMemFree_v2(a));
+    CHECK(cuMemFree_v2(b));
+    printf("dumplost: %s\n", dump ? "two dumps" : "no guard");
+}
+
 static void stale_tmp(const char *path)
 {
     char p[4200];
@@ -909,6 +929,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "forkreport")) forkreport();
     else if (!strcmp(m, "apidumps")) apidumps(n);
     else if (!strcmp(m, "stale_tmp")) stale_tmp(argv[2]);
+    else if (!strcmp(m, "dumplost")) dumplost(argv[2]);
     else if (!strcmp(m, "fd2")) fd2(argv[2]);
     else if (!strcmp(m, "dlclose")) dlclose_case(argv[2], argv[3]);
     else if (!strcmp(m, "early_signal")) early_signal();

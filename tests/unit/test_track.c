@@ -12,9 +12,10 @@
  * demand): inserts are refused one by one, the program lives on (uthash's
  * default would exit(-1)), and the table stays exact. Then contexts get
  * their indices with no memory to be had (calloc fails here on demand: the
- * first table is static). Last, a shard's records when no chunk over 4 KiB
- * can be had (malloc fails on demand). Prints "track: N checks" and
- * exits 0, or names each failed check and exits 1.
+ * first table is static), a shard's records when no chunk over 4 KiB can
+ * be had (malloc fails on demand), and a dump's marks undone and kept.
+ * Prints "track: N checks" and exits 0, or names each failed check and
+ * exits 1.
  */
 #define _GNU_SOURCE
 #include "core/track.h"
@@ -132,6 +133,20 @@ static void live_sum(uint32_t stack, int device, int family, uint64_t bytes, uin
     uint64_t *v = arg;
     v[0] += bytes;
     v[1] += count;
+}
+
+static void count_fresh(const struct gmg_alloc *a, int fresh, void *arg)
+{
+    (void)a;
+    *(int *)arg += fresh;
+}
+
+/* How many records a walk finds fresh (no kept marking walk listed them). */
+static int fresh_in_walk(int mark)
+{
+    int n = 0;
+    gmg_track_walk(mark, count_fresh, &n);
+    return n;
 }
 
 /* The table holds exactly n records of 100 bytes, as its count and its
@@ -445,6 +460,31 @@ int main(void)
     for (int i = 0; i < POOLED; i++)
         gmg_track_remove(GMG_SPACE_DEVPTR, pk[i], &g);
     expect_live(0, "after their removal");
+
+    /* 14. a dump's marks undone (its report was lost): what it found fresh
+     * is fresh again for the next; kept, it is not */
+    for (int i = 0; i < 3; i++)
+        insert(pk[i], 1);
+    CHECK(fresh_in_walk(1) == 3, "a marking walk finds 3 fresh");
+    CHECK(fresh_in_walk(0) == 0, "and marks them");
+    gmg_track_marks_undo();
+    CHECK(fresh_in_walk(1) == 3, "undone: the next walk finds the 3 fresh again");
+    gmg_track_marks_keep();
+    CHECK(fresh_in_walk(1) == 0, "kept: none fresh");
+    gmg_track_marks_keep();
+    insert(pk[3], 1);
+    insert(pk[4], 1);
+    CHECK(fresh_in_walk(1) == 2, "two made since are fresh");
+    gmg_track_marks_undo();
+    insert(pk[5], 1);
+    CHECK(fresh_in_walk(1) == 3, "undone: those two and one made after are fresh");
+    gmg_track_marks_keep();
+    CHECK(fresh_in_walk(1) == 0, "kept: none fresh");
+    gmg_track_marks_undo();
+    CHECK(fresh_in_walk(0) == 0, "undoing a walk that marked nothing unmarks none of the kept");
+    for (int i = 0; i < 6; i++)
+        gmg_track_remove(GMG_SPACE_DEVPTR, pk[i], &g);
+    expect_live(0, "after the marking walks");
 
     printf("track: %d checks, %d failed\n", checks, failed);
     return failed != 0;
