@@ -78,8 +78,18 @@ cli --on-limit explode "$T/apitest" direct info; rc=$?
 # ------------------------------------------------------------ exit status
 cli sh -c 'exit 7'; rc=$?
 [ $rc = 7 ] && ok "the program's exit status is the command's (7)" || bad "exit status: $rc, not 7" "$WORK/err"
-( cli sh -c 'kill -TERM $$' ) 2>/dev/null; rc=$?
-[ $rc = 143 ] && ok "a program killed by SIGTERM: status 143 (128+15)" || bad "signal death: $rc, not 143" "$WORK/err"
+# a shell shows 128+N for a death by signal N too: ask a caller that tells them apart
+rc=$(python3 -c 'import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)' "$GMG" sh -c 'kill -TERM $$' 2>/dev/null)
+[ "$rc" = 143 ] && ok "a program killed by SIGTERM: the command exits 143 (128+15); it is not killed itself" \
+    || bad "signal death: $rc, not 143" "$WORK/err"
+# a signal sent to the command goes on to the program
+"$GMG" sleep 30 2>"$WORK/err" & w=$!
+for _ in $(seq 100); do [ -n "$(cat "/proc/$w/task/$w/children" 2>/dev/null)" ] && break; sleep 0.05; done
+prog=$(cat "/proc/$w/task/$w/children" 2>/dev/null | tr -d ' ')
+kill -TERM "$w"; wait "$w"; rc=$?
+if [ $rc = 143 ] && [ -n "$prog" ] && ! kill -0 "$prog" 2>/dev/null; then
+    ok "SIGTERM sent to the command reaches the program: both gone, status 143"
+else bad "SIGTERM to the command (rc $rc, program ${prog:-none})" "$WORK/err"; kill "$prog" 2>/dev/null; fi
 cli "$WORK/no-such-program"; rc=$?
 [ $rc = 127 ] && has "cannot run '$WORK/no-such-program': No such file or directory" "$WORK/err" \
     && ok "a program that does not exist: status 127 and why" || bad "missing program (rc $rc)" "$WORK/err"
@@ -117,18 +127,25 @@ wait_file() { for _ in $(seq 200); do [ -f "$1" ] && has "$2" "$1" && return 0; 
 mkdir -p "$WORK/dumps"
 if idle_run idle1 --report "$WORK/dumps/d.%n"; then
     cli dump "$IDLE"; rc=$?
-    if [ $rc = 0 ] && has "sent SIGUSR1 to process $IDLE" "$WORK/out" \
+    prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
+    if [ $rc = 0 ] && has "process $IDLE is gpumemguard running process $prog: asking that one" "$WORK/out" \
+       && has "sent SIGUSR1 to process $prog" "$WORK/out" \
        && wait_file "$WORK/dumps/d.1" "gpumemguard report (signal, dump 1)" && has "idle_site" "$WORK/dumps/d.1" \
        && has "1048576" "$WORK/dumps/d.1"; then
-        ok "gpumemguard dump PID: the guarded process writes a report (its live 1 MiB from idle_site) and runs on"
-    else bad "dump PID (rc $rc)" "$WORK/err"; fi
+        ok "gpumemguard dump PID (the command's or the program's): the guarded program writes a report (its live 1 MiB from idle_site) and runs on"
+    else bad "dump PID (rc $rc)" "$WORK/out"; fi
+    kill -USR1 "$IDLE"
+    if wait_file "$WORK/dumps/d.2" "gpumemguard report (signal, dump 2)"; then
+        ok "kill -USR1 of the command: passed on to the program, which dumps"
+    else bad "SIGUSR1 to the command: no second dump" "$WORK/idle1.err"; fi
     idle_stop idle1; rc=$?
     [ $rc = 0 ] || bad "the dumped program exited $rc (3: it never saw its done file)" "$WORK/idle1.err"
 else bad "dump: the idle program did not start" "$WORK/idle1.err"; idle_stop idle1; fi
 
 if idle_run idle2 --signal USR2 --report "$WORK/dumps/u.%n"; then
     cli dump "$IDLE"; rc=$?
-    if [ $rc = 0 ] && has "sent SIGUSR2 to process $IDLE" "$WORK/out" \
+    prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
+    if [ $rc = 0 ] && has "sent SIGUSR2 to process $prog" "$WORK/out" \
        && wait_file "$WORK/dumps/u.1" "gpumemguard report (signal, dump 1)"; then
         ok "gpumemguard dump PID sends the process's own GPUMEM_SIGNAL (USR2, from /proc/PID/environ)"
     else bad "dump with GPUMEM_SIGNAL=USR2 (rc $rc)" "$WORK/err"; fi
@@ -151,13 +168,28 @@ else bad "dump of an unguarded process (rc $rc)" "$WORK/err"; fi
 kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
 
 # guarded, but no CUDA call yet: the dump signal is not armed, SIGUSR1 would kill
-"$GMG" sleep 20 & victim=$!
-for _ in $(seq 100); do grep -q libgpumemguard "/proc/$victim/maps" 2>/dev/null && break; sleep 0.05; done
+"$GMG" sleep 20 2>"$WORK/werr" & victim=$!
+prog=""
+for _ in $(seq 100); do
+    prog=$(cat "/proc/$victim/task/$victim/children" 2>/dev/null | tr -d ' ')
+    [ -n "$prog" ] && grep -q libgpumemguard "/proc/$prog/maps" 2>/dev/null && break; sleep 0.05
+done
 cli dump "$victim"; rc=$?
-if [ $rc != 0 ] && has "does not catch SIGUSR1" "$WORK/err" && kill -0 "$victim" 2>/dev/null; then
+if [ $rc != 0 ] && has "does not catch SIGUSR1" "$WORK/err" && kill -0 "$prog" 2>/dev/null; then
     ok "gpumemguard dump of a guarded process that has not armed its signal: refused, the process untouched"
 else bad "dump before the signal is armed (rc $rc)" "$WORK/err"; fi
+kill -USR1 "$victim"; sleep 0.3
+if kill -0 "$prog" 2>/dev/null && has "SIGUSR1 not passed on: process $prog does not catch it yet" "$WORK/werr"; then
+    ok "SIGUSR1 sent to the command before the program armed it: not passed on (it would kill), and said so"
+else bad "SIGUSR1 to the command before it is armed" "$WORK/werr"; fi
 kill "$victim" 2>/dev/null; wait "$victim" 2>/dev/null
+
+# the library where LD_PRELOAD cannot name it: said, not run unguarded
+mkdir -p "$WORK/my tools" && cp "$GMG" "$B/libgpumemguard.so" "$WORK/my tools/"
+"$WORK/my tools/gpumemguard" --limit 1M true >"$WORK/out" 2>"$WORK/err"; rc=$?
+[ $rc = 1 ] && has "LD_PRELOAD takes no path with a space or a colon" "$WORK/err" \
+    && ok "the library under a path with a space: status 1 and why, the program not run unguarded" \
+    || bad "library path with a space (rc $rc)" "$WORK/err"
 
 # --------------------------------------------------------------- install
 INST=$WORK/inst

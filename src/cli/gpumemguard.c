@@ -10,7 +10,10 @@
  * finds libgpumemguard.so beside itself (the build tree), in ../lib (an
  * installation) or in the LIBDIR baked in at build time, puts it first in
  * LD_PRELOAD (after a sanitizer runtime, which must come first; the user's
- * entries are kept) and execs the program, so the status is the program's.
+ * entries are kept), runs the program as its child and exits with its
+ * status, 128+N when signal N killed it (an exec in its place would leave
+ * a caller that is not a shell to see the signal itself). Signals sent to
+ * the command go on to the program (see run).
  *
  * Standalone on purpose: libc, include/gpumemguard.h and the one pure parser
  * it shares with the library (base/signame), nothing else of its layers.
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #ifndef GMG_LIBDIR
@@ -323,6 +327,22 @@ static int sig_caught(const char *status, int sig)
     return (v >> (bit % 4)) & 1;
 }
 
+/* Is pid this command (gpumemguard running a program)? Then the pid of the
+ * program it runs, its one child; else 0. */
+static long program_of(long pid)
+{
+    char path[64];
+    struct stat me, it;
+    snprintf(path, sizeof path, "/proc/%ld/exe", pid);
+    if (stat("/proc/self/exe", &me) != 0 || stat(path, &it) != 0 || me.st_dev != it.st_dev || me.st_ino != it.st_ino)
+        return 0;
+    snprintf(path, sizeof path, "/proc/%ld/task/%ld/children", pid, pid);
+    char *children = read_proc(path, NULL);
+    long child = children ? strtol(children, NULL, 10) : 0;
+    free(children);
+    return child;
+}
+
 static int dump(int argc, char **argv, const char *sigopt)
 {
     const char *pidarg = NULL;
@@ -359,6 +379,11 @@ static int dump(int argc, char **argv, const char *sigopt)
     struct stat st;
     if (stat(path, &st) != 0)
         fail(1, "dump: no process %ld", pid);
+    long program = program_of(pid);
+    if (program > 0) {
+        printf("gpumemguard: process %ld is gpumemguard running process %ld: asking that one\n", pid, program);
+        pid = program;
+    }
 
     snprintf(path, sizeof path, "/proc/%ld/maps", pid);
     char *maps = read_proc(path, NULL);
@@ -426,6 +451,80 @@ static int dump(int argc, char **argv, const char *sigopt)
 }
 
 /* ---------------------------------------------------------------- run */
+
+/*
+ * The program runs as the command's child, and the command waits for it.
+ * Signals that a process sends to the command (kill, a batch system's
+ * SIGTERM at the end of a job, `kill -USR1` for a dump) go on to the
+ * program; those the kernel sends (the terminal's ^C and ^\ reach the whole
+ * foreground process group, the program too) are not sent twice. They are
+ * taken with sigwaitinfo, blocked meanwhile: no handler runs. The dump
+ * signal goes on only to a program that catches it (the guard arms it at
+ * the first CUDA call): before that it would kill the program.
+ */
+static const int passed_on[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
+                                 SIGWINCH, SIGXCPU };
+
+static int caught_by(long pid, int sig)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    char *status = read_proc(path, NULL);
+    int c = sig_caught(status, sig);
+    free(status);
+    return c;
+}
+
+static int run(char **argv)
+{
+    const char *sv = getenv("GPUMEM_SIGNAL");
+    int dumpsig = sv ? gmg_parse_signal(sv) : SIGUSR1; /* <= 0: none, or a bad value the library refuses */
+    sigset_t set, old;
+    sigemptyset(&set);
+    for (size_t k = 0; k < sizeof passed_on / sizeof passed_on[0]; k++)
+        sigaddset(&set, passed_on[k]);
+    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+        sigaddset(&set, sig);
+    if (dumpsig > 0)
+        sigaddset(&set, dumpsig);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0)
+        fail(1, "cannot start '%s': %s", argv[0], strerror(errno));
+    if (child == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execvp(argv[0], argv);
+        int err = errno;
+        fprintf(stderr, "gpumemguard: cannot run '%s': %s\n", argv[0], strerror(err));
+        _exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+    }
+    for (;;) {
+        siginfo_t si;
+        int sig = sigwaitinfo(&set, &si);
+        if (sig < 0)
+            continue; /* EINTR: a stop and continue */
+        if (sig == SIGCHLD) {
+            int st;
+            if (waitpid(child, &st, WNOHANG) != child)
+                continue; /* stopped, continued */
+            if (WIFSIGNALED(st))
+                return 128 + WTERMSIG(st);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+        }
+        if (si.si_code > 0 || si.si_pid == child)
+            continue; /* the kernel's (the program has it too), or the program's own */
+        if (sig == dumpsig && caught_by(child, sig) == 0) {
+            char sb[32];
+            fprintf(stderr, "gpumemguard: %s not passed on: process %ld does not catch it yet (the guard arms it "
+                    "at the program's first CUDA call), and it would kill it\n", signame(sig, sb, sizeof sb),
+                    (long)child);
+            continue;
+        }
+        kill(child, sig);
+    }
+}
 
 static const struct option_def *find_option(const char *name, size_t n)
 {
@@ -501,12 +600,11 @@ int main(int argc, char **argv)
     char *lib = find_library(tried, sizeof tried);
     if (!lib)
         fail(1, "cannot find " LIBNAME " (looked for %s)", tried);
+    if (strpbrk(lib, " :"))
+        fail(1, "cannot preload %s: LD_PRELOAD takes no path with a space or a colon (the program would run "
+             "unguarded); install or link " LIBNAME " under a path without them", lib);
     char *preload = build_preload(lib, getenv("LD_PRELOAD"));
     if (setenv("LD_PRELOAD", preload, 1) != 0)
         fail(1, "cannot set LD_PRELOAD: %s", strerror(errno));
-
-    execvp(argv[i], argv + i);
-    int err = errno;
-    fprintf(stderr, "gpumemguard: cannot run '%s': %s\n", argv[i], strerror(err));
-    return err == ENOENT || err == ENOTDIR ? 127 : 126;
+    return run(argv + i);
 }
