@@ -160,6 +160,30 @@ if idle_run idle3 --signal none; then
     idle_stop idle3 || bad "the program with dumps off did not exit 0" "$WORK/idle3.err"
 else bad "dump none: the idle program did not start" "$WORK/idle3.err"; idle_stop idle3; fi
 
+# the command takes the signals the library takes (base/signame.c): a name
+# the library once refused though it took its number, and a number it once
+# took though it could never arm it
+if idle_run idle4 --signal PROF --report "$WORK/dumps/p.%n"; then
+    cli dump "$IDLE"; rc=$?
+    if [ $rc = 0 ] && has "sent SIGPROF to process $IDLE" "$WORK/out" \
+       && wait_file "$WORK/dumps/p.1" "gpumemguard report (signal, dump 1)"; then
+        ok "gpumemguard --signal PROF: the library arms SIGPROF (as it does 27), and dump PID sends it"
+    else bad "dump with GPUMEM_SIGNAL=PROF (rc $rc)" "$WORK/err"; fi
+    miss=""
+    for s in 32 33 SYS 31 TTIN; do
+        cli dump --signal "$s" "$IDLE"; rc=$?
+        [ $rc = 2 ] && has "--signal '$s' is not a dump signal" "$WORK/err" && kill -0 "$IDLE" 2>/dev/null \
+            || miss="$miss [$s: rc $rc]"
+    done
+    [ -z "$miss" ] && ok "gpumemguard dump --signal 32, 33, SYS, 31, TTIN: refused (status 2) as the library refuses them, nothing sent" \
+        || bad "gpumemguard dump --signal refused by the library but not by the command:$miss" "$WORK/err"
+    idle_stop idle4 || bad "the program dumped with SIGPROF did not exit 0" "$WORK/idle4.err"
+else bad "gpumemguard --signal PROF: the library did not start" "$WORK/idle4.err"; idle_stop idle4; fi
+cli --signal RTMIN+40 -- "$T/apitest" direct info; rc=$?
+[ $rc = 2 ] && has "GPUMEM_SIGNAL='RTMIN+40' is not valid" "$WORK/err" \
+    && ok "gpumemguard --signal RTMIN+40: the library stops it at start-up (status 2)" \
+    || bad "gpumemguard --signal RTMIN+40 (rc $rc)" "$WORK/err"
+
 sleep 20 & victim=$!
 cli dump "$victim"; rc=$?
 if [ $rc != 0 ] && has "does not run under the guard" "$WORK/err" && kill -0 "$victim" 2>/dev/null; then

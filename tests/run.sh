@@ -39,6 +39,7 @@ build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c src/base/log.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw
+build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
@@ -191,6 +192,31 @@ for spec in "GPUMEM_LIMIT=1gb" "GPUMEM_LIMIT=1.5g" "GPUMEM_LIMIT=-1" "GPUMEM_LIM
     else bad "bad $spec (rc $rc)" "$WORK/err"; fi
 done
 
+# GPUMEM_SIGNAL: a name and its number get one answer (base/signame.c); a
+# signal taken is armed (no value taken and then silently never armed); one
+# refused stops the process at start-up, for the same reason either way
+sigmiss=""
+for v in PROF VTALRM XCPU IO STKFLT CONT TSTP URG WINCH PWR ALRM HUP RTMIN RTMIN+2 RTMAX RTMAX-1; do
+    n=$(kill -l "$v")
+    for w in "$v" "SIG$v" "$n"; do
+        guarded GPUMEM_LOG=debug GPUMEM_SIGNAL="$w" "$T/apitest" direct info; rc=$?
+        [ $rc = 0 ] && has "debug: dump signal $n armed" "$WORK/err" || sigmiss="$sigmiss [$w taken: rc $rc, not armed]"
+    done
+done
+for v in KILL STOP SEGV BUS FPE ILL TRAP SYS ABRT PIPE XFSZ CHLD TTIN TTOU 32 33 0 65 RTMIN+31 RTMAX-31; do
+    case $v in [A-Z]*[A-Z]) n=$(kill -l "$v");; *) n=$v;; esac   # a name's number; numbers and RT forms as they are
+    why=""
+    for w in "$v" "$n"; do
+        guarded GPUMEM_SIGNAL="$w" "$T/apitest" direct info; rc=$?
+        this=$(sed -n "s/.*GPUMEM_SIGNAL='$w' is not valid: \(.*\)\. Accepted: .*/\1/p" "$WORK/err")
+        if [ $rc != 2 ] || [ -z "$this" ] || has "free " "$WORK/out"; then sigmiss="$sigmiss [$w: rc $rc]"
+        elif [ -n "$why" ] && [ "$why" != "$this" ]; then sigmiss="$sigmiss [$v and $n: two reasons]"; fi
+        why=$this
+    done
+done
+[ -z "$sigmiss" ] && ok "GPUMEM_SIGNAL: names and numbers alike (PROF and 27, RTMAX and 64, ...): taken ones are armed; KILL, STOP, 32, 33, the fault, abort, pipe, child and terminal signals stop the process at start-up, for one reason" \
+    || bad "GPUMEM_SIGNAL names and numbers:$sigmiss" "$WORK/err"
+
 # ------------------------------------------------------- teardown, threads
 guarded "$T/apitest" direct reset
 if has "guard live 131072 sim live 131072" "$WORK/out" && leak leak_after_reset 131072 cuMemAlloc \
@@ -240,6 +266,9 @@ else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
 if "$T/test_symbolize" >"$WORK/out" 2>&1; then
     ok "a frame named without a symbolizer (out of memory): the loader's names, no crash: $(tail -1 "$WORK/out")"
 else bad "naming frames (tests/unit/test_symbolize.c)" "$WORK/out"; fi
+if "$T/test_signame" >"$WORK/out" 2>&1; then
+    ok "GPUMEM_SIGNAL's grammar, shared with the command: every name as its number, every signal taken can be armed: $(tail -1 "$WORK/out")"
+else bad "the GPUMEM_SIGNAL grammar (tests/unit/test_signame.c)" "$WORK/out"; fi
 if "$T/test_suppress" >"$WORK/out" 2>&1; then
     ok "the suppressions file: valid, not valid (stops), out of memory while read (goes on without): $(tail -1 "$WORK/out")"
 else bad "reading GPUMEM_SUPPRESSIONS (tests/unit/test_suppress.c)" "$WORK/out"; fi

@@ -96,10 +96,10 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         c->formats = bits;
     }
     if ((v = get("GPUMEM_SIGNAL")) != NULL) {
-        int s = gmg_parse_signal(v);
+        const char *why_sig;
+        int s = gmg_parse_signal_why(v, &why_sig);
         if (s < 0)
-            return bad(err, errlen, "GPUMEM_SIGNAL", v, "not a signal the guard may take",
-                       "USR1 (default), USR2, HUP, another catchable name or number, RTMIN+N, or none");
+            return bad(err, errlen, "GPUMEM_SIGNAL", v, why_sig, GMG_SIGNAL_ACCEPTED);
         c->signal = s;
     }
     if ((v = get("GPUMEM_STACK_DEPTH")) != NULL) {
