@@ -51,18 +51,7 @@ static int secure_group;   /* GPUMEM_GROUP not used: secure execution */
  * or a job, one file each) and %% by a percent sign. */
 static void metrics_path(char *out, size_t n)
 {
-    size_t k = 0;
-    for (const char *p = gmg_cfg.metrics; *p && k + 24 < n; p++) {
-        if (p[0] == '%' && p[1] == 'p') {
-            k += (size_t)snprintf(out + k, n - k, "%d", (int)getpid());
-            p++;
-        } else {
-            out[k++] = *p;
-            if (p[0] == '%' && p[1] == '%')
-                p++;
-        }
-    }
-    out[k] = 0;
+    gmg_config_metrics_path(gmg_cfg.metrics, (int)getpid(), out, n);
 }
 
 /* GPUMEM_METRICS: a failure is said once, then only when it changes */

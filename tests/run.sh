@@ -182,14 +182,19 @@ has "over the limit" "$WORK/err" && has "cuMemAlloc_v2: exact 0 over 0" "$WORK/o
     && ok "GPUMEM_ON_LIMIT=warn allows and logs" || bad "warn on limit" "$WORK/err"
 
 # ------------------------------------------------------------ config errors
+# (a FIFO of our own stands for a special file: a guard that took /dev/null
+# as its metrics file would replace it, when run as root, by its rename)
+mkfifo "$WORK/fifo.prom"
 for spec in "GPUMEM_LIMIT=1gb" "GPUMEM_LIMIT=1.5g" "GPUMEM_LIMIT=-1" "GPUMEM_LIMIT=0:1G,0:2G" "GPUMEM_LIMIT=" \
             "GPUMEM_ON_LIMIT=explode" "GPUMEM_REPORT_FORMAT=xml" "GPUMEM_SIGNAL=KILL" "GPUMEM_STACK_DEPTH=-3" \
-            "GPUMEM_LOG=loud" "GPUMEM_REPORT="; do
-    var=${spec%%=*}; val=${spec#*=}
+            "GPUMEM_LOG=loud" "GPUMEM_REPORT=" "GPUMEM_SUPPRESSIONS=$WORK" "GPUMEM_METRICS=$WORK" \
+            "GPUMEM_METRICS=$WORK/no-such-dir/m.prom" "GPUMEM_METRICS=$WORK/m%q.prom" "GPUMEM_METRICS=$WORK/m%" \
+            "GPUMEM_METRICS=$WORK/fifo.prom" "GPUMEM_METRICS=$WORK/out/m.prom"; do
+    var=${spec%%=*}; val=${spec#*=}; shown=${spec//$WORK/\$WORK}
     guarded "$spec" "$T/apitest" direct info; rc=$?
     if [ $rc -ne 0 ] && has "$var='$val' is not valid" "$WORK/err" && has "Accepted:" "$WORK/err" && ! has "free " "$WORK/out"; then
-        ok "bad $spec stops the process at start-up, naming variable, value and accepted forms"
-    else bad "bad $spec (rc $rc)" "$WORK/err"; fi
+        ok "bad $shown stops the process at start-up, naming variable, value and accepted forms"
+    else bad "bad $shown (rc $rc)" "$WORK/err"; fi
 done
 
 # GPUMEM_SIGNAL: a name and its number get one answer (base/signame.c); a

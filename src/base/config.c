@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct gmg_config gmg_cfg = {
     .on_limit = GMG_ON_LIMIT_FAIL,
@@ -37,6 +39,81 @@ static int parse_word(const char *val, const char *const *words, int n)
     return -1;
 }
 
+void gmg_config_metrics_path(const char *tmpl, int pid, char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = tmpl; *p && k + 24 < n; p++) {
+        if (p[0] == '%' && p[1] == 'p') {
+            k += (size_t)snprintf(out + k, n - k, "%d", pid);
+            p++;
+        } else {
+            out[k++] = *p;
+            if (p[0] == '%' && p[1] == '%')
+                p++;
+        }
+    }
+    out[k] = 0;
+}
+
+/* GPUMEM_METRICS at start-up (SPEC §3): what can never be written is a bad
+ * value, said now and not at the first interval or at exit. A directory
+ * that exists but is not writable yet is only said: the deploy recipes make
+ * the textfile directory writable (mode 1777) from another container,
+ * possibly after this process started, and each write tries again. */
+static int metrics_check(const char *v, char *why, size_t n)
+{
+    if (!*v) {
+        snprintf(why, n, "empty");
+        return -1;
+    }
+    if (strlen(v) >= sizeof gmg_cfg.metrics - 32 || v[strlen(v) - 1] == '/') {
+        snprintf(why, n, "not a file path");
+        return -1;
+    }
+    for (const char *p = v; *p; p++) {
+        if (*p != '%')
+            continue;
+        if (p[1] != 'p' && p[1] != '%') {
+            if (p[1])
+                snprintf(why, n, "unknown %% escape '%%%.1s'", p + 1);
+            else
+                snprintf(why, n, "a %% at the end (%%%% is a percent sign)");
+            return -1;
+        }
+        p++;
+    }
+    char path[sizeof gmg_cfg.metrics + 32];
+    gmg_config_metrics_path(v, (int)getpid(), path, sizeof path);
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        /* the file is replaced by rename: never a directory, a device or a FIFO */
+        snprintf(why, n, "%s is %s", path, S_ISDIR(st.st_mode) ? "a directory, not a file"
+                                           : "a device, FIFO or socket, which each rewrite would replace");
+        return -1;
+    }
+    char *slash = strrchr(path, '/');
+    const char *dir = ".";
+    if (slash == path)
+        dir = "/";
+    else if (slash) {
+        *slash = 0;
+        dir = path;
+    }
+    if (stat(dir, &st) != 0) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            snprintf(why, n, "directory %s does not exist", dir);
+            return -1;
+        }
+        gmg_error("GPUMEM_METRICS='%s': directory %s cannot be looked at now (%s)", v, dir, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, n, "%s is not a directory", dir);
+        return -1;
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        gmg_error("GPUMEM_METRICS='%s': directory %s is not writable now (%s); each rewrite tries again", v, dir,
+                  strerror(errno));
+    }
+    return 0;
+}
 
 int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, char *err, unsigned errlen)
 {
@@ -139,9 +216,11 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         snprintf(c->group, sizeof c->group, "%s", v);
     }
     if ((v = get("GPUMEM_METRICS")) != NULL) {
-        if (!*v || strlen(v) >= sizeof c->metrics - 32 || v[strlen(v) - 1] == '/')
-            return bad(err, errlen, "GPUMEM_METRICS", v, !*v ? "empty" : "not a file path",
-                       "the path of a Prometheus text file (node_exporter's textfile directory, *.prom)");
+        char why_m[4400];
+        if (metrics_check(v, why_m, sizeof why_m) < 0)
+            return bad(err, errlen, "GPUMEM_METRICS", v, why_m,
+                       "the path of a Prometheus text file in an existing directory (node_exporter's textfile "
+                       "directory, *.prom), where %p is the pid and %% a percent sign");
         snprintf(c->metrics, sizeof c->metrics, "%s", v);
     }
     if ((v = get("GPUMEM_METRICS_INTERVAL")) != NULL) {

@@ -9,6 +9,8 @@
 #include "base/limit_parse.h"
 #include "base/suppress.h"
 
+#include <stddef.h>
+
 enum gmg_on_limit { GMG_ON_LIMIT_FAIL, GMG_ON_LIMIT_ABORT, GMG_ON_LIMIT_WARN };
 
 /* GPUMEM_GROUP: 1 to 64 of A-Z a-z 0-9 . _ - (it names a file in /dev/shm). */
@@ -36,6 +38,10 @@ struct gmg_config {
 };
 
 extern struct gmg_config gmg_cfg;
+
+/* GPUMEM_METRICS's path for process pid: %p the pid, %% a percent sign
+ * (the template is checked at start-up: no other escape gets here). */
+void gmg_config_metrics_path(const char *tmpl, int pid, char *out, size_t n);
 
 /* Parse the environment into gmg_cfg. On a bad value, writes the message
  * into err and returns -1 (the caller exits). */

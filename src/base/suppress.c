@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 int gmg_template_match(const char *t, const char *s)
 {
@@ -58,6 +59,11 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
     unsigned lineno = 0;
     size_t cap = 0;
     int ret = -1;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen opens one; only reading it fails */
+        snprintf(err, errlen, "a directory, not a file");
+        goto fail;
+    }
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *p = line;
@@ -83,6 +89,10 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
         if (!(out->patterns[out->n] = strdup(p + 5)))
             goto nomem;
         out->n++;
+    }
+    if (ferror(f)) { /* not the end of the file: a read failed (EIO, EISDIR) */
+        snprintf(err, errlen, "cannot read it (%s)", strerror(errno));
+        goto fail;
     }
     fclose(f);
     return 0;

@@ -2,7 +2,8 @@
  * test_suppress.c - GPUMEM_SUPPRESSIONS read at start-up (base/suppress.c
  * through base/config.c): a valid file, a line that is not valid (the
  * process stops: -1), and memory running out while the file is read
- * (strdup and fopen fail here on demand). Out of memory is not the file's fault:
+ * (strdup and fopen fail here on demand), and a path that cannot be read
+ * as a file (a directory, a read that fails): the process stops. Out of memory is not the file's fault:
  * the loader says so apart (GMG_SUPPRESS_NOMEM) and the configuration goes
  * on without suppressions instead of stopping the program. Prints
  * "suppress: N checks, M failed"; exits 1 on a failed check.
@@ -90,6 +91,21 @@ int main(void)
     memset(&c, 0, sizeof c);
     CHECK(gmg_config_parse(get, &c, err, sizeof err) == -1 && strstr(err, "GPUMEM_SUPPRESSIONS"),
           "and stops the process through the configuration");
+
+    /* 2b. not a file: a directory (fopen opens it, reading fails) and a file
+     * whose reading fails (EIO): refused, not taken as an empty file */
+    char saved[sizeof path];
+    memcpy(saved, path, sizeof path);
+    static const char *const unreadable[] = { "/tmp", "/proc/self/mem" };
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s", unreadable[i]);
+        CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == -1 && s.n == 0
+              && strstr(err, i == 0 ? "a directory" : "cannot read it"), "a directory, a failed read: refused");
+        memset(&c, 0, sizeof c);
+        CHECK(gmg_config_parse(get, &c, err, sizeof err) == -1 && strstr(err, "GPUMEM_SUPPRESSIONS='")
+              && strstr(err, unreadable[i]), "and stop the process through the configuration");
+    }
+    memcpy(path, saved, sizeof path);
 
     /* 3. out of memory on the second pattern: told apart, nothing kept */
     write_file("leak:alpha\nleak:beta\nleak:gamma\n");
