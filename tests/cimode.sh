@@ -108,6 +108,28 @@ done
 guarded GPUMEM_LIMT=4G "$T/trust" nulls; rc=$?
 [ $rc = 2 ] && has "GPUMEM_LIMT is not a setting of the guard; did you mean GPUMEM_LIMIT?" "$WORK/err" && ! has "nulls:" "$WORK/out" \
     && ok "GPUMEM_LIMT=4G stops the process at start-up: 'did you mean GPUMEM_LIMIT?'" || bad "mistyped setting (rc $rc)" "$WORK/err"
+# the rule is the SPEC's (a mistyped name must not silently mean "not set"),
+# for any GPUMEM_* name: the message names it and the setting most likely
+# meant, or lists them; the README and the man page say so, for every name
+miss=""
+for spec in "GPUMEM_VERBOSE|did you mean GPUMEM_LOG?" "GPUMEM_limit|did you mean GPUMEM_LIMIT?" \
+            "GPUMEM_REPORT_FILE|did you mean GPUMEM_REPORT?" "GPUMEM_FORMAT|did you mean GPUMEM_REPORT_FORMAT?" \
+            "GPUMEM_SIG|did you mean GPUMEM_SIGNAL?" "GPUMEM_FOO|the settings are GPUMEM_LIMIT, GPUMEM_ON_LIMIT"; do
+    name=${spec%%|*}; want=${spec#*|}
+    guarded "$name=1" "$T/trust" nulls; rc=$?
+    [ $rc = 2 ] && has "$name is not a setting of the guard; $want" "$WORK/err" && has "never ignored" "$WORK/err" \
+        && ! has "nulls:" "$WORK/out" || miss="$miss [$name: rc $rc]"
+done
+guarded GPUMEM_VERBOSE=1 "$T/replay" tests/data/cudart-13.0-getprocaddress.txt; rc=$?   # no CUDA in it
+[ $rc = 2 ] && has "GPUMEM_VERBOSE is not a setting" "$WORK/err" && [ ! -s "$WORK/out" ] || miss="$miss [not a CUDA program: rc $rc]"
+for n in $(sed -n '/known\[\] = {/,/};/p' src/base/config.c | grep -o 'GPUMEM_[A-Z_]*'); do
+    grep -q "^| \`$n\` |" README.md || miss="$miss [README: no row for $n]"
+    grep -q "^\.B $n\$" docs/gpumemguard.1 || miss="$miss [man page: $n not under ENVIRONMENT]"
+done
+grep -qF "GPUMEM_VERBOSE is not a setting of the guard" README.md || miss="$miss [README: the rule]"
+grep -qF "GPUMEM_VERBOSE is not a setting of the guard" docs/gpumemguard.1 || miss="$miss [man page: the rule]"
+[ -z "$miss" ] && ok "any GPUMEM_* name that is no setting stops every process (status 2), naming the setting it most likely meant (GPUMEM_VERBOSE: GPUMEM_LOG) or listing them; README and man page list every setting and say so" \
+    || bad "unknown GPUMEM_* names:$miss" "$WORK/err"
 guarded GPUMEM_EXITCODE=abc "$T/trust" nulls; rc=$?
 [ $rc = 2 ] && has "GPUMEM_EXITCODE='abc' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=abc is refused" || bad "GPUMEM_EXITCODE=abc (rc $rc)" "$WORK/err"
 

@@ -5,11 +5,13 @@
 #include "base/log.h"
 #include "base/signame.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -273,7 +275,8 @@ static const char *const known[] = {
     "GPUMEM_PYTHON", "GPUMEM_METRICS", "GPUMEM_METRICS_INTERVAL", "GPUMEM_GROUP",
 };
 
-/* Edit distance, for "did you mean" (names are short). */
+/* Edit distance, for "did you mean" (names are short), letters compared
+ * without case: GPUMEM_limit is GPUMEM_LIMIT mistyped. */
 static unsigned distance(const char *a, const char *b)
 {
     unsigned row[64], n = (unsigned)strlen(b);
@@ -286,7 +289,7 @@ static unsigned distance(const char *a, const char *b)
         row[0] = i;
         for (unsigned j = 1; j <= n; j++) {
             unsigned up = row[j];
-            unsigned best = diag + (a[i - 1] != b[j - 1]);
+            unsigned best = diag + (toupper((unsigned char)a[i - 1]) != toupper((unsigned char)b[j - 1]));
             if (row[j - 1] + 1 < best)
                 best = row[j - 1] + 1;
             if (up + 1 < best)
@@ -296,6 +299,59 @@ static unsigned distance(const char *a, const char *b)
         }
     }
     return row[n];
+}
+
+/* 1 when the words of `part` (after GPUMEM_) are the first or last words of
+ * `whole`'s: REPORT_FILE -> REPORT, FORMAT -> REPORT_FORMAT, LOG_LEVEL -> LOG. */
+static int word_part(const char *part, const char *whole)
+{
+    size_t p = strlen(part), w = strlen(whole);
+    if (!p || p >= w)
+        return 0;
+    return (strncasecmp(whole, part, p) == 0 && whole[p] == '_') ||
+           (strcasecmp(whole + w - p, part) == 0 && whole[w - p - 1] == '_');
+}
+
+/* The setting a name not known most likely meant, or NULL. */
+static const char *nearest(const char *name)
+{
+    /* words people reach for that are no setting's */
+    static const struct { const char *word, *setting; } synonyms[] = {
+        { "VERBOSE", "GPUMEM_LOG" }, { "DEBUG", "GPUMEM_LOG" }, { "QUIET", "GPUMEM_LOG" },
+        { "QUOTA", "GPUMEM_LIMIT" }, { "MAX", "GPUMEM_LIMIT" }, { "EXIT_CODE", "GPUMEM_EXITCODE" },
+        { "SUPPRESS", "GPUMEM_SUPPRESSIONS" }, { "OUTPUT", "GPUMEM_REPORT" },
+    };
+    const char *suffix = name + 7, *best = NULL;
+    for (size_t i = 0; i < sizeof synonyms / sizeof synonyms[0]; i++)
+        if (strcasecmp(suffix, synonyms[i].word) == 0)
+            return synonyms[i].setting;
+    unsigned best_d = 99;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        unsigned d = distance(suffix, known[i] + 7);
+        if (d < best_d) {
+            best_d = d;
+            best = known[i];
+        }
+    }
+    size_t len = strlen(suffix);
+    if (best_d <= 3 && 2 * best_d <= len) /* a short name has few letters to get wrong */
+        return best;
+    /* words of one in the other, or the start of one (SIG, SUPP): the
+     * shortest such setting; two as short, neither */
+    best = NULL;
+    int tie = 0;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        const char *k = known[i] + 7;
+        if (!word_part(k, suffix) && !word_part(suffix, k) && !(len >= 3 && strncasecmp(k, suffix, len) == 0))
+            continue;
+        if (!best || strlen(k) < strlen(best + 7)) {
+            best = known[i];
+            tie = 0;
+        } else if (strlen(k) == strlen(best + 7)) {
+            tie = 1;
+        }
+    }
+    return tie ? NULL : best;
 }
 
 int gmg_config_check_names(char *const *envp, char *err, unsigned errlen)
@@ -309,26 +365,24 @@ int gmg_config_check_names(char *const *envp, char *err, unsigned errlen)
             len = sizeof name - 1;
         memcpy(name, *e, len);
         name[len] = 0;
-        const char *best = NULL;
-        unsigned best_d = 99;
         int found = 0;
-        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
-            if (strcmp(name, known[i]) == 0)
-                found = 1;
-            unsigned d = distance(name, known[i]);
-            if (d < best_d) {
-                best_d = d;
-                best = known[i];
-            }
-        }
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            found |= strcmp(name, known[i]) == 0;
         if (found)
             continue;
-        if (best && best_d <= 3)
-            snprintf(err, errlen, "%s is not a setting of the guard; did you mean %s? (a mistyped setting is "
-                     "never ignored: unset it, or see gpumemguard --help)", name, best);
-        else
-            snprintf(err, errlen, "%s is not a setting of the guard (a mistyped setting is never ignored: unset it, "
-                     "or see gpumemguard --help)", name);
+        const char *best = nearest(name);
+        static const char why[] = "Every GPUMEM_* variable is read as a setting, so that a mistyped one is never "
+                                  "ignored: unset it or correct its name";
+        if (best) {
+            snprintf(err, errlen, "%s is not a setting of the guard; did you mean %s? %s (the settings: "
+                     "gpumemguard(1), ENVIRONMENT).", name, best, why);
+        } else {
+            char list[512];
+            size_t k = 0;
+            for (size_t i = 0; i < sizeof known / sizeof known[0] && k < sizeof list; i++)
+                k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", known[i]);
+            snprintf(err, errlen, "%s is not a setting of the guard; the settings are %s. %s.", name, list, why);
+        }
         return -1;
     }
     return 0;
