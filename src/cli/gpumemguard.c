@@ -53,7 +53,7 @@ static const struct option_def {
     { "report",         "GPUMEM_REPORT",        "DEST",  "stderr (default), stdout, none, or a path (%p pid, %n dump number)" },
     { "format",         "GPUMEM_REPORT_FORMAT", "FMT",   "text (default), json, folded, or a comma list" },
     { "stack-depth",    "GPUMEM_STACK_DEPTH",   "N",     "frames kept per allocation, 0-256 (default 32; 0: no stacks)" },
-    { "signal",         "GPUMEM_SIGNAL",        "SIG",   "dump signal: USR1 (default), USR2, HUP, RTMIN+N, a number, or none" },
+    { "signal",         "GPUMEM_SIGNAL",        "SIG",   "dump signal: USR1 (default), USR2, HUP, PROF, RTMIN+N, a number, none" },
     { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leaks to leave out: lines of leak:PATTERN ('*' wildcards)" },
     { "error-exitcode", "GPUMEM_EXITCODE",      "N",     "exit with N (1-255) when the exit report finds leaks; 0: off" },
     { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file, rewritten every 15 s and at exit" },
@@ -95,7 +95,8 @@ static void help(void)
            "Runs PROGRAM with libgpumemguard.so preloaded: every CUDA device-memory allocation is\n"
            "tracked with its call stack, held to a quota, and reported at exit and on a signal.\n"
            "The exit status is PROGRAM's own (128+N when signal N killed it); 127: PROGRAM not\n"
-           "found, 126: not executable, 2: a bad option here or a bad value found by the library.\n"
+           "found, 126: not executable, 2: a bad option here, or the library found a bad value or\n"
+           "a GPUMEM_* variable that is no setting.\n"
            "\n"
            "Options (--opt VALUE or --opt=VALUE; each sets the variable named):\n");
     for (size_t i = 0; i < NOPTIONS; i++) {
@@ -419,9 +420,10 @@ static int dump(int argc, char **argv, const char *sigopt)
                 path, strerror(errno));
     }
     if (sigopt) {
-        sig = gmg_parse_signal(sigopt);
+        const char *why = "none sends no signal";
+        sig = gmg_parse_signal_why(sigopt, &why);
         if (sig <= 0)
-            usage_error("dump: --signal '%s' is not a dump signal (USR1, USR2, HUP, RTMIN+N, a number)", sigopt);
+            usage_error("dump: --signal '%s' is not a dump signal: %s", sigopt, why);
         from = "--signal";
     }
 
