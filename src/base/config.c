@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -217,7 +218,10 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
                        "a name of 1 to 64 letters, digits, '.', '_' or '-', not starting with '.' (job42, vllm.0)");
         snprintf(c->group, sizeof c->group, "%s", v);
     }
-    if ((v = get("GPUMEM_METRICS")) != NULL) {
+    if ((v = get("GPUMEM_METRICS")) != NULL && c->secure) {
+        gmg_error("secure execution: GPUMEM_METRICS is not written (a path the user names, written with the "
+                  "program's rights)");
+    } else if (v) {
         char why_m[4400];
         if (metrics_check(v, why_m, sizeof why_m) < 0)
             return bad(err, errlen, "GPUMEM_METRICS", v, why_m,
@@ -249,7 +253,11 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
                        "0 (default: the program's own status) or 1-255, the status when leaks are found");
         c->exitcode = (int)code;
     }
-    if ((v = get("GPUMEM_SUPPRESSIONS")) != NULL) {
+    if ((v = get("GPUMEM_SUPPRESSIONS")) != NULL && c->secure) {
+        gmg_error("secure execution: GPUMEM_SUPPRESSIONS is not read (a file the user names, read with the "
+                  "program's rights); no leak is suppressed");
+        c->suppressions_lost = 1;
+    } else if (v) {
         char why[512];
         int got = *v ? gmg_suppressions_load(v, &c->suppressions, why, sizeof why) : -1;
         if (got == GMG_SUPPRESS_NOMEM) { /* not the file's fault: the program runs on, its leaks all reported */
@@ -393,5 +401,6 @@ int gmg_config_load(char *err, unsigned errlen)
     extern char **environ;
     if (gmg_config_check_names(environ, err, errlen) < 0)
         return -1;
+    gmg_cfg.secure = getauxval(AT_SECURE) != 0;
     return gmg_config_parse(env, &gmg_cfg, err, errlen);
 }

@@ -35,6 +35,10 @@ struct gmg_config {
     unsigned metrics_interval;  /* GPUMEM_METRICS_INTERVAL, seconds (15) */
     int python;             /* GPUMEM_PYTHON: 1 auto (default), 0 off */
     char group[GMG_GROUP_NAME_MAX + 1]; /* GPUMEM_GROUP: a name, "" for none */
+    /* Secure execution (AT_SECURE: a setuid program), set before parsing: no
+     * file the user names is read (GPUMEM_SUPPRESSIONS) or written
+     * (GPUMEM_METRICS) with the program's rights; each is said and left out. */
+    int secure;
 };
 
 extern struct gmg_config gmg_cfg;

@@ -3,7 +3,9 @@
  * through base/config.c): a valid file, a line that is not valid (the
  * process stops: -1), and memory running out while the file is read
  * (strdup and fopen fail here on demand), and a path that cannot be read
- * as a file (a directory, a read that fails): the process stops. Out of memory is not the file's fault:
+ * as a file (a directory, a read that fails): the process stops; under
+ * secure execution the file is not read, nor a metrics file kept. Out of
+ * memory is not the file's fault:
  * the loader says so apart (GMG_SUPPRESS_NOMEM) and the configuration goes
  * on without suppressions instead of stopping the program. Prints
  * "suppress: N checks, M failed"; exits 1 on a failed check.
@@ -51,8 +53,11 @@ static int checks, failed;
 #define CHECK(cond, what) do { checks++; if (!(cond)) { failed++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, what); } } while (0)
 
 static char path[64];
+static int metrics_too; /* GPUMEM_METRICS set as well, to a file in /tmp */
 static const char *get(const char *name)
 {
+    if (metrics_too && strcmp(name, "GPUMEM_METRICS") == 0)
+        return "/tmp/gmg-test-metrics.prom";
     return strcmp(name, "GPUMEM_SUPPRESSIONS") == 0 ? path : NULL;
 }
 
@@ -134,6 +139,18 @@ int main(void)
     memset(&c, 0, sizeof c);
     CHECK(gmg_config_parse(get, &c, err, sizeof err) == 0 && c.suppressions.n == 3 && !c.suppressions_lost,
           "then loads whole");
+
+    /* 6. secure execution (a setuid program): the file is not read, and the
+     * program goes on without suppressions, remembered for the reports */
+    memset(&c, 0, sizeof c);
+    c.secure = 1;
+    CHECK(gmg_config_parse(get, &c, err, sizeof err) == 0 && c.suppressions.n == 0 && c.suppressions_lost,
+          "secure execution: not read, the program goes on, remembered");
+    memset(&c, 0, sizeof c);
+    c.secure = 1;
+    metrics_too = 1;
+    CHECK(gmg_config_parse(get, &c, err, sizeof err) == 0 && !c.metrics[0], "secure execution: no metrics file");
+    metrics_too = 0;
 
     unlink(path);
     printf("suppress: %d checks, %d failed\n", checks, failed);
