@@ -10,8 +10,8 @@
 #   make install PREFIX=/usr/local DESTDIR=   (LIBDIR= for lib64 systems)
 #   make help       every target, one line each
 #
-# Missing Debian packages (libunwind-dev, uthash-dev, libdw-dev) are installed
-# with apt-get when run as root.
+# Missing Debian packages (libunwind-dev, uthash-dev, libdw-dev, libiberty-dev)
+# are installed with apt-get when run as root.
 
 CUDA_HOME ?= $(firstword $(wildcard /usr/local/cuda))
 CUDA_INC  := $(CUDA_HOME)/include
@@ -44,7 +44,10 @@ LTO       ?= -flto=auto
 WARN      := -Wall -Wextra -Werror
 CFLAGS_COMMON := -std=gnu11 $(OPT) $(WARN) -fPIC -I$(CUDA_INC) $(EXTRA_CFLAGS)
 LIB_CFLAGS := $(CFLAGS_COMMON) $(LTO) -Isrc -fvisibility=hidden -foptimize-sibling-calls -pthread
-LIB_LDLIBS := -ldl -lunwind -ldw -lpthread
+# libiberty.a (libiberty-dev, position-independent) gives the C++ demangler
+# for processes without a C++ runtime (report/symbolize.c); --exclude-libs
+# keeps its symbols out of the library's exports.
+LIB_LDLIBS := -ldl -lunwind -ldw -lpthread -liberty -Wl,--exclude-libs,libiberty.a
 ZDEFS     ?= -Wl,-z,defs
 
 # The layers of SPEC §7 (docs/ARCHITECTURE.md); scripts/check-layers.sh keeps
@@ -64,7 +67,9 @@ all: deps $(LIB) $(SIM) $(CLI)
 
 DEPS_STAMP := $(B)/.deps-ok
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP):
+# (run again when the script changes: a build directory made before it
+# asked for a new package gets that package)
+$(DEPS_STAMP): scripts/ensure-deps.sh
 	@scripts/ensure-deps.sh
 	@mkdir -p $(B) && touch $@
 

@@ -1,13 +1,15 @@
 #!/bin/sh
 # ensure-deps.sh - install the Debian packages the build and tests need, when
 # missing: libunwind-dev (stacks), uthash-dev (tables), libdw-dev (DWARF
-# symbolization), jq (JSON checks in tests), clang (TSan, the fuzz target).
+# symbolization), libiberty-dev (the C++ demangler, linked in statically),
+# jq (JSON checks in tests), clang (TSan, the fuzz target).
 set -eu
 missing=""
 have_hdr() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/$(uname -m)-linux-gnu/$1" ]; }
 have_hdr libunwind.h || missing="$missing libunwind-dev"
 have_hdr uthash.h || missing="$missing uthash-dev"
 have_hdr elfutils/libdwfl.h || missing="$missing libdw-dev"
+have_hdr libiberty/demangle.h || missing="$missing libiberty-dev"
 command -v jq >/dev/null 2>&1 || missing="$missing jq"
 command -v clang >/dev/null 2>&1 || missing="$missing clang"
 # promtool (Debian's prometheus package) checks the metrics file in the

@@ -16,6 +16,7 @@
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h> /* cplus_demangle_v3: linked in, never exported (Makefile) */
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -81,9 +82,28 @@ static void entry_free(struct entry *e)
     free(e);
 }
 
-/* The C++ runtime's demangler: in the global scope, or in a libstdc++ the
- * process loaded privately (Python extensions load it RTLD_LOCAL), found
- * with RTLD_NOLOAD so that nothing new is ever loaded for it. */
+/* libiberty's demangler (GNU's cp-demangle.c, linked in from libiberty.a
+ * and hidden: the Makefile's --exclude-libs), for a process with no C++
+ * runtime loaded: a C host, or an nvcc- or g++-built program that calls
+ * nothing of libstdc++. The GNU runtime's __cxa_demangle is this same code,
+ * called with these options (DMGL_PARAMS | DMGL_TYPES). NULL means a name
+ * that is not valid or no memory (not told apart): either way the name is
+ * shown as it is, as when __cxa_demangle fails. */
+static char *iberty_demangle(const char *name, char *buf, size_t *len, int *status)
+{
+    (void)buf;
+    (void)len;
+    char *dm = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_TYPES);
+    *status = dm ? 0 : -2;
+    return dm;
+}
+
+/* The demangler: the C++ runtime's, when the process has one, so that its
+ * names read exactly as its own tools print them (libc++abi's differ from
+ * GNU's in places) -- in the global scope, or in a libstdc++ the process
+ * loaded privately (Python extensions load it RTLD_LOCAL), found with
+ * RTLD_NOLOAD so that nothing new is ever loaded for it. Otherwise
+ * libiberty's, built in: names are demangled in every process. */
 static demangle_fn find_demangler(void)
 {
     demangle_fn f = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
@@ -95,7 +115,7 @@ static demangle_fn find_demangler(void)
             dlclose(h); /* NOLOAD took a reference of its own; the library stays loaded */
         }
     }
-    return f;
+    return f ? f : iberty_demangle;
 }
 
 unsigned long gmg_symbolizer_lost(const struct gmg_symbolizer *s)

@@ -4,8 +4,11 @@
  * one, out of memory), from the loader alone, without crashing the program
  * whose report it is. Then a name that cannot be kept (strdup fails here
  * on demand): the frame says so (gmg_symbolizer_lost) and is not cached, so
- * that the next call names it. Prints "symbolize: N checks, M failed"; exit
- * status 1 on failure. Linked with -rdynamic so that dladdr knows named_here.
+ * that the next call names it. Then a C++ name where the process has a C++
+ * runtime (this program's own __cxa_demangle stands for it): the runtime's
+ * demangler names it, not the one built in. Prints "symbolize: N checks, M
+ * failed"; exit status 1 on failure. Linked with -rdynamic so that dladdr
+ * knows named_here, and symbolize.c's dlsym finds __cxa_demangle.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
@@ -42,6 +45,27 @@ static int checks, failed;
 
 __attribute__((noinline)) void named_here(void);
 __attribute__((noinline)) void named_here(void) { __asm__ volatile(""); }
+
+/* The C++ runtime's demangler as symbolize.c looks for it (dlsym of
+ * RTLD_DEFAULT, which finds this one): its answer is marked so that it is
+ * told apart from the built-in demangler's; runtime_refuses makes it refuse
+ * the name as not valid. */
+static int runtime_calls, runtime_refuses;
+char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status);
+char *__cxa_demangle(const char *name, char *buf, size_t *len, int *status)
+{
+    (void)buf;
+    (void)len;
+    runtime_calls++;
+    static const char answer[] = "model::load_weights(unsigned long) [the runtime's]";
+    char *r = runtime_refuses || strcmp(name, "_ZN5model12load_weightsEm") ? NULL : malloc(sizeof answer);
+    *status = r ? 0 : -2;
+    return r ? memcpy(r, answer, sizeof answer) : NULL;
+}
+
+/* a C function under a C++ name: model::load_weights(unsigned long) */
+__attribute__((noinline)) void _ZN5model12load_weightsEm(unsigned long n);
+__attribute__((noinline)) void _ZN5model12load_weightsEm(unsigned long n) { __asm__ volatile("" ::"r"(n)); }
 
 static int is(const char *s, const char *want) { return s && strcmp(s, want) == 0; }
 
@@ -80,6 +104,23 @@ int main(void)
           "and not cached: the next call names the frame");
     gmg_symbolizer_free(s);
     CHECK(gmg_symbolizer_lost(NULL) == 0, "NULL has lost nothing it could count");
+
+    /* a process with a C++ runtime: its demangler names C++ frames, exactly
+     * as before the built-in one came (whose names can differ: libc++abi's) */
+    uintptr_t cxx_pc = (uintptr_t)&_ZN5model12load_weightsEm + 1;
+    s = gmg_symbolizer_new();
+    memset(&fi, 0, sizeof fi);
+    gmg_symbolize(s, cxx_pc, NULL, &fi);
+    CHECK(is(fi.function, "model::load_weights(unsigned long) [the runtime's]") && runtime_calls == 1,
+          "a C++ name is the runtime's demangler's when the process has one");
+    gmg_symbolizer_free(s);
+    runtime_refuses = 1;
+    s = gmg_symbolizer_new();
+    memset(&fi, 0, sizeof fi);
+    gmg_symbolize(s, cxx_pc, NULL, &fi);
+    CHECK(is(fi.function, "_ZN5model12load_weightsEm") && runtime_calls == 2,
+          "a name the runtime refuses is shown as it is, as before (the built-in one not asked instead)");
+    gmg_symbolizer_free(s);
 
     printf("symbolize: %d checks, %d failed\n", checks, failed);
     return failed != 0;
