@@ -85,3 +85,51 @@ if has "Fragmentation, device 0:" "$WORK/err" && has "  live allocations: 6 (142
    && grep -q "^  gaps: [1-9]" "$WORK/err"; then
     ok "fragmentation section: size classes, span, gaps, utilisation, rounding waste (the pitch's 2400 bytes)"
 else bad "fragmentation" "$WORK/err"; fi
+
+# C++ names in a process with no C++ runtime (an nvcc- or g++-built program
+# that calls nothing of libstdc++): demangled by the guard's own demangler
+# (libiberty's, linked in), in every format, and suppressions match them;
+# no runtime loaded for it. tests/integration/mangled.c is C under C++
+# names. The ASan build brings libstdc++ in (UBSan's runtime needs it):
+# there the names are checked, the runtime's absence cannot be.
+mkdir -p "$WORK/mg"
+guarded GPUMEM_REPORT_FORMAT=text,json,folded GPUMEM_REPORT="$WORK/mg/rep.%n" "$T/mangled"
+if [ "${GMG_SANITIZER:-}" != asan ]; then
+    if ldd "$T/mangled" | grep -qE 'libstdc\+\+|libc\+\+' || ! has "after the report, C++ runtime mapped: none" "$WORK/out" \
+       || ! has "global __cxa_demangle: no" "$WORK/out"; then
+        bad "mangled: a C++ runtime in the process (linked, or loaded by the guard)" "$WORK/out"
+    else ok "a C program with C++ names: no C++ runtime linked, none loaded by the guard's reports"; fi
+else
+    skip "no C++ runtime loaded by the guard" "UBSan's runtime brings libstdc++ in"
+fi
+mg=$WORK/mg/rep.2
+if grep -q " in model::load_weights(unsigned long) " "$mg.txt" && grep -q " in hidden(unsigned long) " "$mg.txt" \
+   && grep -q " in kv::Cache::grow(int) " "$mg.txt" && grep -q " in model::load_weights(unsigned long) " "$WORK/mg/rep.1.txt" \
+   && jq -e '.live[0].frames[0].function == "model::load_weights(unsigned long)" and .live[0].frames[1].function == "hidden(unsigned long)"
+             and .live[1].frames[0].function == "kv::Cache::grow(int)"' "$mg.json" >/dev/null 2>&1 \
+   && grep -qE ';main;hidden\(unsigned_long\);model::load_weights\(unsigned_long\);cuMemAlloc_device0 1048576$' "$mg.folded" \
+   && grep -qE ';main;kv::Cache::grow\(int\);cuMemAlloc_device0 65536$' "$mg.folded" \
+   && ! grep -q "_ZN5model\|_ZL6hidden\|_ZN2kv" "$WORK"/mg/rep.*; then
+    ok "C++ names demangled without a C++ runtime: model::load_weights(unsigned long), a static hidden(unsigned long), in text, JSON and folded"
+else bad "C++ names without a C++ runtime" "$mg.txt"; fi
+printf 'leak:model::load_weights*\n' >"$WORK/mg/supp"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/mg/supp" GPUMEM_REPORT="$WORK/mg/supp.%n" "$T/mangled"; rc=$?
+mg=$WORK/mg/supp.2 # the exit report (a dump's growth section lists suppressed stacks too)
+if [ $rc = 23 ] && grep -qE "^ +1 +1048576 model::load_weights\*$" "$mg" \
+   && has "SUMMARY: gpumemguard: 65536 bytes in 1 allocations still live at exit" "$mg" \
+   && has "65536 bytes in 1 allocation (cuMemAlloc" "$mg" && ! has "1048576 bytes in 1 allocation" "$mg"; then
+    ok "a suppression by a demangled name (leak:model::load_weights*) matches without a C++ runtime; the other leak stays"
+else bad "suppression by a demangled name (rc $rc)" "$mg"; fi
+# libiberty is linked in hidden (the Makefile's --exclude-libs): none of its
+# symbols is exported, so none takes the place of a program's own
+iberty=$($CC -print-file-name=libiberty.a)
+if [ "${iberty#/}" = "$iberty" ] || [ ! -f "$iberty" ]; then
+    bad "exports: libiberty.a not found ($iberty)"
+else
+    nm -g --defined-only "$iberty" 2>/dev/null | awk 'NF == 3 { print $3 }' | sort -u >"$WORK/iberty.syms"
+    nm -D --defined-only "$B/libgpumemguard.so" | awk 'NF == 3 { print $3 }' | sort -u >"$WORK/lib.syms"
+    comm -12 "$WORK/iberty.syms" "$WORK/lib.syms" >"$WORK/out"
+    if [ -s "$WORK/iberty.syms" ] && [ ! -s "$WORK/out" ] && grep -qx gpumemguard_dump "$WORK/lib.syms"; then
+        ok "the built-in demangler exports nothing: none of libiberty's $(wc -l <"$WORK/iberty.syms") symbols in the library's dynamic table"
+    else bad "libiberty symbols exported" "$WORK/out"; fi
+fi

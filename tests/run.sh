@@ -44,6 +44,7 @@ build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppre
     src/base/log.c src/base/signame.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
+build mangled tests/integration/mangled.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
