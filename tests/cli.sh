@@ -165,7 +165,8 @@ else bad "dump none: the idle program did not start" "$WORK/idle3.err"; idle_sto
 # took though it could never arm it
 if idle_run idle4 --signal PROF --report "$WORK/dumps/p.%n"; then
     cli dump "$IDLE"; rc=$?
-    if [ $rc = 0 ] && has "sent SIGPROF to process $IDLE" "$WORK/out" \
+    prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
+    if [ $rc = 0 ] && has "sent SIGPROF to process $prog" "$WORK/out" \
        && wait_file "$WORK/dumps/p.1" "gpumemguard report (signal, dump 1)"; then
         ok "gpumemguard --signal PROF: the library arms SIGPROF (as it does 27), and dump PID sends it"
     else bad "dump with GPUMEM_SIGNAL=PROF (rc $rc)" "$WORK/err"; fi
