@@ -67,28 +67,106 @@ for f in "$WORK/many"/*.json; do jq -e .schema "$f" >/dev/null 2>&1 || bad_json=
 # The guard out of memory, one of its own allocations at a time
 # (tests/integration/oomshim.c fails only calls made from the guard's code):
 # every one, in a program that allocates, frees, reports at exit in text and
-# JSON under a limit; and every third in one that is refused and explained.
+# JSON under a limit; every third in one that is refused and explained; then
+# fork, dumps, cuGetProcAddress, VMM and stream-ordered pools (below).
 # Never a crash, a hang, or fewer bytes counted than the driver holds.
-sweep() { # NAME ORACLE_GREP ENV... -- ARGS...: OOM_ONLY=1..N (N counted first), every STEP
+# Each run starts with an empty $REP; sweep_check, when set, is a command
+# that judges what the run left there (and in $WORK/err): non-zero fails it.
+REP=$WORK/rep
+sweep_check=
+sweep() { # NAME ORACLE_GREP STEP ENV... CMD ARGS...: OOM_ONLY=1..N (N counted first), every STEP
     local name=$1 want=$2 step=$3; shift 3
-    local n; n=$(timeout 30 env LD_PRELOAD="$ROOT/$T/liboomshim.so $PRELOAD" OOM_STATS=1 OOM_AFTER=1000000000 "$@" \
-                 2>&1 >/dev/null | sed -n 's/^\[shim\] eligible=\([0-9]*\).*/\1/p')
-    local k fails=0 runs=0 first=""
+    # N: the most any process counted (a forked child goes on from its parent's count)
+    local n; n=$(rm -rf "$REP"; mkdir "$REP"
+                 timeout 30 env LD_PRELOAD="$ROOT/$T/liboomshim.so $PRELOAD" OOM_STATS=1 OOM_AFTER=1000000000 "$@" \
+                 2>&1 >/dev/null | sed -n 's/^\[shim\] eligible=\([0-9]*\).*/\1/p' | sort -n | tail -1)
+    local k fails=0 runs=0 first="" since=$SECONDS
     for ((k = 1; k <= ${n:-0}; k += step)); do
         runs=$((runs + 1))
+        rm -rf "$REP"; mkdir "$REP"
         timeout 30 env LD_PRELOAD="$ROOT/$T/liboomshim.so $PRELOAD" OOM_ONLY=$k "$@" >"$WORK/out" 2>"$WORK/err"; rc=$?
-        if [ $rc != 0 ] || ! grep -q "$want" "$WORK/out"; then
+        if [ $rc != 0 ] || ! grep -q "$want" "$WORK/out" || { [ -n "$sweep_check" ] && ! $sweep_check >>"$WORK/err" 2>&1; }; then
             fails=$((fails + 1)); [ -z "$first" ] && first="OOM_ONLY=$k (rc $rc)" && cp "$WORK/err" "$WORK/first"
         fi
     done
     if [ "${n:-0}" -gt 0 ] && [ $fails = 0 ]; then
-        ok "guard out of memory, $name: $runs of its $n allocations failed one at a time, never a crash, a hang or too few bytes counted"
+        ok "guard out of memory, $name: $runs of its $n allocations failed one at a time, never a crash, a hang or too few bytes counted ($((SECONDS - since)) s)"
     else bad "guard out of memory, $name: $fails of $runs runs failed (${n:-no} eligible; first: $first)" "$WORK/first"; fi
 }
 sweep "allocate, free, exit report (text, JSON) under a limit" \
     "guard 1024000 while held; after the frees sim 0" 1 \
     GPUMEM_LIMIT=64M GPUMEM_REPORT_FORMAT=text,json "$T/trust" nomem 2000
 sweep "a refusal explained" "nomem_refuse: the fourth refused" 3 GPUMEM_LIMIT=3M "$T/trust" nomem_refuse
+
+# Every report in $REP whole: JSON that jq reads, text that ends with its
+# SUMMARY line. One that does not say it is incomplete must add up: its
+# groups make its totals, every frame is named, and (the programs allocate
+# device pointers only) the fragmentation section counts every allocation.
+# The exit reports are there, or stderr says why one is not. One jq and one
+# awk for all the files of a run (each costs more than the run).
+whole_reports() {
+    local bad=0 exits json txt judged
+    json=$(ls "$REP"/*.json 2>/dev/null); txt=$(ls "$REP"/*.txt 2>/dev/null)
+    # shellcheck disable=SC2086 # one name a line, without spaces (mktemp's)
+    if [ -n "$json" ]; then
+        judged=$(jq -r 'select((.schema == 1 and (.incomplete | type == "array") and ((.incomplete | length) > 0 or
+                    (([.live[].bytes] | add // 0) == .totals.live_bytes and ([.live[].count] | add // 0) == .totals.live_allocations
+                     and ([.live[].frames | length] | all(. > 0)) and ([.live[].frames[] | select(.function == null)] | length) == 0
+                     and ([.fragmentation[].live_allocations] | add // 0) == .totals.live_allocations
+                     and (.trigger == "exit" or .growth != null)))) | not) | input_filename' $json 2>&1) || judged="${judged:-jq failed}"
+        [ -z "$judged" ] || { echo "JSON not whole, or incomplete without saying so: $judged"; bad=1; }
+    fi
+    # shellcheck disable=SC2086
+    [ -z "$txt" ] || awk 'function judge() {
+                 if (!started) return
+                 if (last !~ /^SUMMARY: gpumemguard: [0-9]+ bytes in [0-9]+ allocations still live at /) { print "no SUMMARY at its end: " name; bad = 1 }
+                 else if (!inc && head && !(sum == live && cnt == n && !unnamed && frag && fragn == n)) { print "incomplete without saying so: " name; bad = 1 }
+             }
+             FNR == 1 { judge(); started = 1; name = FILENAME; live = n = head = sec = frag = fragn = sum = cnt = unnamed = inc = 0 }
+             /^==[0-9]+== live: / { live = $3; n = $6; head = 1 }
+             /^Live allocations, by stack/ { sec = 1; next }
+             /^(Reclaimed by|Address ranges|Growth since|Fragmentation, device)/ { sec = 0 }
+             /^Fragmentation, device/ { frag++ }
+             /^  live allocations: / { fragn += $3 }
+             sec && /^[0-9]+ bytes in [0-9]+ allocations? \(/ { sum += $1; cnt += $4 }
+             / in \?\?|no stack recorded/ { unnamed++ }
+             /^WARNING: this report is incomplete/ { inc = 1 }
+             { last = $0 }
+             END { judge(); exit bad }' $txt || bad=1
+    # the exit report, in each format: written, or stderr says why not
+    exits=$(( $(cat "$REP"/*.json 2>/dev/null | grep -c '"trigger":"exit"') + $(cat "$REP"/*.txt 2>/dev/null | grep -c '^==[0-9]*== gpumemguard report (exit') \
+              + $(grep -c "out of memory while formatting a report" "$WORK/err") ))
+    [ "$exits" -ge 2 ] || { echo "exit reports: $exits of 2, and no word why"; bad=1; }
+    return "$bad"
+}
+
+# fork while a thread allocates: each child starts clean, its allocations
+# counted, its exit report its own; the parent's bytes stay its own
+sweep_check=whole_reports
+sweep "fork while a thread allocates, the children's exit reports" \
+    "nomem_fork: 3 of 3 children fine; parent kept its bytes; guard never below the driver; sim 0 at the end" 2 \
+    GPUMEM_LIMIT=64M GPUMEM_REPORT="$REP/r" GPUMEM_REPORT_FORMAT=text,json "$T/trust" nomem_fork 20
+# dumps by signal and by gpumemguard_dump() while a thread allocates
+sweep "dumps (signal, API) while allocating, to files in text and JSON" \
+    "nomem_dumps: 6 dumps asked; guard never below the driver" 2 \
+    GPUMEM_LIMIT=64M GPUMEM_REPORT="$REP/r" GPUMEM_REPORT_FORMAT=text,json "$T/trust" nomem_dumps 6
+sweep_check=
+# every counted family through pointers from cuGetProcAddress(_v2)
+sweep "every family through cuGetProcAddress" \
+    "nomem_gpa: 4 rounds through cuGetProcAddress; guard never below the driver; sim 0 at the end" 1 \
+    GPUMEM_LIMIT=64M GPUMEM_REPORT=/dev/null "$T/trust" nomem_gpa 4
+# The two below are of the quota's accounting up to a refusal, with stacks
+# off: a run then takes milliseconds, not the tenth of a second that naming
+# the refusal message's frames costs (the depot's failures are swept above).
+# VMM: handles mapped twice, released while mapped, one unmap over two
+# mappings, reserved ranges; then handles up to the limit
+sweep "VMM handles, mappings and address ranges, up to the limit" \
+    "nomem_maps: 3 rounds, [0-9]* handles then refused; guard never below the driver; sim 0 at the end" 1 \
+    GPUMEM_STACK_DEPTH=0 GPUMEM_LIMIT=16M GPUMEM_REPORT=/dev/null "$T/trust" nomem_maps 3
+# stream-ordered allocations, the current pool and the program's, up to the limit
+sweep "stream-ordered allocations from pools, up to the limit" \
+    "nomem_pool: 4 rounds, [0-9]* from the pool then refused; guard never below the driver; sim 0 at the end" 1 \
+    GPUMEM_STACK_DEPTH=0 GPUMEM_LIMIT=16M GPUMEM_REPORT=/dev/null "$T/trust" nomem_pool 4
 
 echo
 echo "stress took $((SECONDS - t0)) s"
