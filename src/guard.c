@@ -187,6 +187,14 @@ __attribute__((destructor)) static void gmg_stop(void)
 {
     if (!__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
+    if (gmg_report_busy()) {
+        /* exit() on a thread in the middle of a report (a signal handler of
+         * the program's, libdw out of memory): the report's locks are this
+         * thread's own, and the exit report would wait for them for ever */
+        gmg_error("exit() called during a report on the same thread: no exit report");
+        gmg_group_leave();
+        return;
+    }
     gmg_reporter_flush();
     uint64_t leaks = gmg_report_now(GMG_TRIGGER_EXIT);
     if (gmg_cfg.metrics[0] && !forked_child)

@@ -433,6 +433,7 @@ void gmg_report_refusal(const struct gmg_refusal *ev)
 {
     /* one write, so that the program's own output never lands inside it */
     struct gmg_buf b = { 0 };
+    gmg_report_busy_enter(); /* its caller holds the reporter's explain lock */
     refusal_text(ev, &b, ev->abort ? "aborting: GPUMEM_ON_LIMIT=abort"
                                    : "returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are "
                                      "counted, not shown");
@@ -446,4 +447,5 @@ void gmg_report_refusal(const struct gmg_refusal *ev)
     gmg_buf_free(&b);
     if (ev->abort)
         gmg_report_now(GMG_TRIGGER_REFUSAL);
+    gmg_report_busy_leave();
 }

@@ -44,6 +44,11 @@
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
 static int descendant;                    /* a forked child */
 static unsigned tmp_count;
+static __thread unsigned busy __attribute__((tls_model("initial-exec"))); /* gmg_report_busy */
+
+int gmg_report_busy(void) { return busy != 0; }
+void gmg_report_busy_enter(void) { busy++; }
+void gmg_report_busy_leave(void) { busy--; }
 
 void gmg_report_atfork_child(void)
 {
@@ -249,6 +254,7 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
         return 0;
     }
     pthread_mutex_lock(&report_mu);
+    gmg_report_busy_enter();
     if (gmg_report_build(&r, trigger) == 0) {
         leaks = gmg_report_leaks(&r);
         int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
@@ -271,6 +277,7 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
         }
         gmg_report_free(&r);
     }
+    gmg_report_busy_leave();
     pthread_mutex_unlock(&report_mu);
     return leaks;
 }

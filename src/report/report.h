@@ -133,6 +133,15 @@ extern struct gmg_device_ops gmg_report_dev;
  * the report's unsuppressed leaks (gmg_report_leaks). */
 uint64_t gmg_report_now(enum gmg_trigger trigger);
 
+/* Is the calling thread in the middle of a report or a refusal message,
+ * holding the report side's locks? exit() called there (by a signal
+ * handler of the program's, or by libdw, which exits when it runs out of
+ * memory) must not make the exit report: it would wait for those locks,
+ * this thread's own, for ever. enter/leave bracket such a stretch. */
+int gmg_report_busy(void);
+void gmg_report_busy_enter(void);
+void gmg_report_busy_leave(void);
+
 /* Call sites' names for labels: "function file:line" of each stack's first
  * frame outside the guard, into names[k * each] (one symbolizer for all). */
 void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t each);

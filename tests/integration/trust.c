@@ -25,6 +25,9 @@
  *   trust fd2 FILE          descriptor 2 closed, reopened as the program's data file
  *   trust dlclose LIB1 LIB2 a leak from a library then unloaded, LIB2 loaded after
  *   trust early_signal      the dump signal before any allocation
+ *   trust exit_in_dump FIFO the program's SIGALRM handler calls exit() while
+ *                           this thread writes a dump to FIFO (which it
+ *                           opens and never reads)
  *   trust free_reuse N      two threads free one pointer, a third reuses the address
  *   trust ctxrace           a context torn down while a thread frees its memory
  *   trust forksig N         fork while threads install the dump signal's handler
@@ -742,6 +745,44 @@ static void early_signal(void)
     printf("survived the dump signal\n");
 }
 
+/* A handler that exits, as many programs' SIGTERM or SIGALRM handlers do. */
+static void exit_now(int sig)
+{
+    (void)sig;
+    exit(0);
+}
+
+NOINLINE static void leak_at_depth(int n)
+{
+    CUdeviceptr d;
+    if (n > 0) {
+        leak_at_depth(n - 1);
+        return;
+    }
+    CHECK(cuMemAlloc_v2(&d, 4096));
+}
+
+/* The dump stays in the guard for 5 s: its FIFO takes 4 KiB, is never
+ * read, and the report (12 stacks) is longer. The alarm goes off inside
+ * it, and the handler's exit() runs the guard's exit report on this
+ * thread, which holds the report's lock. */
+static void exit_in_dump(const char *fifo)
+{
+    for (int i = 0; i < 12; i++)
+        leak_at_depth(i); /* 12 stacks: a report of more than 4 KiB */
+    int rd = open(fifo, O_RDONLY | O_NONBLOCK); /* a reader, so that the guard can open it */
+    if (rd < 0 || fcntl(rd, F_SETPIPE_SZ, 4096) < 0)
+        exit(3);
+    int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+    if (!dump)
+        exit(4);
+    signal(SIGALRM, exit_now);
+    alarm(1);
+    dump();
+    printf("the dump returned before the alarm\n");
+    exit(5);
+}
+
 static void dlclose_case(const char *lib1, const char *lib2)
 {
     void *h = dlopen(lib1, RTLD_NOW | RTLD_LOCAL);
@@ -1233,6 +1274,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "fd2")) fd2(argv[2]);
     else if (!strcmp(m, "dlclose")) dlclose_case(argv[2], argv[3]);
     else if (!strcmp(m, "early_signal")) early_signal();
+    else if (!strcmp(m, "exit_in_dump")) exit_in_dump(argv[2]);
     else if (!strcmp(m, "free_reuse")) free_reuse(n);
     else if (!strcmp(m, "ctxrace")) ctxrace();
     else if (!strcmp(m, "forksig")) forksig(n);
