@@ -65,7 +65,9 @@ for f in "$WORK/many"/*.json; do jq -e .schema "$f" >/dev/null 2>&1 || bad_json=
     || bad "concurrent dumps to one path: $n files, $bad_json unreadable (rc $rc)" "$WORK/err"
 
 # The guard out of memory, one of its own allocations at a time
-# (tests/integration/oomshim.c fails only calls made from the guard's code):
+# (tests/integration/oomshim.c fails only calls made from the guard's code;
+# preloaded after the guard, so that its count, written by its destructor,
+# takes in the guard's exit report: oomshim.c says why):
 # every one, in a program that allocates, frees, reports at exit in text and
 # JSON under a limit; every third in one that is refused and explained; then
 # fork, dumps, cuGetProcAddress, VMM and stream-ordered pools (below).
@@ -78,13 +80,13 @@ sweep() { # NAME ORACLE_GREP STEP ENV... CMD ARGS...: OOM_ONLY=1..N (N counted f
     local name=$1 want=$2 step=$3; shift 3
     # N: the most any process counted (a forked child goes on from its parent's count)
     local n; n=$(rm -rf "$REP"; mkdir "$REP"
-                 timeout 30 env LD_PRELOAD="$ROOT/$T/liboomshim.so $PRELOAD" OOM_STATS=1 OOM_AFTER=1000000000 "$@" \
+                 timeout 30 env LD_PRELOAD="$PRELOAD $ROOT/$T/liboomshim.so" OOM_STATS=1 OOM_AFTER=1000000000 "$@" \
                  2>&1 >/dev/null | sed -n 's/^\[shim\] eligible=\([0-9]*\).*/\1/p' | sort -n | tail -1)
     local k fails=0 runs=0 first="" since=$SECONDS
     for ((k = 1; k <= ${n:-0}; k += step)); do
         runs=$((runs + 1))
         rm -rf "$REP"; mkdir "$REP"
-        timeout 30 env LD_PRELOAD="$ROOT/$T/liboomshim.so $PRELOAD" OOM_ONLY=$k "$@" >"$WORK/out" 2>"$WORK/err"; rc=$?
+        timeout 30 env LD_PRELOAD="$PRELOAD $ROOT/$T/liboomshim.so" OOM_ONLY=$k "$@" >"$WORK/out" 2>"$WORK/err"; rc=$?
         if [ $rc != 0 ] || ! grep -q "$want" "$WORK/out" || { [ -n "$sweep_check" ] && ! $sweep_check >>"$WORK/err" 2>&1; }; then
             fails=$((fails + 1)); [ -z "$first" ] && first="OOM_ONLY=$k (rc $rc)" && cp "$WORK/err" "$WORK/first"
         fi

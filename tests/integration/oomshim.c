@@ -1,11 +1,18 @@
 /*
- * oomshim.c - fault injection for the guard's own memory: preloaded before
- * libgpumemguard.so, it fails malloc, calloc, realloc, strdup, strndup,
- * aligned_alloc and posix_memalign when their immediate caller is code of
- * a library whose path holds "libgpumemguard" (the program, the simulated
- * driver and libc are never failed). scripts/stress.sh sweeps it over the
- * guard's allocations one at a time. It forwards to glibc's __libc_*
- * functions, so it cannot sit in front of a sanitizer's allocator.
+ * oomshim.c - fault injection for the guard's own memory: preloaded (after
+ * libgpumemguard.so, see below), it fails malloc, calloc, realloc, strdup,
+ * strndup, aligned_alloc and posix_memalign when their immediate caller is
+ * code of a library whose path holds "libgpumemguard" (the program, the
+ * simulated driver and libc are never failed). scripts/stress.sh sweeps it
+ * over the guard's allocations one at a time. It forwards to glibc's
+ * __libc_* functions, so it cannot sit in front of a sanitizer's allocator.
+ *
+ * Preload it after the guard (LD_PRELOAD="libgpumemguard.so liboomshim.so"):
+ * its malloc still serves the guard, which defines none, and glibc runs
+ * preloaded libraries' destructors in the order they were loaded, so
+ * OOM_STATS then counts the guard's exit report too. Before the guard, the
+ * statistics were written before the exit report was made, and a sweep up
+ * to that count never failed one of the exit report's allocations.
  *
  *   OOM_ONLY=K    fail only the Kth eligible call (1-based)
  *   OOM_EVERY=N   fail every Nth eligible call (after OOM_AFTER)
