@@ -38,7 +38,7 @@ build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c src/base/log.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
-build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw -liberty
+build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc
@@ -270,7 +270,7 @@ if "$T/test_track" >"$WORK/out" 2>&1; then
     ok "frees step by step (in flight, marked, racing, torn down, reused, spares; no memory for tables or contexts): $(tail -1 "$WORK/out")"
 else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
 if "$T/test_symbolize" >"$WORK/out" 2>&1; then
-    ok "a frame named without a symbolizer (out of memory): the loader's names, no crash; C++ names by the process's own C++ runtime when it has one: $(tail -1 "$WORK/out")"
+    ok "a frame named without a symbolizer, or without memory for a name or an unloaded library's file: named or counted, no crash; C++ names by the process's own C++ runtime when it has one: $(tail -1 "$WORK/out")"
 else bad "naming frames (tests/unit/test_symbolize.c)" "$WORK/out"; fi
 if "$T/test_signame" >"$WORK/out" 2>&1; then
     ok "GPUMEM_SIGNAL's grammar, shared with the command: every name as its number, every signal taken can be armed: $(tail -1 "$WORK/out")"

@@ -207,6 +207,8 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         }
         o->next = s->offline;
         s->offline = o;
+    } else if (!o && *m->path) {
+        s->lost++; /* out of memory: its file is not read, the frame goes unnamed and the report says so */
     }
     Dwfl_Module *mod = o ? o->m : NULL;
     if (mod) {

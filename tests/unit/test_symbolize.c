@@ -4,20 +4,27 @@
  * one, out of memory), from the loader alone, without crashing the program
  * whose report it is. Then a name that cannot be kept (strdup fails here
  * on demand): the frame says so (gmg_symbolizer_lost) and is not cached, so
- * that the next call names it. Then a C++ name where the process has a C++
- * runtime (this program's own __cxa_demangle stands for it): the runtime's
- * demangler names it, not the one built in. Prints "symbolize: N checks, M
- * failed"; exit status 1 on failure. Linked with -rdynamic so that dladdr
- * knows named_here, and symbolize.c's dlsym finds __cxa_demangle.
+ * that the next call names it. The same for a frame of an unloaded library
+ * when its file cannot be opened for want of memory (calloc fails here on
+ * demand: linked with -Wl,--wrap=calloc). Then a C++ name where the
+ * process has a C++ runtime (this program's own __cxa_demangle stands for
+ * it): the runtime's demangler names it, not the one built in. Prints
+ * "symbolize: N checks, M failed"; exit status 1 on failure. Linked with
+ * -rdynamic so that dladdr knows named_here, and symbolize.c's dlsym finds
+ * __cxa_demangle.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
 
+#include "core/stacks.h"
+
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* symbolize.c keeps names with strdup: this one, the program's own, fails
  * while no_strdup is set. */
@@ -31,6 +38,20 @@ char *strdup(const char *str)
     size_t n = strlen(str) + 1;
     char *p = malloc(n);
     return p ? memcpy(p, str, n) : NULL;
+}
+
+/* symbolize.c's calls of calloc (and this file's), with --wrap=calloc:
+ * fail while no_calloc is set */
+static int no_calloc;
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_calloc(size_t n, size_t size)
+{
+    if (no_calloc) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return __real_calloc(n, size);
 }
 
 /* core/pyframes.c, stubbed: no Python frame here */
@@ -120,6 +141,30 @@ int main(void)
     gmg_symbolize(s, cxx_pc, NULL, &fi);
     CHECK(is(fi.function, "_ZN5model12load_weightsEm") && runtime_calls == 2,
           "a name the runtime refuses is shown as it is, as before (the built-in one not asked instead)");
+    gmg_symbolizer_free(s);
+
+    /* a frame of a library unloaded since (this program, as a module that
+     * is no longer where it was): named from its file, read offline */
+    static char exe[4096];
+    Dl_info di;
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0 || !dladdr((void *)&named_here, &di)) {
+        printf("FAIL no path or load address for this program\n");
+        return 1;
+    }
+    exe[len] = 0;
+    struct gmg_module gone = { .map = &gone, .start = 1, .end = 2, .bias = (uintptr_t)di.dli_fbase, .path = exe };
+    s = gmg_symbolizer_new();
+    no_calloc = 1; /* no memory to open its file */
+    memset(&fi, 0, sizeof fi);
+    gmg_symbolize(s, pc, &gone, &fi);
+    no_calloc = 0;
+    CHECK(fi.unloaded && !fi.function && gmg_symbolizer_lost(s) > 0,
+          "an unloaded library's file not read for want of memory: the unnamed frame is counted");
+    memset(&fi, 0, sizeof fi);
+    gmg_symbolize(s, pc, &gone, &fi);
+    CHECK(fi.unloaded && is(fi.function, "named_here") && is(fi.module, "test_symbolize"),
+          "and read at the next call: the frame named");
     gmg_symbolizer_free(s);
 
     printf("symbolize: %d checks, %d failed\n", checks, failed);
