@@ -102,8 +102,9 @@ sweep "a refusal explained" "nomem_refuse: the fourth refused" 3 GPUMEM_LIMIT=3M
 
 # Every report in $REP whole: JSON that jq reads, text that ends with its
 # SUMMARY line. One that does not say it is incomplete must add up: its
-# groups make its totals, every frame is named, and (the programs allocate
-# device pointers only) the fragmentation section counts every allocation.
+# groups make its totals, every frame of the program is named (it is built
+# with -g; libc's need debug symbols), and (the programs allocate device
+# pointers only) the fragmentation section counts every allocation.
 # The exit reports are there, or stderr says why one is not. One jq and one
 # awk for all the files of a run (each costs more than the run).
 whole_reports() {
@@ -113,7 +114,7 @@ whole_reports() {
     if [ -n "$json" ]; then
         judged=$(jq -r 'select((.schema == 1 and (.incomplete | type == "array") and ((.incomplete | length) > 0 or
                     (([.live[].bytes] | add // 0) == .totals.live_bytes and ([.live[].count] | add // 0) == .totals.live_allocations
-                     and ([.live[].frames | length] | all(. > 0)) and ([.live[].frames[] | select(.function == null)] | length) == 0
+                     and ([.live[].frames | length] | all(. > 0)) and ([.live[].frames[] | select(.module == "trust" and .function == null)] | length) == 0
                      and ([.fragmentation[].live_allocations] | add // 0) == .totals.live_allocations
                      and (.trigger == "exit" or .growth != null)))) | not) | input_filename' $json 2>&1) || judged="${judged:-jq failed}"
         [ -z "$judged" ] || { echo "JSON not whole, or incomplete without saying so: $judged"; bad=1; }
@@ -131,7 +132,7 @@ whole_reports() {
              /^Fragmentation, device/ { frag++ }
              /^  live allocations: / { fragn += $3 }
              sec && /^[0-9]+ bytes in [0-9]+ allocations? \(/ { sum += $1; cnt += $4 }
-             / in \?\?|no stack recorded/ { unnamed++ }
+             / in \?\? (.* )?\(trust\+|no stack recorded/ { unnamed++ }
              /^WARNING: this report is incomplete/ { inc = 1 }
              { last = $0 }
              END { judge(); exit bad }' $txt || bad=1
