@@ -192,8 +192,9 @@ if has "refuse_dev1: 2; guard 524288 262144" "$WORK/out" && has "refused cuMemAl
     ok "a refusal on device 1 shows device 1's live allocations only"
 else bad "refusal message on device 1" "$WORK/err"; fi
 
-# a forked child closes its parent's wake-up pipe before making its own:
-# as many pipes open in the child as in the parent
+# a forked child holds no more pipes than its parent (the reporter once woke
+# through a pipe, which a child had to close before making its own; it is a
+# semaphore now, and this stays to keep any descriptor from coming back)
 rguarded "$T/regress" forkfds
 n=$(sed -n 's/^forkfds: parent \([0-9]*\) child \([0-9]*\)$/\1 \2/p' "$WORK/out")
 [ -n "$n" ] && [ "${n% *}" = "${n#* }" ] && ok "a forked child holds no pipe of its parent's reporter (${n% *} pipes open in each)" \

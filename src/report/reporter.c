@@ -1,9 +1,12 @@
 /*
  * reporter.c - see reporter.h.
  *
- * Wake-ups are bytes on a non-blocking pipe: 'S' a signal dump (counted in
- * dumps_asked; a full pipe means the thread has wake-ups pending, so
- * signals coalesce), 'R' a queued refusal.
+ * Wake-ups are posts on a semaphore, never bytes on a descriptor: a program
+ * may close descriptors it did not open (closefrom(3) in a daemon) and get
+ * their numbers back for its own files, which the guard must then never
+ * read or write. What is pending is in memory: dumps_asked (a signal dump,
+ * counted by the handler) and the ring below (refusals). The thread takes
+ * every post there is at once, so that a storm of signals is one dump.
  * Refusals wait in a small ring; one that finds the ring full is counted,
  * not explained. The ring's lock is the guard's own and is held only to copy
  * an entry; explaining is serialised between the thread and exit by another.
@@ -18,13 +21,11 @@
 #include "report/symbolize.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define RING 64
 
@@ -34,7 +35,7 @@ static unsigned ring_head, ring_tail;   /* under ring_mu */
 static unsigned long dropped;           /* under ring_mu */
 static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
-static int wake_fd[2] = { -1, -1 };
+static sem_t wake_sem;                  /* posted: something is pending */
 static int running;
 static unsigned long dumps_asked;       /* by the signal handler */
 static unsigned long dumps_done;        /* under dump_mu */
@@ -90,17 +91,38 @@ void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds)
     __atomic_store_n(&tick_fn, fn, __ATOMIC_RELEASE);
 }
 
-static long long now_ms(void)
+/* CLOCK_MONOTONIC, `ms` from now */
+static struct timespec after_ms(long long ms)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return ts;
+}
+
+/* Sleep until something is posted (then 1, every post taken) or, with a
+ * deadline, until it passes (0). */
+static int wait_for_work(const struct timespec *deadline)
+{
+    int rc;
+    do
+        rc = deadline ? sem_clockwait(&wake_sem, CLOCK_MONOTONIC, deadline) : sem_wait(&wake_sem);
+    while (rc != 0 && errno == EINTR);
+    if (rc != 0)
+        return 0; /* ETIMEDOUT */
+    while (sem_trywait(&wake_sem) == 0)
+        ; /* wake-ups posted meanwhile: this pass sees what they were for */
+    return 1;
 }
 
 static void *reporter(void *arg)
 {
     (void)arg;
-    char buf[64];
     /* stacks off: no frame is ever named. Inside the walk gate, as a stack
      * walk: a fork waits for it (libdw allocates all along, and a sanitizer's
      * allocator, like libunwind, keeps locks a child never gets back), and
@@ -109,33 +131,24 @@ static void *reporter(void *arg)
         gmg_symbolizer_warm();
         gmg_walkgate_leave();
     }
-    long long next_tick = now_ms() + (long long)tick_seconds * 1000;
+    struct timespec next_tick = after_ms((long long)tick_seconds * 1000);
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
-        if (tick) {
-            long long wait = next_tick - now_ms();
-            struct pollfd pf = { .fd = wake_fd[0], .events = POLLIN };
-            if (wait <= 0 || poll(&pf, 1, (int)wait) == 0) {
-                tick(); /* the metrics file, every GPUMEM_METRICS_INTERVAL */
-                next_tick = now_ms() + (long long)tick_seconds * 1000;
-                continue;
-            }
-        }
-        ssize_t n = read(wake_fd[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
+        if (!wait_for_work(tick ? &next_tick : NULL)) {
+            tick(); /* the metrics file, every GPUMEM_METRICS_INTERVAL */
+            next_tick = after_ms((long long)tick_seconds * 1000);
             continue;
-        if (n <= 0)
-            return NULL;
+        }
         drain();
         pending_dumps();
     }
+    return NULL;
 }
 
 static int start_thread(void)
 {
-    if (pipe2(wake_fd, O_CLOEXEC) != 0)
+    if (sem_init(&wake_sem, 0, 0) != 0)
         return -1;
-    fcntl(wake_fd[1], F_SETFL, O_NONBLOCK);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -146,12 +159,8 @@ static int start_thread(void)
     int rc = pthread_create(&t, &attr, reporter, NULL);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        close(wake_fd[0]);
-        close(wake_fd[1]);
-        wake_fd[0] = wake_fd[1] = -1;
+    if (rc != 0)
         return -1;
-    }
     __atomic_store_n(&running, 1, __ATOMIC_RELEASE);
     return 0;
 }
@@ -168,19 +177,20 @@ int gmg_reporter_start(void)
     return rc;
 }
 
-static void wake(char c)
+/* Async-signal-safe (sem_post). A post that finds the count at its
+ * maximum (EOVERFLOW) is not needed: the thread has wake-ups pending. */
+static void wake(void)
 {
     int saved = errno;
-    if (wake_fd[1] >= 0 && write(wake_fd[1], &c, 1) < 0) {
-        /* pipe full: the thread has wake-ups pending and will look */
-    }
+    if (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+        sem_post(&wake_sem);
     errno = saved;
 }
 
 void gmg_reporter_wake(void)
 {
     __atomic_fetch_add(&dumps_asked, 1, __ATOMIC_RELEASE);
-    wake('S');
+    wake();
 }
 
 void gmg_reporter_refused(const struct gmg_refusal *r)
@@ -199,7 +209,7 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
         dropped++;
     pthread_mutex_unlock(&ring_mu);
     if (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
-        wake('R');
+        wake();
     else
         drain();
 }
@@ -223,11 +233,6 @@ void gmg_reporter_atfork_child(void)
     dropped = 0;
     if (!running)
         return;
-    running = 0;
-    if (wake_fd[0] >= 0)
-        close(wake_fd[0]);
-    if (wake_fd[1] >= 0)
-        close(wake_fd[1]);
-    wake_fd[0] = wake_fd[1] = -1;
+    running = 0; /* the semaphore is made anew (its waiter count was the parent's) */
     start_thread();
 }

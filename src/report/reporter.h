@@ -16,7 +16,9 @@ int gmg_reporter_start(void);
  * the layer above before the thread starts. */
 void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds);
 
-/* Ask for a signal dump. Async-signal-safe: one write(2) to a pipe. */
+/* Ask for a signal dump. Async-signal-safe: an atomic count and a
+ * sem_post(3); no descriptor (a program may close and reuse any it did
+ * not open). */
 void gmg_reporter_wake(void);
 
 /* A refusal to explain: queued for the thread (explained here when it

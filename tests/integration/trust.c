@@ -23,6 +23,11 @@
  *                           can: its growth is both allocations
  *   trust stale_tmp PATH    stale temporaries for this pid exist beside PATH
  *   trust fd2 FILE          descriptor 2 closed, reopened as the program's data file
+ *   trust closefrom FILE DUMP  descriptors 3..1023 closed after the guard started
+ *                           (a daemon's closefrom), then the program's own pipe
+ *                           and FILE opened, one allocation refused and a dump
+ *                           signalled: its pipe must hold what it wrote, FILE
+ *                           nothing, and DUMP (the signal dump) exist while it runs
  *   trust dlclose LIB1 LIB2 a leak from a library then unloaded, LIB2 loaded after
  *   trust early_signal      the dump signal before any allocation
  *   trust exit_in_dump FIFO the program's SIGALRM handler calls exit() while
@@ -724,6 +729,32 @@ static void fd2(const char *file)
         exit(4);
 }
 
+NOINLINE static CUresult refused_after_closefrom(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 1ull << 40); }
+
+static void closefrom_case(const char *file, const char *dump)
+{
+    leak_before_exit(); /* the guard's thread runs, its symbolizer made */
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    int p[2];
+    if (pipe2(p, O_NONBLOCK) != 0)
+        exit(3);
+    int f = open(file, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (f < 0 || write(p[1], "hello", 5) != 5)
+        exit(4);
+    if (refused_after_closefrom() != CUDA_ERROR_OUT_OF_MEMORY)
+        exit(5);
+    kill(getpid(), SIGUSR1);
+    usleep(1500000); /* longer than GPUMEM_METRICS_INTERVAL=1: the thread's tick runs too */
+    char buf[64];
+    ssize_t n = read(p[0], buf, sizeof buf);
+    struct stat st;
+    if (fstat(f, &st) != 0)
+        exit(6);
+    printf("closefrom: pipe %zd bytes '%.*s', file %lld bytes, dump while running: %s\n", n, n > 0 ? (int)n : 0, buf,
+           (long long)st.st_size, access(dump, F_OK) == 0 ? "yes" : "no");
+}
+
 /* a C host loading a C++ plugin privately (RTLD_LOCAL), as Python does */
 static void cxx(const char *lib)
 {
@@ -1272,6 +1303,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "stale_tmp")) stale_tmp(argv[2]);
     else if (!strcmp(m, "dumplost")) dumplost(argv[2]);
     else if (!strcmp(m, "fd2")) fd2(argv[2]);
+    else if (!strcmp(m, "closefrom")) closefrom_case(argv[2], argv[3]);
     else if (!strcmp(m, "dlclose")) dlclose_case(argv[2], argv[3]);
     else if (!strcmp(m, "early_signal")) early_signal();
     else if (!strcmp(m, "exit_in_dump")) exit_in_dump(argv[2]);
