@@ -166,6 +166,16 @@ for metrics in "" "GPUMEM_METRICS=$WORK/cf.prom GPUMEM_METRICS_INTERVAL=1"; do
     else bad "closefrom(3) in the program${metrics:+ (GPUMEM_METRICS)} (rc $rc): $(cat "$WORK/out")" "$WORK/err"; fi
 done
 
+# the symbolizer's descriptors (libdw keeps the ELF files it read open until
+# the symbolizer is made anew, after a library is loaded): closed by the
+# program and reused, they were closed under it then, and the numbers
+# reopened as the guard's ELF files
+rm -f "$WORK/symfds.dat"
+timeout 60 env LD_PRELOAD="$PRELOAD" "$T/trust" symfds "$WORK/symfds.dat" "$ROOT/$T/libgmgmod1.so" >"$WORK/out" 2>"$WORK/err"; rc=$?
+[ $rc = 0 ] && has "symfds: 32 of 32 descriptors still the program's file (two reports)" "$WORK/out" \
+    && ok "the symbolizer made anew after the program closed and reused its descriptors: none of the program's closed or replaced" \
+    || bad "the symbolizer's descriptors closed by the program (rc $rc): $(cat "$WORK/out")" "$WORK/err"
+
 # 8. a leak from a library unloaded since, another loaded at its address: the
 #    frames keep the first library's names
 guarded "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"

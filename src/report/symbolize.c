@@ -7,6 +7,16 @@
  * module's DWARF the first time (decompressing it, for a library whose
  * debug information is compressed) costs far more than any message, and
  * is paid once, not once per message.
+ *
+ * libdwfl keeps a descriptor open for each ELF and debug file it read,
+ * until dwfl_end closes them. A program may close descriptors it did not
+ * open while it runs (closefrom(3)) and get their numbers back for files
+ * of its own, which dwfl_end would then close. So every descriptor a
+ * symbolizer's Dwfl keeps is noted with its file's device and inode (the
+ * callbacks below open them all; an unloaded library's file is opened
+ * here); a symbolizer one of whose descriptors is no longer that file is
+ * never ended: its Dwfl is left as it is, and the shared one is made anew
+ * for the next message.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
@@ -16,12 +26,14 @@
 
 #include <dlfcn.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <libiberty/demangle.h> /* cplus_demangle_v3: linked in, never exported (Makefile) */
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct entry {
@@ -41,8 +53,18 @@ struct offline {             /* an unloaded library, read from its file */
  * when first needed, not when the symbolizer is made: a refusal or report
  * with stacks off names no frame, and a C program has no mangled names
  * (looking for a C++ runtime probes every library path for three files). */
+/* A descriptor a Dwfl keeps, and the file it was opened on. */
+struct kept_fd {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+};
+
 struct gmg_symbolizer {
     Dwfl *dwfl;
+    struct kept_fd *fds;     /* every descriptor its Dwfls keep */
+    size_t nfds, capfds;
+    int fds_unnoted;         /* one could not be noted (out of memory) */
     int dwfl_tried, demangle_tried;
     int spare;               /* made by a get while the shared one was in use: put frees it */
     struct offline *offline; /* one Dwfl each: two may have had one address */
@@ -52,14 +74,81 @@ struct gmg_symbolizer {
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
+/* ------------------------------------------------ kept descriptors */
+
+/* The symbolizer whose Dwfl this thread is calling into: libdwfl's
+ * callbacks carry no argument of ours. */
+static __thread struct gmg_symbolizer *opening __attribute__((tls_model("initial-exec")));
+
+static void note_fd(struct gmg_symbolizer *s, int fd)
+{
+    struct stat st;
+    if (fd < 0 || !s)
+        return;
+    if (s->nfds == s->capfds) {
+        size_t cap = s->capfds ? 2 * s->capfds : 16;
+        struct kept_fd *v = realloc(s->fds, cap * sizeof *v);
+        if (!v) {
+            s->fds_unnoted = 1;
+            return;
+        }
+        s->fds = v;
+        s->capfds = cap;
+    }
+    if (fstat(fd, &st) != 0) {
+        s->fds_unnoted = 1;
+        return;
+    }
+    fcntl(fd, F_SETFD, FD_CLOEXEC); /* libdwfl opens without: not for a program the process execs */
+    s->fds[s->nfds++] = (struct kept_fd){ fd, st.st_dev, st.st_ino };
+}
+
+/* Is every descriptor s's Dwfls keep still the file it was opened on? */
+static int fds_still_kept(const struct gmg_symbolizer *s)
+{
+    if (s->fds_unnoted)
+        return 0;
+    for (size_t i = 0; i < s->nfds; i++) {
+        struct stat st;
+        if (fstat(s->fds[i].fd, &st) != 0 || st.st_dev != s->fds[i].dev || st.st_ino != s->fds[i].ino)
+            return 0;
+    }
+    return 1;
+}
+
+/* libdwfl's own callbacks, each descriptor they hand it noted. A file
+ * found by name only (no descriptor) is opened here, as libdwfl would
+ * open it, so that it is noted too. */
+static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          char **file_name, Elf **elfp)
+{
+    int fd = dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+    if (fd < 0 && !*elfp && *file_name)
+        fd = open(*file_name, O_RDONLY | O_CLOEXEC);
+    note_fd(opening, fd);
+    return fd;
+}
+
+static int find_debuginfo_noted(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                                const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name)
+{
+    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                          debuginfo_file_name);
+    if (fd < 0 && *debuginfo_file_name)
+        fd = open(*debuginfo_file_name, O_RDONLY | O_CLOEXEC);
+    note_fd(opening, fd);
+    return fd;
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_linux_proc_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_elf = find_elf_noted,
+    .find_debuginfo = find_debuginfo_noted,
     .debuginfo_path = &debuginfo_path,
 };
 static const Dwfl_Callbacks offline_callbacks = {
-    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .find_debuginfo = find_debuginfo_noted,
     .section_address = dwfl_offline_section_address,
     .debuginfo_path = &debuginfo_path,
 };
@@ -201,9 +290,15 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         o->mod = m;
         o->dwfl = dwfl_begin(&offline_callbacks);
         if (o->dwfl) {
+            /* opened here, not by libdwfl, to be noted; it keeps it on success */
+            int fd = open(m->path, O_RDONLY | O_CLOEXEC);
             dwfl_report_begin(o->dwfl);
-            o->m = dwfl_report_elf(o->dwfl, base_name(m->path), m->path, -1, m->bias, false);
+            o->m = fd >= 0 ? dwfl_report_elf(o->dwfl, base_name(m->path), m->path, fd, m->bias, false) : NULL;
             dwfl_report_end(o->dwfl, NULL, NULL);
+            if (o->m)
+                note_fd(s, fd);
+            else if (fd >= 0)
+                close(fd);
         }
         o->next = s->offline;
         s->offline = o;
@@ -249,7 +344,19 @@ static void loader_names(uintptr_t pc, struct gmg_frame_info *out)
     *out = fi;
 }
 
+static void symbolize_frame(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod,
+                            struct gmg_frame_info *out);
+
 void gmg_symbolize(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod, struct gmg_frame_info *out)
+{
+    struct gmg_symbolizer *was = opening;
+    opening = s; /* the descriptors libdwfl opens now are s's */
+    symbolize_frame(s, pc, mod, out);
+    opening = was;
+}
+
+static void symbolize_frame(struct gmg_symbolizer *s, uintptr_t pc, const struct gmg_module *mod,
+                            struct gmg_frame_info *out)
 {
     if (gmg_is_pyframe(pc)) {
         struct gmg_frame_info fi = { .pc = pc, .python = 1 };
@@ -351,15 +458,21 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s)
         s->uncached = e->hh.next;
         entry_free(e);
     }
-    if (s->dwfl)
+    /* dwfl_end closes the descriptors it kept: only if they are all still
+     * ours. Otherwise the Dwfls are left, unended (their memory, and the
+     * descriptors still ours, stay): a number the program took back is
+     * never closed under it. */
+    int end = fds_still_kept(s);
+    if (s->dwfl && end)
         dwfl_end(s->dwfl);
     while (s->offline) {
         struct offline *o = s->offline;
         s->offline = o->next;
-        if (o->dwfl)
+        if (o->dwfl && end)
             dwfl_end(o->dwfl);
         free(o);
     }
+    free(s->fds);
     free(s);
 }
 
@@ -388,8 +501,10 @@ static struct gmg_symbolizer *shared_locked(void)
 {
     struct loads l = { 0, 0 };
     dl_iterate_phdr(count_loads, &l);
-    if (shared && (l.adds != shared_adds || l.subs != shared_subs || shared_pid != getpid())) {
-        gmg_symbolizer_free(shared); /* the process's objects changed */
+    if (shared && (l.adds != shared_adds || l.subs != shared_subs || shared_pid != getpid() ||
+                   !fds_still_kept(shared))) {
+        /* the process's objects changed, or the program closed a descriptor of ours */
+        gmg_symbolizer_free(shared);
         shared = NULL;
     }
     if (!shared) {
@@ -425,10 +540,13 @@ void gmg_symbolizer_warm(void)
          * mapped, not read), as most stacks' first frames will need */
         uintptr_t entry = (uintptr_t)getauxval(AT_ENTRY);
         struct gmg_frame_info fi;
-        if (entry)
+        if (entry) {
             gmg_symbolize(s, entry + 1, NULL, &fi);
-        else
+        } else {
+            opening = s;
             proc_dwfl(s);
+            opening = NULL;
+        }
     }
     pthread_mutex_unlock(&shared_mu);
 }

@@ -29,6 +29,10 @@
  *                           signalled: its pipe must hold what it wrote, FILE
  *                           nothing, and DUMP (the signal dump) exist while it runs
  *   trust dlclose LIB1 LIB2 a leak from a library then unloaded, LIB2 loaded after
+ *   trust symfds FILE LIB   a report made (the guard's symbolizer opens ELF files),
+ *                           descriptors 3..1023 closed, FILE opened 32 times, LIB
+ *                           loaded (the symbolizer is made anew) and another report
+ *                           made: every one of the 32 must still be FILE
  *   trust early_signal      the dump signal before any allocation
  *   trust exit_in_dump FIFO the program's SIGALRM handler calls exit() while
  *                           this thread writes a dump to FIFO (which it
@@ -755,6 +759,29 @@ static void closefrom_case(const char *file, const char *dump)
            (long long)st.st_size, access(dump, F_OK) == 0 ? "yes" : "no");
 }
 
+static void symfds(const char *file, const char *lib)
+{
+    int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+    leak_before_exit();
+    if (dump)
+        dump(); /* names its frames: libdw opens the files they are in */
+    for (int fd = 3; fd < 1024; fd++)
+        close(fd);
+    int f[32];
+    struct stat want, st;
+    for (int i = 0; i < 32; i++)
+        if ((f[i] = open(file, O_RDONLY | O_CREAT, 0600)) < 0)
+            exit(3);
+    if (fstat(f[0], &want) != 0 || !dlopen(lib, RTLD_NOW))
+        exit(4);
+    if (dump)
+        dump(); /* a library was loaded: the old symbolizer goes, a new one is made */
+    int mine = 0;
+    for (int i = 0; i < 32; i++)
+        mine += fstat(f[i], &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+    printf("symfds: %d of 32 descriptors still the program's file (%s)\n", mine, dump ? "two reports" : "no guard");
+}
+
 /* a C host loading a C++ plugin privately (RTLD_LOCAL), as Python does */
 static void cxx(const char *lib)
 {
@@ -1305,6 +1332,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "fd2")) fd2(argv[2]);
     else if (!strcmp(m, "closefrom")) closefrom_case(argv[2], argv[3]);
     else if (!strcmp(m, "dlclose")) dlclose_case(argv[2], argv[3]);
+    else if (!strcmp(m, "symfds")) symfds(argv[2], argv[3]);
     else if (!strcmp(m, "early_signal")) early_signal();
     else if (!strcmp(m, "exit_in_dump")) exit_in_dump(argv[2]);
     else if (!strcmp(m, "free_reuse")) free_reuse(n);
