@@ -192,6 +192,18 @@ if has "refuse_dev1: 2; guard 524288 262144" "$WORK/out" && has "refused cuMemAl
     ok "a refusal on device 1 shows device 1's live allocations only"
 else bad "refusal message on device 1" "$WORK/err"; fi
 
+# the refusal message describes the moment of the refusal: what was live
+# then (600000 bytes, freed at once after the refusal), not what is live
+# when the message is written (700000 bytes allocated after it; it said
+# "none now: ... has been freed since", or listed the later allocation)
+rguarded GPUMEM_LIMIT=1M "$T/regress" refuse_then
+msg=$(sed -n '/^gpumemguard: the biggest live allocations on device 0:$/,/^$/p' "$WORK/err")
+if has "refuse_then: 2; guard 700000" "$WORK/out" && has "refused cuMemAlloc of 585.9 KiB (600000 bytes) on device 0" "$WORK/err" \
+   && grep -q "^600000 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:$" <<<"$msg" \
+   && grep -q " in held_at_refusal " <<<"$msg" && ! grep -q "700000\| in made_after_refusal \|none" <<<"$msg"; then
+    ok "a refusal message lists what was live at the refusal (freed since), not an allocation made after it"
+else bad "refusal message: the state at the refusal" "$WORK/err"; fi
+
 # a forked child holds no more pipes than its parent (the reporter once woke
 # through a pipe, which a child had to close before making its own; it is a
 # semaphore now, and this stays to keep any descriptor from coming back)

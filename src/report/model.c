@@ -7,7 +7,8 @@
  * hashed, and hands fragmentation the address and size of each device
  * pointer (frag.c); growth is what no earlier signal or API dump listed
  * (the records' `seen` mark). A refusal reads the live totals the depot
- * keeps per stack, never the table.
+ * keeps per stack, never the table, on the refusing thread: its message
+ * says what was live at the refusal, whenever it is written.
  */
 #define _GNU_SOURCE
 #include "report/report.h"
@@ -350,39 +351,41 @@ void gmg_report_set_device_ops(const struct gmg_device_ops *ops)
     gmg_report_dev = *ops;
 }
 
-#define REFUSAL_STACKS 3
-
-/* The few biggest live groups of one device, from the live totals. */
-struct top {
-    int device;
-    size_t n;
-    struct gmg_group g[REFUSAL_STACKS];
-};
-
+/* Keep the GMG_REFUSAL_STACKS biggest live groups of one device, from the
+ * live totals. */
 static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
-    struct top *t = arg;
-    if (device != t->device || !gmg_group_is_allocation(family))
+    struct gmg_refusal_state *t = arg;
+    if (device != t->ev.device || !gmg_group_is_allocation(family))
         return;
     struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
-    size_t i = t->n < REFUSAL_STACKS ? t->n++ : REFUSAL_STACKS;
-    if (i == REFUSAL_STACKS) {
-        if (by_bytes(&g, &t->g[REFUSAL_STACKS - 1]) >= 0)
+    size_t i = t->ntop < GMG_REFUSAL_STACKS ? t->ntop++ : GMG_REFUSAL_STACKS;
+    if (i == GMG_REFUSAL_STACKS) {
+        if (by_bytes(&g, &t->top[GMG_REFUSAL_STACKS - 1]) >= 0)
             return; /* not among the biggest */
-        i = REFUSAL_STACKS - 1;
+        i = GMG_REFUSAL_STACKS - 1;
     }
-    while (i > 0 && by_bytes(&g, &t->g[i - 1]) < 0) {
-        t->g[i] = t->g[i - 1];
+    while (i > 0 && by_bytes(&g, &t->top[i - 1]) < 0) {
+        t->top[i] = t->top[i - 1];
         i--;
     }
-    t->g[i] = g;
+    t->top[i] = g;
+}
+
+void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal_state *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ev = *ev;
+    gmg_track_live_each(top_add, out);
+    gmg_track_lost(&out->lost);
 }
 
 /* The refused call itself (what, how much, the quota, its own stack), then
- * the few biggest live stacks of its device, from the live totals (no
- * walk of the table, no fragmentation, no dump number). */
-static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const char *outcome)
+ * the few biggest live stacks of its device at the refusal (no walk of the
+ * table, no fragmentation, no dump number). */
+static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, const char *outcome)
 {
+    const struct gmg_refusal *ev = &st->ev;
     struct gmg_report r;
     memset(&r, 0, sizeof r);
     r.trigger = GMG_TRIGGER_REFUSAL;
@@ -402,39 +405,36 @@ static void refusal_text(const struct gmg_refusal *ev, struct gmg_buf *b, const 
     }
     gmg_buf_printf(b, "  the refused call:\n");
     gmg_report_text_stack(&r, b, ev->stack);
-    struct top t = { .device = ev->device };
-    gmg_track_live_each(top_add, &t);
     gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
-    for (size_t i = 0; i < t.n; i++)
-        gmg_report_text_group(&r, b, &t.g[i]);
-    /* Refusals are explained by the reporter thread, after the fact: a
-     * program that frees as soon as it is refused (a retry after out of
-     * memory) has nothing live left by now, which must not read as if the
-     * bytes "in use" above had never been. */
+    for (size_t i = 0; i < st->ntop; i++)
+        gmg_report_text_group(&r, b, &st->top[i]);
+    /* The live totals are read just after the quota said no: bytes in use
+     * and no live stack means other threads' calls were under way then (a
+     * reservation not yet recorded, a free not yet given back). */
     uint64_t was = gmg_quota_pooled() ? ev->own : ev->in_use;
-    struct gmg_track_lost lost;
-    gmg_track_lost(&lost);
-    if (!t.n && lost.untracked_bytes) /* the guard's own out of memory: it cannot say what holds them */
+    if (!st->ntop && st->lost.untracked_bytes) /* the guard's own out of memory: it cannot say what holds them */
         gmg_buf_printf(b, "  (none listed: %llu allocations could not be tracked (the guard ran out of memory), and "
                           "%llu bytes of them stay counted)\n",
-                       (unsigned long long)lost.untracked_allocs, (unsigned long long)lost.untracked_bytes);
-    else if (!t.n && was)
-        gmg_buf_printf(b, "  (none now: the %s in use at the refusal%s has been freed since)\n",
+                       (unsigned long long)st->lost.untracked_allocs, (unsigned long long)st->lost.untracked_bytes);
+    else if (!st->ntop && was)
+        gmg_buf_printf(b, "  (none listed: the %s in use%s were held by allocations and frees under way on other "
+                          "threads at the refusal)\n",
                        gmg_fmt_size(use, sizeof use, was), gmg_quota_pooled() ? " by this process" : "");
-    else if (!t.n)
+    else if (!st->ntop)
         gmg_buf_printf(b, "  (none)\n");
-    else if (lost.untracked_bytes)
+    else if (st->lost.untracked_bytes)
         gmg_buf_printf(b, "  (and %llu allocations the guard could not track: %llu bytes counted)\n",
-                       (unsigned long long)lost.untracked_allocs, (unsigned long long)lost.untracked_bytes);
+                       (unsigned long long)st->lost.untracked_allocs, (unsigned long long)st->lost.untracked_bytes);
     gmg_report_free(&r);
 }
 
-void gmg_report_refusal(const struct gmg_refusal *ev)
+void gmg_report_refusal(const struct gmg_refusal_state *st)
 {
+    const struct gmg_refusal *ev = &st->ev;
     /* one write, so that the program's own output never lands inside it */
     struct gmg_buf b = { 0 };
     gmg_report_busy_enter(); /* its caller holds the reporter's explain lock */
-    refusal_text(ev, &b, ev->abort ? "aborting: GPUMEM_ON_LIMIT=abort"
+    refusal_text(st, &b, ev->abort ? "aborting: GPUMEM_ON_LIMIT=abort"
                                    : "returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are "
                                      "counted, not shown");
     if (!b.failed)

@@ -149,9 +149,25 @@ void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t
 /* Start-up: say now if GPUMEM_REPORT's directory cannot take reports. */
 void gmg_report_check_path(void);
 
-/* Explain a refusal on stderr: the refused call, then (fail, warn) the few
- * biggest live stacks of its device, or (abort) a whole report. */
-void gmg_report_refusal(const struct gmg_refusal *ev);
+/* A refusal as it stood at the refusal: the call, and the few biggest live
+ * stacks of its device then, with what the guard could not track then.
+ * Taken on the refusing thread (gmg_report_refusal_capture: the live
+ * totals per stack, O(stacks), no lock, no walk of the table), so that the
+ * message says what held the memory when the call was refused, not when
+ * the message is written. */
+#define GMG_REFUSAL_STACKS 3
+struct gmg_refusal_state {
+    struct gmg_refusal ev;
+    size_t ntop;
+    struct gmg_group top[GMG_REFUSAL_STACKS];   /* biggest first */
+    struct gmg_track_lost lost;
+};
+void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal_state *out);
+
+/* Explain a refusal on stderr from its state: the refused call, then
+ * (fail) the biggest live stacks of its device at the refusal, or (abort)
+ * those and a whole report. */
+void gmg_report_refusal(const struct gmg_refusal_state *st);
 
 /* Model building (model.c) and fragmentation (frag.c). The model's walk of
  * the table notes each record for fragmentation: per device, the address

@@ -30,7 +30,7 @@
 #define RING 64
 
 static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct gmg_refusal ring[RING];
+static struct gmg_refusal_state ring[RING];
 static unsigned ring_head, ring_tail;   /* under ring_mu */
 static unsigned long dropped;           /* under ring_mu */
 static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -55,7 +55,7 @@ static void pending_dumps(void)
     pthread_mutex_unlock(&dump_mu);
 }
 
-static int pop(struct gmg_refusal *out)
+static int pop(struct gmg_refusal_state *out)
 {
     int got = 0;
     pthread_mutex_lock(&ring_mu);
@@ -69,7 +69,7 @@ static int pop(struct gmg_refusal *out)
 
 static void drain(void)
 {
-    struct gmg_refusal ev;
+    struct gmg_refusal_state ev;
     pthread_mutex_lock(&explain_mu);
     while (pop(&ev))
         gmg_report_refusal(&ev);
@@ -195,16 +195,20 @@ void gmg_reporter_wake(void)
 
 void gmg_reporter_refused(const struct gmg_refusal *r)
 {
+    /* what was live at the refusal, taken here on the refusing thread
+     * (O(stacks), no lock): the message is written from it */
+    struct gmg_refusal_state st;
+    gmg_report_refusal_capture(r, &st);
     if (r->abort) {
         gmg_reporter_flush();
         pthread_mutex_lock(&explain_mu);
-        gmg_report_refusal(r);
+        gmg_report_refusal(&st);
         pthread_mutex_unlock(&explain_mu);
         return;
     }
     pthread_mutex_lock(&ring_mu);
     if (ring_head - ring_tail < RING)
-        ring[ring_head++ % RING] = *r;
+        ring[ring_head++ % RING] = st;
     else
         dropped++;
     pthread_mutex_unlock(&ring_mu);

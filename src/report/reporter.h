@@ -21,9 +21,10 @@ void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds);
  * not open). */
 void gmg_reporter_wake(void);
 
-/* A refusal to explain: queued for the thread (explained here when it
- * could not start). Under abort, explained at once with a whole report,
- * on the calling thread, which then aborts. */
+/* A refusal to explain: what was live at the refusal is taken here, on
+ * the refusing thread (gmg_report_refusal_capture), then queued for the
+ * thread (explained here when it could not start). Under abort, explained
+ * at once with a whole report, on the calling thread, which then aborts. */
 void gmg_reporter_refused(const struct gmg_refusal *r);
 
 /* Exit: explain the refusals still queued and write a dump still asked

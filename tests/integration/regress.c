@@ -25,6 +25,8 @@
  *                      beside a linear allocation and another mapping that stay
  *   regress refuse_dev1 a refusal on device 1 while device 0 holds more (GPUSIM_DEVICES=2,
  *                      GPUMEM_LIMIT=1M)
+ *   regress refuse_then 600000 bytes held, 600000 more refused (GPUMEM_LIMIT=1M), the
+ *                      600000 freed at once and 700000 allocated after the refusal
  *   regress ties       one call site, 1 MiB on device 0 and 1 MiB on device 1
  *                      (GPUSIM_DEVICES=2)
  *   regress forkfds    the pipes open in a forked child, against its parent's
@@ -385,6 +387,22 @@ static void refuse_dev1(void)
     printf("refuse_dev1: %d; guard %llu %llu\n", (int)r, guard_live(0), guard_live(1));
 }
 
+/* ---------------------------------------------------------- refuse_then */
+
+NOINLINE static CUdeviceptr held_at_refusal(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 600000)); return p; }
+NOINLINE static CUresult refused_then_freed(void) { CUdeviceptr p; return cuMemAlloc_v2(&p, 600000); }
+NOINLINE static void made_after_refusal(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 700000)); }
+
+static void refuse_then(void)
+{
+    CUdeviceptr held = held_at_refusal();
+    CUresult r = refused_then_freed();
+    CHECK(cuMemFree_v2(held)); /* at once, as a retry after out of memory does */
+    made_after_refusal();
+    usleep(300000);
+    printf("refuse_then: %d; guard %llu\n", (int)r, guard_live(0));
+}
+
 /* -------------------------------------------------------------- forkfds */
 
 static int pipes_open(void)
@@ -459,6 +477,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "vmm_host")) vmm_host();
     else if (!strcmp(m, "api")) api();
     else if (!strcmp(m, "refuse_dev1")) refuse_dev1();
+    else if (!strcmp(m, "refuse_then")) refuse_then();
     else if (!strcmp(m, "forkfds")) forkfds();
     else if (!strcmp(m, "ties")) ties();
     else if (!strcmp(m, "unmap_range")) unmap_range();
