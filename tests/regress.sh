@@ -204,6 +204,18 @@ if has "refuse_then: 2; guard 700000" "$WORK/out" && has "refused cuMemAlloc of 
     ok "a refusal message lists what was live at the refusal (freed since), not an allocation made after it"
 else bad "refusal message: the state at the refusal" "$WORK/err"; fi
 
+# a refused call returns only once its message is written: a program that
+# aborts at once (CUDA_CHECK) still says why (the reporter thread wrote it
+# after the fact: lost to the abort, or after the program's own line)
+( rguarded GPUMEM_LIMIT=1M "$T/regress" refuse_abort ) 2>/dev/null; rc=$?
+said=$(grep -n "^gpumemguard: refused cuMemAlloc of 2.0 MiB" "$WORK/err" | head -1 | cut -d: -f1)
+stack=$(grep -n " in refused_then_abort " "$WORK/err" | head -1 | cut -d: -f1)
+back=$(grep -n "^refuse_abort: the refused call returned 2$" "$WORK/err" | cut -d: -f1)
+if [ $rc = 134 ] && [ -n "$said" ] && [ -n "$stack" ] && [ -n "$back" ] && [ "$said" -lt "$stack" ] && [ "$stack" -lt "$back" ] \
+   && sed -n "${said},${back}p" "$WORK/err" | grep -q "^gpumemguard: the biggest live allocations on device 0:$"; then
+    ok "a refused call returns with its message written: the program aborting at once still has it, whole, before its own line"
+else bad "refusal message before the refused call returns (rc $rc; lines: message ${said:-none}, stack ${stack:-none}, program ${back:-none})" "$WORK/err"; fi
+
 # a forked child holds no more pipes than its parent (the reporter once woke
 # through a pipe, which a child had to close before making its own; it is a
 # semaphore now, and this stays to keep any descriptor from coming back)

@@ -49,6 +49,7 @@ build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgnomem.so -shared -fPIC tests/integration/nomem.c
+build libgmgctor.so -shared -fPIC tests/integration/ctorrefuse.c -L"$B/sim" -l:libcuda.so.1
 CXX=$([ "$CC" = clang ] && echo clang++ || echo g++)
 $CXX -O1 -g $SAN_FLAGS -fPIC -shared -I"$CUDA_INC" -o "$T/libcxxplugin.so" tests/integration/cxxplugin.cc \
     -L"$B/sim" -l:libcuda.so.1 || exit 1

@@ -346,6 +346,19 @@ jq -e '.fragmentation[0] | .requested_bytes == 3146729 and .granted_bytes == 419
     "$WORK/err" >/dev/null 2>&1 && ok "a driver that rounds large requests to 2 MiB: granted bytes and rounding waste are the driver's" \
     || bad "2 MiB rounding" "$WORK/err"
 
+# a refusal inside a library's constructor: the loader's lock is held, which
+# the reporter needs to name frames. The refused call waits for its message
+# no longer than 2 s; then its first line is written from the refusing
+# thread, and the whole message follows once the library is loaded
+timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_LIMIT=1M "$T/trust" ctor_refuse "$ROOT/$T/libgmgctor.so" >"$WORK/out" 2>"$WORK/err"; rc=$?
+short=$(grep -n "^gpumemguard: refused cuMemAlloc of 1.0 TiB .*(returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this call's stack and the biggest live allocations follow when it can write them)$" "$WORK/err" | cut -d: -f1)
+back=$(grep -n "^ctor: the refused call returned 2$" "$WORK/err" | cut -d: -f1)
+whole=$(grep -n "^gpumemguard: refused cuMemAlloc of 1.0 TiB .*further refusals from this call site are counted, not shown)$" "$WORK/err" | cut -d: -f1)
+if [ $rc = 0 ] && has "ctor_refuse: loaded in under 10 s" "$WORK/out" && [ -n "$short" ] && [ -n "$back" ] && [ -n "$whole" ] \
+   && [ "$short" -lt "$back" ] && [ "$back" -lt "$whole" ] && sed -n "${whole},\$p" "$WORK/err" | grep -q " in refused_in_ctor "; then
+    ok "a refusal in a library constructor (loader's lock held): the call comes back after the bounded wait, its first line written, the whole message after"
+else bad "refusal with the loader's lock held (rc $rc; lines: short ${short:-none}, program ${back:-none}, whole ${whole:-none})" "$WORK/err"; fi
+
 # C++ frames demangled when libstdc++ came in privately (a C host dlopens a
 # C++ plugin RTLD_LOCAL, as Python loads extensions)
 guarded "$T/trust" cxx "$ROOT/$T/libcxxplugin.so"

@@ -28,7 +28,8 @@ struct gmg_upcalls {
     /* The process calls the driver through the guard: arm the dump
      * signal, report at exit. Called once. */
     void (*first_use)(void);
-    /* Explain a refusal (once per call site; every time under abort).
+    /* Explain a refusal (once per call site; every time under abort),
+     * returning once it is explained (bounded: the caller may hold locks).
      * Must not build a full report on the calling thread unless abort. */
     void (*refused)(const struct gmg_refusal *r);
 };

@@ -1,8 +1,9 @@
 /*
  * refusal.h - what happens when the quota says no (SPEC §3), hooks layer:
  * the refusal is counted and handed, once per call site, to the report
- * side through one narrow upcall (core/upcalls.h) that explains it off the
- * allocating thread; then, per GPUMEM_ON_LIMIT, the call fails with
+ * side through one narrow upcall (core/upcalls.h), which has it explained
+ * off the allocating thread and returns once the message is written (a
+ * bounded wait); then, per GPUMEM_ON_LIMIT, the call fails with
  * CUDA_ERROR_OUT_OF_MEMORY or (abort) the process aborts once it is reported.
  */
 #ifndef GMG_HOOKS_REFUSAL_H

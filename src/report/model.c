@@ -380,6 +380,23 @@ void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal
     gmg_track_lost(&out->lost);
 }
 
+void gmg_report_refusal_line(const struct gmg_refusal *ev, const char *outcome, char *out, size_t n)
+{
+    char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
+    if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the group's budget and bytes, and ours */
+        char own[GMG_SIZE_LEN];
+        snprintf(out, n, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s for group %s, %s in use by "
+                         "the group (%s by this process) (%s)",
+                 gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
+                 gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_cfg.group, gmg_fmt_size(use, sizeof use, ev->in_use),
+                 gmg_fmt_size(own, sizeof own, ev->own), outcome);
+    } else {
+        snprintf(out, n, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s, %s in use (%s)",
+                 gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
+                 gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_fmt_size(use, sizeof use, ev->in_use), outcome);
+    }
+}
+
 /* The refused call itself (what, how much, the quota, its own stack), then
  * the few biggest live stacks of its device at the refusal (no walk of the
  * table, no fragmentation, no dump number). */
@@ -390,19 +407,9 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     memset(&r, 0, sizeof r);
     r.trigger = GMG_TRIGGER_REFUSAL;
     r.sym = gmg_symbolizer_get();
-    char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
-    if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the group's budget and bytes, and ours */
-        char own[GMG_SIZE_LEN];
-        gmg_buf_printf(b, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s for group %s, %s in use by "
-                          "the group (%s by this process) (%s)\n",
-                       gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
-                       gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_cfg.group,
-                       gmg_fmt_size(use, sizeof use, ev->in_use), gmg_fmt_size(own, sizeof own, ev->own), outcome);
-    } else {
-        gmg_buf_printf(b, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s, %s in use (%s)\n",
-                       gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
-                       gmg_fmt_size(lim, sizeof lim, ev->limit), gmg_fmt_size(use, sizeof use, ev->in_use), outcome);
-    }
+    char line[1024], use[GMG_SIZE_LEN];
+    gmg_report_refusal_line(ev, outcome, line, sizeof line);
+    gmg_buf_printf(b, "%s\n", line);
     gmg_buf_printf(b, "  the refused call:\n");
     gmg_report_text_stack(&r, b, ev->stack);
     gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);

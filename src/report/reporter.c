@@ -10,6 +10,19 @@
  * Refusals wait in a small ring; one that finds the ring full is counted,
  * not explained. The ring's lock is the guard's own and is held only to copy
  * an entry; explaining is serialised between the thread and exit by another.
+ *
+ * A refused call returns to the program only once its message is written
+ * (a program that aborts at once, CUDA_CHECK-style, must still say why): the
+ * refusing thread waits for the reporter to write it, at most
+ * REFUSAL_WAIT_MS. It is not written on the refusing thread: naming frames
+ * takes the loader's lock (dladdr) and libdw's, which a thread of the
+ * program holding a lock of its own must never wait for. The wait is
+ * bounded all the same: the refusing thread may hold what the reporter
+ * needs (the loader's lock, inside a library's constructor), or the
+ * reporter may be busy with a dump to a slow destination. Past it the
+ * refusing thread writes the message's first line itself (formatted on its
+ * stack, one write(2)), and the reporter writes the whole message when it
+ * can.
  */
 #define _GNU_SOURCE
 #include "report/reporter.h"
@@ -28,10 +41,13 @@
 #include <time.h>
 
 #define RING 64
+#define REFUSAL_WAIT_MS 2000            /* the longest a refused call waits for its message */
 
 static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_refusal_state ring[RING];
 static unsigned ring_head, ring_tail;   /* under ring_mu */
+static unsigned ring_written;           /* under ring_mu: entries before it are written */
+static pthread_cond_t written_cv;       /* CLOCK_MONOTONIC; made with the thread */
 static unsigned long dropped;           /* under ring_mu */
 static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -55,11 +71,13 @@ static void pending_dumps(void)
     pthread_mutex_unlock(&dump_mu);
 }
 
-static int pop(struct gmg_refusal_state *out)
+/* The oldest queued refusal and its number in the ring; explain_mu held. */
+static int pop(struct gmg_refusal_state *out, unsigned *seq)
 {
     int got = 0;
     pthread_mutex_lock(&ring_mu);
     if (ring_head != ring_tail) {
+        *seq = ring_tail;
         *out = ring[ring_tail++ % RING];
         got = 1;
     }
@@ -67,12 +85,25 @@ static int pop(struct gmg_refusal_state *out)
     return got;
 }
 
+/* Refusal `seq` is written (explain_mu held: in order): its caller may go. */
+static void written(unsigned seq)
+{
+    pthread_mutex_lock(&ring_mu);
+    ring_written = seq + 1;
+    if (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+        pthread_cond_broadcast(&written_cv);
+    pthread_mutex_unlock(&ring_mu);
+}
+
 static void drain(void)
 {
     struct gmg_refusal_state ev;
+    unsigned seq;
     pthread_mutex_lock(&explain_mu);
-    while (pop(&ev))
+    while (pop(&ev, &seq)) {
         gmg_report_refusal(&ev);
+        written(seq);
+    }
     pthread_mutex_lock(&ring_mu);
     unsigned long lost = dropped;
     dropped = 0;
@@ -147,7 +178,13 @@ static void *reporter(void *arg)
 
 static int start_thread(void)
 {
-    if (sem_init(&wake_sem, 0, 0) != 0)
+    pthread_condattr_t ca;
+    if (sem_init(&wake_sem, 0, 0) != 0 || pthread_condattr_init(&ca) != 0)
+        return -1;
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int made = pthread_cond_init(&written_cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (made != 0)
         return -1;
     sigset_t all, old;
     sigfillset(&all);
@@ -193,6 +230,32 @@ void gmg_reporter_wake(void)
     wake();
 }
 
+/* Past the wait: the message's first line, from the refusing thread (on
+ * its stack, one write(2)); the whole message follows from the thread. */
+static void refused_in_short(const struct gmg_refusal *r)
+{
+    char line[1024];
+    gmg_report_refusal_line(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this call's stack "
+                               "and the biggest live allocations follow when it can write them",
+                            line, sizeof line - 1);
+    size_t n = strlen(line);
+    line[n++] = '\n';
+    gmg_write_stderr(line, n);
+}
+
+/* Until refusal `seq` is written, at most REFUSAL_WAIT_MS; 1 if it is. */
+static int wait_written(unsigned seq)
+{
+    struct timespec until = after_ms(REFUSAL_WAIT_MS);
+    int rc = 0;
+    pthread_mutex_lock(&ring_mu);
+    while ((int)(ring_written - seq) <= 0 && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&written_cv, &ring_mu, &until);
+    int done = (int)(ring_written - seq) > 0;
+    pthread_mutex_unlock(&ring_mu);
+    return done;
+}
+
 void gmg_reporter_refused(const struct gmg_refusal *r)
 {
     /* what was live at the refusal, taken here on the refusing thread
@@ -206,16 +269,24 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
         pthread_mutex_unlock(&explain_mu);
         return;
     }
+    unsigned seq = 0;
+    int queued = 0;
     pthread_mutex_lock(&ring_mu);
-    if (ring_head - ring_tail < RING)
+    if (ring_head - ring_tail < RING) {
+        seq = ring_head;
         ring[ring_head++ % RING] = st;
-    else
+        queued = 1;
+    } else {
         dropped++;
+    }
     pthread_mutex_unlock(&ring_mu);
-    if (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
-        wake();
-    else
-        drain();
+    if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE)) {
+        drain(); /* no thread: here, as it cannot be anywhere else */
+        return;
+    }
+    wake();
+    if (queued && !wait_written(seq))
+        refused_in_short(r);
 }
 
 void gmg_reporter_flush(void)
@@ -233,7 +304,7 @@ void gmg_reporter_atfork_child(void)
     pthread_mutex_init(&start_mu, NULL);
     pthread_mutex_init(&dump_mu, NULL);
     dumps_asked = dumps_done = 0;
-    ring_head = ring_tail = 0;
+    ring_head = ring_tail = ring_written = 0;
     dropped = 0;
     if (!running)
         return;

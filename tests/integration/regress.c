@@ -27,6 +27,8 @@
  *                      GPUMEM_LIMIT=1M)
  *   regress refuse_then 600000 bytes held, 600000 more refused (GPUMEM_LIMIT=1M), the
  *                      600000 freed at once and 700000 allocated after the refusal
+ *   regress refuse_abort one allocation refused (GPUMEM_LIMIT=1M), a line on stderr
+ *                      as soon as the call returns, then abort() (as CUDA_CHECK does)
  *   regress ties       one call site, 1 MiB on device 0 and 1 MiB on device 1
  *                      (GPUSIM_DEVICES=2)
  *   regress forkfds    the pipes open in a forked child, against its parent's
@@ -403,6 +405,17 @@ static void refuse_then(void)
     printf("refuse_then: %d; guard %llu\n", (int)r, guard_live(0));
 }
 
+/* --------------------------------------------------------- refuse_abort */
+
+NOINLINE static CUresult refused_then_abort(void) { CUdeviceptr p; return cuMemAlloc_v2(&p, 2 << 20); }
+
+static void refuse_abort(void)
+{
+    CUresult r = refused_then_abort();
+    dprintf(2, "refuse_abort: the refused call returned %d\n", (int)r);
+    abort();
+}
+
 /* -------------------------------------------------------------- forkfds */
 
 static int pipes_open(void)
@@ -478,6 +491,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "api")) api();
     else if (!strcmp(m, "refuse_dev1")) refuse_dev1();
     else if (!strcmp(m, "refuse_then")) refuse_then();
+    else if (!strcmp(m, "refuse_abort")) refuse_abort();
     else if (!strcmp(m, "forkfds")) forkfds();
     else if (!strcmp(m, "ties")) ties();
     else if (!strcmp(m, "unmap_range")) unmap_range();

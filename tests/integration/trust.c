@@ -46,6 +46,8 @@
  *   trust pitch             a pitch other than the guard's guess (GPUSIM_PITCH)
  *   trust rounding          large requests rounded to 2 MiB (GPUSIM_ROUND_LARGE)
  *   trust cxx LIB           a leak from a C++ plugin loaded RTLD_LOCAL
+ *   trust ctor_refuse LIB   LIB loaded, whose constructor is refused an allocation
+ *                           (tests/integration/ctorrefuse.c), with the loader's lock held
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  *   trust nomem N           N allocations held, then freed, while the guard's
@@ -795,6 +797,17 @@ static void cxx(const char *lib)
     printf("global __cxa_demangle: %s\n", dlsym(RTLD_DEFAULT, "__cxa_demangle") ? "yes" : "no");
 }
 
+static void ctor_refuse(const char *lib)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    void *h = dlopen(lib, RTLD_NOW);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    usleep(500000); /* the whole message, once the loader's lock is free */
+    printf("ctor_refuse: %s in %s 10 s\n", h ? "loaded" : "not loaded",
+           t1.tv_sec - t0.tv_sec < 10 ? "under" : "over");
+}
+
 static void early_signal(void)
 {
     /* cuInit only (setup made a context, nothing allocated): then the signal */
@@ -1344,6 +1357,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "pitch")) pitch_case();
     else if (!strcmp(m, "rounding")) rounding();
     else if (!strcmp(m, "cxx")) cxx(argv[2]);
+    else if (!strcmp(m, "ctor_refuse")) ctor_refuse(argv[2]);
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else if (!strcmp(m, "nomem")) nomem(n);
