@@ -1,7 +1,9 @@
 /*
  * export.h - GMG_EXPORT marks the few symbols the library exports (base
- * layer): the CUDA entry points, dlsym, sigaction and signal, and the public
- * API. Everything else is hidden (-fvisibility=hidden).
+ * layer): the CUDA entry points, dlsym, the installers of a signal handler
+ * (sigaction, signal, bsd_signal, ssignal, sysv_signal, __sysv_signal,
+ * sigset, sigignore: report/dumpsig.c), and the public API. Everything else
+ * is hidden (-fvisibility=hidden).
  */
 #ifndef GMG_BASE_EXPORT_H
 #define GMG_BASE_EXPORT_H

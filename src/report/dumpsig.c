@@ -14,6 +14,12 @@
  * the program's action to SIG_DFL) and sa_mask, so that SA_RESTART, EINTR,
  * SA_NODEFER and the mask behave as without the guard. Without a program
  * handler, ours runs with SA_RESTART and an empty mask.
+ *
+ * libc's other installers (bsd_signal, ssignal, sysv_signal, __sysv_signal
+ * (what signal() is in strict ISO C), sigset, sigignore) call its
+ * sigaction internally, past this one: each is interposed too, for the
+ * dump signal only, and becomes a call of our sigaction with the flags and
+ * mask that installer gives, so that all of them share the slots above.
  */
 #define _GNU_SOURCE
 #include "report/dumpsig.h"
@@ -257,9 +263,54 @@ GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
     return rc;
 }
 
-GMG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+/* ----------------------------------------------- the other installers */
+
+/* The handler a sigaction-style action holds, in signal()'s form. */
+static sighandler_t handler_of(const struct sigaction *sa)
 {
-    if (sig == 0 || sig != gmg_cfg.signal) {
+    return (sa->sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)sa->sa_sigaction : sa->sa_handler;
+}
+
+/* `handler` for the dump signal through our sigaction, as a libc installer
+ * sets it: `flags`, and a mask of the signal itself or nothing. The
+ * previous handler, or SIG_ERR. */
+static sighandler_t install_as(int sig, sighandler_t handler, int flags, int block_itself)
+{
+    if (handler == SIG_ERR) { /* as libc's installers say */
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sa.sa_flags = flags;
+    sigemptyset(&sa.sa_mask);
+    if (block_itself)
+        sigaddset(&sa.sa_mask, sig);
+    if (sigaction(sig, &sa, &old) != 0)
+        return SIG_ERR;
+    return handler_of(&old);
+}
+
+/* libc's own definition of an installer, for every other signal. */
+static void *real_installer(void **cache, const char *name)
+{
+    void *f = next_symbol(cache, name);
+    if (!f)
+        errno = ENOSYS;
+    return f;
+}
+
+static int is_dump_signal(int sig)
+{
+    return sig != 0 && sig == gmg_cfg.signal;
+}
+
+/* glibc's signal(): BSD semantics (restart, the signal blocked in its
+ * handler); for the dump signal through our sigaction, armed or not. */
+static sighandler_t bsd_install(int sig, sighandler_t handler)
+{
+    if (!is_dump_signal(sig)) {
         signal_fn real = real_signal();
         if (!real) {
             errno = ENOSYS;
@@ -267,15 +318,90 @@ GMG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
         }
         return real(sig, handler);
     }
-    /* glibc's signal(): BSD semantics, the signal blocked in its handler;
-     * through our sigaction, armed or not */
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = handler;
-    sa.sa_flags = SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaddset(&sa.sa_mask, sig);
-    if (sigaction(sig, &sa, &old) != 0)
+    return install_as(sig, handler, SA_RESTART, 1);
+}
+
+GMG_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+    return bsd_install(sig, handler);
+}
+
+/* The same function as signal() in glibc (bsd_signal: POSIX's name for
+ * BSD semantics; ssignal: SVID's). */
+GMG_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+    return bsd_install(sig, handler);
+}
+
+GMG_EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
+{
+    return bsd_install(sig, handler);
+}
+
+/* System V semantics: reset to SIG_DFL at delivery (emulated, as any
+ * SA_RESETHAND), not blocked in its handler, no restart. */
+static sighandler_t sysv_install(const char *name, void **cache, int sig, sighandler_t handler)
+{
+    if (!is_dump_signal(sig)) {
+        signal_fn real = (signal_fn)real_installer(cache, name);
+        return real ? real(sig, handler) : SIG_ERR;
+    }
+    return install_as(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
+}
+
+GMG_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+    static void *fn;
+    return sysv_install("sysv_signal", &fn, sig, handler);
+}
+
+/* What signal() calls in a program built for strict ISO C (no
+ * _DEFAULT_SOURCE: glibc's <signal.h> redirects it here). */
+GMG_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
+{
+    static void *fn;
+    return sysv_install("__sysv_signal", &fn, sig, handler);
+}
+
+/* SVR4's sigset: SIG_HOLD adds the signal to the calling thread's mask
+ * and leaves the action alone; any other disposition is installed (no
+ * flags, an empty mask) and the signal taken out of the mask. Returns
+ * SIG_HOLD when the signal was blocked before, else the previous handler. */
+GMG_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
+{
+    if (!is_dump_signal(sig)) {
+        static void *fn;
+        signal_fn real = (signal_fn)real_installer(&fn, "sigset");
+        return real ? real(sig, disp) : SIG_ERR;
+    }
+    sigset_t one, old;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    if (disp == SIG_HOLD) {
+        struct sigaction now;
+        if (pthread_sigmask(SIG_BLOCK, &one, &old) != 0)
+            return SIG_ERR;
+        if (sigismember(&old, sig))
+            return SIG_HOLD;
+        return sigaction(sig, NULL, &now) == 0 ? handler_of(&now) : SIG_ERR;
+    }
+    sighandler_t prev = install_as(sig, disp, 0, 0);
+    if (prev == SIG_ERR || pthread_sigmask(SIG_UNBLOCK, &one, &old) != 0)
         return SIG_ERR;
-    return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction : old.sa_handler;
+    return sigismember(&old, sig) ? SIG_HOLD : prev;
+}
+
+/* SIG_IGN through our sigaction: the dump signal is then the dump alone. */
+GMG_EXPORT int sigignore(int sig)
+{
+    if (!is_dump_signal(sig)) {
+        static void *fn;
+        int (*real)(int) = (int (*)(int))real_installer(&fn, "sigignore");
+        return real ? real(sig) : -1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_IGN;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(sig, &sa, NULL);
 }

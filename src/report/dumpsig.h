@@ -2,8 +2,9 @@
  * dumpsig.h - the dump signal (GPUMEM_SIGNAL, default SIGUSR1), report
  * layer. The handler only wakes the reporter thread (reporter.h). The
  * program's own handler for that signal, installed before or after us
- * (sigaction and signal are interposed for that one signal), is called
- * after ours.
+ * (sigaction, signal and libc's other installers, bsd_signal, ssignal,
+ * sysv_signal, __sysv_signal, sigset and sigignore, are interposed for that
+ * one signal), is called after ours.
  */
 #ifndef GMG_REPORT_DUMPSIG_H
 #define GMG_REPORT_DUMPSIG_H
