@@ -142,13 +142,18 @@ if idle_run idle1 --report "$WORK/dumps/d.%n"; then
     [ $rc = 0 ] || bad "the dumped program exited $rc (3: it never saw its done file)" "$WORK/idle1.err"
 else bad "dump: the idle program did not start" "$WORK/idle1.err"; idle_stop idle1; fi
 
-if idle_run idle2 --signal USR2 --report "$WORK/dumps/u.%n"; then
+# dumped_with SIG REPORT: `gpumemguard dump` of the command $IDLE sends SIG to
+# its program, which writes REPORT.1
+dumped_with() {
     cli dump "$IDLE"; rc=$?
     prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
-    if [ $rc = 0 ] && has "sent SIGUSR2 to process $prog" "$WORK/out" \
-       && wait_file "$WORK/dumps/u.1" "gpumemguard report (signal, dump 1)"; then
-        ok "gpumemguard dump PID sends the process's own GPUMEM_SIGNAL (USR2, from /proc/PID/environ)"
-    else bad "dump with GPUMEM_SIGNAL=USR2 (rc $rc)" "$WORK/err"; fi
+    [ $rc = 0 ] && has "sent SIG$1 to process $prog" "$WORK/out" && wait_file "$2.1" "gpumemguard report (signal, dump 1)"
+}
+
+if idle_run idle2 --signal USR2 --report "$WORK/dumps/u.%n"; then
+    dumped_with USR2 "$WORK/dumps/u" \
+        && ok "gpumemguard dump PID sends the process's own GPUMEM_SIGNAL (USR2, from /proc/PID/environ)" \
+        || bad "dump with GPUMEM_SIGNAL=USR2 (rc $rc)" "$WORK/err"
     idle_stop idle2 || bad "the program dumped with SIGUSR2 did not exit 0" "$WORK/idle2.err"
 else bad "dump USR2: the idle program did not start" "$WORK/idle2.err"; idle_stop idle2; fi
 
@@ -164,12 +169,9 @@ else bad "dump none: the idle program did not start" "$WORK/idle3.err"; idle_sto
 # the library once refused though it took its number, and a number it once
 # took though it could never arm it
 if idle_run idle4 --signal PROF --report "$WORK/dumps/p.%n"; then
-    cli dump "$IDLE"; rc=$?
-    prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
-    if [ $rc = 0 ] && has "sent SIGPROF to process $prog" "$WORK/out" \
-       && wait_file "$WORK/dumps/p.1" "gpumemguard report (signal, dump 1)"; then
-        ok "gpumemguard --signal PROF: the library arms SIGPROF (as it does 27), and dump PID sends it"
-    else bad "dump with GPUMEM_SIGNAL=PROF (rc $rc)" "$WORK/err"; fi
+    dumped_with PROF "$WORK/dumps/p" \
+        && ok "gpumemguard --signal PROF: the library arms SIGPROF (as it does 27), and dump PID sends it" \
+        || bad "dump with GPUMEM_SIGNAL=PROF (rc $rc)" "$WORK/err"
     miss=""
     for s in 32 33 SYS 31 TTIN; do
         cli dump --signal "$s" "$IDLE"; rc=$?

@@ -63,6 +63,17 @@ void gmg_config_metrics_path(const char *tmpl, int pid, char *out, size_t n)
  * that exists but is not writable yet is only said: the deploy recipes make
  * the textfile directory writable (mode 1777) from another container,
  * possibly after this process started, and each write tries again. */
+const char *gmg_path_dir(char *path)
+{
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return ".";
+    if (slash == path)
+        return "/";
+    *slash = 0;
+    return path;
+}
+
 static int metrics_check(const char *v, char *why, size_t n)
 {
     if (!*v) {
@@ -94,14 +105,7 @@ static int metrics_check(const char *v, char *why, size_t n)
                                            : "a device, FIFO or socket, which each rewrite would replace");
         return -1;
     }
-    char *slash = strrchr(path, '/');
-    const char *dir = ".";
-    if (slash == path)
-        dir = "/";
-    else if (slash) {
-        *slash = 0;
-        dir = path;
-    }
+    const char *dir = gmg_path_dir(path);
     if (stat(dir, &st) != 0) {
         if (errno == ENOENT || errno == ENOTDIR) {
             snprintf(why, n, "directory %s does not exist", dir);

@@ -47,6 +47,11 @@ extern struct gmg_config gmg_cfg;
  * (the template is checked at start-up: no other escape gets here). */
 void gmg_config_metrics_path(const char *tmpl, int pid, char *out, size_t n);
 
+/* The directory of a file's path, for checking it at start-up: "." for a
+ * bare name, "/" for one at the root; otherwise path itself, cut at its
+ * last '/'. */
+const char *gmg_path_dir(char *path);
+
 /* Parse the environment into gmg_cfg. On a bad value, writes the message
  * into err and returns -1 (the caller exits). */
 int gmg_config_load(char *err, unsigned errlen);

@@ -289,14 +289,7 @@ void gmg_report_check_path(void)
         return;
     char path[4300];
     path_of(rep, 1, NULL, path, sizeof path);
-    char *slash = strrchr(path, '/');
-    const char *dir = ".";
-    if (slash == path)
-        dir = "/";
-    else if (slash) {
-        *slash = 0;
-        dir = path;
-    }
+    const char *dir = gmg_path_dir(path);
     struct stat st;
     if (stat(dir, &st) != 0)
         gmg_error("GPUMEM_REPORT='%s': directory %s does not exist (%s); reports will go to stderr", rep, dir,
