@@ -39,7 +39,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,7 +135,7 @@ static void open_group(void)
     char err[1024];
     if (!gmg_cfg.group[0])
         return;
-    if (getauxval(AT_SECURE)) {
+    if (gmg_cfg.secure) {
         secure_group = 1; /* said at the first use of the driver: a setuid tool that never uses it stays quiet */
         return;
     }

@@ -58,11 +58,6 @@ void gmg_config_metrics_path(const char *tmpl, int pid, char *out, size_t n)
     out[k] = 0;
 }
 
-/* GPUMEM_METRICS at start-up (SPEC §3): what can never be written is a bad
- * value, said now and not at the first interval or at exit. A directory
- * that exists but is not writable yet is only said: the deploy recipes make
- * the textfile directory writable (mode 1777) from another container,
- * possibly after this process started, and each write tries again. */
 const char *gmg_path_dir(char *path)
 {
     char *slash = strrchr(path, '/');
@@ -74,6 +69,11 @@ const char *gmg_path_dir(char *path)
     return path;
 }
 
+/* GPUMEM_METRICS at start-up (SPEC §3): what can never be written is a bad
+ * value, said now and not at the first interval or at exit. A directory
+ * that exists but is not writable yet is only said: the deploy recipes make
+ * the textfile directory writable (mode 1777) from another container,
+ * possibly after this process started, and each write tries again. */
 static int metrics_check(const char *v, char *why, size_t n)
 {
     if (!*v) {

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -328,6 +329,17 @@ static int sig_caught(const char *status, int sig)
     return (v >> (bit % 4)) & 1;
 }
 
+/* Is sig caught by process pid? As sig_caught. */
+static int caught_by(long pid, int sig)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    char *status = read_proc(path, NULL);
+    int c = sig_caught(status, sig);
+    free(status);
+    return c;
+}
+
 /* Is pid this command (gpumemguard running a program)? Then the pid of the
  * program it runs, its one child; else 0. */
 static long program_of(long pid)
@@ -420,18 +432,15 @@ static int dump(int argc, char **argv, const char *sigopt)
                 path, strerror(errno));
     }
     if (sigopt) {
-        const char *why = "none sends no signal";
+        const char *why = NULL;
         sig = gmg_parse_signal_why(sigopt, &why);
         if (sig <= 0)
-            usage_error("dump: --signal '%s' is not a dump signal: %s", sigopt, why);
+            usage_error("dump: --signal '%s' is not a dump signal: %s", sigopt,
+                        sig == 0 || !why ? "none sends no signal" : why);
         from = "--signal";
     }
 
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    char *status = read_proc(path, NULL);
-    int caught = sig_caught(status, sig);
-    free(status);
-    if (caught == 0)
+    if (caught_by(pid, sig) == 0)
         fail(1, "dump: process %ld does not catch %s (%s) yet: the guard arms its dump signal at the "
              "program's first CUDA call; nothing sent, since the signal would kill it",
              pid, signame(sig, sb, sizeof sb), from);
@@ -459,23 +468,14 @@ static int dump(int argc, char **argv, const char *sigopt)
  * Signals that a process sends to the command (kill, a batch system's
  * SIGTERM at the end of a job, `kill -USR1` for a dump) go on to the
  * program; those the kernel sends (the terminal's ^C and ^\ reach the whole
- * foreground process group, the program too) are not sent twice. They are
- * taken with sigwaitinfo, blocked meanwhile: no handler runs. The dump
+ * foreground process group, the program too) are not sent twice; one a
+ * process sends to the whole group (kill -TERM -PGID) reaches the program
+ * directly and through the command, twice. They are taken with sigwaitinfo, blocked meanwhile: no handler runs. The dump
  * signal goes on only to a program that catches it (the guard arms it at
  * the first CUDA call): before that it would kill the program.
  */
 static const int passed_on[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
                                  SIGWINCH, SIGXCPU };
-
-static int caught_by(long pid, int sig)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%ld/status", pid);
-    char *status = read_proc(path, NULL);
-    int c = sig_caught(status, sig);
-    free(status);
-    return c;
-}
 
 static int run(char **argv)
 {
@@ -492,10 +492,14 @@ static int run(char **argv)
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, &old);
     fflush(NULL);
-    pid_t child = fork();
+    pid_t parent = getpid(), child = fork();
     if (child < 0)
         fail(1, "cannot start '%s': %s", argv[0], strerror(errno));
     if (child == 0) {
+        /* the command killed (SIGKILL), the program goes too, as when the
+         * command was the program itself */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(1);
         sigprocmask(SIG_SETMASK, &old, NULL);
         execvp(argv[0], argv);
         int err = errno;

@@ -233,6 +233,11 @@ void gmg_dumpsig_arm(void)
 /* Interposed so that the program's action for our signal is kept and
  * chained, not lost, whichever of us installs first; other signals pass
  * straight on. What the program reads back is what it installed. */
+static int is_dump_signal(int sig)
+{
+    return sig != 0 && sig == gmg_cfg.signal;
+}
+
 GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     sigaction_fn real = real_sigaction();
@@ -240,7 +245,7 @@ GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
         errno = ENOSYS;
         return -1;
     }
-    if (sig == 0 || sig != gmg_cfg.signal)
+    if (!is_dump_signal(sig))
         return real(sig, act, old);
     /* the dump signal: under the installers' lock even before it is armed,
      * so that arming on another thread sees this installation, or this one
@@ -299,11 +304,6 @@ static void *real_installer(void **cache, const char *name)
     if (!f)
         errno = ENOSYS;
     return f;
-}
-
-static int is_dump_signal(int sig)
-{
-    return sig != 0 && sig == gmg_cfg.signal;
 }
 
 /* glibc's signal(): BSD semantics (restart, the signal blocked in its

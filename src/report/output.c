@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -224,7 +223,7 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
                   gmg_std_ok(1) ? strerror(errno) : "descriptor 1 is no longer the program's stdout");
     }
     int to_stderr = strcmp(gmg_cfg.report, "stderr") == 0 || strcmp(gmg_cfg.report, "stdout") == 0;
-    if (!to_stderr && getauxval(AT_SECURE)) {
+    if (!to_stderr && gmg_cfg.secure) {
         gmg_error("secure execution: report files are not written, using stderr");
         to_stderr = 1;
     }

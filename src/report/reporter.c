@@ -136,6 +136,14 @@ static struct timespec after_ms(long long ms)
     return ts;
 }
 
+/* Has CLOCK_MONOTONIC reached t? */
+static int passed(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > t->tv_sec || (now.tv_sec == t->tv_sec && now.tv_nsec >= t->tv_nsec);
+}
+
 /* Sleep until something is posted (then 1, every post taken) or, with a
  * deadline, until it passes (0). */
 static int wait_for_work(const struct timespec *deadline)
@@ -165,13 +173,14 @@ static void *reporter(void *arg)
     struct timespec next_tick = after_ms((long long)tick_seconds * 1000);
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
-        if (!wait_for_work(tick ? &next_tick : NULL)) {
-            tick(); /* the metrics file, every GPUMEM_METRICS_INTERVAL */
-            next_tick = after_ms((long long)tick_seconds * 1000);
-            continue;
+        if (wait_for_work(tick ? &next_tick : NULL)) {
+            drain();
+            pending_dumps();
+            if (!tick || !passed(&next_tick))
+                continue; /* else overdue: wake-ups that keep coming must not put it off */
         }
-        drain();
-        pending_dumps();
+        tick(); /* the metrics file, every GPUMEM_METRICS_INTERVAL */
+        next_tick = after_ms((long long)tick_seconds * 1000);
     }
     return NULL;
 }

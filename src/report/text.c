@@ -96,7 +96,7 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
     unsigned inc = gmg_report_incomplete(r);
     if (!inc)
         return;
-    gmg_buf_printf(b, "\nWARNING: this report is incomplete: the guard ran out of memory.\n");
+    gmg_buf_printf(b, "\nWARNING: this report is incomplete (the guard ran out of memory or room):\n");
     if (inc & GMG_INCOMPLETE_UNTRACKED)
         gmg_buf_printf(b, "  %llu allocations made since start-up could not be tracked: none of them is in this "
                           "report; the %llu bytes they counted against the quota stay counted.\n",
@@ -112,7 +112,7 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
     if (inc & GMG_INCOMPLETE_GROUPS)
         gmg_buf_printf(b, "  Some allocations are in the totals but in no stack's group above.\n");
     if (inc & GMG_INCOMPLETE_SUPPRESSIONS)
-        gmg_buf_printf(b, "  GPUMEM_SUPPRESSIONS was not applied: every leak is reported.\n");
+        gmg_buf_printf(b, "  GPUMEM_SUPPRESSIONS was not applied (out of memory, or secure execution): every leak is reported.\n");
     if (inc & GMG_INCOMPLETE_FRAGMENTATION)
         gmg_buf_printf(b, "  The fragmentation section is left out or counts fewer allocations than live.\n");
     if (inc & GMG_INCOMPLETE_NAMES)
