@@ -170,11 +170,16 @@ done
 # the symbolizer is made anew, after a library is loaded): closed by the
 # program and reused, they were closed under it then, and the numbers
 # reopened as the guard's ELF files
-rm -f "$WORK/symfds.dat"
-timeout 60 env LD_PRELOAD="$PRELOAD" "$T/trust" symfds "$WORK/symfds.dat" "$ROOT/$T/libgmgmod1.so" >"$WORK/out" 2>"$WORK/err"; rc=$?
-[ $rc = 0 ] && has "symfds: 32 of 32 descriptors still the program's file (two reports)" "$WORK/out" \
-    && ok "the symbolizer made anew after the program closed and reused its descriptors: none of the program's closed or replaced" \
-    || bad "the symbolizer's descriptors closed by the program (rc $rc): $(cat "$WORK/out")" "$WORK/err"
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    # as closefrom above: the report thread's warm-up may have opened them
+    skip "the symbolizer's descriptors closed by the program" "TSan reports the program's close of the guard's descriptors as a race"
+else
+    rm -f "$WORK/symfds.dat"
+    timeout 60 env LD_PRELOAD="$PRELOAD" "$T/trust" symfds "$WORK/symfds.dat" "$ROOT/$T/libgmgmod1.so" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    [ $rc = 0 ] && has "symfds: 32 of 32 descriptors still the program's file (two reports)" "$WORK/out" \
+        && ok "the symbolizer made anew after the program closed and reused its descriptors: none of the program's closed or replaced" \
+        || bad "the symbolizer's descriptors closed by the program (rc $rc): $(cat "$WORK/out")" "$WORK/err"
+fi
 
 # 8. a leak from a library unloaded since, another loaded at its address: the
 #    frames keep the first library's names
