@@ -77,12 +77,6 @@ static sigaction_fn real_sigaction(void)
     return (sigaction_fn)next_symbol(&fn, "sigaction");
 }
 
-static signal_fn real_signal(void)
-{
-    static void *fn;
-    return (signal_fn)next_symbol(&fn, "signal");
-}
-
 /* ---------------------------------------------------------------- slots */
 
 static void read_action(struct action *out)
@@ -230,14 +224,14 @@ void gmg_dumpsig_arm(void)
         gmg_debug("dump signal %d armed", sig);
 }
 
-/* Interposed so that the program's action for our signal is kept and
- * chained, not lost, whichever of us installs first; other signals pass
- * straight on. What the program reads back is what it installed. */
 static int is_dump_signal(int sig)
 {
     return sig != 0 && sig == gmg_cfg.signal;
 }
 
+/* Interposed so that the program's action for our signal is kept and
+ * chained, not lost, whichever of us installs first; other signals pass
+ * straight on. What the program reads back is what it installed. */
 GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     sigaction_fn real = real_sigaction();
@@ -311,12 +305,9 @@ static void *real_installer(void **cache, const char *name)
 static sighandler_t bsd_install(int sig, sighandler_t handler)
 {
     if (!is_dump_signal(sig)) {
-        signal_fn real = real_signal();
-        if (!real) {
-            errno = ENOSYS;
-            return SIG_ERR;
-        }
-        return real(sig, handler);
+        static void *fn;
+        signal_fn real = (signal_fn)real_installer(&fn, "signal");
+        return real ? real(sig, handler) : SIG_ERR;
     }
     return install_as(sig, handler, SA_RESTART, 1);
 }

@@ -380,7 +380,8 @@ void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal
     gmg_track_lost(&out->lost);
 }
 
-void gmg_report_refusal_line(const struct gmg_refusal *ev, const char *outcome, char *out, size_t n)
+/* The message's first line (no newline) into out. */
+static void refusal_line(const struct gmg_refusal *ev, const char *outcome, char *out, size_t n)
 {
     char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
     if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the group's budget and bytes, and ours */
@@ -397,6 +398,15 @@ void gmg_report_refusal_line(const struct gmg_refusal *ev, const char *outcome, 
     }
 }
 
+void gmg_report_refusal_short(const struct gmg_refusal *ev, const char *outcome)
+{
+    char line[1024];
+    refusal_line(ev, outcome, line, sizeof line - 1);
+    size_t n = strlen(line);
+    line[n++] = '\n';
+    gmg_write_stderr(line, n);
+}
+
 /* The refused call itself (what, how much, the quota, its own stack), then
  * the few biggest live stacks of its device at the refusal (no walk of the
  * table, no fragmentation, no dump number). */
@@ -408,7 +418,7 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     r.trigger = GMG_TRIGGER_REFUSAL;
     r.sym = gmg_symbolizer_get();
     char line[1024], use[GMG_SIZE_LEN];
-    gmg_report_refusal_line(ev, outcome, line, sizeof line);
+    refusal_line(ev, outcome, line, sizeof line);
     gmg_buf_printf(b, "%s\n", line);
     gmg_buf_printf(b, "  the refused call:\n");
     gmg_report_text_stack(&r, b, ev->stack);
@@ -447,10 +457,7 @@ void gmg_report_refusal(const struct gmg_refusal_state *st)
     if (!b.failed)
         gmg_write_stderr(b.p, b.len);
     else /* out of memory for the message: its first line, from the stack */
-        gmg_notice("refused %s of %llu bytes on device %d: GPUMEM_LIMIT is %llu, %llu in use (out of memory for "
-                   "the rest of this message)",
-                   gmg_family_name(ev->family), (unsigned long long)ev->bytes, ev->device,
-                   (unsigned long long)ev->limit, (unsigned long long)ev->in_use);
+        gmg_report_refusal_short(ev, "out of memory for the rest of this message");
     gmg_buf_free(&b);
     if (ev->abort)
         gmg_report_now(GMG_TRIGGER_REFUSAL);

@@ -164,10 +164,11 @@ struct gmg_refusal_state {
 };
 void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal_state *out);
 
-/* The message's first line (no newline): the refused call, the quota, the
- * bytes in use, then `outcome` in parentheses. Formats into `out` only: no
- * lock, no allocation. */
-void gmg_report_refusal_line(const struct gmg_refusal *ev, const char *outcome, char *out, size_t n);
+/* The message's first line alone on stderr: the refused call, the quota,
+ * the bytes in use, then `outcome` in parentheses. Formatted on the stack,
+ * one write(2): no lock, no allocation (for when the whole message cannot
+ * be had, or not yet). */
+void gmg_report_refusal_short(const struct gmg_refusal *ev, const char *outcome);
 
 /* Explain a refusal on stderr from its state: the refused call, then
  * (fail) the biggest live stacks of its device at the refusal, or (abort)

@@ -239,19 +239,6 @@ void gmg_reporter_wake(void)
     wake();
 }
 
-/* Past the wait: the message's first line, from the refusing thread (on
- * its stack, one write(2)); the whole message follows from the thread. */
-static void refused_in_short(const struct gmg_refusal *r)
-{
-    char line[1024];
-    gmg_report_refusal_line(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this call's stack "
-                               "and the biggest live allocations follow when it can write them",
-                            line, sizeof line - 1);
-    size_t n = strlen(line);
-    line[n++] = '\n';
-    gmg_write_stderr(line, n);
-}
-
 /* Until refusal `seq` is written, at most REFUSAL_WAIT_MS; 1 if it is. */
 static int wait_written(unsigned seq)
 {
@@ -295,7 +282,9 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
     }
     wake();
     if (queued && !wait_written(seq))
-        refused_in_short(r);
+        /* past the wait: the first line from here; the whole message follows */
+        gmg_report_refusal_short(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this call's "
+                                    "stack and the biggest live allocations follow when it can write them");
 }
 
 void gmg_reporter_flush(void)

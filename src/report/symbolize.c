@@ -25,6 +25,7 @@
 #include "core/pyframes.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <libiberty/demangle.h> /* cplus_demangle_v3: linked in, never exported (Makefile) */
@@ -49,10 +50,6 @@ struct offline {             /* an unloaded library, read from its file */
     struct offline *next;
 };
 
-/* The process's Dwfl (its maps read) and the demangler are looked for
- * when first needed, not when the symbolizer is made: a refusal or report
- * with stacks off names no frame, and a C program has no mangled names
- * (looking for a C++ runtime probes every library path for three files). */
 /* A descriptor a Dwfl keeps, and the file it was opened on. */
 struct kept_fd {
     int fd;
@@ -60,6 +57,10 @@ struct kept_fd {
     ino_t ino;
 };
 
+/* The process's Dwfl (its maps read) and the demangler are looked for
+ * when first needed, not when the symbolizer is made: a refusal or report
+ * with stacks off names no frame, and a C program has no mangled names
+ * (looking for a C++ runtime probes every library path for three files). */
 struct gmg_symbolizer {
     Dwfl *dwfl;
     struct kept_fd *fds;     /* every descriptor its Dwfls keep */
@@ -103,14 +104,23 @@ static void note_fd(struct gmg_symbolizer *s, int fd)
     s->fds[s->nfds++] = (struct kept_fd){ fd, st.st_dev, st.st_ino };
 }
 
-/* Is every descriptor s's Dwfls keep still the file it was opened on? */
+/* Is no descriptor s's Dwfls keep another file now? One that is closed
+ * does not count: libdwfl closes some itself (a file whose build-id does
+ * not match), and closing a number no one holds harms no one; taking it
+ * for the program's would make every message rebuild the symbolizer and
+ * leave the old one unended. */
 static int fds_still_kept(const struct gmg_symbolizer *s)
 {
     if (s->fds_unnoted)
         return 0;
     for (size_t i = 0; i < s->nfds; i++) {
         struct stat st;
-        if (fstat(s->fds[i].fd, &st) != 0 || st.st_dev != s->fds[i].dev || st.st_ino != s->fds[i].ino)
+        if (fstat(s->fds[i].fd, &st) != 0) {
+            if (errno == EBADF)
+                continue;
+            return 0;
+        }
+        if (st.st_dev != s->fds[i].dev || st.st_ino != s->fds[i].ino)
             return 0;
     }
     return 1;
