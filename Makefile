@@ -58,12 +58,13 @@ LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
 LIB      := $(B)/libgpumemguard.so
 SIM      := $(B)/sim/libcuda.so.1
+NVML     := $(B)/sim/libnvidia-ml.so.1
 CLI      := $(B)/gpumemguard
 PC       := $(B)/gpumemguard.pc
 DATA     := tests/data/cudart-13.0-getprocaddress.txt
 
 .PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients mutate FORCE
-all: deps $(LIB) $(SIM) $(CLI)
+all: deps $(LIB) $(SIM) $(NVML) $(CLI)
 
 DEPS_STAMP := $(B)/.deps-ok
 deps: $(DEPS_STAMP)
@@ -122,6 +123,11 @@ $(B)/sim/sim_stubs.c: $(DATA) tests/sim/sim_procaddr.c scripts/gen_sim_stubs.sh
 $(SIM): tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c tests/sim/sim.h | $(DEPS_STAMP)
 	$(CC) $(CFLAGS_COMMON) -fvisibility=hidden -Itests/sim -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic -o $@ \
 	    tests/sim/sim.c tests/sim/sim_procaddr.c $(B)/sim/sim_stubs.c -lpthread
+
+# NVML's double beside it: device memory without a context (tests/sim/nvml.c)
+$(NVML): tests/sim/nvml.c $(SIM)
+	$(CC) $(CFLAGS_COMMON) -fvisibility=hidden -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ tests/sim/nvml.c \
+	    -L$(B)/sim -l:libcuda.so.1
 
 # The real Python clients the tests run under the guard (cuda-bindings,
 # numba-cuda, cuda.core), pinned, in $(B)/venv; installed once. Offline, it

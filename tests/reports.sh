@@ -76,6 +76,43 @@ if jq -e '.trigger == "signal" and (.growth | length) == 1 and .growth[0].bytes 
     ok "growth section of a signal dump lists exactly the allocations made since the previous dump"
 else bad "growth" "$WORK/g/dump.2"; fi
 
+# device free memory where the reporting thread has no context on the
+# device: a signal dump (the reporter thread) and the other device at exit
+# ask NVML (its double reads 4096 bytes under the driver, so that which one
+# answered shows); the exiting thread's own device asks the driver. Two
+# 64 MiB devices, 1 MiB live on device 0 and 2 MiB on device 1.
+devfree() { # DIR ENV...
+    local d=$1; shift; rm -rf "$d"; mkdir -p "$d"
+    timeout 60 env LD_PRELOAD="$PRELOAD" GPUSIM_DEVICES=2 GPUSIM_MEM=64M GPUSIM_NVML_SKEW=4096 GPUSIM_NVML_LOG="$d/nvml.log" \
+        GPUMEM_REPORT="$d/dump.%n" "$@" "$T/sigtest" devfree "$d" >"$WORK/out" 2>"$WORK/err"
+}
+frees() { jq -c '[.fragmentation[] | [.device, .device_free, .device_total, .device_free_from]]' "$1" 2>/dev/null; }
+devfree "$WORK/df" GPUMEM_REPORT_FORMAT=json
+if [ "$(frees "$WORK/df/dump.1")" = '[[0,66056192,67108864,"nvml"],[1,65007616,67108864,"nvml"]]' ] \
+   && [ "$(frees "$WORK/df/dump.2")" = '[[0,66060288,67108864,"driver"],[1,65007616,67108864,"nvml"]]' ]; then
+    ok "device free memory: NVML's in a signal dump and for another device at exit, the context's own at exit (JSON)"
+else bad "device free memory from NVML (JSON)" "$WORK/df/dump.1"; fi
+devfree "$WORK/df"
+if grep -q "^  device free at report time: 65007616 of 67108864 bytes (NVML)$" "$WORK/df/dump.1" \
+   && grep -q "^  device free at report time: 66060288 of 67108864 bytes$" "$WORK/df/dump.2" \
+   && [ "$(grep -c "^init$" "$WORK/df/nvml.log")" = 1 ]; then
+    ok "device free memory (text): NVML's marked (NVML); NVML opened once for the process's reports"
+else bad "device free memory from NVML (text)" "$WORK/df/dump.1"; fi
+devfree "$WORK/df" GPUMEM_REPORT_FORMAT=json GPUSIM_NVML=mig
+[ "$(frees "$WORK/df/dump.1")" = '[[0,66056192,67108864,"nvml"],[1,65007616,67108864,"nvml"]]' ] \
+    && grep -q "^uuid MIG-" "$WORK/df/nvml.log" \
+    && ok "device free memory of a MIG instance: NVML finds it by its MIG- UUID" \
+    || bad "device free memory, MIG" "$WORK/df/nvml.log"
+devfree "$WORK/df" GPUSIM_NVML=absent
+if grep -q "^  device free at report time: unknown (no context on this device, no NVML)$" "$WORK/df/dump.1" \
+   && grep -q "^  device free at report time: 66060288 of 67108864 bytes$" "$WORK/df/dump.2" && has "done" "$WORK/out"; then
+    ok "device free memory without NVML (nvmlInit fails): unknown where no context, the driver's where one is"
+else bad "device free memory without NVML" "$WORK/df/dump.1"; fi
+# a report made where the context is current asks nothing of NVML
+guarded GPUSIM_NVML_LOG="$WORK/nvml-none.log" "$T/apitest" direct families
+[ ! -e "$WORK/nvml-none.log" ] && has "device free at report time: " "$WORK/err" \
+    && ok "NVML is not opened when the reporting thread's context answers" || bad "NVML opened needlessly" "$WORK/nvml-none.log"
+
 # fragmentation: gaps appear when allocations between live ones are freed;
 # the numbers, not only the labels (tests/regress.sh pins every field)
 guarded "$T/apitest" direct families

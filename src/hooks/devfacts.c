@@ -1,6 +1,7 @@
 /* devfacts.c - see devfacts.h. */
 #include "hooks/devfacts.h"
 
+#include "driver/nvml.h"
 #include "hooks/intercept.h"
 
 uint64_t gmg_dev_total(int dev)
@@ -14,11 +15,12 @@ uint64_t gmg_dev_total(int dev)
 int gmg_dev_meminfo(int dev, uint64_t *freeb, uint64_t *total)
 {
     size_t f, t;
-    if (gmg_current_device(NULL) != dev || !REAL(cuMemGetInfo_v2) || REAL(cuMemGetInfo_v2)(&f, &t) != CUDA_SUCCESS)
-        return -1;
-    *freeb = f;
-    *total = t;
-    return 0;
+    if (gmg_current_device(NULL) == dev && REAL(cuMemGetInfo_v2) && REAL(cuMemGetInfo_v2)(&f, &t) == CUDA_SUCCESS) {
+        *freeb = f;
+        *total = t;
+        return GMG_MEMINFO_DRIVER;
+    }
+    return gmg_nvml_meminfo(dev, freeb, total) == 0 ? GMG_MEMINFO_NVML : -1;
 }
 
 int gmg_dev_address_range(uint64_t ptr, uint64_t *base, uint64_t *size)

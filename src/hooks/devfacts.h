@@ -12,9 +12,12 @@
 /* The device's memory in bytes (cuDeviceTotalMem), 0 if unknown. */
 uint64_t gmg_dev_total(int dev);
 
-/* The driver's free and total memory of `dev`, asked in the calling
- * thread's current context: 0 on success, -1 when that context is not on
- * `dev` (no context is ever made current for the purpose). */
+/* The free and total memory of `dev`: the driver's cuMemGetInfo when the
+ * calling thread's current context is on `dev` (GMG_MEMINFO_DRIVER), else
+ * NVML's (GMG_MEMINFO_NVML, driver/nvml.h); -1 when neither can say. No
+ * context is ever made current for the purpose. The two values are those
+ * of report/report.h's device interface, which this function is. */
+enum { GMG_MEMINFO_DRIVER = 0, GMG_MEMINFO_NVML = 1 };
 int gmg_dev_meminfo(int dev, uint64_t *freeb, uint64_t *total);
 
 /* The base and size of the driver allocation holding `ptr`: 0 on success. */

@@ -8,8 +8,8 @@
  *   rounding       granted minus requested bytes, granted taken from
  *                  cuMemGetAddressRange (or the 512-byte allocation
  *                  granularity when the driver cannot say)
- *   device free    the driver's cuMemGetInfo at report time, when this
- *                  thread has a context on that device
+ *   device free    at report time: the driver's cuMemGetInfo when this
+ *                  thread has a context on that device, else NVML's
  * What the driver says comes through gmg_report_dev (report.h).
  *
  * The report's walk of the table hands each record to gmg_frag_note, which
@@ -167,7 +167,8 @@ void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nr
             }
             f->span_hi = end;
         }
-        if (gmg_report_dev.meminfo && gmg_report_dev.meminfo(d, &f->dev_free, &f->dev_total) == 0)
-            f->have_meminfo = 1;
+        int from = gmg_report_dev.meminfo ? gmg_report_dev.meminfo(d, &f->dev_free, &f->dev_total) : -1;
+        f->have_meminfo = from >= 0;
+        f->meminfo_nvml = from == 1;
     }
 }

@@ -124,10 +124,11 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
                        (unsigned long long)f->gap_largest, span ? (double)f->granted / (double)span : 0.0,
                        (unsigned long long)f->rounding);
         if (f->have_meminfo)
-            gmg_buf_printf(b, "%llu,\"device_total\":%llu}", (unsigned long long)f->dev_free,
-                           (unsigned long long)f->dev_total);
+            gmg_buf_printf(b, "%llu,\"device_total\":%llu,\"device_free_from\":\"%s\"}",
+                           (unsigned long long)f->dev_free, (unsigned long long)f->dev_total,
+                           f->meminfo_nvml ? "nvml" : "driver");
         else
-            gmg_buf_printf(b, "null,\"device_total\":null}");
+            gmg_buf_printf(b, "null,\"device_total\":null,\"device_free_from\":null}");
     }
     gmg_buf_printf(b, "],\n\"suppressions\":[");
     int first = 1;

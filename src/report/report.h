@@ -41,8 +41,9 @@ struct gmg_frag {
     uint64_t granted;                       /* bytes the driver granted        */
     uint64_t gaps, gap_bytes, gap_largest;  /* holes between live allocations  */
     uint64_t rounding;                      /* granted - requested             */
-    uint64_t dev_free, dev_total;           /* driver's view at report time    */
+    uint64_t dev_free, dev_total;           /* at report time, when have_meminfo */
     int have_meminfo;
+    int meminfo_nvml;                       /* ... NVML's, not the context's cuMemGetInfo */
 };
 
 extern const char *const gmg_size_class_names[GMG_SIZE_CLASSES];
@@ -119,7 +120,9 @@ int gmg_report_clean(const struct gmg_report *r);
 /* What the report side needs to know of devices, from the driver. Each
  * returns 0 on success, -1 when it cannot say. */
 struct gmg_device_ops {
-    /* free and total memory of `dev`, in the calling thread's context */
+    /* free and total memory of `dev`: 0 from the driver, in the calling
+     * thread's context on `dev`; 1 from NVML, which needs none (any
+     * thread, any device); -1 when neither can say */
     int (*meminfo)(int dev, uint64_t *freeb, uint64_t *total);
     /* base and size of the driver allocation holding `ptr` */
     int (*address_range)(uint64_t ptr, uint64_t *base, uint64_t *size);

@@ -83,10 +83,10 @@ static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
             gmg_buf_printf(b, "  span utilisation: %.1f%%\n", 100.0 * (double)f->granted / (double)span);
         gmg_buf_printf(b, "  rounding waste: %llu bytes\n", (unsigned long long)f->rounding);
         if (f->have_meminfo)
-            gmg_buf_printf(b, "  device free at report time: %llu of %llu bytes\n", (unsigned long long)f->dev_free,
-                           (unsigned long long)f->dev_total);
+            gmg_buf_printf(b, "  device free at report time: %llu of %llu bytes%s\n", (unsigned long long)f->dev_free,
+                           (unsigned long long)f->dev_total, f->meminfo_nvml ? " (NVML)" : "");
         else
-            gmg_buf_printf(b, "  device free at report time: unknown (no context on this device)\n");
+            gmg_buf_printf(b, "  device free at report time: unknown (no context on this device, no NVML)\n");
     }
 }
 

@@ -4,6 +4,9 @@
  *                                  times; the program's own handler (set
  *                                  before or after the guard arms) must see all
  *   sigtest growth DIR             dump, allocate 3 from grow_site, dump again
+ *   sigtest devfree DIR            1 MiB on device 0, 2 MiB on device 1 (two
+ *                                  simulated devices), a dump (DIR/dump.1),
+ *                                  then exit with device 0's context current
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -89,8 +92,22 @@ int main(int argc, char **argv)
         printf("handler saw %d of 5\n", __atomic_load_n(&got, __ATOMIC_RELAXED));
         return 0;
     }
-    /* growth: reports in DIR/dump.N (GPUMEM_REPORT=DIR/dump.%n) */
+    /* growth and devfree: reports in DIR/dump.N (GPUMEM_REPORT=DIR/dump.%n) */
     char path[512];
+    if (strcmp(argv[1], "devfree") == 0) {
+        CUcontext ctx1;
+        CUdeviceptr p0, p1;
+        cuDevicePrimaryCtxRetain(&ctx1, 1);
+        cuMemAlloc_v2(&p0, 1 << 20);
+        cuCtxSetCurrent(ctx1);
+        cuMemAlloc_v2(&p1, 2 << 20);
+        cuCtxSetCurrent(ctx);
+        kill(getpid(), SIGUSR1);
+        snprintf(path, sizeof path, "%s/dump.1", argv[2]);
+        wait_for(path);
+        printf("done\n");
+        return 0;
+    }
     old_site();
     kill(getpid(), SIGUSR1);
     snprintf(path, sizeof path, "%s/dump.1", argv[2]);

@@ -1286,6 +1286,20 @@ SIM_EXPORT CUresult cuMemGetInfo_v2(size_t *freeb, size_t *total)
     return CUDA_SUCCESS;
 }
 
+/* A device's free and total memory without a context, as NVML tells them
+ * (tests/sim/nvml.c, the NVML double, asks this). */
+SIM_EXPORT CUresult simDeviceMemInfo(CUdevice dev, size_t *freeb, size_t *total)
+{
+    REQUIRE_INIT();
+    if (!DEV_OK(dev) || !freeb || !total)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    *freeb = devs[dev].total - devs[dev].used;
+    *total = devs[dev].total;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult cuMemGetInfo(unsigned int *freeb, unsigned int *total)
 {
     size_t f, t;
