@@ -75,6 +75,16 @@ if jq -e '.trigger == "signal" and (.growth | length) == 1 and .growth[0].bytes 
    && jq -e '(.growth | length) == 1 and .growth[0].frames[0].function == "old_site"' "$WORK/g/dump.1" >/dev/null 2>&1; then
     ok "growth section of a signal dump lists exactly the allocations made since the previous dump"
 else bad "growth" "$WORK/g/dump.2"; fi
+# a suppressed stack is left out of growth as out of the live list, and
+# counted once under the suppressions (from the live list)
+rm -rf "$WORK/g"; mkdir -p "$WORK/g"; echo "leak:grow_site" > "$WORK/g.supp"
+timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/g/dump.%n" GPUMEM_REPORT_FORMAT=json GPUMEM_SUPPRESSIONS="$WORK/g.supp" \
+    "$T/sigtest" growth "$WORK/g" >"$WORK/out" 2>"$WORK/err"
+if jq -e '(.growth | length) == 0 and .suppressions == [{"template":"grow_site","count":3,"bytes":900000}]
+          and ([.live[].frames[0].function] | index("grow_site") == null)' "$WORK/g/dump.2" >/dev/null 2>&1 \
+   && jq -e '(.growth | length) == 1 and .growth[0].frames[0].function == "old_site"' "$WORK/g/dump.1" >/dev/null 2>&1; then
+    ok "growth leaves out a suppressed stack, as the live list does; the suppression counted once"
+else bad "growth with a suppression" "$WORK/g/dump.2"; fi
 
 # device free memory where the reporting thread has no context on the
 # device: a signal dump (the reporter thread) and the other device at exit

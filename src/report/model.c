@@ -153,7 +153,9 @@ static int suppressed_by(struct gmg_report *r, uint32_t stack)
     return -1;
 }
 
-/* Take suppressed groups out of a list (and its totals). */
+/* Take suppressed groups out of a list (and its totals, when it has
+ * them: bytes NULL for growth, whose groups are also in the live list and
+ * counted under "Suppressions used" there). */
 static void suppress_list(struct gmg_report *r, struct gmg_group *g, size_t *n, uint64_t *bytes, uint64_t *allocs)
 {
     size_t k = 0;
@@ -163,6 +165,8 @@ static void suppress_list(struct gmg_report *r, struct gmg_group *g, size_t *n, 
             g[k++] = g[i];
             continue;
         }
+        if (!bytes)
+            continue;
         r->supp[p].count += g[i].count;
         r->supp[p].bytes += g[i].bytes;
         r->any_suppressed = 1;
@@ -186,6 +190,7 @@ static void suppress(struct gmg_report *r)
     r->nsupp = n;
     suppress_list(r, r->groups, &r->ngroups, &r->live_bytes, &r->live_allocs);
     suppress_list(r, r->reclaimed, &r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
+    suppress_list(r, r->growth, &r->ngrowth, NULL, NULL); /* what grew is no news of a suppressed stack either */
 }
 
 void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t each)
