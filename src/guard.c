@@ -22,6 +22,7 @@
 #include "cluster/metrics.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
+#include "core/ranges.h"
 #include "core/stacks.h"
 #include "core/track.h"
 #include "core/upcalls.h"
@@ -123,6 +124,7 @@ static void child(void)
     gmg_quota_reset();
     gmg_group_atfork_child();
     gmg_record_atfork_child();
+    gmg_ranges_atfork_child();
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
     gmg_dumpsig_atfork_child();

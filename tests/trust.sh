@@ -344,6 +344,28 @@ for leak in 0 1; do
         ok "GPUMEM_EXITCODE=23 with every allocation untracked and all freed: the program's own status"
     else bad "GPUMEM_EXITCODE with untracked allocations ($mode; exit $rc)" "$WORK/out" "$WORK/err"; fi
 done
+# ... and family against family, as for tracked records: reserved ranges
+# and mappings the guard could not track are no leaks (a range kept, a
+# handle mapped and all undone: the program's own status), and the free of
+# a range never stands for an allocation's (one allocation kept: 23)
+for leak in 0 1; do
+    [ "${GMG_SANITIZER:-}" = tsan ] && { skip "GPUMEM_EXITCODE with untracked ranges" "as above"; continue; }
+    rm -f "$WORK"/rg.*
+    timeout 60 env LD_PRELOAD="$T/libgmgnomem.so $PRELOAD" GMGTEST_ALIGNED_OK=0 GPUMEM_EXITCODE=23 \
+        GPUMEM_REPORT="$WORK/rg" GPUMEM_REPORT_FORMAT=text,json "$T/trust" nomem_ranges $leak >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $leak = 0 ] && [ $rc = 0 ] && has "  51 allocations made since start-up could not be tracked" "$WORK/rg.txt" \
+       && has "  3 reserved address ranges or mappings could not be tracked: none of them is in this report; they hold no memory of their own and are no leaks." "$WORK/rg.txt" \
+       && has "  Untracked, by API: cuMemAlloc 50, cuMemCreate 1, cuMemMap 1, cuMemAddressReserve 2." "$WORK/rg.txt" \
+       && ! grep -q "never freed" "$WORK/rg.txt" \
+       && jq -e '.untracked == {"allocations": 54, "counted_bytes": 2301952, "never_freed": 0, "ranges": 3,
+                 "by_api": {"cuMemAlloc": 50, "cuMemCreate": 1, "cuMemMap": 1, "cuMemAddressReserve": 2}}' "$WORK/rg.json" >/dev/null; then
+        ok "GPUMEM_EXITCODE=23 with untracked ranges and mappings, every allocation freed: no leak, the program's own status; the report counts them apart, by API"
+    elif [ $leak = 1 ] && [ $rc = 23 ] \
+       && has "  At least 1 of them were never freed (more than the 50 frees of pointers the guard never saw, ranges apart)" "$WORK/rg.txt" \
+       && jq -e '.untracked.never_freed == 1 and .untracked.ranges == 3' "$WORK/rg.json" >/dev/null; then
+        ok "GPUMEM_EXITCODE=23 with untracked ranges and one allocation kept: the freed range does not hide the leak"
+    else bad "GPUMEM_EXITCODE with untracked ranges (leak $leak; exit $rc)" "$WORK/rg.txt" "$WORK/err"; fi
+done
 # a refusal while nothing could be tracked: the message cannot list what
 # holds the bytes, and says so (it said they had been freed)
 if [ "${GMG_SANITIZER:-}" != tsan ]; then

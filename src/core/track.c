@@ -141,16 +141,20 @@ static inline int live_change(struct shard *s, const struct gmg_alloc *a, int si
     return 0;
 }
 
-/* Allocations whose records could not be added (all families; the bytes
- * are those they counted against the quota, which stay counted), and
- * reclaimed ones that could not be listed (out of memory), for reports
+/* Allocations whose records could not be added (all families, and per
+ * family: reserved ranges and mappings are no leaks; the bytes are those
+ * they counted against the quota, which stay counted), and reclaimed ones
+ * that could not be listed (out of memory), for reports
  * (gmg_track_lost); the first said once per process, after the lock. */
 static uint64_t untracked_allocs, untracked_bytes, unlisted_allocs, unlisted_bytes;
+static uint64_t untracked_fam[GMG_FAM_COUNT];
 static int untracked_said;
 
-static __attribute__((noinline, cold)) void untracked(uint64_t counted_bytes)
+static __attribute__((noinline, cold)) void untracked(int family, uint64_t counted_bytes)
 {
     __atomic_fetch_add(&untracked_allocs, 1, __ATOMIC_RELAXED);
+    if (family >= 0 && family < GMG_FAM_COUNT)
+        __atomic_fetch_add(&untracked_fam[family], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&untracked_bytes, counted_bytes, __ATOMIC_RELAXED);
     if (!__atomic_exchange_n(&untracked_said, 1, __ATOMIC_RELAXED))
         gmg_error("out of memory for the guard's records: some allocations are not tracked (not in reports; "
@@ -235,7 +239,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
     if (!a) {
         gmg_unlock(&s->mu);
-        untracked(t->counted ? t->size : 0);
+        untracked(t->family, t->counted ? t->size : 0);
         return -1;
     }
     memcpy(a, t, offsetof(struct gmg_alloc, hh));
@@ -257,7 +261,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     }
     gmg_unlock(&s->mu);
     if (__builtin_expect(ret < 0, 0))
-        untracked(t->counted ? t->size : 0);
+        untracked(t->family, t->counted ? t->size : 0);
     return ret;
 }
 
@@ -363,7 +367,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
         gmg_pool_give_back(&s->pool, a);
         return GMG_FREE_DROPPED;
     }
-    int what, lost = 0;
+    int what, lost = 0, lost_family = 0;
     uint64_t lost_bytes = 0;
     gmg_lock(&s->mu);
     uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
@@ -385,6 +389,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
         } else { /* the driver kept it: live again */
             if ((lost = add_locked(s, a, h, 1) != 0)) { /* out of memory: untracked, its bytes still counted */
                 lost_bytes = a->counted ? a->size : 0;
+                lost_family = a->family;
                 gmg_pool_put(&s->pool, a);
             }
             what = GMG_FREE_KEPT;
@@ -392,7 +397,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
     }
     gmg_unlock(&s->mu);
     if (__builtin_expect(lost, 0))
-        untracked(lost_bytes);
+        untracked(lost_family, lost_bytes);
     return what;
 }
 
@@ -716,6 +721,8 @@ void gmg_track_lost(struct gmg_track_lost *out)
     out->untracked_bytes = __atomic_load_n(&untracked_bytes, __ATOMIC_RELAXED);
     out->unlisted_allocs = __atomic_load_n(&unlisted_allocs, __ATOMIC_RELAXED);
     out->unlisted_bytes = __atomic_load_n(&unlisted_bytes, __ATOMIC_RELAXED);
+    for (int f = 0; f < GMG_FAM_COUNT; f++)
+        out->untracked_by_family[f] = __atomic_load_n(&untracked_fam[f], __ATOMIC_RELAXED);
 }
 
 size_t gmg_track_count(void)
@@ -741,6 +748,7 @@ void gmg_track_atfork_child(void)
     reclaimed = NULL;
     reclaimed_n = reclaimed_cap = 0;
     untracked_allocs = untracked_bytes = unlisted_allocs = unlisted_bytes = 0;
+    memset(untracked_fam, 0, sizeof untracked_fam);
     untracked_said = 0;
     memset(marks_kept, 0, sizeof marks_kept); /* the shards' numbers start again */
     memset(marks_walked, 0, sizeof marks_walked);

@@ -126,9 +126,14 @@ size_t gmg_track_count(void);
 /* What out of memory kept from reports since start-up (or fork):
  * allocations whose records could not be added (untracked: not in reports),
  * of every family, and of their bytes those counted against the quota
- * (which stay counted); and allocations reclaimed by a context teardown
- * that could not be listed, with their sizes (released). */
-struct gmg_track_lost { uint64_t untracked_allocs, untracked_bytes, unlisted_allocs, unlisted_bytes; };
+ * (which stay counted); the same count by family (enum gmg_family), since
+ * reserved ranges and mappings are no leaks; and allocations reclaimed by
+ * a context teardown that could not be listed, with their sizes
+ * (released). */
+struct gmg_track_lost {
+    uint64_t untracked_allocs, untracked_bytes, unlisted_allocs, unlisted_bytes;
+    uint64_t untracked_by_family[GMG_FAM_COUNT];
+};
 void gmg_track_lost(struct gmg_track_lost *out);
 
 /* fork child: an empty table, fresh locks (see track.c for why nothing is

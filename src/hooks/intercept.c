@@ -5,6 +5,7 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "core/quota.h"
+#include "core/ranges.h"
 #include "core/stacks.h"
 #include "core/upcalls.h"
 #include "driver/routes.h"
@@ -207,8 +208,11 @@ void gmg_free_done(struct gmg_free *f, CUresult r)
         what = gmg_track_free_end(&f->fr, r == CUDA_SUCCESS, &g);
     else if (f->fr.racing && r == CUDA_SUCCESS)
         what = gmg_track_free_racing(f->space, f->key, &f->fr, &g) ? GMG_FREE_DROPPED : GMG_FREE_KEPT;
-    else if (!f->fr.racing && f->key)
+    else if (!f->fr.racing && f->key) {
         gmg_record_unknown_free();
+        if (gmg_space_is_range(f->space)) /* stands for an untracked range, not an allocation */
+            gmg_range_unknown_free();
+    }
     if (what == GMG_FREE_RECLAIMED) { /* its context's teardown freed it meanwhile */
         gmg_drop_record(&g, NULL);
         gmg_track_reclaimed_add(f->fr.a);

@@ -149,9 +149,18 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
             gmg_buf_printf(b, "%s\"%s\"", first ? "" : ",", gmg_incomplete_name(i));
             first = 0;
         }
-    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"counted_bytes\":%llu,\"never_freed\":%llu},",
+    gmg_buf_printf(b, "],\"untracked\":{\"allocations\":%llu,\"counted_bytes\":%llu,\"never_freed\":%llu,"
+                      "\"ranges\":%llu,\"by_api\":{",
                    (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes,
-                   (unsigned long long)r->untracked_live);
+                   (unsigned long long)r->untracked_live, (unsigned long long)r->untracked_ranges);
+    first = 1;
+    for (int f = 0; f < GMG_FAM_COUNT; f++)
+        if (r->lost.untracked_by_family[f]) {
+            gmg_buf_printf(b, "%s\"%s\":%llu", first ? "" : ",", gmg_family_name(f),
+                           (unsigned long long)r->lost.untracked_by_family[f]);
+            first = 0;
+        }
+    gmg_buf_printf(b, "}},");
     gmg_buf_printf(b, "\"unlisted\":{\"allocations\":%llu,\"bytes\":%llu}}\n",
                    (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
 }

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
+#include "core/ranges.h"
 #include "core/stacks.h"
 
 #include <stdio.h>
@@ -44,7 +45,29 @@ const char *gmg_trigger_name(enum gmg_trigger t)
 
 int gmg_group_is_allocation(int family)
 {
-    return family != GMG_FAM_VA && family != GMG_FAM_VMM_MAP;
+    return !gmg_family_is_range(family);
+}
+
+uint64_t gmg_untracked_ranges(const struct gmg_track_lost *l)
+{
+    uint64_t n = 0;
+    for (int f = 0; f < GMG_FAM_COUNT; f++)
+        if (gmg_family_is_range(f))
+            n += l->untracked_by_family[f];
+    return n < l->untracked_allocs ? n : l->untracked_allocs; /* each read on its own */
+}
+
+/* Untracked allocations never freed, at the least: family against family
+ * (core/ranges.h), so that a reserved range the guard could not track is
+ * no leak, and the free of one never stands for an allocation's. */
+static void untracked_live(struct gmg_report *r)
+{
+    uint64_t range_frees = gmg_range_unknown_frees();
+    r->untracked_ranges = gmg_untracked_ranges(&r->lost);
+    r->unknown_alloc_frees = r->unknown_frees - (range_frees < r->unknown_frees ? range_frees : r->unknown_frees);
+    uint64_t allocs = r->lost.untracked_allocs - r->untracked_ranges;
+    if (allocs > r->unknown_alloc_frees)
+        r->untracked_live = allocs - r->unknown_alloc_frees;
 }
 
 /* Biggest first; then by count, stack, family and device, so that equal
@@ -323,8 +346,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     }
     if (r->lost.untracked_allocs) {
         r->incomplete |= GMG_INCOMPLETE_UNTRACKED;
-        if (r->lost.untracked_allocs > r->unknown_frees)
-            r->untracked_live = r->lost.untracked_allocs - r->unknown_frees;
+        untracked_live(r);
     }
     if (r->lost.unlisted_allocs)
         r->incomplete |= GMG_INCOMPLETE_UNLISTED;
@@ -434,10 +456,11 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
      * and no live stack means other threads' calls were under way then (a
      * reservation not yet recorded, a free not yet given back). */
     uint64_t was = gmg_quota_pooled() ? ev->own : ev->in_use;
+    uint64_t untracked = st->lost.untracked_allocs - gmg_untracked_ranges(&st->lost); /* ranges hold no bytes */
     if (!st->ntop && st->lost.untracked_bytes) /* the guard's own out of memory: it cannot say what holds them */
         gmg_buf_printf(b, "  (none listed: %llu allocations could not be tracked (the guard ran out of memory), and "
                           "%llu bytes of them stay counted)\n",
-                       (unsigned long long)st->lost.untracked_allocs, (unsigned long long)st->lost.untracked_bytes);
+                       (unsigned long long)untracked, (unsigned long long)st->lost.untracked_bytes);
     else if (!st->ntop && was)
         gmg_buf_printf(b, "  (none listed: the %s in use%s were held by allocations and frees under way on other "
                           "threads at the refusal)\n",
@@ -446,7 +469,7 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
         gmg_buf_printf(b, "  (none)\n");
     else if (st->lost.untracked_bytes)
         gmg_buf_printf(b, "  (and %llu allocations the guard could not track: %llu bytes counted)\n",
-                       (unsigned long long)st->lost.untracked_allocs, (unsigned long long)st->lost.untracked_bytes);
+                       (unsigned long long)untracked, (unsigned long long)st->lost.untracked_bytes);
     gmg_report_free(&r);
 }
 

@@ -80,9 +80,14 @@ struct gmg_report {
      * bits, and the allocations behind the first two (core/track.h) */
     unsigned incomplete;
     struct gmg_track_lost lost;
+    /* of lost.untracked_allocs, the reserved ranges and mappings (no
+     * leaks, core/ranges.h); the rest are allocations */
+    uint64_t untracked_ranges;
+    /* of unknown_frees, those of allocations (not of ranges) */
+    uint64_t unknown_alloc_frees;
     /* untracked allocations that were never freed, at the least: more
-     * untracked than frees of pointers the guard never saw (each such
-     * free is one); leaks for GPUMEM_EXITCODE */
+     * allocations untracked than frees of allocations the guard never saw
+     * (each such free is one); leaks for GPUMEM_EXITCODE */
     uint64_t untracked_live;
     unsigned long sym_lost0;    /* gmg_symbolizer_lost(sym) when the report took it */
 };
@@ -206,6 +211,8 @@ void gmg_report_atfork_child(void);
 void gmg_report_model_atfork_child(void);
 
 const char *gmg_trigger_name(enum gmg_trigger t);
-int gmg_group_is_allocation(int family);   /* not a VA range or a mapping */
+int gmg_group_is_allocation(int family);   /* not a VA range or a mapping (core/ranges.h) */
+/* Of what the guard could not track, the reserved ranges and mappings. */
+uint64_t gmg_untracked_ranges(const struct gmg_track_lost *l);
 
 #endif

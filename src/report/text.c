@@ -90,6 +90,35 @@ static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
     }
 }
 
+/* What could not be tracked: allocations, and those of them never freed
+ * (leaks); then reserved ranges and mappings (no leaks); then every API's
+ * count. */
+static void untracked(const struct gmg_report *r, struct gmg_buf *b)
+{
+    uint64_t allocs = r->lost.untracked_allocs - r->untracked_ranges;
+    if (allocs)
+        gmg_buf_printf(b, "  %llu allocations made since start-up could not be tracked: none of them is in this "
+                          "report; the %llu bytes they counted against the quota stay counted.\n",
+                       (unsigned long long)allocs, (unsigned long long)r->lost.untracked_bytes);
+    if (r->untracked_live)
+        gmg_buf_printf(b, "  At least %llu of them were never freed (more than the %llu frees of pointers the guard "
+                          "never saw%s): leaks, for GPUMEM_EXITCODE too.\n",
+                       (unsigned long long)r->untracked_live, (unsigned long long)r->unknown_alloc_frees,
+                       r->unknown_alloc_frees != r->unknown_frees ? ", ranges apart" : "");
+    if (r->untracked_ranges)
+        gmg_buf_printf(b, "  %llu reserved address ranges or mappings could not be tracked: none of them is in this "
+                          "report; they hold no memory of their own and are no leaks.\n",
+                       (unsigned long long)r->untracked_ranges);
+    gmg_buf_printf(b, "  Untracked, by API:");
+    const char *sep = " ";
+    for (int f = 0; f < GMG_FAM_COUNT; f++)
+        if (r->lost.untracked_by_family[f]) {
+            gmg_buf_printf(b, "%s%s %llu", sep, gmg_family_name(f), (unsigned long long)r->lost.untracked_by_family[f]);
+            sep = ", ";
+        }
+    gmg_buf_printf(b, ".\n");
+}
+
 /* What the guard's own out of memory kept from this report. */
 static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
 {
@@ -98,13 +127,7 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
         return;
     gmg_buf_printf(b, "\nWARNING: this report is incomplete (the guard ran out of memory or room):\n");
     if (inc & GMG_INCOMPLETE_UNTRACKED)
-        gmg_buf_printf(b, "  %llu allocations made since start-up could not be tracked: none of them is in this "
-                          "report; the %llu bytes they counted against the quota stay counted.\n",
-                       (unsigned long long)r->lost.untracked_allocs, (unsigned long long)r->lost.untracked_bytes);
-    if (r->untracked_live)
-        gmg_buf_printf(b, "  At least %llu of them were never freed (more than the %llu frees of pointers the guard "
-                          "never saw): leaks, for GPUMEM_EXITCODE too.\n",
-                       (unsigned long long)r->untracked_live, (unsigned long long)r->unknown_frees);
+        untracked(r, b);
     if (inc & GMG_INCOMPLETE_UNLISTED)
         gmg_buf_printf(b, "  %llu allocations (%llu bytes) reclaimed by context teardown could not be listed: they "
                           "are not in this report.\n",

@@ -63,6 +63,10 @@
  *   trust nomem_vmm         a handle created, mapped, released and unmapped,
  *                           the same way: the guard never counts less than
  *                           the driver holds
+ *   trust nomem_ranges L    the same way: 50 allocations, all freed but the
+ *                           last when L is 1; a handle mapped in a reserved
+ *                           range, all undone; a second range reserved and
+ *                           kept (no allocation, so no leak)
  *
  * Sweeps of the guard's own out of memory (make stress, oomshim.c): each
  * prints one line that says whether the guard ever counted fewer bytes than
@@ -1083,6 +1087,30 @@ static void nomem_vmm(void)
            (unsigned long long)sim(0).live);
 }
 
+/* With the guard's table out of memory, nothing is tracked: reserved ranges
+ * and mappings must count as leaks no more than when they are tracked, and
+ * a range freed must not stand for an allocation's free. `leak`: the last
+ * of the 50 allocations is never freed. */
+static void nomem_ranges(int leak)
+{
+    CUdeviceptr p, va, kept;
+    for (int i = 0; i < 50; i++) {
+        CHECK(cuMemAlloc_v2(&p, 4096));
+        if (i < 49 || !leak)
+            CHECK(cuMemFree_v2(p));
+    }
+    CUmemGenericAllocationHandle h;
+    CUmemAllocationProp pr = prop_on(0);
+    CHECK(cuMemCreate(&h, 2 << 20, &pr, 0));
+    CHECK(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0));
+    CHECK(cuMemMap(va, 2 << 20, 0, h, 0));
+    CHECK(cuMemUnmap(va, 2 << 20));
+    CHECK(cuMemRelease(h));
+    CHECK(cuMemAddressFree(va, 2 << 20));
+    CHECK(cuMemAddressReserve(&kept, 1ull << 30, 0, 0, 0)); /* never freed: no leak */
+    printf("nomem_ranges: %d allocations, %d freed; one range kept\n", 50, leak ? 49 : 50);
+}
+
 /* ------------------------------------------- the guard out of memory (sweeps) */
 
 /* Set when the guard counted fewer bytes than the driver held at one of
@@ -1438,6 +1466,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "nomem_leak")) nomem_leak(n);
     else if (!strcmp(m, "nomem_refuse")) nomem_refuse();
     else if (!strcmp(m, "nomem_vmm")) nomem_vmm();
+    else if (!strcmp(m, "nomem_ranges")) nomem_ranges(n);
     else if (!strcmp(m, "nomem_fork")) nomem_fork(n);
     else if (!strcmp(m, "nomem_maps")) nomem_maps(n);
     else if (!strcmp(m, "nomem_dumps")) nomem_dumps(n);

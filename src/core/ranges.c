@@ -1,0 +1,12 @@
+/* ranges.c - see ranges.h. */
+#include "core/ranges.h"
+
+static uint64_t unknown_frees;
+
+void gmg_range_unknown_free(void) { __atomic_fetch_add(&unknown_frees, 1, __ATOMIC_RELAXED); }
+uint64_t gmg_range_unknown_frees(void) { return __atomic_load_n(&unknown_frees, __ATOMIC_RELAXED); }
+
+void gmg_ranges_atfork_child(void)
+{
+    unknown_frees = 0;
+}
