@@ -40,6 +40,8 @@ build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
+build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/buf.c src/base/config.c src/base/suppress.c \
+    src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -Wl,--wrap=realloc
 build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
@@ -279,6 +281,17 @@ else bad "the GPUMEM_SIGNAL grammar (tests/unit/test_signame.c)" "$WORK/out"; fi
 if "$T/test_suppress" >"$WORK/out" 2>&1; then
     ok "the suppressions file: valid, not valid (stops), out of memory while read (goes on without): $(tail -1 "$WORK/out")"
 else bad "reading GPUMEM_SUPPRESSIONS (tests/unit/test_suppress.c)" "$WORK/out"; fi
+# the metrics file out of memory for its call sites: how many it left out,
+# a gauge of its own (promtool accepts the file), said once on stderr
+"$T/test_metrics" "$WORK/tm.prom" >"$WORK/out" 2>&1
+promok=1
+if command -v promtool >/dev/null 2>&1; then
+    for f in 1 2; do promtool check metrics <"$WORK/tm.prom.$f" >>"$WORK/out" 2>&1 || promok=0; done
+fi
+if [ $promok = 1 ] && grep -q "^metrics: [0-9]* checks, 0 failed$" "$WORK/out" \
+   && [ "$(grep -c "out of memory for the metrics file's call sites" "$WORK/out")" = 1 ]; then
+    ok "the metrics file's call sites out of memory: gpumem_sites_dropped says how many were left out (0 once memory is back), said once$(command -v promtool >/dev/null && echo ', promtool accepts it'): $(grep '^metrics:' "$WORK/out")"
+else bad "the metrics file out of memory for its call sites (tests/unit/test_metrics.c)" "$WORK/out"; fi
 if timeout 60 "$T/test_walkgate" >"$WORK/out" 2>&1; then
     ok "stack walks and fork: a fork waits for a walk, a walk during a fork is skipped (no stall), two forks at once, a stuck walker leaves the child without native stacks: $(tail -1 "$WORK/out")"
 else bad "stack walks and fork (tests/unit/test_walkgate.c)" "$WORK/out"; fi

@@ -7,6 +7,7 @@
 #include "base/limit_parse.h"
 #include "base/log.h"
 #include "core/quota.h"
+#include "core/ranges.h"
 #include "core/track.h"
 
 #include <errno.h>
@@ -68,20 +69,33 @@ static void series(struct gmg_buf *b, const char *name, int dev, const char *com
     gmg_buf_printf(b, "%s{device=\"%d\",%s} %llu\n", name, dev, common, v);
 }
 
-struct sites { struct site *v; size_t n, cap; uint64_t *live; };
+struct sites { struct site *v; size_t n, cap; uint64_t *live; uint64_t dropped; };
+
+/* Out of memory for the sites: said once per process; each file says how
+ * many it left out (gpumem_sites_dropped), as a report says it is
+ * incomplete, since the ten it ranks may then not be the ten biggest. */
+static void sites_dropped_once(void)
+{
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        gmg_error("out of memory for the metrics file's call sites: some are left out of gpumem_site_bytes, which "
+                  "may then miss bigger ones (gpumem_sites_dropped says how many, at each write)");
+}
 
 static void site_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct sites *all = arg;
-    if (family == GMG_FAM_VA || family == GMG_FAM_VMM_MAP)
+    if (gmg_family_is_range(family))
         return;
     if (device >= 0 && device < GMG_MAX_DEVICES)
         all->live[device] += count;
     if (all->n == all->cap) {
         size_t cap = all->cap ? all->cap * 2 : 64;
         struct site *v = realloc(all->v, cap * sizeof *v);
-        if (!v)
+        if (!v) { /* its count is in `live` still; the site is not ranked */
+            all->dropped++;
             return;
+        }
         all->v = v;
         all->cap = cap;
     }
@@ -89,11 +103,15 @@ static void site_add(uint32_t stack, int device, int family, uint64_t bytes, uin
 }
 
 /* The ten biggest live call sites (device-memory and host allocations; not
- * reserved ranges or mappings), from the live totals: O(stacks). */
-static size_t top_sites(struct site *top, uint64_t *live)
+ * reserved ranges or mappings), from the live totals: O(stacks). *dropped:
+ * the live totals (per stack, device and API) left out for want of memory. */
+static size_t top_sites(struct site *top, uint64_t *live, uint64_t *dropped)
 {
     struct sites all = { .live = live };
     gmg_track_live_each(site_add, &all);
+    *dropped = all.dropped;
+    if (all.dropped)
+        sites_dropped_once();
     if (!all.v)
         return 0;
     qsort(all.v, all.n, sizeof *all.v, by_stack);
@@ -143,8 +161,8 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
         }
     }
     struct site top[SITES];
-    uint64_t live[GMG_MAX_DEVICES] = { 0 };
-    size_t k = top_sites(top, live);
+    uint64_t live[GMG_MAX_DEVICES] = { 0 }, dropped;
+    size_t k = top_sites(top, live, &dropped);
     metric(b, "gpumem_live_allocations", "gauge",
            "Live allocations (as the report counts them: not reserved ranges or mappings).");
     for (int d = 0; d < ndev; d++)
@@ -190,6 +208,11 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
         gmg_buf_printf(b, "gpumem_site_bytes{device=\"%d\",%s,rank=\"%zu\",site=\"%s\"} %llu\n", top[i].device, common,
                        i + 1, label(l, sizeof l, *names[i] ? names[i] : "unknown"), (unsigned long long)top[i].bytes);
     }
+    /* last, so that the series above stay as they were */
+    metric(b, "gpumem_sites_dropped", "gauge",
+           "Live call-site totals left out of gpumem_site_bytes at this write (the guard ran out of memory): when not "
+           "0, the sites ranked may not be the ten biggest.");
+    gmg_buf_printf(b, "gpumem_sites_dropped{%s} %llu\n", common, (unsigned long long)dropped);
 }
 
 int gmg_metrics_write(const char *path, gmg_site_namer name_site)
