@@ -22,6 +22,35 @@ elif jq -e '(.live[0].frames[0].file | endswith("apitest.c")) and .live[0].frame
     ok "JSON frames carry file:line (apitest.c, line > 0)"
 else bad "JSON frames without file:line" "$J"; fi
 
+# libdw cannot read the process's modules (tests/integration/nodwfl.c: its
+# /proc/PID/maps refused, or no module in it): frames are named from the
+# dynamic symbol tables alone, and each report says so once, with libdw's
+# reason; a refusal message too. A report with debug information says nothing.
+build libgmgnodwfl.so -shared -fPIC tests/integration/nodwfl.c
+DYN="WARNING: frames are named from the dynamic symbol tables only (dladdr): the debug information of the process's modules could not be read"
+for how in fail none; do
+    why=$([ $how = fail ] && echo "Permission denied" || echo "no module found in /proc/")
+    env LD_PRELOAD="$PRELOAD $ROOT/$T/libgmgnodwfl.so" GMGTEST_DWFL=$how GPUMEM_REPORT_FORMAT=text,json \
+        GPUMEM_REPORT="$WORK/dyn" "$T/apitest" direct reset >"$WORK/out" 2>"$WORK/err"
+    if [ "$(grep -cF "$DYN" "$WORK/dyn.txt")" = 1 ] && has "$DYN (libdw: $why" "$WORK/dyn.txt" \
+       && grep -qE '^    #0 0x[0-9a-f]+ in \?\? \(apitest\+0x[0-9a-f]+\)$' "$WORK/dyn.txt" \
+       && jq -e --arg why "$why" '.dynamic_symbols_only == true and (.debuginfo_error | startswith($why))
+                                  and .incomplete == []' "$WORK/dyn.json" >/dev/null; then
+        ok "libdw cannot read the modules ($how): frames named from the dynamic symbol tables, and the report says so once, with why (text and JSON)"
+    else bad "no debug information read ($how): the report does not say so" "$WORK/dyn.txt"; fi
+done
+guarded GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/dwarf" "$T/apitest" direct reset
+if ! grep -q "dynamic symbol tables" "$WORK/dwarf.txt" \
+   && jq -e '.dynamic_symbols_only == false and .debuginfo_error == null' "$WORK/dwarf.json" >/dev/null; then
+    ok "a report whose frames libdw named says nothing of dynamic symbol tables (JSON: false, null)"
+else bad "a report with debug information read" "$WORK/dwarf.txt"; fi
+env LD_PRELOAD="$PRELOAD $ROOT/$T/libgmgnodwfl.so" GMGTEST_DWFL=fail GPUMEM_REPORT=none GPUMEM_LIMIT=3M \
+    "$T/trust" nomem_refuse >"$WORK/out" 2>"$WORK/err"
+if has "nomem_refuse: the fourth refused" "$WORK/out" && has "gpumemguard: refused cuMemAlloc" "$WORK/err" \
+   && [ "$(grep -cF "$DYN (libdw: Permission denied)" "$WORK/err")" = 1 ]; then
+    ok "a refusal message whose frames libdw could not name says so once too"
+else bad "a refusal message without debug information" "$WORK/err"; fi
+
 # folded stacks
 guarded GPUMEM_REPORT_FORMAT=folded "$T/apitest" direct reset
 if grep -qE '^_start;__libc_start_main[^ ]*;__libc_start_call_main;main;(reset;)?leak_after_reset;cuMemAlloc_device0 131072$' "$WORK/err" \

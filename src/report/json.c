@@ -161,6 +161,14 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
             first = 0;
         }
     gmg_buf_printf(b, "}},");
-    gmg_buf_printf(b, "\"unlisted\":{\"allocations\":%llu,\"bytes\":%llu}}\n",
+    gmg_buf_printf(b, "\"unlisted\":{\"allocations\":%llu,\"bytes\":%llu},",
                    (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
+    /* last: every frame is written by now */
+    const char *why = gmg_report_dynamic_only(r);
+    gmg_buf_printf(b, "\"dynamic_symbols_only\":%s,\"debuginfo_error\":", why ? "true" : "false");
+    if (why)
+        gmg_buf_json_str(b, why);
+    else
+        gmg_buf_printf(b, "null");
+    gmg_buf_printf(b, "}\n");
 }

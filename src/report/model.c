@@ -257,6 +257,12 @@ const char *gmg_incomplete_name(int i)
     return i >= 0 && i < GMG_INCOMPLETE_KINDS ? names[i] : "?";
 }
 
+const char *gmg_report_dynamic_only(const struct gmg_report *r)
+{
+    const char *why;
+    return gmg_symbolizer_dynamic_only(r->sym, &why) > r->sym_dynamic0 ? why : NULL;
+}
+
 unsigned gmg_report_incomplete(const struct gmg_report *r)
 {
     unsigned inc = r->incomplete;
@@ -356,6 +362,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->incomplete |= GMG_INCOMPLETE_CONTEXTS;
     r->sym = gmg_symbolizer_get();
     r->sym_lost0 = gmg_symbolizer_lost(r->sym);
+    r->sym_dynamic0 = gmg_symbolizer_dynamic_only(r->sym, NULL);
     suppress(r);
     return 0;
 }
@@ -444,6 +451,7 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     memset(&r, 0, sizeof r);
     r.trigger = GMG_TRIGGER_REFUSAL;
     r.sym = gmg_symbolizer_get();
+    r.sym_dynamic0 = gmg_symbolizer_dynamic_only(r.sym, NULL);
     char line[1024], use[GMG_SIZE_LEN];
     refusal_line(ev, outcome, line, sizeof line);
     gmg_buf_printf(b, "%s\n", line);
@@ -470,6 +478,7 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     else if (st->lost.untracked_bytes)
         gmg_buf_printf(b, "  (and %llu allocations the guard could not track: %llu bytes counted)\n",
                        (unsigned long long)untracked, (unsigned long long)st->lost.untracked_bytes);
+    gmg_report_text_dynamic_only(&r, b);
     gmg_report_free(&r);
 }
 

@@ -90,6 +90,7 @@ struct gmg_report {
      * (each such free is one); leaks for GPUMEM_EXITCODE */
     uint64_t untracked_live;
     unsigned long sym_lost0;    /* gmg_symbolizer_lost(sym) when the report took it */
+    unsigned long sym_dynamic0; /* gmg_symbolizer_dynamic_only(sym) then */
 };
 
 enum {
@@ -112,6 +113,11 @@ const char *gmg_incomplete_name(int i);
 /* r->incomplete, and "names" if frames written so far lost a name or had
  * no symbolizer: call it after the frames are written. */
 unsigned gmg_report_incomplete(const struct gmg_report *r);
+
+/* Why frames of this report so far were named from the dynamic symbol
+ * tables alone (libdw could not read the process's modules), or NULL when
+ * none was: call it after the frames are written. */
+const char *gmg_report_dynamic_only(const struct gmg_report *r);
 
 /* Unsuppressed leaks of a report: live allocations, what context teardown
  * reclaimed, and untracked ones never freed (GPUMEM_EXITCODE). */
@@ -204,6 +210,10 @@ void gmg_report_text_stack(const struct gmg_report *r, struct gmg_buf *b, uint32
 
 /* One group in the text format: the size line and its frames. */
 void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g);
+
+/* The text format's warning that frames so far were named from the dynamic
+ * symbol tables alone (gmg_report_dynamic_only); nothing when none was. */
+void gmg_report_text_dynamic_only(const struct gmg_report *r, struct gmg_buf *b);
 
 /* fork child: reports start over, numbered from 1, with the child's pid in
  * paths without %p (output.c, model.c). */

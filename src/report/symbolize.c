@@ -31,6 +31,7 @@
 #include <libiberty/demangle.h> /* cplus_demangle_v3: linked in, never exported (Makefile) */
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -67,6 +68,8 @@ struct gmg_symbolizer {
     size_t nfds, capfds;
     int fds_unnoted;         /* one could not be noted (out of memory) */
     int dwfl_tried, demangle_tried;
+    char dwfl_why[128];      /* why libdw could not read the process's modules ("": it could) */
+    unsigned long dynamic;   /* frames named while it could not, since it was made */
     int spare;               /* made by a get while the shared one was in use: put frees it */
     struct offline *offline; /* one Dwfl each: two may have had one address */
     struct entry *cache;
@@ -227,22 +230,60 @@ struct gmg_symbolizer *gmg_symbolizer_new(void)
     return calloc(1, sizeof(struct gmg_symbolizer));
 }
 
+static int count_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)m;
+    (void)userdata;
+    (void)name;
+    (void)start;
+    ++*(size_t *)arg;
+    return DWARF_CB_OK;
+}
+
+/* Why the process's modules could not be read, into s->dwfl_why: rc is
+ * dwfl_linux_proc_report's (an errno value, or -1 for libdwfl's own). */
+static void dwfl_failed(struct gmg_symbolizer *s, int rc)
+{
+    snprintf(s->dwfl_why, sizeof s->dwfl_why, "%s", rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
+    if (!s->dwfl_why[0])
+        snprintf(s->dwfl_why, sizeof s->dwfl_why, "unknown error");
+}
+
 /* The running process's modules, reported once per symbolizer; NULL when
- * libdw cannot read them (frames are then named by dladdr alone). */
+ * libdw cannot read them, or finds none (frames are then named by dladdr
+ * alone, from the dynamic symbol tables: s->dwfl_why says why, and each
+ * such frame is counted, so that a report can say it). */
 static Dwfl *proc_dwfl(struct gmg_symbolizer *s)
 {
     if (s->dwfl_tried)
         return s->dwfl;
     s->dwfl_tried = 1;
     s->dwfl = dwfl_begin(&callbacks);
-    if (s->dwfl) {
-        dwfl_report_begin(s->dwfl);
-        if (dwfl_linux_proc_report(s->dwfl, getpid()) != 0 || dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
-            dwfl_end(s->dwfl);
-            s->dwfl = NULL;
-        }
+    if (!s->dwfl) {
+        dwfl_failed(s, -1);
+        return NULL;
+    }
+    dwfl_report_begin(s->dwfl);
+    int rc = dwfl_linux_proc_report(s->dwfl, getpid());
+    size_t modules = 0;
+    if (rc == 0 && dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+        rc = -1;
+    if (rc == 0 && (dwfl_getmodules(s->dwfl, count_module, &modules, 0) != 0 || !modules))
+        snprintf(s->dwfl_why, sizeof s->dwfl_why, "no module found in /proc/%d/maps", (int)getpid());
+    else if (rc != 0)
+        dwfl_failed(s, rc);
+    if (s->dwfl_why[0]) {
+        dwfl_end(s->dwfl);
+        s->dwfl = NULL;
     }
     return s->dwfl;
+}
+
+unsigned long gmg_symbolizer_dynamic_only(const struct gmg_symbolizer *s, const char **why)
+{
+    if (why)
+        *why = s && s->dwfl_why[0] ? s->dwfl_why : NULL;
+    return s ? s->dynamic : 0;
 }
 
 static const char *base_name(const char *path)
@@ -387,6 +428,7 @@ static void symbolize_frame(struct gmg_symbolizer *s, uintptr_t pc, const struct
     HASH_FIND(hh, s->cache, &pc, sizeof pc, e);
     if (e) {
         *out = e->info;
+        s->dynamic += !s->dwfl; /* (cached only after the modules were tried) */
         return;
     }
     struct gmg_frame_info fi = { .pc = pc };
@@ -402,6 +444,7 @@ static void symbolize_frame(struct gmg_symbolizer *s, uintptr_t pc, const struct
         fn = di.dli_sname;
     }
     Dwfl *dwfl = proc_dwfl(s);
+    s->dynamic += !dwfl;
     if (dwfl) {
         Dwfl_Module *m = dwfl_addrmodule(dwfl, look);
         if (m) {

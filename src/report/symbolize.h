@@ -41,6 +41,11 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s);
  * frames concerned are not cached, so a later call tries again. 0 for
  * NULL (which names frames by the loader alone). */
 unsigned long gmg_symbolizer_lost(const struct gmg_symbolizer *s);
+/* How many frames s named from the loader alone (dladdr: the modules'
+ * dynamic symbol tables; no file:line, no static function) because libdw
+ * could not read the process's modules, since it was made; *why (if why is
+ * not NULL) says why, or is NULL while it could. 0 for NULL. */
+unsigned long gmg_symbolizer_dynamic_only(const struct gmg_symbolizer *s, const char **why);
 
 /* The shared symbolizer (see symbolize.c), or a new one while it is in use;
  * NULL when none can be made. Hand it back with put, and use its strings

@@ -54,6 +54,18 @@ void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const 
     gmg_buf_printf(b, "\n");
 }
 
+void gmg_report_text_dynamic_only(const struct gmg_report *r, struct gmg_buf *b)
+{
+    const char *why = gmg_report_dynamic_only(r);
+    if (!why) /* said once, for every frame above: libdw's answer is the symbolizer's, not a frame's */
+        return;
+    int blank = b->len >= 2 && b->p[b->len - 1] == '\n' && b->p[b->len - 2] == '\n';
+    gmg_buf_printf(b, "%sWARNING: frames are named from the dynamic symbol tables only (dladdr): the debug "
+                      "information of the process's modules could not be read (libdw: %s). They have no file:line, "
+                      "and static functions have no name%s.\n",
+                   blank ? "" : "\n", why, gmg_cfg.suppressions.n ? "; suppressions may not have matched them" : "");
+}
+
 static void groups(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g, size_t n, int alloc)
 {
     for (size_t i = 0; i < n; i++)
@@ -212,6 +224,7 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
                                (unsigned long long)r->supp[i].bytes, gmg_cfg.suppressions.patterns[i]);
         gmg_buf_printf(b, "-----------------------------------------------------\n");
     }
+    gmg_report_text_dynamic_only(r, b);
     incomplete(r, b);
     gmg_buf_printf(b, "\nSUMMARY: gpumemguard: %llu bytes in %llu allocations still live at %s",
                    (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
