@@ -52,6 +52,7 @@ build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcu
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgnomem.so -shared -fPIC tests/integration/nomem.c
 build libgmgctor.so -shared -fPIC tests/integration/ctorrefuse.c -L"$B/sim" -l:libcuda.so.1
+build libslowwrite.so -shared -fPIC tests/integration/slowwrite.c
 CXX=$([ "$CC" = clang ] && echo clang++ || echo g++)
 $CXX -O1 -g $SAN_FLAGS -fPIC -shared -I"$CUDA_INC" -o "$T/libcxxplugin.so" tests/integration/cxxplugin.cc \
     -L"$B/sim" -l:libcuda.so.1 || exit 1

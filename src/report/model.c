@@ -482,7 +482,7 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     gmg_report_free(&r);
 }
 
-void gmg_report_refusal(const struct gmg_refusal_state *st)
+void gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *), void *arg)
 {
     const struct gmg_refusal *ev = &st->ev;
     /* one write, so that the program's own output never lands inside it */
@@ -491,6 +491,8 @@ void gmg_report_refusal(const struct gmg_refusal_state *st)
     refusal_text(st, &b, ev->abort ? "aborting: GPUMEM_ON_LIMIT=abort"
                                    : "returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are "
                                      "counted, not shown");
+    if (ready) /* formatted: only the write is left, which must not come before the first line the caller wrote */
+        ready(arg);
     if (!b.failed)
         gmg_write_stderr(b.p, b.len);
     else /* out of memory for the message: its first line, from the stack */

@@ -23,6 +23,10 @@
  * refusing thread writes the message's first line itself (formatted on its
  * stack, one write(2)), and the reporter writes the whole message when it
  * can.
+ *
+ * The two writers of one refusal never cross: whichever claims the
+ * refusal's slot first writes first (`first` below), and the other waits
+ * until that is out, so the first line never follows the whole message.
  */
 #define _GNU_SOURCE
 #include "report/reporter.h"
@@ -43,10 +47,23 @@
 #define RING 64
 #define REFUSAL_WAIT_MS 2000            /* the longest a refused call waits for its message */
 
+/* Who writes first, per ring slot (under ring_mu): the refused call, past
+ * its wait, with the message's first line, or the thread with the whole
+ * message, once formatted. A claim, not a compare-and-swap: the one that
+ * comes second waits for the first on written_cv, under the same lock. */
+enum first_writer {
+    FIRST_NONE,         /* queued: neither has begun */
+    FIRST_WHOLE,        /* the thread is writing the whole message: the call writes nothing */
+    FIRST_LINE,         /* the call is writing its first line: the whole message waits */
+    FIRST_LINE_DONE,    /* the first line is out: the whole message may follow */
+};
+
 static pthread_mutex_t ring_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_refusal_state ring[RING];
+static unsigned char first[RING];       /* under ring_mu: enum first_writer, until the entry is written */
 static unsigned ring_head, ring_tail;   /* under ring_mu */
-static unsigned ring_written;           /* under ring_mu: entries before it are written */
+static unsigned ring_written;           /* under ring_mu: entries before it are written; a slot is free again
+                                         * only then (its first writer is settled), not when popped */
 static pthread_cond_t written_cv;       /* CLOCK_MONOTONIC; made with the thread */
 static unsigned long dropped;           /* under ring_mu */
 static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -56,6 +73,20 @@ static int running;
 static unsigned long dumps_asked;       /* by the signal handler */
 static unsigned long dumps_done;        /* under dump_mu */
 static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* CLOCK_MONOTONIC, `ms` from now */
+static struct timespec after_ms(long long ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += (time_t)(ms / 1000);
+    ts.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return ts;
+}
 
 /* The signal dumps asked for and not yet written, as one dump: by the
  * thread, or at exit by the exiting thread, whichever comes first, so that
@@ -85,6 +116,24 @@ static int pop(struct gmg_refusal_state *out, unsigned *seq)
     return got;
 }
 
+/* gmg_report_refusal's `ready`, for refusal *arg: its whole message is
+ * formatted. It goes out first unless the refused call has begun its first
+ * line; then once that line is out. A line still not out after
+ * REFUSAL_WAIT_MS is stuck (stderr blocked, or its thread left the guard
+ * by siglongjmp): the message goes ahead rather than hold every later one. */
+static void claim_whole(void *arg)
+{
+    unsigned slot = *(const unsigned *)arg % RING;
+    struct timespec until = after_ms(REFUSAL_WAIT_MS);
+    int rc = 0;
+    pthread_mutex_lock(&ring_mu);
+    while (first[slot] == FIRST_LINE && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&written_cv, &ring_mu, &until);
+    if (first[slot] == FIRST_NONE)
+        first[slot] = FIRST_WHOLE;
+    pthread_mutex_unlock(&ring_mu);
+}
+
 /* Refusal `seq` is written (explain_mu held: in order): its caller may go. */
 static void written(unsigned seq)
 {
@@ -101,7 +150,7 @@ static void drain(void)
     unsigned seq;
     pthread_mutex_lock(&explain_mu);
     while (pop(&ev, &seq)) {
-        gmg_report_refusal(&ev);
+        gmg_report_refusal(&ev, claim_whole, &seq);
         written(seq);
     }
     pthread_mutex_lock(&ring_mu);
@@ -120,20 +169,6 @@ void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds)
 {
     tick_seconds = seconds;
     __atomic_store_n(&tick_fn, fn, __ATOMIC_RELEASE);
-}
-
-/* CLOCK_MONOTONIC, `ms` from now */
-static struct timespec after_ms(long long ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += (time_t)(ms / 1000);
-    ts.tv_nsec += (long)(ms % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    return ts;
 }
 
 /* Has CLOCK_MONOTONIC reached t? */
@@ -239,17 +274,58 @@ void gmg_reporter_wake(void)
     wake();
 }
 
-/* Until refusal `seq` is written, at most REFUSAL_WAIT_MS; 1 if it is. */
+/* Queue a refusal (ring_mu held); 0 when the ring is full (counted). A
+ * slot is taken again only once its entry is written: its first writer
+ * must stay settled until then. */
+static int enqueue(const struct gmg_refusal_state *st, enum first_writer how, unsigned *seq)
+{
+    if (ring_head - ring_written >= RING) {
+        dropped++;
+        return 0;
+    }
+    *seq = ring_head;
+    first[ring_head % RING] = (unsigned char)how;
+    ring[ring_head++ % RING] = *st;
+    return 1;
+}
+
+/* Until refusal `seq` is written, at most REFUSAL_WAIT_MS. 1: past it, and
+ * the first line is the caller's to write (claimed; line_done() after
+ * it); 0: written, or being written by the thread, whose write(2) alone is
+ * left: that is waited for as long again, then the call goes, writing
+ * nothing (a first line then could only land after the message). */
 static int wait_written(unsigned seq)
 {
+    unsigned slot = seq % RING;
     struct timespec until = after_ms(REFUSAL_WAIT_MS);
-    int rc = 0;
+    int rc = 0, mine = 0, again = 0;
     pthread_mutex_lock(&ring_mu);
-    while ((int)(ring_written - seq) <= 0 && rc != ETIMEDOUT)
+    while ((int)(ring_written - seq) <= 0) {
+        if (rc == ETIMEDOUT) {
+            if (first[slot] == FIRST_NONE) {
+                first[slot] = FIRST_LINE;
+                mine = 1;
+                break;
+            }
+            if (again++)
+                break;
+            until = after_ms(REFUSAL_WAIT_MS);
+        }
         rc = pthread_cond_timedwait(&written_cv, &ring_mu, &until);
-    int done = (int)(ring_written - seq) > 0;
+    }
     pthread_mutex_unlock(&ring_mu);
-    return done;
+    return mine;
+}
+
+/* The first line of refusal `seq` is out: its whole message may follow
+ * (unless it went ahead, tired of waiting, and the slot is another's). */
+static void line_done(unsigned seq)
+{
+    pthread_mutex_lock(&ring_mu);
+    if ((int)(ring_written - seq) <= 0)
+        first[seq % RING] = FIRST_LINE_DONE;
+    pthread_cond_broadcast(&written_cv);
+    pthread_mutex_unlock(&ring_mu);
 }
 
 void gmg_reporter_refused(const struct gmg_refusal *r)
@@ -261,30 +337,31 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
     if (r->abort) {
         gmg_reporter_flush();
         pthread_mutex_lock(&explain_mu);
-        gmg_report_refusal(&st);
+        gmg_report_refusal(&st, NULL, NULL);
         pthread_mutex_unlock(&explain_mu);
         return;
     }
+    /* a thread cancelled in the wait would leave ring_mu locked (the
+     * condition wait takes it back), or its first line claimed and never
+     * written: not here */
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     unsigned seq = 0;
-    int queued = 0;
     pthread_mutex_lock(&ring_mu);
-    if (ring_head - ring_tail < RING) {
-        seq = ring_head;
-        ring[ring_head++ % RING] = st;
-        queued = 1;
-    } else {
-        dropped++;
-    }
+    int queued = enqueue(&st, FIRST_NONE, &seq);
     pthread_mutex_unlock(&ring_mu);
     if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE)) {
         drain(); /* no thread: here, as it cannot be anywhere else */
-        return;
+    } else {
+        wake();
+        if (queued && wait_written(seq)) {
+            /* past the wait: the first line from here; the whole message follows */
+            gmg_report_refusal_short(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this call's "
+                                        "stack and the biggest live allocations follow when it can write them");
+            line_done(seq);
+        }
     }
-    wake();
-    if (queued && !wait_written(seq))
-        /* past the wait: the first line from here; the whole message follows */
-        gmg_report_refusal_short(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this call's "
-                                    "stack and the biggest live allocations follow when it can write them");
+    pthread_setcancelstate(cancel, NULL);
 }
 
 void gmg_reporter_flush(void)

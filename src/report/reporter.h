@@ -25,8 +25,9 @@ void gmg_reporter_wake(void);
  * the refusing thread (gmg_report_refusal_capture), then queued for the
  * thread (explained here when it could not start). Returns once the
  * message is written, or after at most 2 s, having written its first line
- * (the whole message follows from the thread). Under abort, explained at
- * once with a whole report, on the calling thread, which then aborts. */
+ * (the whole message follows from the thread; the first line is never
+ * written after it). Under abort, explained at once with a whole report,
+ * on the calling thread, which then aborts. */
 void gmg_reporter_refused(const struct gmg_refusal *r);
 
 /* Exit: explain the refusals still queued and write a dump still asked

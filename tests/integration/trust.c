@@ -53,6 +53,8 @@
  *   trust cxx LIB           a leak from a C++ plugin loaded RTLD_LOCAL
  *   trust ctor_refuse LIB   LIB loaded, whose constructor is refused an allocation
  *                           (tests/integration/ctorrefuse.c), with the loader's lock held
+ *   trust refuse_timed      one refusal, timed, its return said on stderr (a write()
+ *                           preloaded beside the guard slows the message down)
  *   trust storm N           16 threads, every family, near the limit (stress)
  *   trust forkstorm N       N forks while 4 threads allocate (stress)
  *   trust nomem N           N allocations held, then freed, while the guard's
@@ -817,6 +819,26 @@ static void ctor_refuse(const char *lib)
            t1.tv_sec - t0.tv_sec < 10 ? "under" : "over");
 }
 
+/* A refused call, timed: its result and whether it came back in under
+ * `ms`, on stderr (where the guard's lines go, so that their order shows).
+ * dprintf: one write(2) that no stdio buffer holds back. */
+static void timed_refusal(const char *what, CUresult (*call)(void), long ms)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CUresult r = call();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long took = (long)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    dprintf(2, "%s: the refused call returned %d in %s %ld ms\n", what, (int)r, took < ms ? "under" : "over", ms);
+}
+
+NOINLINE static CUresult refused_once(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 5ull << 40); }
+
+static void refuse_timed(void)
+{
+    timed_refusal("refuse_timed", refused_once, 10000);
+}
+
 /* ------------------------------------------------------------ installers */
 
 static volatile sig_atomic_t inst_calls;
@@ -1460,6 +1482,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "rounding")) rounding();
     else if (!strcmp(m, "cxx")) cxx(argv[2]);
     else if (!strcmp(m, "ctor_refuse")) ctor_refuse(argv[2]);
+    else if (!strcmp(m, "refuse_timed")) refuse_timed();
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
     else if (!strcmp(m, "nomem")) nomem(n);
