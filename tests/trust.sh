@@ -419,6 +419,35 @@ if [ $rc = 0 ] && has "ctor_refuse: loaded in under 10 s" "$WORK/out" && [ -n "$
     ok "a refusal in a library constructor (loader's lock held): the call comes back after the bounded wait, its first line written, the whole message after"
 else bad "refusal with the loader's lock held (rc $rc; lines: short ${short:-none}, program ${back:-none}, whole ${whole:-none})" "$WORK/err"; fi
 
+# a child made without fork handlers (glibc's _Fork(), a raw clone) has no
+# report thread: its refused calls come back at once, each with its
+# message's first line written, not after 2 s of waiting for a thread that
+# is not there; the rest of their messages with its exit report. The
+# parent's thread goes on explaining the parent's refusals.
+for how in _Fork clone; do
+    if [ "${GMG_SANITIZER:-}" = tsan ]; then
+        skip "refusals in a child forked without fork handlers ($how)" "TSan sees no fork it did not make itself: to it the parent's threads live on in the child, and the child's fresh locks race with them; plain and ASan builds run it"
+        continue
+    fi
+    timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_LIMIT=1M "$T/trust" nohandler_fork $how >"$WORK/out" 2>"$WORK/err"; rc=$?
+    line() { grep -n -F -- "$1" "$WORK/err" | head -1 | cut -d: -f1; }
+    orphan="(returning CUDA_ERROR_OUT_OF_MEMORY; this process was forked without fork handlers and has no report thread: this call's stack and the biggest live allocations follow at its exit)"
+    short1=$(grep -n "^gpumemguard: refused cuMemAlloc of 2.0 TiB " "$WORK/err" | grep -F -- "$orphan" | head -1 | cut -d: -f1)
+    back1=$(line "child: the refused call returned 2 in under 1000 ms")
+    back2=$(line "child again: the refused call returned 2 in under 1000 ms")
+    short2=$(sed -n "$((${back1:-0} + 1)),\$p" "$WORK/err" | grep -c -F -- "$orphan")
+    whole=$(grep -n " in refused_in_child_again " "$WORK/err" | head -1 | cut -d: -f1)
+    if [ $rc = 0 ] && has "nohandler_fork: child exited 0" "$WORK/out" && [ -n "$short1" ] && [ -n "$back1" ] \
+       && [ -n "$back2" ] && [ "$short1" -lt "$back1" ] && [ "$back1" -lt "$back2" ] && [ "$short2" = 1 ] \
+       && [ -n "$whole" ] && [ "$whole" -gt "$back2" ] && grep -q " in refused_in_child " "$WORK/err" \
+       && has "parent: the refused call returned 2 in under 10000 ms" "$WORK/err" \
+       && has "parent after: the refused call returned 2 in under 10000 ms" "$WORK/err" \
+       && grep -q " in refused_after_child " "$WORK/err" \
+       && [ "$(grep -c "further refusals from this call site are counted, not shown)$" "$WORK/err")" = 4 ]; then
+        ok "a child forked without fork handlers ($how): refused calls come back at once with their first line, the whole messages at its exit; the parent's thread still explains"
+    else bad "refusals in a child forked without fork handlers ($how; rc $rc; lines: short ${short1:-none}, back ${back1:-none} ${back2:-none}, second short $short2, whole ${whole:-none})" "$WORK/err"; fi
+done
+
 # a refusal's whole message written by the report thread, which then takes
 # 3 s to say so (a write() preloaded beside the guard returns late; a loaded
 # machine does the same, for less long): the refused call, past its 2 s

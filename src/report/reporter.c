@@ -27,6 +27,12 @@
  * The two writers of one refusal never cross: whichever claims the
  * refusal's slot first writes first (`first` below), and the other waits
  * until that is out, so the first line never follows the whole message.
+ *
+ * A process forked without fork handlers (glibc's _Fork(), a raw clone)
+ * has its parent's state here but no thread, and its parent's other
+ * threads may have held any lock at the fork. Its first call here takes
+ * the state over (orphaned()), and its refused calls write their first
+ * line at once and leave the whole message to its exit, never waiting.
  */
 #define _GNU_SOURCE
 #include "report/reporter.h"
@@ -42,7 +48,9 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #define RING 64
 #define REFUSAL_WAIT_MS 2000            /* the longest a refused call waits for its message */
@@ -70,6 +78,9 @@ static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static sem_t wake_sem;                  /* posted: something is pending */
 static int running;
+static pid_t owner;                     /* the process this state (and the thread) is for; 0: never started */
+static int orphan;                      /* this process was forked without fork handlers: no thread */
+#define OWNER_TAKING ((pid_t)-1)        /* owner while a thread takes the state over (orphaned) */
 static unsigned long dumps_asked;       /* by the signal handler */
 static unsigned long dumps_done;        /* under dump_mu */
 static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -246,10 +257,57 @@ static int start_thread(void)
     return 0;
 }
 
+/* Fresh locks, an empty ring, no dump pending: a child's own. Only the
+ * forking thread went on in the child, and the locks may have been held
+ * by one that did not. */
+static void reset(void)
+{
+    pthread_mutex_init(&ring_mu, NULL);
+    pthread_mutex_init(&explain_mu, NULL);
+    pthread_mutex_init(&start_mu, NULL);
+    pthread_mutex_init(&dump_mu, NULL);
+    dumps_asked = dumps_done = 0;
+    ring_head = ring_tail = ring_written = 0;
+    dropped = 0;
+}
+
+/* Is this a process forked without fork handlers (glibc's _Fork(), a raw
+ * clone), which has its parent's state here and no thread? Its first call
+ * takes the state over, as the fork handler would have: fresh locks, an
+ * empty ring, no thread (its parent's other threads may have held the
+ * allocator's or the loader's lock at the fork: starting one is not safe).
+ * 1: such a process, its state now its own; 0: not one; -1: another thread
+ * of it (or a signal handler that interrupted one) is taking the state
+ * over just now, and it must not be touched. One getpid(2) a call: the
+ * callers are rare (a refusal at a new call site, start, exit) and it is
+ * async-signal-safe. A child that shares its parent's memory (vfork,
+ * CLONE_VM) may only exec or _exit, and never gets here. */
+static int orphaned(void)
+{
+    pid_t me = getpid();
+    for (;;) {
+        pid_t seen = __atomic_load_n(&owner, __ATOMIC_ACQUIRE);
+        if (seen == me || seen == 0)
+            return seen && __atomic_load_n(&orphan, __ATOMIC_RELAXED);
+        if (seen == OWNER_TAKING)
+            return -1;
+        if (__atomic_compare_exchange_n(&owner, &seen, OWNER_TAKING, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            break;
+    }
+    reset();
+    __atomic_store_n(&running, 0, __ATOMIC_RELAXED); /* the parent's thread, not here: nothing to wake */
+    __atomic_store_n(&orphan, 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&owner, me, __ATOMIC_RELEASE);
+    return 1;
+}
+
 int gmg_reporter_start(void)
 {
     int rc = 0;
+    if (orphaned()) /* no thread may be started here */
+        return -1;
     pthread_mutex_lock(&start_mu);
+    __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);
     if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))
         rc = start_thread();
     pthread_mutex_unlock(&start_mu);
@@ -328,17 +386,49 @@ static void line_done(unsigned seq)
     pthread_mutex_unlock(&ring_mu);
 }
 
+/* A process forked without fork handlers: no thread to wait for, and what
+ * the whole message needs (the loader's lock, the allocator's, libdw's)
+ * may have been held by a thread of the parent's that is not here. The
+ * first line now, from the stack (no lock, no allocation); the whole
+ * message at exit (gmg_reporter_flush), which takes what the exit report
+ * takes anyway. */
+static void refused_orphan(const struct gmg_refusal_state *st)
+{
+    gmg_report_refusal_short(&st->ev, "returning CUDA_ERROR_OUT_OF_MEMORY; this process was forked without fork "
+                                      "handlers and has no report thread: this call's stack and the biggest live "
+                                      "allocations follow at its exit");
+    unsigned seq;
+    pthread_mutex_lock(&ring_mu);
+    enqueue(st, FIRST_LINE_DONE, &seq);
+    pthread_mutex_unlock(&ring_mu);
+}
+
 void gmg_reporter_refused(const struct gmg_refusal *r)
 {
     /* what was live at the refusal, taken here on the refusing thread
      * (O(stacks), no lock): the message is written from it */
     struct gmg_refusal_state st;
     gmg_report_refusal_capture(r, &st);
+    int orphan_now = orphaned();
+    if (orphan_now < 0 || (orphan_now && r->abort)) {
+        /* the state is being taken over (not a lock of it may be touched),
+         * or an abort where the report could wait for ever on a lock that a
+         * thread of the parent's held at the fork: the first line alone */
+        gmg_report_refusal_short(r, r->abort ? "aborting: GPUMEM_ON_LIMIT=abort; this process was forked without "
+                                               "fork handlers: no report"
+                                             : "returning CUDA_ERROR_OUT_OF_MEMORY; this process was forked "
+                                               "without fork handlers: the rest of this message is not written");
+        return;
+    }
     if (r->abort) {
         gmg_reporter_flush();
         pthread_mutex_lock(&explain_mu);
         gmg_report_refusal(&st, NULL, NULL);
         pthread_mutex_unlock(&explain_mu);
+        return;
+    }
+    if (orphan_now) {
+        refused_orphan(&st);
         return;
     }
     /* a thread cancelled in the wait would leave ring_mu locked (the
@@ -366,22 +456,22 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
 
 void gmg_reporter_flush(void)
 {
+    if (orphaned() < 0) /* being taken over by another thread just now */
+        return;
     drain();
     pending_dumps();
 }
 
 void gmg_reporter_atfork_child(void)
 {
-    /* Only the forking thread survives: the locks may have been held by one
-     * that did not. Start over, empty, and restart the thread if one ran. */
-    pthread_mutex_init(&ring_mu, NULL);
-    pthread_mutex_init(&explain_mu, NULL);
-    pthread_mutex_init(&start_mu, NULL);
-    pthread_mutex_init(&dump_mu, NULL);
-    dumps_asked = dumps_done = 0;
-    ring_head = ring_tail = ring_written = 0;
-    dropped = 0;
-    if (!running)
+    /* Start over, empty, and restart the thread if one ran here, or in the
+     * parent of a process forked without handlers (this one's grandparent):
+     * this fork ran them, so the locks a new thread needs are sound. */
+    reset();
+    int had = running || orphan;
+    __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);
+    orphan = 0;
+    if (!had)
         return;
     running = 0; /* the semaphore is made anew (its waiter count was the parent's) */
     start_thread();

@@ -26,7 +26,9 @@ void gmg_reporter_wake(void);
  * thread (explained here when it could not start). Returns once the
  * message is written, or after at most 2 s, having written its first line
  * (the whole message follows from the thread; the first line is never
- * written after it). Under abort, explained at once with a whole report,
+ * written after it). In a process forked without fork handlers (no
+ * thread), writes the first line and returns at once; the whole message
+ * is written at exit. Under abort, explained at once with a whole report,
  * on the calling thread, which then aborts. */
 void gmg_reporter_refused(const struct gmg_refusal *r);
 
@@ -34,7 +36,8 @@ void gmg_reporter_refused(const struct gmg_refusal *r);
  * for, before the exit report. */
 void gmg_reporter_flush(void);
 
-/* fork child: the thread did not survive; start another if one ran. */
+/* fork child: the thread did not survive; start another if one ran (or
+ * ran in the parent of a process forked without handlers). */
 void gmg_reporter_atfork_child(void);
 
 #endif

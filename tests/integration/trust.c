@@ -53,6 +53,10 @@
  *   trust cxx LIB           a leak from a C++ plugin loaded RTLD_LOCAL
  *   trust ctor_refuse LIB   LIB loaded, whose constructor is refused an allocation
  *                           (tests/integration/ctorrefuse.c), with the loader's lock held
+ *   trust nohandler_fork HOW  a refusal in the parent, then a child made without fork
+ *                           handlers (HOW: _Fork, glibc's; clone, the raw system call)
+ *                           refused at two new call sites, timed; it exits (its exit
+ *                           report); then the parent refused at a new site
  *   trust refuse_timed      one refusal, timed, its return said on stderr (a write()
  *                           preloaded beside the guard slows the message down)
  *   trust storm N           16 threads, every family, near the limit (stress)
@@ -102,6 +106,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -832,6 +837,43 @@ static void timed_refusal(const char *what, CUresult (*call)(void), long ms)
     dprintf(2, "%s: the refused call returned %d in %s %ld ms\n", what, (int)r, took < ms ? "under" : "over", ms);
 }
 
+/* sizes that differ: no two of these can be folded into one function */
+NOINLINE static CUresult refused_in_parent(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 1ull << 40); }
+NOINLINE static CUresult refused_in_child(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 2ull << 40); }
+NOINLINE static CUresult refused_in_child_again(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 3ull << 40); }
+NOINLINE static CUresult refused_after_child(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 4ull << 40); }
+
+/* fork(2) as it is without glibc's fork(): no pthread_atfork handler runs,
+ * so the guard's child handler does not, and the child has no report
+ * thread. _Fork() is glibc's own (2.34); a raw clone is what a runtime
+ * that makes processes itself does. */
+static pid_t fork_without_handlers(const char *how)
+{
+    if (!strcmp(how, "_Fork"))
+        return _Fork();
+    return (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+static void nohandler_fork(const char *how)
+{
+    /* the parent's report thread has written a message: at the fork it
+     * holds at most its own locks, on its way back to waiting (the child
+     * takes them over fresh), never the allocator's or libdw's */
+    timed_refusal("parent", refused_in_parent, 10000);
+    pid_t pid = fork_without_handlers(how);
+    if (pid == 0) {
+        /* each would wait 2 s for a thread that is not there */
+        timed_refusal("child", refused_in_child, 1000);
+        timed_refusal("child again", refused_in_child_again, 1000);
+        exit(0); /* exit: its exit report, and the rest of its messages */
+    }
+    int st = -1;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        perror("nohandler_fork");
+    timed_refusal("parent after", refused_after_child, 10000);
+    printf("nohandler_fork: child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "exited 0" : "failed");
+}
+
 NOINLINE static CUresult refused_once(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 5ull << 40); }
 
 static void refuse_timed(void)
@@ -1482,6 +1524,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "rounding")) rounding();
     else if (!strcmp(m, "cxx")) cxx(argv[2]);
     else if (!strcmp(m, "ctor_refuse")) ctor_refuse(argv[2]);
+    else if (!strcmp(m, "nohandler_fork")) nohandler_fork(argv[2]);
     else if (!strcmp(m, "refuse_timed")) refuse_timed();
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
