@@ -48,6 +48,9 @@ for v in static shared; do
     g "$B" signal >"$G/$v.sig.out" 2>"$G/$v.sig.err"
     seen="$(grep -c 'report (signal' "$G/$v.sig.err") signal dumps, $(cat "$G/$v.sig.out")"
     check "1 $v SIGUSR1" "a signal dump, still running" "$seen" bash -c "grep -q 'report (signal' '$G/$v.sig.err' && grep -q 'still running' '$G/$v.sig.out'"
+    # the reporter thread has no context: the device's free memory comes from NVML
+    seen=$(grep -m1 "device free at report time" "$G/$v.sig.err")
+    check "1 $v SIGUSR1 device free" "a figure from NVML, near nvidia-smi's" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.sig.err"
 done
 
 # 2: NVIDIA's own tool on the same program
