@@ -4,7 +4,8 @@
  * thread, API dumps from any thread, other devices at exit. NVML answers
  * without a context, which cuMemGetInfo cannot; the guard never makes a
  * context current for a report. libnvidia-ml.so.1 ships with the driver
- * and is opened (RTLD_LOCAL) on the first report that needs it; without it
+ * and is opened (RTLD_LOCAL) on the first report that shows device free
+ * memory where no context answers (report/output.c); without it
  * the report says the free memory is unknown, as before.
  */
 #ifndef GMG_DRIVER_NVML_H

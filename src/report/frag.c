@@ -9,7 +9,9 @@
  *                  cuMemGetAddressRange (or the 512-byte allocation
  *                  granularity when the driver cannot say)
  *   device free    at report time: the driver's cuMemGetInfo when this
- *                  thread has a context on that device, else NVML's
+ *                  thread has a context on that device, else NVML's;
+ *                  asked apart (gmg_frag_meminfo), only by a report that
+ *                  shows it
  * What the driver says comes through gmg_report_dev (report.h).
  *
  * The report's walk of the table hands each record to gmg_frag_note, which
@@ -167,7 +169,14 @@ void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nr
             }
             f->span_hi = end;
         }
-        int from = gmg_report_dev.meminfo ? gmg_report_dev.meminfo(d, &f->dev_free, &f->dev_total) : -1;
+    }
+}
+
+void gmg_frag_meminfo(struct gmg_report *r)
+{
+    for (size_t d = 0; d < r->nfrag; d++) {
+        struct gmg_frag *f = &r->frag[d];
+        int from = gmg_report_dev.meminfo ? gmg_report_dev.meminfo((int)d, &f->dev_free, &f->dev_total) : -1;
         f->have_meminfo = from >= 0;
         f->meminfo_nvml = from == 1;
     }

@@ -258,7 +258,15 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
         leaks = gmg_report_leaks(&r);
         int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
         /* a clean exit says its one line; at GPUMEM_LOG=quiet, nothing */
-        int silent = gmg_report_clean(&r) && gmg_cfg.log_level == GMG_LOG_QUIET, lost = 0;
+        int clean = gmg_report_clean(&r), silent = clean && gmg_cfg.log_level == GMG_LOG_QUIET, lost = 0;
+        /* device free memory only where it is shown: where no context
+         * answers, NVML is opened and initialised for it (seconds, on some
+         * machines), which a clean exit's one line, folded stacks and
+         * GPUMEM_REPORT=none (a report built for GPUMEM_EXITCODE) must not
+         * cost the program */
+        if (strcmp(gmg_cfg.report, "none") != 0 &&
+            ((gmg_cfg.formats & GMG_FMT_JSON) || ((gmg_cfg.formats & GMG_FMT_TEXT) && !clean)))
+            gmg_frag_meminfo(&r);
         if ((gmg_cfg.formats & GMG_FMT_TEXT) && !silent)
             lost |= emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
         if (gmg_cfg.formats & GMG_FMT_JSON)

@@ -202,6 +202,10 @@ struct gmg_span { uint64_t lo, hi; };
 struct gmg_frag_input { struct gmg_span *v; size_t n, cap; int failed; };
 void gmg_frag_note(struct gmg_frag_input *in, int ndev, const struct gmg_alloc *a);
 void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nrecords);
+/* Each device's free memory, into r->frag (gmg_report_dev.meminfo): apart
+ * from compute, for the reports that show it only (output.c), since where
+ * no context answers it opens and initialises NVML. */
+void gmg_frag_meminfo(struct gmg_report *r);
 
 /* Writers. */
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b);
