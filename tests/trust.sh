@@ -448,6 +448,23 @@ for how in _Fork clone; do
     else bad "refusals in a child forked without fork handlers ($how; rc $rc; lines: short ${short1:-none}, back ${back1:-none} ${back2:-none}, second short $short2, whole ${whole:-none})" "$WORK/err"; fi
 done
 
+# ... and a dump signal such a child gets is written at its exit, before
+# its exit report, even when nothing else of the guard's ran in it first
+# (the state taken over only at exit must not forget the signal)
+for how in _Fork clone; do
+    if [ "${GMG_SANITIZER:-}" = tsan ]; then
+        skip "a dump signal in a child forked without fork handlers ($how)" "as above"
+        continue
+    fi
+    rm -rf "$WORK/nd"; mkdir -p "$WORK/nd"
+    timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/nd/r.%p.%n" "$T/trust" nohandler_dump $how >"$WORK/out" 2>"$WORK/err"; rc=$?
+    cpid=$(sed -n 's/^nohandler_dump: child \([0-9]*\) exited 0$/\1/p' "$WORK/out")
+    if [ $rc = 0 ] && [ -n "$cpid" ] && grep -q "^==$cpid== gpumemguard report (signal, dump 1)" "$WORK/nd/r.$cpid.1" 2>/dev/null \
+       && grep -q "^==$cpid== gpumemguard report (exit, dump 2)" "$WORK/nd/r.$cpid.2" 2>/dev/null; then
+        ok "a dump signal in a child forked without fork handlers ($how): written at its exit, before its exit report"
+    else bad "a dump signal in a child forked without fork handlers ($how; rc $rc; child ${cpid:-none}: $(ls "$WORK/nd" | tr '\n' ' '))" "$WORK/err"; fi
+done
+
 # a refusal's whole message written by the report thread, which then takes
 # 3 s to say so (a write() preloaded beside the guard returns late; a loaded
 # machine does the same, for less long): the refused call, past its 2 s

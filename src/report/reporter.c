@@ -82,6 +82,7 @@ static pid_t owner;                     /* the process this state (and the threa
 static int orphan;                      /* this process was forked without fork handlers: no thread */
 #define OWNER_TAKING ((pid_t)-1)        /* owner while a thread takes the state over (orphaned) */
 static unsigned long dumps_asked;       /* by the signal handler */
+static pid_t asked_in;                  /* by the signal handler: the process the latest dump signal reached */
 static unsigned long dumps_done;        /* under dump_mu */
 static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -266,7 +267,8 @@ static void reset(void)
     pthread_mutex_init(&explain_mu, NULL);
     pthread_mutex_init(&start_mu, NULL);
     pthread_mutex_init(&dump_mu, NULL);
-    dumps_asked = dumps_done = 0;
+    __atomic_store_n(&dumps_asked, 0, __ATOMIC_SEQ_CST); /* before orphaned() reads asked_in */
+    dumps_done = 0;
     ring_head = ring_tail = ring_written = 0;
     dropped = 0;
 }
@@ -295,6 +297,13 @@ static int orphaned(void)
             break;
     }
     reset();
+    /* The counts were the parent's, but a dump signal may have reached this
+     * process before the take-over (which often waits for its exit): it is
+     * still asked for. One dump however many signals, as on the thread. A
+     * signal that lands during the take-over either was counted after the
+     * reset or set asked_in before this read (both seq_cst). */
+    if (__atomic_load_n(&asked_in, __ATOMIC_SEQ_CST) == me)
+        __atomic_fetch_add(&dumps_asked, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&running, 0, __ATOMIC_RELAXED); /* the parent's thread, not here: nothing to wake */
     __atomic_store_n(&orphan, 1, __ATOMIC_RELAXED);
     __atomic_store_n(&owner, me, __ATOMIC_RELEASE);
@@ -328,7 +337,12 @@ static void wake(void)
 
 void gmg_reporter_wake(void)
 {
-    __atomic_fetch_add(&dumps_asked, 1, __ATOMIC_RELEASE);
+    /* getpid(2) is async-signal-safe: a child forked without fork handlers
+     * that has not taken the state over yet keeps its dump (orphaned()) */
+    int saved = errno;
+    __atomic_store_n(&asked_in, getpid(), __ATOMIC_SEQ_CST);
+    errno = saved;
+    __atomic_fetch_add(&dumps_asked, 1, __ATOMIC_SEQ_CST);
     wake();
 }
 
@@ -468,6 +482,7 @@ void gmg_reporter_atfork_child(void)
      * parent of a process forked without handlers (this one's grandparent):
      * this fork ran them, so the locks a new thread needs are sound. */
     reset();
+    __atomic_store_n(&asked_in, 0, __ATOMIC_RELAXED); /* an ancestor's pid, which this one's may reuse one day */
     int had = running || orphan;
     __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);
     orphan = 0;

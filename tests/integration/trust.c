@@ -57,6 +57,9 @@
  *                           handlers (HOW: _Fork, glibc's; clone, the raw system call)
  *                           refused at two new call sites, timed; it exits (its exit
  *                           report); then the parent refused at a new site
+ *   trust nohandler_dump HOW  an allocation (the guard armed), then a child made without
+ *                           fork handlers (HOW as above) that allocates, is sent the
+ *                           dump signal and exits; its pid on stdout
  *   trust refuse_timed      one refusal, timed, its return said on stderr (a write()
  *                           preloaded beside the guard slows the message down)
  *   trust storm N           16 threads, every family, near the limit (stress)
@@ -874,6 +877,26 @@ static void nohandler_fork(const char *how)
     printf("nohandler_fork: child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "exited 0" : "failed");
 }
 
+/* A dump signal in a child made without fork handlers, before anything
+ * else of the guard's ran there: written at its exit (before the exit
+ * report), as the signal asked. */
+static void nohandler_dump(const char *how)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 4096));
+    pid_t pid = fork_without_handlers(how);
+    if (pid == 0) {
+        CUdeviceptr q;
+        CHECK(cuMemAlloc_v2(&q, 8192));
+        kill(getpid(), SIGUSR1);
+        exit(0);
+    }
+    int st = -1;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        perror("nohandler_dump");
+    printf("nohandler_dump: child %d %s\n", (int)pid, WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "exited 0" : "failed");
+}
+
 NOINLINE static CUresult refused_once(void) { CUdeviceptr d; return cuMemAlloc_v2(&d, 5ull << 40); }
 
 static void refuse_timed(void)
@@ -1525,6 +1548,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "cxx")) cxx(argv[2]);
     else if (!strcmp(m, "ctor_refuse")) ctor_refuse(argv[2]);
     else if (!strcmp(m, "nohandler_fork")) nohandler_fork(argv[2]);
+    else if (!strcmp(m, "nohandler_dump")) nohandler_dump(argv[2]);
     else if (!strcmp(m, "refuse_timed")) refuse_timed();
     else if (!strcmp(m, "storm")) storm(n);
     else if (!strcmp(m, "forkstorm")) forkstorm(n);
