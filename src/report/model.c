@@ -60,9 +60,8 @@ uint64_t gmg_untracked_ranges(const struct gmg_track_lost *l)
 /* Untracked allocations never freed, at the least: family against family
  * (core/ranges.h), so that a reserved range the guard could not track is
  * no leak, and the free of one never stands for an allocation's. */
-static void untracked_live(struct gmg_report *r)
+static void untracked_live(struct gmg_report *r, uint64_t range_frees)
 {
-    uint64_t range_frees = gmg_range_unknown_frees();
     r->untracked_ranges = gmg_untracked_ranges(&r->lost);
     r->unknown_alloc_frees = r->unknown_frees - (range_frees < r->unknown_frees ? range_frees : r->unknown_frees);
     uint64_t allocs = r->lost.untracked_allocs - r->untracked_ranges;
@@ -323,6 +322,10 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->dev[d].group_used = gmg_quota_charged(d);
         r->dev[d].group_peak = gmg_quota_group_peak(d);
     }
+    /* ranges' first: each of those is in unknown_frees by then (intercept.c
+     * counts it there first), so that a range freed meanwhile never makes
+     * the frees of allocations too few, and untracked_live too many */
+    uint64_t range_frees = gmg_range_unknown_frees();
     r->unknown_frees = gmg_record_unknown_frees();
     r->total_allocs = gmg_record_total();
 
@@ -352,7 +355,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     }
     if (r->lost.untracked_allocs) {
         r->incomplete |= GMG_INCOMPLETE_UNTRACKED;
-        untracked_live(r);
+        untracked_live(r, range_frees);
     }
     if (r->lost.unlisted_allocs)
         r->incomplete |= GMG_INCOMPLETE_UNLISTED;
