@@ -240,7 +240,9 @@ void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t
 
 uint64_t gmg_report_leaks(const struct gmg_report *r)
 {
-    return r->live_allocs + r->reclaimed_allocs + r->untracked_live;
+    /* reclaimed ones the guard could not list (out of memory) are leaks as
+     * much as the listed ones: no stack, so no suppression can match them */
+    return r->live_allocs + r->reclaimed_allocs + r->lost.unlisted_allocs + r->untracked_live;
 }
 
 int gmg_report_clean(const struct gmg_report *r)

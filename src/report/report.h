@@ -120,7 +120,8 @@ unsigned gmg_report_incomplete(const struct gmg_report *r);
 const char *gmg_report_dynamic_only(const struct gmg_report *r);
 
 /* Unsuppressed leaks of a report: live allocations, what context teardown
- * reclaimed, and untracked ones never freed (GPUMEM_EXITCODE). */
+ * reclaimed (listed or not), and untracked ones never freed
+ * (GPUMEM_EXITCODE). */
 uint64_t gmg_report_leaks(const struct gmg_report *r);
 
 /* An exit report that finds nothing to say: nothing live, reclaimed,

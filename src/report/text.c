@@ -142,7 +142,7 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
         untracked(r, b);
     if (inc & GMG_INCOMPLETE_UNLISTED)
         gmg_buf_printf(b, "  %llu allocations (%llu bytes) reclaimed by context teardown could not be listed: they "
-                          "are not in this report.\n",
+                          "are not in this report; leaks, for GPUMEM_EXITCODE too.\n",
                        (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
     if (inc & GMG_INCOMPLETE_GROUPS)
         gmg_buf_printf(b, "  Some allocations are in the totals but in no stack's group above.\n");

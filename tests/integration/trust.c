@@ -72,6 +72,8 @@
  *   trust nomem_vmm         a handle created, mapped, released and unmapped,
  *                           the same way: the guard never counts less than
  *                           the driver holds
+ *   trust reclaimed_leak    one allocation never freed, reclaimed by
+ *                           cuDevicePrimaryCtxReset (a leak all the same)
  *   trust nomem_ranges L    the same way: 50 allocations, all freed but the
  *                           last when L is 1; a handle mapped in a reserved
  *                           range, all undone; a second range reserved and
@@ -1174,6 +1176,16 @@ static void nomem_vmm(void)
            (unsigned long long)sim(0).live);
 }
 
+/* A leak that only a context teardown reclaimed: for tests/trust.sh, with
+ * the guard out of memory for its list of such (liboomshim.so). */
+static void reclaimed_leak(void)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 4096));
+    CHECK(cuDevicePrimaryCtxReset(0));
+    printf("reclaimed_leak: 4096 bytes left to the reset\n");
+}
+
 /* With the guard's table out of memory, nothing is tracked: reserved ranges
  * and mappings must count as leaks no more than when they are tracked, and
  * a range freed must not stand for an allocation's free. `leak`: the last
@@ -1557,6 +1569,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "nomem_refuse")) nomem_refuse();
     else if (!strcmp(m, "nomem_vmm")) nomem_vmm();
     else if (!strcmp(m, "nomem_ranges")) nomem_ranges(n);
+    else if (!strcmp(m, "reclaimed_leak")) reclaimed_leak();
     else if (!strcmp(m, "nomem_fork")) nomem_fork(n);
     else if (!strcmp(m, "nomem_maps")) nomem_maps(n);
     else if (!strcmp(m, "nomem_dumps")) nomem_dumps(n);
