@@ -201,8 +201,15 @@ __attribute__((destructor)) static void gmg_stop(void)
     if (gmg_cfg.metrics[0] && !forked_child)
         write_metrics();
     gmg_group_leave(); /* its memory goes with the process */
-    if (leaks && gmg_cfg.exitcode)
-        _exit(gmg_cfg.exitcode); /* as LeakSanitizer's exitcode: the job fails on a leak */
+    if (leaks && gmg_cfg.exitcode) {
+        /* as LeakSanitizer's exitcode: the job fails on a leak. exit() would
+         * flush the program's stdio streams after this destructor: _exit
+         * skips that, so flush them as exit does (glibc's fcloseall is
+         * _IO_cleanup, which takes no stream's lock), or the program's
+         * buffered output to a file or pipe is lost */
+        fcloseall();
+        _exit(gmg_cfg.exitcode);
+    }
 }
 
 GMG_EXPORT const char *gpumemguard_version(void)

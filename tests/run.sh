@@ -48,6 +48,7 @@ build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build mangled tests/integration/mangled.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
+build audit tests/integration/audit.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgnomem.so -shared -fPIC tests/integration/nomem.c
@@ -330,6 +331,9 @@ fi
 # ---------------------------------------- group quota, deployment (issue 12)
 . tests/group.sh
 . tests/deploy.sh
+
+# ------------------------------------------------ an audit against SPEC
+. tests/audit.sh
 
 echo
 echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
