@@ -358,7 +358,6 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine, int warn, int *over
     }
     if (over)
         *over = o;
-    raise_peak(&d->peak, next);
     __atomic_fetch_add(&seg->slot[my_slot].bytes[dev], bytes, __ATOMIC_ACQ_REL);
     return 1;
 }
@@ -383,6 +382,16 @@ static uint64_t g_used(int dev) { return __atomic_load_n(&seg->dev[dev].used, __
 static void g_refresh(void) { reclaim_now(1); }
 static uint64_t g_peak(int dev) { return __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE); }
 
+/* An allocation was made: the group's peak, raised here rather than at the
+ * reservation (which the driver may fail), from the group's bytes now. */
+static void g_commit(int dev)
+{
+    if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&left, __ATOMIC_ACQUIRE))
+        return;
+    struct gmg_group_dev *d = &seg->dev[dev];
+    raise_peak(&d->peak, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
+}
+
 static unsigned g_members(void)
 {
     unsigned n = 0;
@@ -397,6 +406,7 @@ static const struct gmg_quota_pool pool = {
     .budget = g_budget,
     .used = g_used,
     .peak = g_peak,
+    .commit = g_commit,
     .members = g_members,
     .refresh = g_refresh,
 };

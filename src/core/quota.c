@@ -116,7 +116,7 @@ static int pooled_reserve(const struct gmg_quota_pool *p, int dev, uint64_t byte
     int got = p->reserve(dev, bytes, mine, warn, over);
     if (got <= 0)
         return got;
-    raise_peak(&q[dev], __atomic_add_fetch(&q[dev].used, bytes, __ATOMIC_ACQ_REL));
+    __atomic_add_fetch(&q[dev].used, bytes, __ATOMIC_ACQ_REL);
     return 1;
 }
 
@@ -148,7 +148,6 @@ static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *
                 *over = 1;
         }
     } while (!__atomic_compare_exchange_n(&d->used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-    raise_peak(d, next);
     return 1;
 }
 
@@ -166,12 +165,27 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
         /* No limit: nothing can refuse, so one atomic add is as exact as
          * the compare-and-swap in reserve_slow. It cannot wrap: each of the
          * threads adding at once adds less than 2^40 to less than 2^63. */
-        uint64_t now = __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL);
-        if (now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED))
-            raise_peak(d, now);
+        __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL);
         return 1;
     }
     return reserve_slow(dev, bytes, over);
+}
+
+/* The peak is raised when an allocation is made, not when its bytes are
+ * reserved: a reservation the driver then fails (more than the device has)
+ * or settles lower (a pitch) was never memory in use. `used` now holds this
+ * allocation, and at most the reservations other threads hold this moment. */
+void gmg_quota_commit(int dev)
+{
+    if (!valid(dev))
+        return;
+    struct devq *d = &q[dev];
+    uint64_t now = __atomic_load_n(&d->used, __ATOMIC_ACQUIRE);
+    if (now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED))
+        raise_peak(d, now);
+    const struct gmg_quota_pool *p = get_pool();
+    if (p && p->commit)
+        p->commit(dev);
 }
 
 void gmg_quota_release(int dev, uint64_t bytes)

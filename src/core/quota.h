@@ -21,6 +21,10 @@
  * request is reserved anyway and *over is set. */
 int gmg_quota_reserve(int dev, uint64_t bytes, int *over);
 void gmg_quota_release(int dev, uint64_t bytes);
+/* The driver made the allocation whose bytes are reserved: the peak (this
+ * process's, and the group's) takes them in. A reservation rolled back, or
+ * settled lower, never raises a peak. */
+void gmg_quota_commit(int dev);
 
 uint64_t gmg_quota_limit(int dev);   /* 0: no limit; the group's budget under GPUMEM_GROUP */
 uint64_t gmg_quota_used(int dev);
@@ -64,6 +68,7 @@ struct gmg_quota_pool {
     uint64_t (*budget)(int dev, uint64_t mine);
     uint64_t (*used)(int dev);    /* the group's bytes, all members */
     uint64_t (*peak)(int dev);    /* the most the group held at once since it started clean */
+    void (*commit)(int dev);      /* an allocation was made: the group's peak takes in its bytes */
     unsigned (*members)(void);    /* processes of the group now */
     /* Give dead members' reservations back now (before numbers are shown). */
     void (*refresh)(void);

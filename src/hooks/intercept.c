@@ -145,8 +145,10 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
             gmg_quota_release(op->dev, op->reserved);
         return;
     }
-    if (op->counted)
+    if (op->counted) {
         size = op->reserved;
+        gmg_quota_commit(op->dev);
+    }
     struct gmg_alloc t; /* the header only: insert copies no more */
     memset(&t, 0, offsetof(struct gmg_alloc, hh));
     t.value = key;
