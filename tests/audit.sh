@@ -19,3 +19,19 @@ rm -f "/dev/shm/gpumemguard-$(id -u)-gmgaudit$$"
 if has "oom: 2, then 1 MiB: 0" "$WORK/out" && [ "$p1" = "[1048576,1048576]" ] && [ "$p2" = "[1048576,1048576]" ]; then
     ok "an allocation the driver fails never raises the peak (process $p1, group $p2)"
 else bad "peak raised by a failed allocation: process [in_use,peak] $p1, [peak,group peak] $p2" "$WORK/err"; fi
+
+# SPEC §2: a pitched allocation counts actual pitch x height. A driver whose
+# pitch is finer than 512 bytes grants 256 x 10 here: it fits a limit of
+# exactly that, and the peak is the grant, never the up-front estimate
+guarded GPUSIM_PITCH=256 GPUMEM_LIMIT=2560 "$T/audit" pitch 100 10
+if has "pitch: 0, pitch 256, guard 2560" "$WORK/out" && has "limit 2560 bytes, in use 2560, peak 2560, refused 0" "$WORK/err"; then
+    ok "a pitched allocation whose actual pitch x height (2560) fits the limit exactly is granted"
+else bad "pitched allocation within the limit refused by the 512-byte estimate" "$WORK/err"; fi
+guarded GPUSIM_PITCH=256 "$T/audit" pitch 100 10
+has "in use 2560, peak 2560, refused 0" "$WORK/err" \
+    && ok "a pitched allocation's peak is its grant (2560), not the 512-byte estimate (5120)" \
+    || bad "pitched allocation's peak" "$WORK/err"
+guarded GPUSIM_PITCH=1024 GPUMEM_LIMIT=10239 "$T/audit" pitch 100 10
+has "pitch: 2, pitch 1024, guard 0" "$WORK/out" && has "refused cuMemAllocPitch of 10.0 KiB (10240 bytes)" "$WORK/err" \
+    && ok "a pitched allocation whose grant (1024 x 10) is one byte over the limit is refused, naming the grant" \
+    || bad "pitched allocation over the limit" "$WORK/err"

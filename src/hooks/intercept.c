@@ -82,6 +82,11 @@ int gmg_current_device(uint32_t *ctx)
 
 CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
 {
+    return gmg_begin_least(op, family, dev, bytes, bytes, counted);
+}
+
+CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes, uint64_t least, int counted)
+{
     op->family = family;
     op->ctx = 0;
     if (dev < 0)
@@ -97,13 +102,29 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
     gmg_prepare_limit(dev);
     int over = 0;
     int got = gmg_quota_reserve(dev, bytes, &over);
+    uint64_t held = bytes;
+    if (least < bytes && got == 0) {
+        /* the estimate does not fit, what the driver may grant does: the
+         * caller settles on the grant (gmg_adjust), refused only if that
+         * does not fit either */
+        if (gmg_quota_reserve(dev, least, &over) == 1) {
+            got = 1;
+            held = least;
+        }
+    } else if (least < bytes && got == 1 && over) {
+        /* GPUMEM_ON_LIMIT=warn: over the limit only if the grant is */
+        gmg_quota_release(dev, bytes);
+        over = 0;
+        got = gmg_quota_reserve(dev, least, &over);
+        held = least;
+    }
     if (got <= 0) {
         op->counted = 0;
         return got == 0 ? gmg_refuse(op, bytes) : CUDA_SUCCESS;
     }
     if (over)
-        gmg_warn_over(op, bytes);
-    op->reserved = bytes;
+        gmg_warn_over(op, held);
+    op->reserved = held;
     return CUDA_SUCCESS;
 }
 

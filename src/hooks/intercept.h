@@ -43,6 +43,12 @@ void gmg_prepare_limit(int dev);
  * quota. Returns CUDA_SUCCESS, or CUDA_ERROR_OUT_OF_MEMORY when the quota
  * refuses (the refusal is already counted and reported). */
 CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted);
+/* As gmg_begin for a call whose grant the driver decides (a pitch): bytes is
+ * the estimate reserved, least the least the driver can grant. When the
+ * estimate does not fit the limit (or, under warn, goes over it) and least
+ * does, least is reserved and the caller settles on the grant with
+ * gmg_adjust; a refusal names the estimate. */
+CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes, uint64_t least, int counted);
 
 /* Change the reservation once the driver has said what it granted (pitch).
  * 0 when the extra bytes are refused: the caller frees and fails. */

@@ -67,11 +67,15 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
 }
 
 /* Pitch: the driver picks the pitch. Reserve the usual alignment up front,
- * then settle on what the driver granted (pitch x height). */
+ * then settle on what the driver granted (pitch x height). A driver whose
+ * pitch is finer than the usual alignment may grant less than that: when
+ * the estimate does not fit the limit, the least any pitch can take (width
+ * x height) is reserved instead, and the grant decides (SPEC §2: actual
+ * pitch x height). */
 static CUresult pitch_begin(struct gmg_op *op, size_t width, size_t height)
 {
     uint64_t row = width > UINT64_MAX - PITCH_ALIGN ? UINT64_MAX : (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
-    return gmg_begin(op, GMG_FAM_PITCH, -1, mul_sat(row, height), 1);
+    return gmg_begin_least(op, GMG_FAM_PITCH, -1, mul_sat(row, height), mul_sat(width, height), 1);
 }
 
 static CUresult pitch_end(struct gmg_op *op, CUresult r, enum gmg_space space, CUdeviceptr p, uint64_t pitch,
