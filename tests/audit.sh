@@ -35,3 +35,18 @@ guarded GPUSIM_PITCH=1024 GPUMEM_LIMIT=10239 "$T/audit" pitch 100 10
 has "pitch: 2, pitch 1024, guard 0" "$WORK/out" && has "refused cuMemAllocPitch of 10.0 KiB (10240 bytes)" "$WORK/err" \
     && ok "a pitched allocation whose grant (1024 x 10) is one byte over the limit is refused, naming the grant" \
     || bad "pitched allocation over the limit" "$WORK/err"
+
+# JSON (RFC 8259) and Prometheus label values are UTF-8: a program whose
+# name is not (a byte of another encoding) still gets a valid report and a
+# metrics file promtool takes
+odd="$WORK/$(printf 'odd\xffname')"
+cp "$T/audit" "$odd"
+rm -f "$WORK/u.prom"
+guarded GPUMEM_REPORT_FORMAT=json GPUMEM_METRICS="$WORK/u.prom" "$odd" alloc 4096
+jsonok=$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); print(d["exe"].endswith("odd\ufffdname"))' "$WORK/err" 2>/dev/null)
+promok=1
+if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$WORK/u.prom" >/dev/null 2>&1 || promok=0; fi
+if [ "$jsonok" = True ] && [ $promok = 1 ] && grep -q "exe=\"odd$(printf '\xef\xbf\xbd')name\"" "$WORK/u.prom"; then
+    ok "a program name that is not UTF-8: JSON report and metrics labels stay UTF-8 (U+FFFD)"
+else bad "non-UTF-8 program name: JSON valid '$jsonok', promtool $promok" "$WORK/u.prom"; fi
+rm -f "$odd"

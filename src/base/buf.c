@@ -55,19 +55,62 @@ void gmg_buf_printf(struct gmg_buf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+size_t gmg_utf8_seq(const char *p)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        n = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* no overlong form */
+        else if (c == 0xed)
+            hi = 0x9f; /* no surrogate */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        n = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f; /* at most U+10FFFF */
+    } else
+        return 0;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return n;
+}
+
 void gmg_buf_json_str(struct gmg_buf *b, const char *s)
 {
     gmg_buf_put(b, "\"", 1);
-    for (; s && *s; s++) {
+    while (s && *s) {
         unsigned char c = (unsigned char)*s;
         if (c == '"' || c == '\\') {
             char e[2] = { '\\', (char)c };
             gmg_buf_put(b, e, 2);
         } else if (c < 0x20) {
             gmg_buf_printf(b, "\\u%04x", c);
+        } else if (c >= 0x80) {
+            /* JSON is UTF-8 (RFC 8259): a byte of no well-formed sequence
+             * (a path in another encoding) is U+FFFD, as decoders show it */
+            size_t n = gmg_utf8_seq(s);
+            if (n)
+                gmg_buf_put(b, s, n);
+            else
+                gmg_buf_put(b, "\\ufffd", 6);
+            s += n ? n : 1;
+            continue;
         } else {
             gmg_buf_put(b, (const char *)&c, 1);
         }
+        s++;
     }
     gmg_buf_put(b, "\"", 1);
 }

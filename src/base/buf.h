@@ -16,7 +16,11 @@ struct gmg_buf {
 
 void gmg_buf_printf(struct gmg_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void gmg_buf_put(struct gmg_buf *b, const char *s, size_t n);
-/* A JSON string literal, quotes included. */
+/* The length (1-4) of the well-formed UTF-8 sequence p starts with, 0 when
+ * its first byte starts none (a NUL-terminated string). */
+size_t gmg_utf8_seq(const char *p);
+/* A JSON string literal, quotes included; bytes of no well-formed UTF-8
+ * sequence are written as U+FFFD. */
 void gmg_buf_json_str(struct gmg_buf *b, const char *s);
 void gmg_buf_free(struct gmg_buf *b);
 

@@ -44,16 +44,33 @@ static int by_bytes(const void *a, const void *b)
 static const char *label(char *out, size_t n, const char *s)
 {
     size_t k = 0;
-    for (; *s && k + 3 < n; s++) {
+    while (*s) {
+        /* label values are UTF-8 (promtool refuses a file with one that is
+         * not): a byte of no well-formed sequence is U+FFFD, and a value
+         * cut short is cut between characters */
+        size_t len = gmg_utf8_seq(s), w = len ? len : 3;
+        if (*s == '\\' || *s == '"' || *s == '\n')
+            w = 2;
+        if (k + w + 1 > n)
+            break;
         if (*s == '\\' || *s == '"') {
             out[k++] = '\\';
             out[k++] = *s;
         } else if (*s == '\n') {
             out[k++] = '\\';
             out[k++] = 'n';
+        } else if (!len) {
+            memcpy(out + k, "\xef\xbf\xbd", 3);
+            k += 3;
+            s++;
+            continue;
         } else {
-            out[k++] = *s;
+            memcpy(out + k, s, len);
+            k += len;
+            s += len;
+            continue;
         }
+        s++;
     }
     out[k] = 0;
     return out;
