@@ -50,3 +50,11 @@ if [ "$jsonok" = True ] && [ $promok = 1 ] && grep -q "exe=\"odd$(printf '\xef\x
     ok "a program name that is not UTF-8: JSON report and metrics labels stay UTF-8 (U+FFFD)"
 else bad "non-UTF-8 program name: JSON valid '$jsonok', promtool $promok" "$WORK/u.prom"; fi
 rm -f "$odd"
+
+# the text growth header counts the stacks it lists (reserved ranges and
+# mappings are listed under their own heading, not as growth)
+guarded "$T/audit" growth
+if has "Growth since the previous dump (new and still live): 2 stacks" "$WORK/err" \
+   && [ "$(sed -n '/^Growth since/,/^Fragmentation/p' "$WORK/err" | grep -c 'allocated from:')" = 2 ]; then
+    ok "the text growth header counts the stacks listed under it"
+else bad "growth header count" "$WORK/err"; fi

@@ -210,8 +210,11 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         groups(r, b, r->groups, r->ngroups, 0);
     }
     if (r->has_growth) {
-        gmg_buf_printf(b, "Growth since the previous dump (new and still live): %zu stack%s\n\n", r->ngrowth,
-                       r->ngrowth == 1 ? "" : "s");
+        size_t grew = 0; /* the stacks listed below: reserved ranges and mappings are no growth of memory */
+        for (size_t i = 0; i < r->ngrowth; i++)
+            grew += gmg_group_is_allocation(r->growth[i].family) != 0;
+        gmg_buf_printf(b, "Growth since the previous dump (new and still live): %zu stack%s\n\n", grew,
+                       grew == 1 ? "" : "s");
         groups(r, b, r->growth, r->ngrowth, 1);
     }
     fragmentation(r, b);
