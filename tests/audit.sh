@@ -58,3 +58,8 @@ if has "Growth since the previous dump (new and still live): 2 stacks" "$WORK/er
    && [ "$(sed -n '/^Growth since/,/^Fragmentation/p' "$WORK/err" | grep -c 'allocated from:')" = 2 ]; then
     ok "the text growth header counts the stacks listed under it"
 else bad "growth header count" "$WORK/err"; fi
+
+# sizes read as people read them: 1048575 bytes is 1.0 MiB, not 1024.0 KiB
+guarded GPUMEM_LIMIT=1000 "$T/audit" alloc 1048575
+has "refused cuMemAlloc of 1.0 MiB (1048575 bytes) on device 0" "$WORK/err" \
+    && ok "a size just under a unit reads as the unit above (1.0 MiB (1048575 bytes))" || bad "size rounding" "$WORK/err"

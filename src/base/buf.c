@@ -131,7 +131,7 @@ char *gmg_fmt_size(char *out, size_t n, unsigned long long bytes)
     }
     double v = (double)bytes / 1024.0;
     int u = 0;
-    while (v >= 1024.0 && u < 5) {
+    while (v >= 1023.95 && u < 5) { /* 1048575 bytes read as 1.0 MiB, never as 1024.0 KiB */
         v /= 1024.0;
         u++;
     }
