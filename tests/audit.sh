@@ -63,3 +63,10 @@ else bad "growth header count" "$WORK/err"; fi
 guarded GPUMEM_LIMIT=1000 "$T/audit" alloc 1048575
 has "refused cuMemAlloc of 1.0 MiB (1048575 bytes) on device 0" "$WORK/err" \
     && ok "a size just under a unit reads as the unit above (1.0 MiB (1048575 bytes))" || bad "size rounding" "$WORK/err"
+
+# gpumemguard dump: a bad --signal is a usage error (status 2), whatever the
+# process (even one that does not exist)
+"$B/gpumemguard" dump --signal bogus 2147483647 >"$WORK/out" 2>"$WORK/err"; rc=$?
+[ $rc = 2 ] && has "--signal 'bogus' is not a dump signal" "$WORK/err" \
+    && ok "gpumemguard dump --signal bogus: a usage error, status 2, before the process is looked at" \
+    || bad "dump with a bad --signal (rc $rc)" "$WORK/err"

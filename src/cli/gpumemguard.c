@@ -386,6 +386,14 @@ static int dump(int argc, char **argv, const char *sigopt)
     long pid = strtol(pidarg, &end, 10);
     if (!isdigit((unsigned char)pidarg[0]) || *end || errno || pid <= 0 || pid > INT_MAX)
         usage_error("dump: '%s' is not a process id", pidarg);
+    int optsig = 0;
+    if (sigopt) { /* a bad option is a usage error (status 2), whatever the process */
+        const char *why = NULL;
+        optsig = gmg_parse_signal_why(sigopt, &why);
+        if (optsig <= 0)
+            usage_error("dump: --signal '%s' is not a dump signal: %s", sigopt,
+                        optsig == 0 || !why ? "none sends no signal" : why);
+    }
 
     char path[64], sb[32];
     snprintf(path, sizeof path, "/proc/%ld", pid);
@@ -432,11 +440,7 @@ static int dump(int argc, char **argv, const char *sigopt)
                 path, strerror(errno));
     }
     if (sigopt) {
-        const char *why = NULL;
-        sig = gmg_parse_signal_why(sigopt, &why);
-        if (sig <= 0)
-            usage_error("dump: --signal '%s' is not a dump signal: %s", sigopt,
-                        sig == 0 || !why ? "none sends no signal" : why);
+        sig = optsig;
         from = "--signal";
     }
 
