@@ -54,11 +54,20 @@ static void metrics_path(char *out, size_t n)
     gmg_config_metrics_path(gmg_cfg.metrics, (int)getpid(), out, n);
 }
 
+static int dev_total(int dev, uint64_t *total)
+{
+    *total = gmg_dev_total(dev);
+    return *total ? 0 : -1;
+}
+
 /* GPUMEM_METRICS: a failure is said once, then only when it changes */
 static void write_metrics(void)
 {
     static int failing;
     char path[sizeof gmg_cfg.metrics + 32];
+    /* a percent limit of a device not allocated on yet: its size decides it */
+    for (int d = 0; d < gmg_quota_devices_seen(); d++)
+        gmg_prepare_limit(d);
     metrics_path(path, sizeof path);
     if (gmg_metrics_write(path, gmg_report_site_names) == 0) {
         failing = 0;
@@ -163,6 +172,7 @@ __attribute__((constructor)) static void gmg_start(void)
     static const struct gmg_device_ops dev_ops = {
         .meminfo = gmg_dev_meminfo,
         .address_range = gmg_dev_address_range,
+        .total = dev_total,
     };
     gmg_report_set_device_ops(&dev_ops);
     gmg_report_check_path();

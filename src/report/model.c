@@ -316,6 +316,9 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     gmg_quota_refresh(); /* GPUMEM_GROUP: dead members' shares back first */
     r->group_members = gmg_quota_group_members();
     for (int d = 0; d < r->ndev; d++) {
+        uint64_t total; /* a percent limit of a device not allocated on yet: its size decides it */
+        if (gmg_quota_wants_total(d) && gmg_report_dev.total && gmg_report_dev.total(d, &total) == 0)
+            gmg_quota_learn_total(d, total);
         r->dev[d].limit = gmg_quota_limit(d);
         r->dev[d].used = gmg_quota_used(d);
         r->dev[d].peak = gmg_quota_peak(d);

@@ -138,6 +138,9 @@ struct gmg_device_ops {
     int (*meminfo)(int dev, uint64_t *freeb, uint64_t *total);
     /* base and size of the driver allocation holding `ptr` */
     int (*address_range)(uint64_t ptr, uint64_t *base, uint64_t *size);
+    /* the memory of `dev` (no context needed), for a percent GPUMEM_LIMIT
+     * on a device the program has not allocated on yet */
+    int (*total)(int dev, uint64_t *total);
 };
 
 /* Installed once at start-up; until then the report asks nothing. */
