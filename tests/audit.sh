@@ -79,3 +79,11 @@ lim=$(jq -c '[.devices[].limit]' "$WORK/err" 2>/dev/null)
 if [ "$lim" = "[1073741824,4294967296]" ] && grep -q '^gpumem_limit_bytes{device="0",[^}]*} 1073741824$' "$WORK/p.prom"; then
     ok "GPUMEM_LIMIT=50%: a device not allocated on shows its share (1 GiB of 2 GiB) in the report and the metrics"
 else bad "percent limit of an unused device: $lim" "$WORK/p.prom"; fi
+
+# the man page states the accepted values the library enforces
+guarded GPUMEM_GROUP=.hidden "$T/audit" alloc 1; r1=$?
+guarded GPUMEM_METRICS_INTERVAL=86401 "$T/audit" alloc 1; r2=$?
+if [ $r1 = 2 ] && [ $r2 = 2 ] && grep -qF "not starting with '.'" docs/gpumemguard.1 \
+   && grep -qF "a whole number from 1 to 86400" docs/gpumemguard.1; then
+    ok "the man page gives GPUMEM_GROUP's and GPUMEM_METRICS_INTERVAL's accepted values as the library enforces them"
+else bad "man page accepted values (GPUMEM_GROUP=.hidden rc $r1, GPUMEM_METRICS_INTERVAL=86401 rc $r2)"; fi
