@@ -25,6 +25,18 @@ static int max_dev_seen = -1;
 
 static int valid(int dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
 
+__thread struct gmg_quota_pending gmg_quota_pending_tl __attribute__((tls_model("initial-exec")));
+
+/* A reservation took the counter to `now`: past the peak, it is pending
+ * (quota.h) until the caller commits. */
+static inline void note_high(struct devq *d, int dev, uint64_t now)
+{
+    if (__builtin_expect(now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED), 0)) {
+        gmg_quota_pending_tl.high = now;
+        gmg_quota_pending_tl.dev = dev;
+    }
+}
+
 int gmg_quota_wants_total(int dev)
 {
     if (!valid(dev) || !gmg_cfg.has_limit || __atomic_load_n(&q[dev].total, __ATOMIC_ACQUIRE))
@@ -116,7 +128,9 @@ static int pooled_reserve(const struct gmg_quota_pool *p, int dev, uint64_t byte
     int got = p->reserve(dev, bytes, mine, warn, over);
     if (got <= 0)
         return got;
-    __atomic_add_fetch(&q[dev].used, bytes, __ATOMIC_ACQ_REL);
+    note_high(&q[dev], dev, __atomic_add_fetch(&q[dev].used, bytes, __ATOMIC_ACQ_REL));
+    gmg_quota_pending_tl.group = 1;
+    gmg_quota_pending_tl.dev = dev;
     return 1;
 }
 
@@ -148,6 +162,7 @@ static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *
                 *over = 1;
         }
     } while (!__atomic_compare_exchange_n(&d->used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    note_high(d, dev, next);
     return 1;
 }
 
@@ -155,6 +170,8 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
 {
     if (over)
         *over = 0;
+    gmg_quota_pending_tl.high = 0; /* only this reservation's high is pending */
+    gmg_quota_pending_tl.group = 0;
     if (!valid(dev))
         return 1;
     if (__builtin_expect(dev > __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED), 0))
@@ -165,27 +182,27 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
         /* No limit: nothing can refuse, so one atomic add is as exact as
          * the compare-and-swap in reserve_slow. It cannot wrap: each of the
          * threads adding at once adds less than 2^40 to less than 2^63. */
-        __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL);
+        note_high(d, dev, __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL));
         return 1;
     }
     return reserve_slow(dev, bytes, over);
 }
 
-/* The peak is raised when an allocation is made, not when its bytes are
- * reserved: a reservation the driver then fails (more than the device has)
- * or settles lower (a pitch) was never memory in use. `used` now holds this
- * allocation, and at most the reservations other threads hold this moment. */
-void gmg_quota_commit(int dev)
+/* The driver made the allocation: its pending high (the counter just
+ * after its reservation, which also holds what other threads had reserved
+ * then, as the peak always did) becomes the peak; a group's peak is raised
+ * from the group's bytes now. */
+void gmg_quota_commit_slow(void)
 {
-    if (!valid(dev))
-        return;
-    struct devq *d = &q[dev];
-    uint64_t now = __atomic_load_n(&d->used, __ATOMIC_ACQUIRE);
-    if (now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED))
-        raise_peak(d, now);
-    const struct gmg_quota_pool *p = get_pool();
-    if (p && p->commit)
+    struct gmg_quota_pending *pd = &gmg_quota_pending_tl;
+    int dev = pd->dev;
+    if (pd->high && valid(dev))
+        raise_peak(&q[dev], pd->high);
+    const struct gmg_quota_pool *p = pd->group ? get_pool() : NULL;
+    if (p && p->commit && valid(dev))
         p->commit(dev);
+    pd->high = 0;
+    pd->group = 0;
 }
 
 void gmg_quota_release(int dev, uint64_t bytes)

@@ -21,10 +21,34 @@
  * request is reserved anyway and *over is set. */
 int gmg_quota_reserve(int dev, uint64_t bytes, int *over);
 void gmg_quota_release(int dev, uint64_t bytes);
-/* The driver made the allocation whose bytes are reserved: the peak (this
- * process's, and the group's) takes them in. A reservation rolled back, or
- * settled lower, never raises a peak. */
-void gmg_quota_commit(int dev);
+/*
+ * Peaks. A reservation that takes the device's counter above its peak
+ * leaves the new high in the reserving thread's `pending` instead of
+ * raising the peak at once: the driver may fail the call (more than the
+ * device has) or grant less (a pitch), and a reservation rolled back or
+ * settled lower must never raise a peak. The caller then commits (the
+ * driver made it: the peak, this process's and the group's, takes it in)
+ * or lowers (settled lower by `bytes`). Most reservations raise nothing,
+ * and commit is then one thread-local read: no second touch of the
+ * counter's line, which other threads write.
+ */
+struct gmg_quota_pending {
+    uint64_t high;   /* the counter after this thread's reservation, above the peak then; 0: none */
+    int dev;
+    int group;       /* a group's reservation: its peak too */
+};
+extern __thread struct gmg_quota_pending gmg_quota_pending_tl __attribute__((tls_model("initial-exec")));
+void gmg_quota_commit_slow(void);
+static inline void gmg_quota_commit(void)
+{
+    if (__builtin_expect(gmg_quota_pending_tl.high != 0 || gmg_quota_pending_tl.group, 0))
+        gmg_quota_commit_slow();
+}
+static inline void gmg_quota_pending_lower(uint64_t bytes)
+{
+    struct gmg_quota_pending *p = &gmg_quota_pending_tl;
+    p->high = p->high > bytes ? p->high - bytes : 0;
+}
 
 uint64_t gmg_quota_limit(int dev);   /* 0: no limit; the group's budget under GPUMEM_GROUP */
 uint64_t gmg_quota_used(int dev);

@@ -80,12 +80,9 @@ int gmg_current_device(uint32_t *ctx)
     return cc->dev;
 }
 
-CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
-{
-    return gmg_begin_least(op, family, dev, bytes, bytes, counted);
-}
-
-CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes, uint64_t least, int counted)
+/* The steps before the reservation: the op filled in, the stack taken. 0
+ * when nothing is to be counted. */
+static inline __attribute__((always_inline)) int begin_setup(struct gmg_op *op, int family, int dev, int counted)
 {
     op->family = family;
     op->ctx = 0;
@@ -98,8 +95,42 @@ CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes,
     op->reserved = 0;
     op->stack = gmg_stack_capture();
     if (!op->counted)
-        return CUDA_SUCCESS;
+        return 0;
     gmg_prepare_limit(dev);
+    return 1;
+}
+
+/* What the reservation came to: `held` bytes reserved (got 1), refused for
+ * `bytes` (0), or uncounted (-1). */
+static inline __attribute__((always_inline)) CUresult begin_settle(struct gmg_op *op, int got, int over, uint64_t bytes,
+                                                                   uint64_t held)
+{
+    if (got <= 0) {
+        op->counted = 0;
+        return got == 0 ? gmg_refuse(op, bytes) : CUDA_SUCCESS;
+    }
+    if (over)
+        gmg_warn_over(op, held);
+    op->reserved = held;
+    return CUDA_SUCCESS;
+}
+
+CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
+{
+    if (!begin_setup(op, family, dev, counted))
+        return CUDA_SUCCESS;
+    int over = 0;
+    int got = gmg_quota_reserve(op->dev, bytes, &over);
+    return begin_settle(op, got, over, bytes, bytes);
+}
+
+/* Apart from gmg_begin, which every allocation takes: a pitch's estimate
+ * and its least are no cost of the others. */
+CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes, uint64_t least, int counted)
+{
+    if (!begin_setup(op, family, dev, counted))
+        return CUDA_SUCCESS;
+    dev = op->dev;
     int over = 0;
     int got = gmg_quota_reserve(dev, bytes, &over);
     uint64_t held = bytes;
@@ -118,14 +149,7 @@ CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes,
         got = gmg_quota_reserve(dev, least, &over);
         held = least;
     }
-    if (got <= 0) {
-        op->counted = 0;
-        return got == 0 ? gmg_refuse(op, bytes) : CUDA_SUCCESS;
-    }
-    if (over)
-        gmg_warn_over(op, held);
-    op->reserved = held;
-    return CUDA_SUCCESS;
+    return begin_settle(op, got, over, bytes, held);
 }
 
 int gmg_adjust(struct gmg_op *op, uint64_t bytes)
@@ -134,6 +158,7 @@ int gmg_adjust(struct gmg_op *op, uint64_t bytes)
         return 1;
     if (bytes < op->reserved) {
         gmg_quota_release(op->dev, op->reserved - bytes);
+        gmg_quota_pending_lower(op->reserved - bytes); /* settled lower: never a peak */
     } else {
         int over = 0;
         int got = gmg_quota_reserve(op->dev, bytes - op->reserved, &over);
@@ -168,7 +193,7 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
     }
     if (op->counted) {
         size = op->reserved;
-        gmg_quota_commit(op->dev);
+        gmg_quota_commit();
     }
     struct gmg_alloc t; /* the header only: insert copies no more */
     memset(&t, 0, offsetof(struct gmg_alloc, hh));
