@@ -6,7 +6,7 @@ set -u
 B=${1:-build}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
-T=$B/tests
+T=$B/stress-tests # its own programs: make test may build its copies into $B/tests meanwhile (.ci/run)
 mkdir -p "$T"
 cc -std=gnu11 -O1 -g -Wall -Wextra -Werror -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$T/trust" \
     tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1 -ldl -lpthread || exit 1
