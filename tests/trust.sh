@@ -476,7 +476,7 @@ for how in _Fork clone; do
         continue
     fi
     rm -rf "$WORK/nd"; mkdir -p "$WORK/nd"
-    timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/nd/r.%p.%n" "$T/trust" nohandler_dump $how >"$WORK/out" 2>"$WORK/err"; rc=$?
+    timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_STACK_DEPTH=0 GPUMEM_REPORT="$WORK/nd/r.%p.%n" "$T/trust" nohandler_dump $how >"$WORK/out" 2>"$WORK/err"; rc=$?
     cpid=$(sed -n 's/^nohandler_dump: child \([0-9]*\) exited 0$/\1/p' "$WORK/out")
     if [ $rc = 0 ] && [ -n "$cpid" ] && grep -q "^==$cpid== gpumemguard report (signal, dump 1)" "$WORK/nd/r.$cpid.1" 2>/dev/null \
        && grep -q "^==$cpid== gpumemguard report (exit, dump 2)" "$WORK/nd/r.$cpid.2" 2>/dev/null; then

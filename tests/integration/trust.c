@@ -886,6 +886,13 @@ static void nohandler_dump(const char *how)
 {
     CUdeviceptr p;
     CHECK(cuMemAlloc_v2(&p, 4096));
+    /* The report thread this allocation started must be idle (waiting for
+     * work) before the fork: a child made without fork handlers inherits
+     * whatever lock a thread held at that moment (the allocator's, under
+     * ASan its own too), and its exit report would wait for it for ever.
+     * That hazard is _Fork's, left to its caller; the test avoids it (the
+     * run has stacks off: no symbolizer warm-up on that thread). */
+    usleep(500000);
     pid_t pid = fork_without_handlers(how);
     if (pid == 0) {
         CUdeviceptr q;
