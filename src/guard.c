@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 static int touched;
+static int inert;          /* another copy of the guard was loaded first: see earlier_copy */
 static int forked_child;   /* metrics stay the parent's: one file, one process */
 static int secure_group;   /* GPUMEM_GROUP not used: secure execution */
 
@@ -157,9 +158,39 @@ static void open_group(void)
     gmg_quota_set_pool(gmg_group_pool());
 }
 
+/*
+ * Two copies of the guard in one process: two paths in LD_PRELOAD (a job's
+ * environment and the command's), or a program that dlopens a copy from
+ * another path while one is preloaded. The first copy's exports come first,
+ * so it intercepts everything; the other would still arm the dump signal
+ * and print an exit report of its own (nothing). It stays out instead, and
+ * its public API answers with the first copy's. The first copy's `name`, or
+ * NULL when this copy is the first (or the only one).
+ */
+static void copy_marker(void) {}
+
+static void *earlier_copy(const char *name)
+{
+    void *p = gmg_real_dlsym(RTLD_DEFAULT, name);
+    Dl_info mine, theirs;
+    if (!p || !dladdr((void *)copy_marker, &mine) || !dladdr(p, &theirs) || mine.dli_fbase == theirs.dli_fbase)
+        return NULL;
+    return p;
+}
+
 __attribute__((constructor)) static void gmg_start(void)
 {
     char err[2048];
+    if (earlier_copy("gpumemguard_version")) {
+        Dl_info mine, theirs;
+        const char *log = getenv("GPUMEM_LOG");
+        inert = 1;
+        if (dladdr((void *)copy_marker, &mine) && dladdr(earlier_copy("gpumemguard_version"), &theirs) &&
+            !(log && !strcmp(log, "quiet")))
+            gmg_error("another copy of the guard is loaded first (%s): this one (%s) stays out of its way",
+                      theirs.dli_fname, mine.dli_fname);
+        return;
+    }
     gmg_stderr_remember();
     if (gmg_config_load(err, sizeof err) < 0) {
         gmg_error("%s", err);
@@ -196,7 +227,7 @@ __attribute__((constructor)) static void gmg_start(void)
 
 __attribute__((destructor)) static void gmg_stop(void)
 {
-    if (!__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
+    if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
     if (gmg_report_busy()) {
         /* exit() on a thread in the middle of a report (a signal handler of
@@ -222,6 +253,14 @@ __attribute__((destructor)) static void gmg_stop(void)
     }
 }
 
+/* The public API of a copy that stays out (earlier_copy): the first copy's. */
+#define FIRST_COPY(fn, ...)                                                   \
+    do {                                                                      \
+        __typeof__(&fn) first_ = inert ? (__typeof__(&fn))earlier_copy(#fn) : NULL; \
+        if (first_)                                                           \
+            return first_(__VA_ARGS__);                                       \
+    } while (0)
+
 GMG_EXPORT const char *gpumemguard_version(void)
 {
     return GPUMEMGUARD_VERSION;
@@ -229,12 +268,14 @@ GMG_EXPORT const char *gpumemguard_version(void)
 
 GMG_EXPORT int gpumemguard_dump(void)
 {
+    FIRST_COPY(gpumemguard_dump);
     gmg_report_now(GMG_TRIGGER_API);
     return 0;
 }
 
 GMG_EXPORT unsigned long long gpumemguard_live_bytes(int device)
 {
+    FIRST_COPY(gpumemguard_live_bytes, device);
     if (device >= 0)
         return gmg_quota_used(device);
     unsigned long long sum = 0;
@@ -245,6 +286,7 @@ GMG_EXPORT unsigned long long gpumemguard_live_bytes(int device)
 
 GMG_EXPORT unsigned long long gpumemguard_limit(int device)
 {
+    FIRST_COPY(gpumemguard_limit, device);
     gmg_prepare_limit(device);
     return gmg_quota_limit(device);
 }

@@ -87,3 +87,16 @@ if [ $r1 = 2 ] && [ $r2 = 2 ] && grep -qF "not starting with '.'" docs/gpumemgua
    && grep -qF "a whole number from 1 to 86400" docs/gpumemguard.1; then
     ok "the man page gives GPUMEM_GROUP's and GPUMEM_METRICS_INTERVAL's accepted values as the library enforces them"
 else bad "man page accepted values (GPUMEM_GROUP=.hidden rc $r1, GPUMEM_METRICS_INTERVAL=86401 rc $r2)"; fi
+
+# two copies of the guard (a job's LD_PRELOAD and another path, or a copy a
+# program dlopens by path): the first loaded intercepts everything; the
+# other stays out (one exit report, not two; said once) and its public API
+# answers with the first's numbers
+mkdir -p "$WORK/copy"; cp "$B/libgpumemguard.so" "$WORK/copy/libgpumemguard.so"
+timeout 60 env LD_PRELOAD="$PRELOAD $WORK/copy/libgpumemguard.so" "$T/audit" copy "$WORK/copy/libgpumemguard.so" \
+    >"$WORK/out" 2>"$WORK/err"
+if [ "$(grep -c "^SUMMARY: gpumemguard: 1048576 bytes in 1 allocations still live at exit" "$WORK/err")" = 1 ] \
+   && [ "$(grep -c "SUMMARY" "$WORK/err")" = 1 ] && has "copy: live 1048576" "$WORK/out" \
+   && [ "$(grep -c "another copy of the guard is loaded first" "$WORK/err")" = 1 ]; then
+    ok "two copies of the guard: one exit report, the other copy says so once and answers with the first's numbers"
+else bad "two copies of the guard in one process" "$WORK/err"; fi

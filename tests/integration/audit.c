@@ -36,7 +36,13 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     CUdeviceptr p;
     context(strcmp(mode, "dev1") == 0);
-    if (strcmp(mode, "stdio") == 0) {
+    if (strcmp(mode, "copy") == 0 && argc > 2) {
+        /* the public API through another copy of the guard, opened by path */
+        cuMemAlloc(&p, 1 << 20);
+        void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
+        unsigned long long (*f)(int) = h ? (unsigned long long (*)(int))dlsym(h, "gpumemguard_live_bytes") : NULL;
+        printf("copy: live %llu\n", f ? f(0) : 0ull);
+    } else if (strcmp(mode, "stdio") == 0) {
         cuMemAlloc(&p, 1 << 20);
         printf("program output, still buffered at exit\n"); /* no flush: exit's job */
     } else if (strcmp(mode, "oom") == 0 && argc > 2) {
