@@ -181,12 +181,14 @@ static void *earlier_copy(const char *name)
 __attribute__((constructor)) static void gmg_start(void)
 {
     char err[2048];
-    if (earlier_copy("gpumemguard_version")) {
-        Dl_info mine, theirs;
+    void *first = earlier_copy("gpumemguard_version");
+    if (first) {
+        Dl_info mine, theirs; /* both found by earlier_copy just now */
         const char *log = getenv("GPUMEM_LOG");
         inert = 1;
-        if (dladdr((void *)copy_marker, &mine) && dladdr(earlier_copy("gpumemguard_version"), &theirs) &&
-            !(log && !strcmp(log, "quiet")))
+        dladdr((void *)copy_marker, &mine);
+        dladdr(first, &theirs);
+        if (!(log && !strcmp(log, "quiet")))
             gmg_error("another copy of the guard is loaded first (%s): this one (%s) stays out of its way",
                       theirs.dli_fname, mine.dli_fname);
         return;
