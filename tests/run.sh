@@ -93,13 +93,14 @@ for r in $ROUTES; do
                 leak_array:524288:cuArrayCreate leak_array3d:262144:cuArrayCreate \
                 leak_mipmap:5376:cuMipmappedArrayCreate leak_host:65536:cuMemHostAlloc \
                 leak_hostalloc:69632:cuMemHostAlloc leak_register:73728:cuMemHostRegister \
-                leak_ipc:524800:cuIpcOpenMemHandle; do
+                leak_ipc:524800:cuIpcOpenMemHandle leak_graph:1114112:cuGraphAddMemAllocNode \
+                leak_graph_node:1179648:cuGraphAddMemAllocNode; do
         IFS=: read -r fn bytes api <<<"$spec"
         leak "$fn" "$bytes" "$api" || miss="$miss $fn/$api"
     done
-    if [ -z "$miss" ] && has "SUMMARY: gpumemguard: 22087424 bytes in 15 allocations still live at exit" "$WORK/err" \
-       && ! has "freed_everything" "$WORK/err" && has "sim live 21353728 guard live 21353728" "$WORK/out"; then
-        ok "families via $r: every family's leak by function and exact bytes, freed ones absent, counts match the driver"
+    if [ -z "$miss" ] && has "SUMMARY: gpumemguard: 24381184 bytes in 17 allocations still live at exit" "$WORK/err" \
+       && ! has "freed_everything" "$WORK/err" && ! has "FAIL" "$WORK/out" && has "sim live 21353728 guard live 21353728" "$WORK/out"; then
+        ok "families via $r: every family's leak by function and exact bytes (graph memory nodes too), freed ones absent, counts match the driver"
     else
         bad "families via $r:$miss" "$WORK/err"
     fi
@@ -107,7 +108,7 @@ done
 
 # ------------------------------------------------------------------- replay
 if guarded "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 29 wrapped" "$WORK/out"; then
+   && has " 33 wrapped" "$WORK/out"; then
     ok "replay of the CUDA 13.0 runtime's 439 lookups: memory entry points wrapped with the driver's ABI, the rest untouched"
 else
     bad "replay" "$WORK/out"
@@ -116,7 +117,7 @@ fi
 # a driver whose lookup table does not point at its exports: the ABI must come
 # from (name, version, flags) alone
 if guarded GPUSIM_PROC_DISTINCT=1 "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 29 wrapped" "$WORK/out"; then
+   && has " 33 wrapped" "$WORK/out"; then
     guarded GPUSIM_PROC_DISTINCT=1 "$T/apitest" gpa2 families
     has "sim live 21353728 guard live 21353728" "$WORK/out" \
         && ok "lookups answered with pointers other than the exports: wrapped by version, counts match the driver" \
@@ -238,7 +239,9 @@ if has "guard live 131072 sim live 131072" "$WORK/out" && leak leak_after_reset 
 else bad "primary context reset" "$WORK/err"; fi
 guarded "$T/apitest" direct ctxdestroy
 has "guard live 0 sim live 0" "$WORK/out" && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q leak_in_created_ctx \
-    && ok "cuCtxDestroy: the context's memory stops counting and is listed as reclaimed" || bad "ctx destroy" "$WORK/err"
+    && grep -A3 "1114112 bytes in 1 allocation (cuGraphAddMemAllocNode" "$WORK/err" | grep -q leak_graph \
+    && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 1507328 bytes in 2 allocations reclaimed" "$WORK/err" \
+    && ok "cuCtxDestroy: the context's memory (a graph memory node's too) stops counting and is listed as reclaimed" || bad "ctx destroy" "$WORK/err"
 
 guarded "$T/apitest" direct threads
 if has "sim live 0 " "$WORK/out" && has "guard live 0 " "$WORK/out" && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations" "$WORK/err"; then
@@ -256,8 +259,9 @@ else bad "fork" "$WORK/err"; fi
 # the same calls without the guard: every return code must be the driver's own
 env "$T/apitest" direct nulls >"$WORK/out0" 2>/dev/null
 guarded GPUMEM_LIMIT=8M "$T/apitest" direct nulls; rc=$?
-if [ $rc -eq 0 ] && has "nulls survived" "$WORK/out" && cmp -s "$WORK/out0" "$WORK/out" && grep -q "^[0-9 ]*$" "$WORK/out"; then
-    ok "NULL output pointers (under a limit too) get exactly the driver's return codes, no crash"
+if [ $rc -eq 0 ] && has "nulls survived" "$WORK/out" && cmp -s "$WORK/out0" "$WORK/out" && grep -q "^[0-9 ]*$" "$WORK/out" \
+   && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err"; then
+    ok "NULL output pointers and refused graph memory nodes (under a limit too) get exactly the driver's return codes, no record, no crash"
 else bad "nulls: guarded and unguarded return codes differ" "$WORK/out"; fi
 guarded "$T/apitest" direct unknownfree
 has "unknown frees: 1" "$WORK/err" && ok "a free of an unknown pointer is passed to the driver and counted" || bad "unknown free" "$WORK/err"
@@ -265,7 +269,7 @@ guarded "$T/apitest" direct nocontext; rc=$?
 [ $rc -eq 0 ] && has "no context: 201" "$WORK/out" && ok "no current context: the driver's error passes through" || bad "no context" "$WORK/out"
 
 guarded GPUMEM_STACK_DEPTH=0 "$T/apitest" direct families
-has "no stack: GPUMEM_STACK_DEPTH=0" "$WORK/err" && has "SUMMARY: gpumemguard: 22087424 bytes" "$WORK/err" \
+has "no stack: GPUMEM_STACK_DEPTH=0" "$WORK/err" && has "SUMMARY: gpumemguard: 24381184 bytes" "$WORK/err" \
     && ok "GPUMEM_STACK_DEPTH=0 turns stacks off, tracking stays" || bad "stack depth 0" "$WORK/err"
 
 # ------------------------------------------------------------------ parser

@@ -313,6 +313,7 @@ static const char *const family_names[GMG_FAM_COUNT] = {
     [GMG_FAM_HOST] = "cuMemHostAlloc",
     [GMG_FAM_HOST_REGISTER] = "cuMemHostRegister",
     [GMG_FAM_IPC] = "cuIpcOpenMemHandle",
+    [GMG_FAM_GRAPH] = "cuGraphAddMemAllocNode",
 };
 
 const char *gmg_family_name(int family)

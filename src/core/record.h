@@ -13,7 +13,8 @@
 
 /* What a key means: the same number can be a device pointer and a handle. */
 enum gmg_space {
-    GMG_SPACE_DEVPTR = 1,  /* linear, pitch, managed, async, IPC mappings */
+    GMG_SPACE_DEVPTR = 1,  /* linear, pitch, managed, async, IPC mappings,
+                              graph memory nodes                          */
     GMG_SPACE_VMM,         /* cuMemCreate handles                         */
     GMG_SPACE_MAP,         /* cuMemMap ranges                             */
     GMG_SPACE_VA,          /* cuMemAddressReserve ranges                  */
@@ -26,7 +27,7 @@ enum gmg_space {
 enum gmg_family {
     GMG_FAM_LINEAR, GMG_FAM_PITCH, GMG_FAM_MANAGED, GMG_FAM_ASYNC, GMG_FAM_VMM,
     GMG_FAM_VMM_MAP, GMG_FAM_VA, GMG_FAM_ARRAY, GMG_FAM_MIPMAP, GMG_FAM_HOST,
-    GMG_FAM_HOST_REGISTER, GMG_FAM_IPC, GMG_FAM_COUNT
+    GMG_FAM_HOST_REGISTER, GMG_FAM_IPC, GMG_FAM_GRAPH, GMG_FAM_COUNT
 };
 
 /* The table's key: the value and its space, 9 contiguous bytes from

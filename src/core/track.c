@@ -555,7 +555,7 @@ static int reclaimable_family(int family)
 {
     switch (family) {
     case GMG_FAM_LINEAR: case GMG_FAM_PITCH: case GMG_FAM_MANAGED: case GMG_FAM_ASYNC:
-    case GMG_FAM_ARRAY: case GMG_FAM_MIPMAP:
+    case GMG_FAM_ARRAY: case GMG_FAM_MIPMAP: case GMG_FAM_GRAPH:
         return 1;
     default:
         return 0;

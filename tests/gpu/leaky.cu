@@ -5,6 +5,8 @@
 //   leaky info           cudaMemGetInfo
 //   leaky reset          leak, cudaDeviceReset
 //   leaky signal         leak, raise SIGUSR1, keep running
+//   leaky graph          graph memory nodes: 3 MiB not freed in the graph,
+//                        launched; 1 MiB freed in it; 2 MiB freed by cudaFree
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,26 @@
 
 __attribute__((noinline)) static void leak_one_mib() { void *p; cudaMalloc(&p, 1 << 20); }
 __attribute__((noinline)) static void leak_two_mib() { void *p; cudaMalloc(&p, 2 << 20); }
+
+static cudaMemAllocNodeParams graph_params(size_t bytes)
+{
+    cudaMemAllocNodeParams a;
+    memset(&a, 0, sizeof a);
+    a.poolProps.allocType = cudaMemAllocationTypePinned;
+    a.poolProps.location.type = cudaMemLocationTypeDevice;
+    a.poolProps.location.id = 0;
+    a.bytesize = bytes;
+    return a;
+}
+
+__attribute__((noinline)) static void *leak_graph_node(cudaGraph_t g, cudaGraphNode_t *n)
+{
+    cudaMemAllocNodeParams a = graph_params(3 << 20);
+    cudaError_t e = cudaGraphAddMemAllocNode(n, g, nullptr, 0, &a);
+    if (e != cudaSuccess)
+        printf("cudaGraphAddMemAllocNode %s\n", cudaGetErrorName(e));
+    return a.dptr;
+}
 
 int main(int argc, char **argv)
 {
@@ -50,6 +72,21 @@ int main(int argc, char **argv)
         raise(SIGUSR1);
         sleep(1);
         printf("still running\n");
+    } else if (!strcmp(mode, "graph")) {
+        cudaGraph_t g;
+        cudaGraphNode_t leaked, n, f;
+        cudaGraphCreate(&g, 0);
+        leak_graph_node(g, &leaked);
+        cudaMemAllocNodeParams a = graph_params(1 << 20), b = graph_params(2 << 20);
+        cudaGraphAddMemAllocNode(&n, g, &leaked, 1, &a);
+        cudaGraphAddMemFreeNode(&f, g, &n, 1, a.dptr);
+        cudaGraphAddMemAllocNode(&n, g, &f, 1, &b);
+        cudaGraphExec_t x;
+        cudaError_t e1 = cudaGraphInstantiate(&x, g, 0);
+        cudaError_t e2 = cudaGraphLaunch(x, 0);
+        cudaError_t e3 = cudaStreamSynchronize(0);
+        cudaError_t e4 = cudaFree(b.dptr);
+        printf("graph %s %s %s %s\n", cudaGetErrorName(e1), cudaGetErrorName(e2), cudaGetErrorName(e3), cudaGetErrorName(e4));
     }
     return 0;
 }

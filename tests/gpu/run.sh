@@ -48,6 +48,11 @@ for v in static shared; do
     g "$B" signal >"$G/$v.sig.out" 2>"$G/$v.sig.err"
     seen="$(grep -c 'report (signal' "$G/$v.sig.err") signal dumps, $(cat "$G/$v.sig.out")"
     check "1 $v SIGUSR1" "a signal dump, still running" "$seen" bash -c "grep -q 'report (signal' '$G/$v.sig.err' && grep -q 'still running' '$G/$v.sig.out'"
+    # graph memory nodes: reported, not counted; freed in the graph or by cudaFree: gone
+    g GPUMEM_LIMIT=$((1 << 20)) "$B" graph >"$G/$v.graph.out" 2>"$G/$v.graph.err"
+    seen="$(cat "$G/$v.graph.out"); $(grep SUMMARY "$G/$v.graph.err" | head -1)"
+    check "1 $v graph memory nodes" "4 x cudaSuccess under a 1 MiB limit; 3145728 bytes in 1 allocation, leak_graph_node" "$seen" \
+        bash -c "grep -q 'graph cudaSuccess cudaSuccess cudaSuccess cudaSuccess' '$G/$v.graph.out' && grep -q 'SUMMARY: gpumemguard: 3145728 bytes in 1 allocation' '$G/$v.graph.err' && grep -A3 '3145728 bytes in 1 allocation (cuGraphAddMemAllocNode' '$G/$v.graph.err' | grep -q leak_graph_node"
     # the reporter thread has no context: the device's free memory comes from NVML
     seen=$(grep -m1 "device free at report time" "$G/$v.sig.err")
     check "1 $v SIGUSR1 device free" "a figure from NVML, near nvidia-smi's" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.sig.err"

@@ -52,6 +52,12 @@
     F(cuIpcGetMemHandle, cuIpcGetMemHandle, 4010, ) \
     F(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, ) \
     F(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, ) \
+    F(cuGraphCreate, cuGraphCreate, 10000, ) \
+    F(cuGraphDestroy, cuGraphDestroy, 10000, ) \
+    F(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, ) \
+    F(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode, 11040, ) \
+    F(cuGraphAddNode, cuGraphAddNode, 12020, ) \
+    F(cuGraphAddNode_v2, cuGraphAddNode, 12030, ) \
     F(cuMemGetInfo_v2, cuMemGetInfo, 3020, ) \
     F(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, )
 

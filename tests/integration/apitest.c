@@ -131,6 +131,52 @@ NOINLINE static void leak_ipc(void)
     CHECK(A.cuMemFree_v2(p));
 }
 
+/* A graph memory node's parameters on device 0 (cuGraphAddMemAllocNode's
+ * and, in cuGraphAddNode's union, the same layout). */
+static CUDA_MEM_ALLOC_NODE_PARAMS graph_params(size_t bytes)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS a;
+    memset(&a, 0, sizeof a);
+    a.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    a.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    a.poolProps.location.id = 0;
+    a.bytesize = bytes;
+    return a;
+}
+
+static CUgraphNodeParams graph_node_params(CUgraphNodeType type, size_t bytes, CUdeviceptr free_ptr)
+{
+    CUgraphNodeParams n;
+    memset(&n, 0, sizeof n);
+    n.type = type;
+    if (type == CU_GRAPH_NODE_TYPE_MEM_ALLOC) {
+        CUDA_MEM_ALLOC_NODE_PARAMS a = graph_params(bytes);
+        memcpy(&n.alloc, &a, sizeof a);
+    } else {
+        n.free.dptr = free_ptr;
+    }
+    return n;
+}
+
+/* Graph memory nodes: reported, never counted. Freed neither in a graph nor
+ * by the program, an allocation node's memory outlives its launch. */
+NOINLINE static void leak_graph(void)
+{
+    CUgraph g;
+    CUgraphNode n;
+    CHECK(A.cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS a = graph_params(1114112);
+    CHECK(A.cuGraphAddMemAllocNode(&n, g, NULL, 0, &a));
+}
+NOINLINE static void leak_graph_node(void)
+{
+    CUgraph g;
+    CUgraphNode n;
+    CHECK(A.cuGraphCreate(&g, 0));
+    CUgraphNodeParams p = graph_node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC, 1179648, 0);
+    CHECK(A.cuGraphAddNode_v2(&n, g, NULL, NULL, 0, &p));
+}
+
 /* Each family allocated and freed again: nothing of these may be reported. */
 NOINLINE static void freed_everything(void)
 {
@@ -170,13 +216,36 @@ NOINLINE static void freed_everything(void)
     CHECK(A.cuIpcOpenMemHandle_v2(&q, ih, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS));
     CHECK(A.cuIpcCloseMemHandle(q));
     CHECK(A.cuMemFree_v2(p));
+    /* graph memory nodes: freed in the graph (both calls, both ABIs of
+     * cuGraphAddNode), or by the program after the graph */
+    CUgraph g;
+    CUgraphNode n;
+    CHECK(A.cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ga = graph_params(4096);
+    CHECK(A.cuGraphAddMemAllocNode(&n, g, NULL, 0, &ga));
+    CHECK(A.cuGraphAddMemFreeNode(&n, g, NULL, 0, ga.dptr));
+    ga = graph_params(8192);
+    CHECK(A.cuGraphAddMemAllocNode(&n, g, NULL, 0, &ga));
+    CHECK(A.cuMemFree_v2(ga.dptr));
+    CUgraphNodeParams gp = graph_node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC, 12288, 0);
+    CHECK(A.cuGraphAddNode(&n, g, NULL, 0, &gp));
+    CUgraphNodeParams gf = graph_node_params(CU_GRAPH_NODE_TYPE_MEM_FREE, 0, gp.alloc.dptr);
+    CHECK(A.cuGraphAddNode_v2(&n, g, NULL, NULL, 0, &gf));
+    gp = graph_node_params(CU_GRAPH_NODE_TYPE_MEM_ALLOC, 16384, 0);
+    CHECK(A.cuGraphAddNode_v2(&n, g, NULL, NULL, 0, &gp));
+    gf = graph_node_params(CU_GRAPH_NODE_TYPE_MEM_FREE, 0, gp.alloc.dptr);
+    CHECK(A.cuGraphAddNode(&n, g, NULL, 0, &gf));
+    /* the driver's refusal of a second free node keeps nothing wrong */
+    if (A.cuGraphAddMemFreeNode(&n, g, NULL, 0, ga.dptr) == CUDA_SUCCESS)
+        printf("FAIL: a second free node was accepted\n");
+    CHECK(A.cuGraphDestroy(g));
 }
 
 static void families(void)
 {
     leak_linear(); leak_legacy(); leak_pitch(); leak_managed(); leak_async(); leak_async_ptsz(); leak_pool();
     leak_vmm(); leak_array(); leak_array3d(); leak_mipmap(); leak_host(); leak_hostalloc(); leak_register();
-    leak_ipc();
+    leak_ipc(); leak_graph(); leak_graph_node();
     freed_everything();
     struct sim_stats s = sim(0);
     printf("sim live %llu guard live %llu\n", (unsigned long long)s.live, guard_live());
@@ -240,10 +309,19 @@ static void limit(uint64_t L)
     bad |= rh != CUDA_SUCCESS;
     if (rh == CUDA_SUCCESS)
         A.cuMemFreeHost(hp);
-    /* free makes room again */
+    CUgraph g;
+    CUgraphNode n;
+    CHECK(A.cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ga = graph_params(L + 4096);
+    CUresult rg = A.cuGraphAddMemAllocNode(&n, g, NULL, 0, &ga);
+    printf("cuGraphAddMemAllocNode over the limit: %d %s\n", (int)rg, rg == CUDA_SUCCESS ? "ok" : "FAIL");
+    bad |= rg != CUDA_SUCCESS;
+    /* free makes room again; the graph's allocation, live, takes none */
     CUresult r3 = A.cuMemAlloc_v2(&p, L);
     printf("after frees: %d %s\n", (int)r3, r3 == CUDA_SUCCESS ? "ok" : "FAIL");
     bad |= r3 != CUDA_SUCCESS;
+    if (rg == CUDA_SUCCESS)
+        CHECK(A.cuMemFree_v2(ga.dptr));
     struct sim_stats s = sim(0);
     printf("sim peak %llu limit %llu %s\n", (unsigned long long)s.peak, (unsigned long long)L,
            s.peak <= L ? "ok" : "FAIL");
@@ -275,6 +353,7 @@ static void ctxdestroy(void)
     CHECK(A.cuCtxCreate_v2(&c, 0, 0));
     CHECK(A.cuCtxSetCurrent(c));
     leak_in_created_ctx();
+    leak_graph(); /* its address goes with the context */
     CHECK(A.cuCtxDestroy_v2(c));
     CHECK(A.cuCtxSetCurrent(ctx));
     printf("guard live %llu sim live %llu\n", guard_live(), (unsigned long long)sim(0).live);
@@ -381,6 +460,15 @@ static void nulls(void)
            (int)A.cuMemCreate(NULL, 2097152, &prop, 0), (int)A.cuMemAddressReserve(NULL, 2097152, 0, 0, 0),
            (int)A.cuArrayCreate_v2(NULL, NULL), (int)A.cuMemAllocHost_v2(NULL, 16),
            (int)A.cuMemGetInfo_v2(NULL, NULL), (int)A.cuDeviceTotalMem_v2(NULL, 0));
+    CUgraph g;
+    CUgraphNode n;
+    CHECK(A.cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ga = graph_params(4096), gz = graph_params(0);
+    printf("graph %d %d %d %d %d %d %d\n", (int)A.cuGraphAddMemAllocNode(&n, g, NULL, 0, NULL),
+           (int)A.cuGraphAddMemAllocNode(NULL, g, NULL, 0, &ga), (int)A.cuGraphAddMemAllocNode(&n, NULL, NULL, 0, &ga),
+           (int)A.cuGraphAddMemAllocNode(&n, g, NULL, 0, &gz), (int)A.cuGraphAddNode(&n, g, NULL, 0, NULL),
+           (int)A.cuGraphAddNode_v2(NULL, g, NULL, NULL, 0, NULL), (int)A.cuGraphAddMemFreeNode(&n, g, NULL, 0, 0x1234));
+    CHECK(A.cuGraphDestroy(g));
     CUdeviceptr p;
     CUresult r = A.cuMemAlloc_v2(&p, 0);
     printf("zero bytes: %d\n", (int)r);

@@ -19,7 +19,8 @@ static const char *const wrapped[] = {
     "cuMemAllocFromPoolAsync", "cuMemFreeAsync", "cuMemCreate", "cuMemRelease", "cuMemMap", "cuMemUnmap",
     "cuMemAddressReserve", "cuMemAddressFree", "cuArrayCreate", "cuArray3DCreate", "cuArrayDestroy",
     "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy", "cuMemAllocHost", "cuMemHostAlloc", "cuMemFreeHost",
-    "cuMemHostRegister", "cuMemHostUnregister", "cuIpcOpenMemHandle", "cuIpcCloseMemHandle", "cuCtxDestroy",
+    "cuMemHostRegister", "cuMemHostUnregister", "cuIpcOpenMemHandle", "cuIpcCloseMemHandle", "cuGraphAddMemAllocNode",
+    "cuGraphAddMemFreeNode", "cuGraphAddNode", "cuCtxDestroy",
     "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRetain", "cuMemGetInfo",
     "cuDeviceTotalMem", "cuGetProcAddress",
 };

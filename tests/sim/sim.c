@@ -18,7 +18,7 @@
 
 /* ---------------------------------------------------------------- state */
 
-enum blk_kind { BK_LINEAR, BK_MANAGED, BK_ASYNC, BK_IPC };
+enum blk_kind { BK_LINEAR, BK_MANAGED, BK_ASYNC, BK_IPC, BK_GRAPH };
 
 struct seg {               /* a free range of device address space */
     uint64_t addr, size;
@@ -33,6 +33,7 @@ struct blk {               /* a live linear allocation */
     CUcontext ctx;
     struct spool *pool;    /* stream-ordered: the pool it came from */
     uint64_t ipc_src;      /* BK_IPC: the address of the block it maps */
+    void *graph_free;      /* BK_GRAPH: the graph with a free node for it */
     unsigned char *mem;    /* the bytes, allocated on first access */
     unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
     UT_hash_handle hh;
@@ -53,7 +54,7 @@ struct sctx {
  * one registry before use: a stale or foreign handle is an error
  * (CUDA_ERROR_INVALID_HANDLE, or the driver's INVALID_VALUE for pools),
  * never a dereference. */
-enum obj_kind { OK_STREAM = 1, OK_EVENT, OK_POOL };
+enum obj_kind { OK_STREAM = 1, OK_EVENT, OK_POOL, OK_GRAPH };
 
 struct sobj {
     void *self;            /* key: the handle's value */
@@ -726,7 +727,8 @@ static void free_ctx_memory(CUcontext c)
         if (b->ctx != c)
             continue;
         HASH_DEL(blocks, b);
-        range_give(b->dev, b->addr, b->size);
+        if (b->kind != BK_GRAPH) /* a graph's addresses are not the allocator's */
+            range_give(b->dev, b->addr, b->size);
         stats_sub(b->dev, b->counted);
         if (b->pool)
             b->pool->used -= b->size;
@@ -1171,8 +1173,12 @@ static CUresult linear_free(CUdeviceptr p)
         UNLOCK();
         return CUDA_ERROR_INVALID_VALUE;
     }
+    if (b->kind == BK_GRAPH && b->graph_free) { /* freed in its graph: only there */
+        UNLOCK();
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     HASH_DEL(blocks, b);
-    if (b->kind != BK_IPC) {
+    if (b->kind != BK_IPC && b->kind != BK_GRAPH) {
         range_give(b->dev, b->addr, b->size);
         stats_sub(b->dev, b->counted);
     }
@@ -2314,6 +2320,161 @@ SIM_EXPORT CUresult cuIpcOpenMemHandle(CUdeviceptr *p, CUipcMemHandle h, unsigne
 }
 
 SIM_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p) { return linear_free(p); }
+
+/* ------------------------------------------------------ graph memory nodes */
+
+/* Graphs hold only what memory nodes need. An allocation node's address is
+ * fixed when the node is added: a reservation of its own (no memory is
+ * counted until a launch, and the simulator launches nothing). Not freed in
+ * its graph, it lives until cuMemFree/cuMemFreeAsync or context teardown, as
+ * an allocation that outlives a launch does; freed in its graph (one free
+ * node, in the graph that allocates it), only the graph's destruction frees
+ * its address. Other node types are not simulated. */
+struct sgraph {
+    struct sobj o;
+    struct snode *nodes;
+};
+
+struct snode {
+    struct sgraph *g;
+    struct snode *next;
+};
+
+static CUresult graph_node(CUgraphNode *ph, struct sgraph *g)
+{
+    struct snode *n = calloc(1, sizeof *n);
+    if (!n)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    n->g = g;
+    n->next = g->nodes;
+    g->nodes = n;
+    *ph = (CUgraphNode)n;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuGraphCreate(CUgraph *ph, unsigned int flags)
+{
+    REQUIRE_INIT();
+    if (!ph || flags)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sgraph *g = calloc(1, sizeof *g);
+    if (!g)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    obj_add(&g->o, OK_GRAPH);
+    *ph = (CUgraph)g;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuGraphDestroy(CUgraph h)
+{
+    REQUIRE_INIT();
+    struct sgraph *g = obj_take(h, OK_GRAPH);
+    if (!g)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct blk *b, *tmp;
+    HASH_ITER(hh, blocks, b, tmp) {
+        if (b->kind == BK_GRAPH && b->graph_free == g) {
+            HASH_DEL(blocks, b);
+            free(b->mem);
+            free(b);
+        }
+    }
+    UNLOCK();
+    while (g->nodes) {
+        struct snode *n = g->nodes;
+        g->nodes = n->next;
+        free(n);
+    }
+    free(g);
+    return CUDA_SUCCESS;
+}
+
+static CUresult graph_alloc(CUgraphNode *ph, CUgraph h, CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!ph || !p || p->bytesize == 0 || p->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED
+        || p->poolProps.handleTypes != CU_MEM_HANDLE_TYPE_NONE
+        || p->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE
+        || p->poolProps.location.id < 0 || p->poolProps.location.id >= ndev)
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct sgraph *g = obj_find(h, OK_GRAPH);
+    struct blk *b = g ? calloc(1, sizeof *b) : NULL;
+    CUresult r = !g ? CUDA_ERROR_INVALID_VALUE : !b ? CUDA_ERROR_OUT_OF_MEMORY : graph_node(ph, g);
+    if (r != CUDA_SUCCESS) {
+        UNLOCK();
+        free(b);
+        return r;
+    }
+    b->addr = va_next;
+    b->size = round_up(p->bytesize, SIM_GRANULARITY);
+    b->kind = BK_GRAPH;
+    b->dev = p->poolProps.location.id;
+    b->ctx = c;
+    b->id = new_id();
+    va_next += round_up(b->size, SIM_VMM_GRANULARITY);
+    HASH_ADD(hh, blocks, addr, sizeof b->addr, b);
+    UNLOCK();
+    p->dptr = b->addr;
+    return CUDA_SUCCESS;
+}
+
+static CUresult graph_free(CUgraphNode *ph, CUgraph h, CUdeviceptr dptr)
+{
+    REQUIRE_INIT();
+    if (!ph)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t key = dptr;
+    LOCK();
+    struct sgraph *g = obj_find(h, OK_GRAPH);
+    struct blk *b = NULL;
+    HASH_FIND(hh, blocks, &key, sizeof key, b);
+    /* the driver's refusals: not an allocation node's address, or freed twice */
+    CUresult r = !g || !b || b->kind != BK_GRAPH || b->graph_free ? CUDA_ERROR_INVALID_VALUE : graph_node(ph, g);
+    if (r == CUDA_SUCCESS)
+        b->graph_free = g;
+    UNLOCK();
+    return r;
+}
+
+SIM_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t ndeps,
+                                           CUDA_MEM_ALLOC_NODE_PARAMS *p)
+{
+    (void)deps, (void)ndeps;
+    return graph_alloc(ph, g, p);
+}
+
+SIM_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t ndeps, CUdeviceptr dptr)
+{
+    (void)deps, (void)ndeps;
+    return graph_free(ph, g, dptr);
+}
+
+static CUresult graph_add(CUgraphNode *ph, CUgraph g, CUgraphNodeParams *p)
+{
+    if (!p)
+        return CUDA_ERROR_INVALID_VALUE;
+    switch (p->type) {
+    case CU_GRAPH_NODE_TYPE_MEM_ALLOC: return graph_alloc(ph, g, (CUDA_MEM_ALLOC_NODE_PARAMS *)&p->alloc);
+    case CU_GRAPH_NODE_TYPE_MEM_FREE: return graph_free(ph, g, p->free.dptr);
+    default: return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+SIM_EXPORT CUresult cuGraphAddNode(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, size_t ndeps, CUgraphNodeParams *p)
+{
+    (void)deps, (void)ndeps;
+    return graph_add(ph, g, p);
+}
+
+SIM_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *ph, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+                                      size_t ndeps, CUgraphNodeParams *p)
+{
+    (void)deps, (void)edges, (void)ndeps;
+    return graph_add(ph, g, p);
+}
 
 /* --------------------------------------------------------- streams, events */
 
