@@ -101,8 +101,11 @@ has "legacy: array 0 guard 262144 sim 262144; 3d 0 guard 327680 sim 327680; pitc
 # every array format the guard knows, sized by its bytes per element: at
 # GPUMEM_LIMIT exactly it is the driver's call, one row more the guard refuses
 rguarded GPUMEM_LIMIT=1M "$T/regress" formats
-has "formats: 40, 0 wrong; guard 0 sim 0" "$WORK/out" \
-    && ok "40 array formats: each sized by its element (1, 2, 4 or 8 bytes), refused one row over the limit and not at it" \
+# the header's own list (less CU_AD_FORMAT_MAX): a format added there must be added to hooks/array.c
+nfmt=$(sed -n '/^typedef enum CUarray_format_enum/,/} CUarray_format;/p' "$CUDA_INC/cuda.h" \
+       | grep -c 'CU_AD_FORMAT_[A-Za-z0-9_]* *=')
+has "formats: 51, 0 wrong; guard 0 sim 0" "$WORK/out" && [ "$nfmt" = 52 ] \
+    && ok "every array format of cuda.h (51): each sized by its element (1, 2, 4 or 8 bytes), refused one row over the limit and not at it" \
     || bad "array formats" "$WORK/out"
 
 # NULL outputs with sizes far over the limit: the driver's own error codes

@@ -238,7 +238,8 @@ if has "guard live 131072 sim live 131072" "$WORK/out" && leak leak_after_reset 
     ok "cuDevicePrimaryCtxReset: released memory is listed as reclaimed, not live"
 else bad "primary context reset" "$WORK/err"; fi
 guarded "$T/apitest" direct ctxdestroy
-has "guard live 0 sim live 0" "$WORK/out" && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q leak_in_created_ctx \
+has "guard live 0 sim live 0" "$WORK/out" && has "Reclaimed by context teardown" "$WORK/err" \
+    && grep -A3 "393216 bytes in 1 allocation (cuMemAlloc" "$WORK/err" | grep -q leak_in_created_ctx \
     && grep -A3 "1114112 bytes in 1 allocation (cuGraphAddMemAllocNode" "$WORK/err" | grep -q leak_graph \
     && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 1507328 bytes in 2 allocations reclaimed" "$WORK/err" \
     && ok "cuCtxDestroy: the context's memory (a graph memory node's too) stops counting and is listed as reclaimed" || bad "ctx destroy" "$WORK/err"

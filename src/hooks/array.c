@@ -6,8 +6,12 @@
  */
 #include "hooks/intercept.h"
 
-/* Bytes per element of one channel; block-compressed and planar formats
- * per pixel (rounded up). 0 for a format we do not know. */
+/* Bytes per element of one channel; formats that name their channels
+ * (..._INT8X4, the packed and planar YUV formats) per pixel, rounded up
+ * to a power of two as the driver lays rows out (NV12's 1.5 bytes: 2;
+ * P010's 3 and the 4:4:4 formats' 3: 4; their 16-bit forms' 6: 8);
+ * block-compressed formats 1 (under a byte per pixel). Every format of
+ * CUDA 13.0's cuda.h; 0 for one we do not know. */
 static uint64_t format_bytes(CUarray_format f)
 {
     switch (f) {
@@ -22,13 +26,17 @@ static uint64_t format_bytes(CUarray_format f)
     case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF:
     case CU_AD_FORMAT_UNORM_INT8X2: case CU_AD_FORMAT_SNORM_INT8X2: case CU_AD_FORMAT_UNORM_INT16X1:
     case CU_AD_FORMAT_SNORM_INT16X1: case CU_AD_FORMAT_NV12: case CU_AD_FORMAT_NV16:
+    case CU_AD_FORMAT_YUY2:
         return 2;
     case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT:
     case CU_AD_FORMAT_UNORM_INT8X4: case CU_AD_FORMAT_SNORM_INT8X4: case CU_AD_FORMAT_UNORM_INT16X2:
     case CU_AD_FORMAT_SNORM_INT16X2: case CU_AD_FORMAT_P010: case CU_AD_FORMAT_P016:
-    case CU_AD_FORMAT_P210: case CU_AD_FORMAT_P216:
+    case CU_AD_FORMAT_P210: case CU_AD_FORMAT_P216: case CU_AD_FORMAT_Y210: case CU_AD_FORMAT_Y216:
+    case CU_AD_FORMAT_AYUV: case CU_AD_FORMAT_Y410: case CU_AD_FORMAT_Y444_PLANAR8:
+    case CU_AD_FORMAT_YUV444_8bit_SemiPlanar: case CU_AD_FORMAT_UNORM_INT_101010_2:
         return 4;
-    case CU_AD_FORMAT_UNORM_INT16X4: case CU_AD_FORMAT_SNORM_INT16X4:
+    case CU_AD_FORMAT_UNORM_INT16X4: case CU_AD_FORMAT_SNORM_INT16X4: case CU_AD_FORMAT_Y416:
+    case CU_AD_FORMAT_Y444_PLANAR10: case CU_AD_FORMAT_YUV444_16bit_SemiPlanar:
         return 8;
     default:
         return 0;

@@ -209,7 +209,9 @@ NOINLINE static void legacy(void)
 /* -------------------------------------------------------------- formats */
 
 /* Bytes per element of one channel, from the CUarray_format documentation
- * (block-compressed formats: under one byte per pixel, counted as one) */
+ * (block-compressed formats: under one byte per pixel, counted as one;
+ * formats that name their channels, per pixel, rounded up to a power of
+ * two). Every format of CUDA 13.0's cuda.h: a missing one counted nothing. */
 static const struct { CUarray_format f; const char *name; unsigned bytes; } fmts[] = {
 #define F(x, b) { CU_AD_FORMAT_##x, #x, b }
     F(UNSIGNED_INT8, 1), F(SIGNED_INT8, 1), F(UNORM_INT8X1, 1), F(SNORM_INT8X1, 1), F(BC1_UNORM, 1),
@@ -217,10 +219,12 @@ static const struct { CUarray_format f; const char *name; unsigned bytes; } fmts
     F(BC3_UNORM, 1), F(BC3_UNORM_SRGB, 1), F(BC5_UNORM, 1), F(BC5_SNORM, 1), F(BC6H_UF16, 1), F(BC6H_SF16, 1),
     F(BC7_UNORM, 1), F(BC7_UNORM_SRGB, 1),
     F(UNSIGNED_INT16, 2), F(SIGNED_INT16, 2), F(HALF, 2), F(UNORM_INT8X2, 2), F(SNORM_INT8X2, 2),
-    F(UNORM_INT16X1, 2), F(SNORM_INT16X1, 2), F(NV12, 2), F(NV16, 2),
+    F(UNORM_INT16X1, 2), F(SNORM_INT16X1, 2), F(NV12, 2), F(NV16, 2), F(YUY2, 2),
     F(UNSIGNED_INT32, 4), F(SIGNED_INT32, 4), F(FLOAT, 4), F(UNORM_INT8X4, 4), F(SNORM_INT8X4, 4),
     F(UNORM_INT16X2, 4), F(SNORM_INT16X2, 4), F(P010, 4), F(P016, 4), F(P210, 4), F(P216, 4),
-    F(UNORM_INT16X4, 8), F(SNORM_INT16X4, 8),
+    F(Y210, 4), F(Y216, 4), F(AYUV, 4), F(Y410, 4), F(Y444_PLANAR8, 4), F(YUV444_8bit_SemiPlanar, 4),
+    F(UNORM_INT_101010_2, 4),
+    F(UNORM_INT16X4, 8), F(SNORM_INT16X4, 8), F(Y416, 8), F(Y444_PLANAR10, 8), F(YUV444_16bit_SemiPlanar, 8),
 #undef F
 };
 
