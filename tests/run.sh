@@ -106,9 +106,21 @@ for r in $ROUTES; do
     fi
 done
 
+# a pool's allocations count against the pool's device, not the current one
+for r in $ROUTES; do
+    guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:64M,1:4M "$T/apitest" "$r" pooldev
+    if has "pooldev: device 0 guard 0 sim 0; device 1 guard 3670016 sim 3670016" "$WORK/out" \
+       && has "pooldev: over device 1's limit 2, device 0 0" "$WORK/out" && has "after the frees device 1 guard 0 sim 0" "$WORK/out" \
+       && has "refused cuMemAllocAsync of 1.0 MiB (1048576 bytes) on device 1" "$WORK/err"; then
+        ok "pools via $r: device 1's default, current and created pools count against device 1 (its limit refuses) while device 0 is current"
+    else
+        bad "pools via $r" "$WORK/out" "$WORK/err"
+    fi
+done
+
 # ------------------------------------------------------------------- replay
 if guarded "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 33 wrapped" "$WORK/out"; then
+   && has " 37 wrapped" "$WORK/out"; then
     ok "replay of the CUDA 13.0 runtime's 439 lookups: memory entry points wrapped with the driver's ABI, the rest untouched"
 else
     bad "replay" "$WORK/out"
@@ -117,7 +129,7 @@ fi
 # a driver whose lookup table does not point at its exports: the ABI must come
 # from (name, version, flags) alone
 if guarded GPUSIM_PROC_DISTINCT=1 "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 33 wrapped" "$WORK/out"; then
+   && has " 37 wrapped" "$WORK/out"; then
     guarded GPUSIM_PROC_DISTINCT=1 "$T/apitest" gpa2 families
     has "sim live 21353728 guard live 21353728" "$WORK/out" \
         && ok "lookups answered with pointers other than the exports: wrapped by version, counts match the driver" \

@@ -4,22 +4,30 @@
  */
 #include "base/config.h"
 #include "hooks/intercept.h"
+#include "hooks/mempool.h"
 #include "hooks/refusal.h"
 
 #define PITCH_ALIGN 512u
 
-static CUresult linear(CUdeviceptr *dptr, size_t bytes, int family, int counted,
-                       CUresult (*call)(CUdeviceptr *, size_t, void *), void *arg)
+/* dev < 0: the current context's device */
+static CUresult linear_on(CUdeviceptr *dptr, size_t bytes, int family, int dev, int counted,
+                          CUresult (*call)(CUdeviceptr *, size_t, void *), void *arg)
 {
     struct gmg_op op;
     if (!dptr)
         return call(dptr, bytes, arg);
-    CUresult r = gmg_begin(&op, family, -1, bytes, counted);
+    CUresult r = gmg_begin(&op, family, dev, bytes, counted);
     if (r != CUDA_SUCCESS)
         return r;
     r = call(dptr, bytes, arg);
     gmg_end(&op, r, GMG_SPACE_DEVPTR, r == CUDA_SUCCESS ? *dptr : 0, bytes, bytes);
     return r;
+}
+
+static CUresult linear(CUdeviceptr *dptr, size_t bytes, int family, int counted,
+                       CUresult (*call)(CUdeviceptr *, size_t, void *), void *arg)
+{
+    return linear_on(dptr, bytes, family, -1, counted, call, arg);
 }
 
 static CUresult call_alloc_v2(CUdeviceptr *d, size_t b, void *arg)
@@ -173,12 +181,27 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes
     return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_async, &a);
 }
 
+/* From the pool's device, whichever context is current (hooks/mempool.h);
+ * a host pool's memory counts against no device, a managed pool's as
+ * cuMemAllocManaged's does. */
+static CUresult from_pool(CUdeviceptr *dptr, size_t bytesize, struct async_args *a)
+{
+    int dev;
+    switch (gmg_mempool_lookup(a->pool, &dev)) {
+    case GMG_MEMPOOL_DEVICE: return linear_on(dptr, bytesize, GMG_FAM_ASYNC, dev, 1, call_pool, a);
+    case GMG_MEMPOOL_HOST: return linear_on(dptr, bytesize, GMG_FAM_ASYNC, -1, 0, call_pool, a);
+    case GMG_MEMPOOL_MANAGED:
+        return linear_on(dptr, bytesize, GMG_FAM_MANAGED, dev, gmg_cfg.count_managed, call_pool, a);
+    default: return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_pool, a);
+    }
+}
+
 GMG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
                                                     CUstream hStream)
 {
     gmg_enter(H_cuMemAllocFromPoolAsync);
     struct async_args a = { hStream, pool, 0 };
-    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_pool, &a);
+    return from_pool(dptr, bytesize, &a);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool,
@@ -186,7 +209,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size
 {
     gmg_enter(H_cuMemAllocFromPoolAsync_ptsz);
     struct async_args a = { hStream, pool, 1 };
-    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_pool, &a);
+    return from_pool(dptr, bytesize, &a);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)

@@ -33,6 +33,9 @@
     F(cuMemAllocFromPoolAsync, cuMemAllocFromPoolAsync, 11020, ) \
     F(cuMemFreeAsync, cuMemFreeAsync, 11020, ) \
     F(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, ) \
+    F(cuDeviceGetMemPool, cuDeviceGetMemPool, 11020, ) \
+    F(cuMemPoolCreate, cuMemPoolCreate, 11020, ) \
+    F(cuMemPoolDestroy, cuMemPoolDestroy, 11020, ) \
     F(cuMemCreate, cuMemCreate, 10020, ) \
     F(cuMemRelease, cuMemRelease, 10020, ) \
     F(cuMemAddressReserve, cuMemAddressReserve, 10020, ) \

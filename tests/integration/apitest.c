@@ -14,6 +14,8 @@
  *   apitest ROUTE info          print cuMemGetInfo / cuDeviceTotalMem
  *   apitest ROUTE nulls         NULL output pointers everywhere
  *   apitest ROUTE unknownfree   free pointers the guard never saw
+ *   apitest ROUTE pooldev       (2 devices) allocations from device 1's pools
+ *                               while device 0's context is current
  */
 #define _GNU_SOURCE
 #include "api.h"
@@ -480,6 +482,43 @@ static void unknownfree(void)
     printf("free unknown: %d %d\n", (int)A.cuMemFree_v2((CUdeviceptr)0x1234), (int)A.cuMemFree_v2(0));
 }
 
+/* A pool's allocations are its device's, whichever context is current:
+ * counted there, refused by that device's limit (GPUMEM_LIMIT=0:64M,1:4M). */
+static unsigned long long guard_live_on(int dev)
+{
+    unsigned long long (*f)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
+    return f ? f(dev) : 0;
+}
+
+static void pooldev(void)
+{
+    CUmemoryPool def1, cur1, made1;
+    CUdeviceptr a, b, c, d;
+    CHECK(A.cuDeviceGetDefaultMemPool(&def1, 1));
+    CHECK(A.cuMemAllocFromPoolAsync(&a, 1048576, def1, NULL));
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    CHECK(A.cuMemPoolCreate(&made1, &props));
+    CHECK(A.cuMemAllocFromPoolAsync(&b, 2097152, made1, NULL));
+    CHECK(A.cuDeviceGetMemPool(&cur1, 1));
+    CHECK(A.cuMemAllocFromPoolAsync(&c, 524288, cur1, NULL));
+    printf("pooldev: device 0 guard %llu sim %llu; device 1 guard %llu sim %llu\n", guard_live_on(0),
+           (unsigned long long)sim(0).live, guard_live_on(1), (unsigned long long)sim(1).live);
+    CUresult over = A.cuMemAllocFromPoolAsync(&d, 1048576, made1, NULL);
+    CUresult fits0 = A.cuMemAlloc_v2(&d, 8388608);
+    printf("pooldev: over device 1's limit %d, device 0 %d\n", (int)over, (int)fits0);
+    if (fits0 == CUDA_SUCCESS)
+        CHECK(A.cuMemFree_v2(d));
+    CHECK(A.cuMemFreeAsync(a, NULL));
+    CHECK(A.cuMemFreeAsync(b, NULL));
+    CHECK(A.cuMemFreeAsync(c, NULL));
+    CHECK(A.cuMemPoolDestroy(made1));
+    printf("pooldev: after the frees device 1 guard %llu sim %llu\n", guard_live_on(1), (unsigned long long)sim(1).live);
+}
+
 static void no_context(void)
 {
     CHECK(A.cuCtxSetCurrent(NULL));
@@ -507,6 +546,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "nulls")) nulls();
     else if (!strcmp(t, "unknownfree")) unknownfree();
     else if (!strcmp(t, "nocontext")) no_context();
+    else if (!strcmp(t, "pooldev")) pooldev();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }
     fflush(stdout);
     return 0;

@@ -20,7 +20,8 @@ static const char *const wrapped[] = {
     "cuMemAddressReserve", "cuMemAddressFree", "cuArrayCreate", "cuArray3DCreate", "cuArrayDestroy",
     "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy", "cuMemAllocHost", "cuMemHostAlloc", "cuMemFreeHost",
     "cuMemHostRegister", "cuMemHostUnregister", "cuIpcOpenMemHandle", "cuIpcCloseMemHandle", "cuGraphAddMemAllocNode",
-    "cuGraphAddMemFreeNode", "cuGraphAddNode", "cuCtxDestroy",
+    "cuGraphAddMemFreeNode", "cuGraphAddNode", "cuMemPoolCreate", "cuMemPoolDestroy", "cuDeviceGetDefaultMemPool",
+    "cuDeviceGetMemPool", "cuCtxDestroy",
     "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRetain", "cuMemGetInfo",
     "cuDeviceTotalMem", "cuGetProcAddress",
 };

@@ -1121,7 +1121,7 @@ static CUresult linear_alloc_in(CUdeviceptr *dptr, uint64_t bytes, uint64_t coun
         return CUDA_ERROR_INVALID_VALUE;
     if (bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    int dev = ((struct sctx *)c)->dev;
+    int dev = pool ? pool->dev : ((struct sctx *)c)->dev; /* a pool's memory is on its device */
     /* GPUSIM_ROUND_LARGE: 2 MiB pages for allocations of 1 MiB and more, as
      * a real driver rounds large requests; else the 512-byte granularity */
     uint64_t size = round_up(bytes, round_large && bytes >= (1ull << 20) ? (2ull << 20) : SIM_GRANULARITY);

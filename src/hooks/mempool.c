@@ -1,0 +1,134 @@
+/*
+ * mempool.c - see mempool.h. An open-addressed table of pool handles: a
+ * slot is claimed by compare-and-swap, filled, then published by a release
+ * store of the handle; a reader that finds the handle reads what was filled
+ * before it. A destroyed pool's slot becomes a tombstone. A table full of
+ * live pools (more than SLOTS) leaves new ones unknown, said once.
+ */
+#include "hooks/mempool.h"
+
+#include "base/log.h"
+#include "hooks/intercept.h"
+
+#include <stdint.h>
+
+#define SLOTS 1024 /* a power of two */
+#define EMPTY ((uintptr_t)0)
+#define TOMB ((uintptr_t)1)  /* a destroyed pool's slot: probing goes on */
+#define BUSY ((uintptr_t)2)  /* being filled */
+
+struct slot {
+    uintptr_t pool;
+    int32_t dev;
+    int32_t kind;
+};
+static struct slot slots[SLOTS];
+static int full_said;
+
+static unsigned home(uintptr_t p)
+{
+    return (unsigned)(((uint64_t)p * 0x9e3779b97f4a7c15ull) >> 54) & (SLOTS - 1);
+}
+
+enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev)
+{
+    uintptr_t p = (uintptr_t)pool;
+    *dev = -1;
+    if (p <= BUSY)
+        return GMG_MEMPOOL_UNKNOWN;
+    for (unsigned i = 0, k = home(p); i < SLOTS; i++, k = (k + 1) & (SLOTS - 1)) {
+        uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_ACQUIRE);
+        if (v == EMPTY)
+            break;
+        if (v == p) {
+            *dev = slots[k].dev;
+            return (enum gmg_mempool_kind)slots[k].kind;
+        }
+    }
+    return GMG_MEMPOOL_UNKNOWN;
+}
+
+static void forget(uintptr_t p)
+{
+    for (unsigned i = 0, k = home(p); i < SLOTS; i++, k = (k + 1) & (SLOTS - 1)) {
+        uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_ACQUIRE);
+        if (v == EMPTY)
+            break;
+        if (v == p) /* every copy: two threads may have named the same pool at once */
+            __atomic_compare_exchange_n(&slots[k].pool, &v, TOMB, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+    }
+}
+
+static void remember(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev)
+{
+    uintptr_t p = (uintptr_t)pool;
+    int known;
+    if (p <= BUSY || (gmg_mempool_lookup(pool, &known) == kind && known == dev))
+        return; /* the default pool is asked for again and again */
+    forget(p); /* a handle the driver reused for a new pool */
+    for (unsigned i = 0, k = home(p); i < SLOTS; i++, k = (k + 1) & (SLOTS - 1)) {
+        uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_RELAXED);
+        if ((v == EMPTY || v == TOMB) &&
+            __atomic_compare_exchange_n(&slots[k].pool, &v, BUSY, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+            slots[k].dev = dev;
+            slots[k].kind = kind;
+            __atomic_store_n(&slots[k].pool, p, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+    if (!__atomic_exchange_n(&full_said, 1, __ATOMIC_RELAXED))
+        gmg_notice("more than %d memory pools: allocations from the others count against the calling thread's device",
+                 SLOTS);
+}
+
+static void remember_props(CUmemoryPool pool, const CUmemPoolProps *props)
+{
+    const CUmemLocation *loc = &props->location;
+    int dev = loc->type == CU_MEM_LOCATION_TYPE_DEVICE && loc->id >= 0 ? loc->id : -1;
+    if (props->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED)
+        remember(pool, GMG_MEMPOOL_MANAGED, dev);
+    else if (dev >= 0)
+        remember(pool, GMG_MEMPOOL_DEVICE, dev);
+    else if (loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA ||
+             loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT)
+        remember(pool, GMG_MEMPOOL_HOST, -1);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolProps)
+{
+    gmg_enter(H_cuMemPoolCreate);
+    CUresult r = CALL_REAL(cuMemPoolCreate, pool, poolProps);
+    if (r == CUDA_SUCCESS && pool && poolProps)
+        remember_props(*pool, poolProps);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool)
+{
+    gmg_enter(H_cuMemPoolDestroy);
+    CUresult r = CALL_REAL(cuMemPoolDestroy, pool);
+    if (r == CUDA_SUCCESS)
+        forget((uintptr_t)pool);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool *pool_out, CUdevice dev)
+{
+    gmg_enter(H_cuDeviceGetDefaultMemPool);
+    CUresult r = CALL_REAL(cuDeviceGetDefaultMemPool, pool_out, dev);
+    if (r == CUDA_SUCCESS && pool_out && dev >= 0)
+        remember(*pool_out, GMG_MEMPOOL_DEVICE, dev);
+    return r;
+}
+
+/* The device's current pool: its default, or one made for it (a pool of
+ * another device cannot be made current, cuDeviceSetMemPool). */
+GMG_EXPORT CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
+{
+    gmg_enter(H_cuDeviceGetMemPool);
+    CUresult r = CALL_REAL(cuDeviceGetMemPool, pool, dev);
+    int known;
+    if (r == CUDA_SUCCESS && pool && dev >= 0 && gmg_mempool_lookup(*pool, &known) == GMG_MEMPOOL_UNKNOWN)
+        remember(*pool, GMG_MEMPOOL_DEVICE, dev);
+    return r;
+}

@@ -1,0 +1,26 @@
+/*
+ * mempool.h - where a memory pool's allocations live (hooks layer). A pool
+ * made with cuMemPoolCreate, or a device's default or current pool asked
+ * for with cuDeviceGetDefaultMemPool / cuDeviceGetMemPool, is remembered by
+ * its handle until cuMemPoolDestroy, so that cuMemAllocFromPoolAsync counts
+ * against the pool's device (SPEC §2), not the calling thread's current
+ * one: a thread may allocate from another device's pool, or have no
+ * context current at all. Lock-free: read on the allocation path, written
+ * when pools are made or named, safe across fork (no lock to inherit).
+ */
+#ifndef GMG_HOOKS_MEMPOOL_H
+#define GMG_HOOKS_MEMPOOL_H
+
+#include "driver/real.h"
+
+enum gmg_mempool_kind {
+    GMG_MEMPOOL_UNKNOWN = 0, /* never seen (or the table was full): the current device's */
+    GMG_MEMPOOL_DEVICE,      /* pinned device memory of `dev` */
+    GMG_MEMPOOL_HOST,        /* pinned host memory (a host or NUMA location): no device's quota */
+    GMG_MEMPOOL_MANAGED,     /* managed memory (CUDA 13 managed pools), preferring `dev` if >= 0 */
+};
+
+/* What the pool is, and its device (-1 when it has none). */
+enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev);
+
+#endif
