@@ -512,6 +512,16 @@ static void pooldev(void)
     printf("pooldev: over device 1's limit %d, device 0 %d\n", (int)over, (int)fits0);
     if (fits0 == CUDA_SUCCESS)
         CHECK(A.cuMemFree_v2(d));
+    /* a host pool: pinned host memory, over every device's limit, counted on none */
+    CUmemoryPool hostp;
+    props.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    props.location.id = 0;
+    CHECK(A.cuMemPoolCreate(&hostp, &props));
+    CUresult rh = A.cuMemAllocFromPoolAsync(&d, 134217728, hostp, NULL);
+    printf("pooldev: host pool %d; device 0 guard %llu, device 1 guard %llu\n", (int)rh, guard_live_on(0), guard_live_on(1));
+    if (rh == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync(d, NULL));
+    CHECK(A.cuMemPoolDestroy(hostp));
     CHECK(A.cuMemFreeAsync(a, NULL));
     CHECK(A.cuMemFreeAsync(b, NULL));
     CHECK(A.cuMemFreeAsync(c, NULL));

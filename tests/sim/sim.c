@@ -18,7 +18,7 @@
 
 /* ---------------------------------------------------------------- state */
 
-enum blk_kind { BK_LINEAR, BK_MANAGED, BK_ASYNC, BK_IPC, BK_GRAPH };
+enum blk_kind { BK_LINEAR, BK_MANAGED, BK_ASYNC, BK_IPC, BK_GRAPH, BK_HOSTPOOL };
 
 struct seg {               /* a free range of device address space */
     uint64_t addr, size;
@@ -1113,6 +1113,28 @@ SIM_EXPORT CUresult cuCtxDisablePeerAccess(CUcontext peer)
 
 /* ---------------------------------------------------------- linear memory */
 
+/* A host pool's allocation: pinned host memory, on no device (no device's
+ * counts, untouched by any context's teardown), at an address of its own. */
+static CUresult host_pool_alloc(CUdeviceptr *dptr, uint64_t bytes, struct spool *pool)
+{
+    struct blk *b = calloc(1, sizeof *b);
+    if (!b)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    LOCK();
+    b->addr = va_next;
+    b->size = round_up(bytes, SIM_GRANULARITY);
+    b->kind = BK_HOSTPOOL;
+    b->dev = -1;
+    b->id = new_id();
+    b->pool = pool;
+    pool->used += b->size;
+    va_next += round_up(b->size, SIM_VMM_GRANULARITY);
+    HASH_ADD(hh, blocks, addr, sizeof b->addr, b);
+    UNLOCK();
+    *dptr = b->addr;
+    return CUDA_SUCCESS;
+}
+
 static CUresult linear_alloc_in(CUdeviceptr *dptr, uint64_t bytes, uint64_t counted, int kind, struct spool *pool)
 {
     CUcontext c = cur_ctx();
@@ -1121,6 +1143,8 @@ static CUresult linear_alloc_in(CUdeviceptr *dptr, uint64_t bytes, uint64_t coun
         return CUDA_ERROR_INVALID_VALUE;
     if (bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (pool && pool->dev < 0)
+        return host_pool_alloc(dptr, bytes, pool);
     int dev = pool ? pool->dev : ((struct sctx *)c)->dev; /* a pool's memory is on its device */
     /* GPUSIM_ROUND_LARGE: 2 MiB pages for allocations of 1 MiB and more, as
      * a real driver rounds large requests; else the 512-byte granularity */
@@ -1178,7 +1202,7 @@ static CUresult linear_free(CUdeviceptr p)
         return CUDA_ERROR_INVALID_VALUE;
     }
     HASH_DEL(blocks, b);
-    if (b->kind != BK_IPC && b->kind != BK_GRAPH) {
+    if (b->kind != BK_IPC && b->kind != BK_GRAPH && b->kind != BK_HOSTPOOL) {
         range_give(b->dev, b->addr, b->size);
         stats_sub(b->dev, b->counted);
     }
@@ -1389,16 +1413,19 @@ SIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 SIM_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
     REQUIRE_INIT();
-    if (!pool || !props || props->location.id < 0 || props->location.id >= ndev)
+    /* a device's pool, or pinned host memory (CUDA 12.2+: a host or NUMA location) */
+    int host = props && (props->location.type == CU_MEM_LOCATION_TYPE_HOST ||
+                         props->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA);
+    if (!pool || !props || (!host && (props->location.id < 0 || props->location.id >= ndev)))
         return CUDA_ERROR_INVALID_VALUE;
-    if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED || props->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+    if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED || (!host && props->location.type != CU_MEM_LOCATION_TYPE_DEVICE))
         return CUDA_ERROR_INVALID_VALUE;
     struct spool *p = calloc(1, sizeof *p);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    p->dev = props->location.id;
+    p->dev = host ? -1 : props->location.id;
     p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
-    p->access = 1u << p->dev;
+    p->access = host ? 0 : 1u << p->dev;
     obj_add(&p->o, OK_POOL);
     *pool = (CUmemoryPool)p;
     return CUDA_SUCCESS;
@@ -1420,7 +1447,7 @@ SIM_EXPORT CUresult cuMemPoolDestroy(CUmemoryPool pool)
     if (!p->is_default) {
         HASH_DEL(objs, &p->o);
         p->destroyed = 1;
-        if (devs[p->dev].cur_pool == p)
+        if (p->dev >= 0 && devs[p->dev].cur_pool == p)
             devs[p->dev].cur_pool = &devs[p->dev].default_pool;
     }
     UNLOCK();
