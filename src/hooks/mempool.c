@@ -40,9 +40,10 @@ enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev)
         uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_ACQUIRE);
         if (v == EMPTY)
             break;
-        if (v == p) {
-            *dev = slots[k].dev;
-            return (enum gmg_mempool_kind)slots[k].kind;
+        if (v == p) { /* relaxed: a slot reused under a reader (its pool destroyed while
+                         allocated from, which the driver refuses anyway) is no data race */
+            *dev = __atomic_load_n(&slots[k].dev, __ATOMIC_RELAXED);
+            return (enum gmg_mempool_kind)__atomic_load_n(&slots[k].kind, __ATOMIC_RELAXED);
         }
     }
     return GMG_MEMPOOL_UNKNOWN;
@@ -70,8 +71,8 @@ static void remember(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev)
         uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_RELAXED);
         if ((v == EMPTY || v == TOMB) &&
             __atomic_compare_exchange_n(&slots[k].pool, &v, BUSY, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-            slots[k].dev = dev;
-            slots[k].kind = kind;
+            __atomic_store_n(&slots[k].dev, dev, __ATOMIC_RELAXED);
+            __atomic_store_n(&slots[k].kind, (int32_t)kind, __ATOMIC_RELAXED);
             __atomic_store_n(&slots[k].pool, p, __ATOMIC_RELEASE);
             return;
         }
