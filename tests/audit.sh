@@ -104,3 +104,13 @@ if [ "$(grep -c "^SUMMARY: gpumemguard: 1048576 bytes in 1 allocations still liv
     ok "two copies of the guard: one exit report, the other copy says so once and answers with the first's numbers"
 else bad "two copies of the guard in one process" "$WORK/err"; fi
 fi
+
+# a refusal message lists what holds the quota: memory that does not count
+# against it (pinned host memory here) is left out, so that it can never
+# crowd the counted stacks out of the few the message shows
+guarded GPUMEM_LIMIT=2M "$T/audit" hostrefuse
+msg=$(sed -n '/^gpumemguard: the biggest live allocations on device 0:/,/^==/p' "$WORK/err")
+if has "hostrefuse: 0 0 0 0, then 2" "$WORK/out" && grep -q "^1048576 bytes in 1 allocation (cuMemAlloc, device 0)" <<<"$msg" \
+   && ! grep -q "cuMemHostAlloc" <<<"$msg"; then
+    ok "a refusal message lists the stacks that count against the quota, not pinned host memory that is bigger"
+else bad "refusal message: uncounted host memory listed instead of the counted stacks" "$WORK/err"; fi

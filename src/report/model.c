@@ -393,12 +393,31 @@ void gmg_report_set_device_ops(const struct gmg_device_ops *ops)
     gmg_report_dev = *ops;
 }
 
+/* Does a family's memory count against the device's quota (SPEC §2)?
+ * Pinned host memory, IPC and graph memory are tracked but never counted,
+ * managed memory only under GPUMEM_COUNT_MANAGED=1; a cuMemCreate handle
+ * off the device is counted on no device. */
+static int counts_on_device(int family)
+{
+    switch (family) {
+    case GMG_FAM_LINEAR: case GMG_FAM_PITCH: case GMG_FAM_ASYNC: case GMG_FAM_VMM:
+    case GMG_FAM_ARRAY: case GMG_FAM_MIPMAP:
+        return 1;
+    case GMG_FAM_MANAGED:
+        return gmg_cfg.count_managed;
+    default:
+        return 0;
+    }
+}
+
 /* Keep the GMG_REFUSAL_STACKS biggest live groups of one device, from the
- * live totals. */
+ * live totals: only those that hold its quota, which is what the message
+ * explains (a bigger buffer of pinned host memory must not crowd them out
+ * of the few it shows). */
 static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct gmg_refusal_state *t = arg;
-    if (device != t->ev.device || !gmg_group_is_allocation(family))
+    if (device != t->ev.device || !counts_on_device(family))
         return;
     struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
     size_t i = t->ntop < GMG_REFUSAL_STACKS ? t->ntop++ : GMG_REFUSAL_STACKS;

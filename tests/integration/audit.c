@@ -8,6 +8,9 @@
  *   audit growth             1 MiB, a reserved range with a mapping, a dump
  *   audit alloc BYTES        one allocation
  *   audit dev1 BYTES         one allocation on device 1 (GPUSIM_DEVICES=2)
+ *   audit hostrefuse         4 MiB of pinned host memory from each of three
+ *                            call sites, 1 MiB of device memory, then 2 MiB
+ *                            more of it (GPUMEM_LIMIT=2M refuses that)
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -67,6 +70,15 @@ int main(int argc, char **argv)
         int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
         if (dump)
             dump();
+    } else if (strcmp(mode, "hostrefuse") == 0) {
+        void *h1, *h2, *h3;
+        CUresult a = cuMemAllocHost(&h1, 4 << 20);
+        CUresult b = cuMemAllocHost(&h2, 4 << 20);
+        CUresult c = cuMemAllocHost(&h3, 4 << 20);
+        CUresult d = cuMemAlloc(&p, 1 << 20);
+        CUdeviceptr q;
+        CUresult e = cuMemAlloc(&q, 2 << 20);
+        printf("hostrefuse: %d %d %d %d, then %d\n", (int)a, (int)b, (int)c, (int)d, (int)e);
     } else if ((strcmp(mode, "alloc") == 0 || strcmp(mode, "dev1") == 0) && argc > 2) {
         printf("alloc: %d\n", (int)cuMemAlloc(&p, strtoull(argv[2], NULL, 0)));
     } else {
