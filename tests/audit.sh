@@ -114,3 +114,17 @@ if has "hostrefuse: 0 0 0 0, then 2" "$WORK/out" && grep -q "^1048576 bytes in 1
    && ! grep -q "cuMemHostAlloc" <<<"$msg"; then
     ok "a refusal message lists the stacks that count against the quota, not pinned host memory that is bigger"
 else bad "refusal message: uncounted host memory listed instead of the counted stacks" "$WORK/err"; fi
+
+# a program whose path is longer than 255 bytes (a deep build or conda
+# tree) is named whole: the report's exe, and its file name in the metrics
+# file's exe label, never a cut-off prefix of it
+deep="$WORK/$(printf 'd%.0s' $(seq 1 150))/$(printf 'e%.0s' $(seq 1 100))"
+mkdir -p "$deep"; cp "$T/audit" "$deep/audit_program_with_a_long_name"
+rm -f "$WORK/l.prom"
+guarded GPUMEM_REPORT_FORMAT=json GPUMEM_METRICS="$WORK/l.prom" "$deep/audit_program_with_a_long_name" alloc 4096
+exe=$(jq -r '.exe' "$WORK/err" 2>/dev/null)
+if [ "$exe" = "$deep/audit_program_with_a_long_name" ] \
+   && grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="audit_program_with_a_long_name"} 4096$' "$WORK/l.prom"; then
+    ok "a program path of ${#exe} bytes is named whole in the report and in the metrics exe label"
+else bad "long program path cut short: report exe '$exe'" "$WORK/l.prom"; fi
+rm -rf "$WORK/$(printf 'd%.0s' $(seq 1 150))"

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,11 +152,14 @@ static size_t top_sites(struct site *top, uint64_t *live, uint64_t *dropped)
 
 static void build(struct gmg_buf *b, gmg_site_namer name_site)
 {
-    char exe[256] = "", common[600];
+    /* the whole path, however deep, so that the label is the program's
+     * file name and not a cut-off piece of a directory's; that name (at
+     * most NAME_MAX bytes) fits its label escaped (3 bytes a byte) */
+    char exe[PATH_MAX] = "", common[3 * NAME_MAX + 64];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[len > 0 ? len : 0] = 0;
     const char *base = strrchr(exe, '/');
-    char lab[2 * sizeof exe];
+    char lab[3 * NAME_MAX + 1];
     snprintf(common, sizeof common, "pid=\"%d\",exe=\"%s\"", (int)getpid(),
              label(lab, sizeof lab, base ? base + 1 : exe));
     int ndev = gmg_quota_devices_seen();

@@ -12,6 +12,7 @@
 #ifndef GMG_REPORT_REPORT_H
 #define GMG_REPORT_REPORT_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,7 +58,7 @@ struct gmg_report {
     enum gmg_trigger trigger;
     unsigned dump;              /* sequence number of this dump */
     int pid;
-    char exe[256];
+    char exe[PATH_MAX];         /* whole: a deep build or conda tree passes 255 bytes */
     int ndev;                   /* devices with totals below */
     struct gmg_dev_totals dev[GMG_MAX_DEVICES];
     int grouped;                /* GPUMEM_GROUP (gmg_cfg.group names it) */
