@@ -32,6 +32,15 @@ if [ $rc = 0 ] && [ -z "$miss" ]; then
     ok "gpumemguard --help lists every option with its variable, dump PID, and examples"
 else bad "--help (rc $rc):$miss" "$WORK/out"; fi
 
+# text that cannot be written is never a success: status 1 and a message
+if [ -w /dev/full ]; then
+    "$GMG" --help >/dev/full 2>"$WORK/err"; r1=$?
+    "$GMG" --version >/dev/full 2>>"$WORK/err"; r2=$?
+    [ $r1 = 1 ] && [ $r2 = 1 ] && [ "$(grep -c "cannot write to standard output" "$WORK/err")" = 2 ] \
+        && ok "gpumemguard --help and --version to a full disk: status 1 and a message, never 0 with the text lost" \
+        || bad "--help/--version write errors (rc $r1, $r2)" "$WORK/err"
+else skip "--help to a full disk" "no /dev/full"; fi
+
 # refused before anything runs: status 2 and a message naming the problem
 for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G" "missing PROGRAM|" \
             "'--limit' needs a value|--limit" "unknown option '-x'|-x true" \

@@ -536,6 +536,17 @@ static int run(char **argv)
     }
 }
 
+/* The status of --help and --version: 0 once their text is written; a
+ * write that failed (a full disk, a closed pipe) is said, status 1, never
+ * a success with the text lost, as coreutils do. */
+static int printed(void)
+{
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    fprintf(stderr, "gpumemguard: cannot write to standard output: %s\n", strerror(errno));
+    return 1;
+}
+
 static const struct option_def *find_option(const char *name, size_t n)
 {
     for (size_t i = 0; i < NOPTIONS; i++)
@@ -566,11 +577,11 @@ int main(int argc, char **argv)
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             help();
-            return 0;
+            return printed();
         }
         if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
             printf("gpumemguard " GPUMEMGUARD_VERSION "\n");
-            return 0;
+            return printed();
         }
         if (a[0] != '-' || a[1] == '\0')
             break;              /* the program (or "dump") */
