@@ -464,12 +464,15 @@ static struct gmg_alloc *vmm_locked(uint64_t handle, struct shard **s)
     return a && a->has_aux ? a : NULL; /* a handle's record always has its mapping count */
 }
 
-void gmg_track_vmm_mapped(uint64_t handle)
+void gmg_track_vmm_mapped(uint64_t handle, uint64_t extent)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
-    if (a)
+    if (a) {
         a->aux[0]++;
+        if (!a->counted && extent > a->size)
+            a->size = extent;
+    }
     gmg_unlock(&s->mu);
 }
 
@@ -500,6 +503,8 @@ int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
+    if (a && !a->freeing && a->released && a->aux[0] > 0)
+        a->aux[0]--; /* the handle's own reference went before: this was a retain's */
     if (a && !a->freeing && a->aux[0] == 0) {
         del_locked(s, a); /* the last mapping went meanwhile */
         gone_locked(s, a, out);

@@ -75,11 +75,17 @@ int gmg_track_free_end(struct gmg_freeing *f, int freed, struct gmg_gone *out);
 int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg_freeing *f, struct gmg_gone *out);
 void gmg_track_reclaimed_add(struct gmg_alloc *a);
 
-/* VMM handles (GMG_SPACE_VMM): a mapping made or removed; a handle released
- * by the program. A released handle stays live until its last mapping goes;
- * unmapped and released return 1 and *out once the caller must drop the
- * handle's record, else 0. vmm_is_mapped is a hint, unlocked. */
-void gmg_track_vmm_mapped(uint64_t handle);
+/* VMM handles (GMG_SPACE_VMM): a mapping made or removed, a reference taken
+ * (cuMemRetainAllocationHandle); a handle released by the program. Its
+ * ninth word counts the references beyond the handle's own: mappings and
+ * retains, which the driver counts alike. The first release gives back the
+ * handle's own reference (released), each later one a retain's; the record
+ * goes with the last reference. unmapped and released return 1 and *out
+ * once the caller must drop the handle's record, else 0. vmm_is_mapped
+ * (any reference beyond its own) is a hint, unlocked. vmm_mapped's extent
+ * (offset + size of a mapping) sizes an uncounted handle (an import), whose
+ * size the driver never says. */
+void gmg_track_vmm_mapped(uint64_t handle, uint64_t extent);
 int gmg_track_vmm_is_mapped(uint64_t handle);
 int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out);
 int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out);

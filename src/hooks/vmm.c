@@ -69,7 +69,35 @@ GMG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
      * the handle then stays counted (too much, never too little) */
     gmg_end(&op, r, GMG_SPACE_MAP, ptr, size, handle);
     if (r == CUDA_SUCCESS)
-        gmg_track_vmm_mapped(handle);
+        gmg_track_vmm_mapped(handle, offset + size);
+    return r;
+}
+
+/* One more reference to a mapped address's handle, which the caller will
+ * release: the handle stays live until it is (NCCL frees its buffers so:
+ * retain, release, unmap, release). */
+GMG_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    gmg_enter(H_cuMemRetainAllocationHandle);
+    CUresult r = CALL_REAL(cuMemRetainAllocationHandle, handle, addr);
+    if (r == CUDA_SUCCESS && handle)
+        gmg_track_vmm_mapped(*handle, 0);
+    return r;
+}
+
+/* Another process's memory (NCCL's buffers between the GPUs of a node):
+ * reported with the IPC mappings, never counted (SPEC §2), so that its
+ * release is no unknown free. Sized by the mappings made of it. */
+GMG_EXPORT CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
+                                                           CUmemAllocationHandleType shHandleType)
+{
+    gmg_enter(H_cuMemImportFromShareableHandle);
+    if (!handle)
+        return CALL_REAL(cuMemImportFromShareableHandle, handle, osHandle, shHandleType);
+    struct gmg_op op;
+    gmg_begin(&op, GMG_FAM_IPC, -1, 0, 0);
+    CUresult r = CALL_REAL(cuMemImportFromShareableHandle, handle, osHandle, shHandleType);
+    gmg_end(&op, r, GMG_SPACE_VMM, r == CUDA_SUCCESS ? *handle : 0, 0, 0);
     return r;
 }
 

@@ -42,6 +42,9 @@
     F(cuMemAddressFree, cuMemAddressFree, 10020, ) \
     F(cuMemMap, cuMemMap, 10020, ) \
     F(cuMemUnmap, cuMemUnmap, 10020, ) \
+    F(cuMemRetainAllocationHandle, cuMemRetainAllocationHandle, 11000, ) \
+    F(cuMemExportToShareableHandle, cuMemExportToShareableHandle, 10020, ) \
+    F(cuMemImportFromShareableHandle, cuMemImportFromShareableHandle, 10020, ) \
     F(cuArrayCreate_v2, cuArrayCreate, 3020, ) \
     F(cuArray3DCreate_v2, cuArray3DCreate, 3020, ) \
     F(cuArrayDestroy, cuArrayDestroy, 2000, ) \

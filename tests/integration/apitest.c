@@ -14,6 +14,8 @@
  *   apitest ROUTE info          print cuMemGetInfo / cuDeviceTotalMem
  *   apitest ROUTE nulls         NULL output pointers everywhere
  *   apitest ROUTE unknownfree   free pointers the guard never saw
+ *   apitest ROUTE vmmrefs       VMM handle references: NCCL's free (retain,
+ *                               release, unmap, release), an imported handle
  *   apitest ROUTE pooldev       (2 devices) allocations from device 1's pools
  *                               while device 0's context is current
  */
@@ -482,6 +484,47 @@ static void unknownfree(void)
     printf("free unknown: %d %d\n", (int)A.cuMemFree_v2((CUdeviceptr)0x1234), (int)A.cuMemFree_v2(0));
 }
 
+/* A handle's references as the driver counts them: the guard's count and the
+ * driver's must agree at each step, and no release may be an unknown free. */
+static void vmmrefs(void)
+{
+    CUmemAllocationProp prop = vmm_prop();
+    CUmemGenericAllocationHandle h, again, imported;
+    CUdeviceptr va, va2;
+    CHECK(A.cuMemCreate(&h, 2097152, &prop, 0));
+    CHECK(A.cuMemAddressReserve(&va, 2097152, 0, 0, 0));
+    CHECK(A.cuMemMap(va, 2097152, 0, h, 0));
+    /* NCCL's ncclCuMemFree */
+    CHECK(A.cuMemRetainAllocationHandle(&again, (void *)(uintptr_t)va));
+    CHECK(A.cuMemRelease(again));
+    printf("vmmrefs: retained and released once: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemUnmap(va, 2097152));
+    printf("vmmrefs: unmapped, a reference left: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemRelease(again));
+    printf("vmmrefs: released again: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    /* another process's handle, imported (here from this one) */
+    CHECK(A.cuMemCreate(&h, 2097152, &prop, 0));
+    int fd = -1;
+    CHECK(A.cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CHECK(A.cuMemImportFromShareableHandle(&imported, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    CHECK(A.cuMemMap(va, 2097152, 0, imported, 0));
+    printf("vmmrefs: imported and mapped: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemRelease(imported));
+    CHECK(A.cuMemUnmap(va, 2097152));
+    CHECK(A.cuMemRelease(h));
+    CHECK(A.cuMemAddressFree(va, 2097152));
+    /* one imported and kept: a leak of the IPC family, sized by its mapping */
+    CHECK(A.cuMemCreate(&h, 2097152, &prop, 0));
+    CHECK(A.cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CHECK(A.cuMemImportFromShareableHandle(&imported, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    CHECK(A.cuMemAddressReserve(&va2, 4194304, 0, 0, 0));
+    CHECK(A.cuMemMap(va2 + 2097152, 1048576, 1048576, imported, 0));
+    CHECK(A.cuMemUnmap(va2 + 2097152, 1048576));
+    CHECK(A.cuMemAddressFree(va2, 4194304));
+    CHECK(A.cuMemRelease(h));
+    printf("vmmrefs: done: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+}
+
 /* A pool's allocations are its device's, whichever context is current:
  * counted there, refused by that device's limit (GPUMEM_LIMIT=0:64M,1:4M). */
 static unsigned long long guard_live_on(int dev)
@@ -557,6 +600,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "unknownfree")) unknownfree();
     else if (!strcmp(t, "nocontext")) no_context();
     else if (!strcmp(t, "pooldev")) pooldev();
+    else if (!strcmp(t, "vmmrefs")) vmmrefs();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }
     fflush(stdout);
     return 0;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <uthash.h>
@@ -79,7 +80,10 @@ struct sarray {            /* CUarray and CUmipmappedArray handles */
 
 struct shandle {           /* cuMemCreate physical allocation */
     uint64_t size;
-    int dev, released, maps;
+    int dev, maps;
+    int refs;              /* the handle's references: 1 from cuMemCreate or an import, one
+                              more each cuMemRetainAllocationHandle, one less each cuMemRelease;
+                              the memory goes once refs and maps are both 0 */
     unsigned char *mem;    /* the bytes, allocated on first access */
 };
 
@@ -1632,6 +1636,7 @@ SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
         struct shandle *h = calloc(1, sizeof *h);
         h->size = size;
         h->dev = -1;
+        h->refs = 1;
         *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
         return CUDA_SUCCESS;
     }
@@ -1648,13 +1653,14 @@ SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
     struct shandle *h = calloc(1, sizeof *h);
     h->size = size;
     h->dev = dev;
+    h->refs = 1;
     *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
     return CUDA_SUCCESS;
 }
 
 static void handle_put(struct shandle *h)
 {
-    if (h->released && h->maps == 0) {
+    if (h->refs == 0 && h->maps == 0) {
         if (h->dev >= 0) {
             devs[h->dev].used -= h->size;
             stats_sub(h->dev, h->size);
@@ -1669,12 +1675,93 @@ SIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     INJECT_FREE("cuMemRelease");
     REQUIRE_INIT();
     struct shandle *h = (struct shandle *)(uintptr_t)handle;
-    if (!h || h->released)
+    if (!h || h->refs == 0)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    h->released = 1;
+    h->refs--;
     handle_put(h); /* physical memory goes once the last mapping is gone */
     UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+/* The handle behind a mapped address, with one more reference for the
+ * caller to release (NCCL frees its buffers so: retain, release, unmap,
+ * release). */
+SIM_EXPORT CUresult cuMemRetainAllocationHandle(CUmemGenericAllocationHandle *handle, void *addr)
+{
+    REQUIRE_INIT();
+    if (!handle)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t a = (uint64_t)(uintptr_t)addr;
+    LOCK();
+    struct smap *m = maps;
+    while (m && !(a >= m->addr && a < m->addr + m->size))
+        m = m->next;
+    if (m)
+        m->h->refs++;
+    UNLOCK();
+    if (!m)
+        return CUDA_ERROR_INVALID_VALUE;
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)m->h;
+    return CUDA_SUCCESS;
+}
+
+/* Shareable handles: a file descriptor (an eventfd) stands for the handle;
+ * importing it makes a new handle to the same bytes' size on no device of
+ * this process (the exporter's memory, in a real second process). */
+struct sexport {
+    int fd;
+    struct shandle *h;
+    struct sexport *next;
+};
+static struct sexport *exports;
+
+SIM_EXPORT CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocationHandle handle,
+                                                 CUmemAllocationHandleType type, unsigned long long flags)
+{
+    REQUIRE_INIT();
+    struct shandle *h = (struct shandle *)(uintptr_t)handle;
+    if (!out || !h || h->refs == 0 || flags || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct sexport *e = calloc(1, sizeof *e);
+    if (!e)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    e->fd = eventfd(0, EFD_CLOEXEC);
+    if (e->fd < 0) {
+        free(e);
+        return CUDA_ERROR_OPERATING_SYSTEM;
+    }
+    e->h = h;
+    LOCK();
+    e->next = exports;
+    exports = e;
+    UNLOCK();
+    *(int *)out = e->fd;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *os_handle,
+                                                   CUmemAllocationHandleType type)
+{
+    REQUIRE_INIT();
+    if (!handle || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return CUDA_ERROR_INVALID_VALUE;
+    int fd = (int)(intptr_t)os_handle; /* the driver takes the descriptor's value as the pointer */
+    LOCK();
+    struct sexport *e = exports;
+    while (e && e->fd != fd)
+        e = e->next;
+    uint64_t size = e ? e->h->size : 0;
+    UNLOCK();
+    if (!e)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct shandle *h = calloc(1, sizeof *h);
+    if (!h)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    h->size = size;
+    h->dev = -1;
+    h->refs = 1;
+    *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
     return CUDA_SUCCESS;
 }
 
@@ -1719,7 +1806,7 @@ SIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemG
     (void)flags;
     REQUIRE_INIT();
     struct shandle *h = (struct shandle *)(uintptr_t)handle;
-    if (!h || h->released || offset + size > h->size)
+    if (!h || h->refs == 0 || offset + size > h->size)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     LOCK();
