@@ -108,6 +108,12 @@ has "formats: 51, 0 wrong; guard 0 sim 0" "$WORK/out" && [ "$nfmt" = 52 ] \
     && ok "every array format of cuda.h (51): each sized by its element (1, 2, 4 or 8 bytes), refused one row over the limit and not at it" \
     || bad "array formats" "$WORK/out"
 
+rguarded GPUMEM_LIMIT=1M "$T/regress" sparse
+has "sparse 0 deferred 0 mipmapped sparse 0; guard 0 sim 0" "$WORK/out" && has "an ordinary array over the limit: 2" "$WORK/out" \
+    && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err" \
+    && ok "sparse and deferred-mapping arrays (64 MiB under a 1 MiB limit) hold no memory: counted nowhere, freed; an ordinary one still refused" \
+    || bad "sparse arrays" "$WORK/out"
+
 # NULL outputs with sizes far over the limit: the driver's own error codes
 # (the same calls without the guard), no refusal made or shown
 env "$T/regress" nulls_big >"$WORK/out0" 2>/dev/null

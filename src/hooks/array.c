@@ -56,13 +56,24 @@ static uint64_t array_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsi
     return v;
 }
 
-static CUresult array_create(CUarray *pHandle, uint64_t bytes, CUresult (*call)(CUarray *, const void *),
+/* A sparse array, or one whose memory is mapped later (CUDA_ARRAY3D_SPARSE,
+ * CUDA_ARRAY3D_DEFERRED_MAPPING), holds none of its own: its memory is
+ * cuMemCreate handles mapped into it (cuMemMapArrayAsync), counted there.
+ * It is tracked and reported, at 0 bytes, never counted. */
+static int holds_memory(unsigned flags)
+{
+    return !(flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING));
+}
+
+static CUresult array_create(CUarray *pHandle, uint64_t bytes, int counted, CUresult (*call)(CUarray *, const void *),
                              const void *desc)
 {
     struct gmg_op op;
     if (!pHandle || !desc)
         return call(pHandle, desc);
-    CUresult r = gmg_begin(&op, GMG_FAM_ARRAY, -1, bytes, 1);
+    if (!counted)
+        bytes = 0;
+    CUresult r = gmg_begin(&op, GMG_FAM_ARRAY, -1, bytes, counted);
     if (r != CUDA_SUCCESS)
         return r;
     r = call(pHandle, desc);
@@ -78,14 +89,14 @@ static CUresult call_3d_v1(CUarray *h, const void *d) { return CALL_REAL(cuArray
 GMG_EXPORT CUresult CUDAAPI cuArrayCreate_v2(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR *d)
 {
     gmg_enter(H_cuArrayCreate_v2);
-    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, 1, d->Format, d->NumChannels) : 0,
+    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, 1, d->Format, d->NumChannels) : 0, 1,
                         call_create_v2, d);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
 {
     gmg_enter(H_cuArrayCreate);
-    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, 1, d->Format, d->NumChannels) : 0,
+    return array_create(pHandle, d ? array_bytes(d->Width, d->Height, 1, d->Format, d->NumChannels) : 0, 1,
                         call_create_v1, d);
 }
 
@@ -93,14 +104,14 @@ GMG_EXPORT CUresult CUDAAPI cuArray3DCreate_v2(CUarray *pHandle, const CUDA_ARRA
 {
     gmg_enter(H_cuArray3DCreate_v2);
     return array_create(pHandle, d ? array_bytes(d->Width, d->Height, d->Depth, d->Format, d->NumChannels) : 0,
-                        call_3d_v2, d);
+                        !d || holds_memory(d->Flags), call_3d_v2, d);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
 {
     gmg_enter(H_cuArray3DCreate);
     return array_create(pHandle, d ? array_bytes(d->Width, d->Height, d->Depth, d->Format, d->NumChannels) : 0,
-                        call_3d_v1, d);
+                        !d || holds_memory(d->Flags), call_3d_v1, d);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuArrayDestroy(CUarray hArray)
@@ -132,7 +143,10 @@ GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, co
         if (__builtin_add_overflow(bytes, array_bytes(level(d->Width, l) ? level(d->Width, l) : 1, level(d->Height, l),
                                                       level(d->Depth, l), d->Format, d->NumChannels), &bytes))
             bytes = UINT64_MAX;
-    CUresult r = gmg_begin(&op, GMG_FAM_MIPMAP, -1, bytes, 1);
+    int counted = holds_memory(d->Flags);
+    if (!counted)
+        bytes = 0;
+    CUresult r = gmg_begin(&op, GMG_FAM_MIPMAP, -1, bytes, counted);
     if (r != CUDA_SUCCESS)
         return r;
     r = CALL_REAL(cuMipmappedArrayCreate, pHandle, d, numMipmapLevels);

@@ -249,6 +249,30 @@ static void formats(void)
     printf("formats: %zu, %d wrong; guard %llu sim %llu\n", sizeof fmts / sizeof fmts[0], wrong, guard_live(0), sim_live(0));
 }
 
+/* Under GPUMEM_LIMIT=1M: sparse and deferred-mapping arrays hold no memory
+ * of their own (handles are mapped into them later, counted as cuMemCreate):
+ * 64 MiB of them goes through, counted nowhere, and an ordinary array of
+ * 2 MiB is still refused. */
+static void sparse(void)
+{
+    CUDA_ARRAY3D_DESCRIPTOR sp = { 2048, 2048, 4, CU_AD_FORMAT_UNSIGNED_INT8, 1, CUDA_ARRAY3D_SPARSE },
+                            dm = { 2048, 2048, 4, CU_AD_FORMAT_UNSIGNED_INT8, 1, CUDA_ARRAY3D_DEFERRED_MAPPING },
+                            plain = { 2048, 1024, 1, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0 };
+    CUarray a = NULL, b = NULL, c = NULL;
+    CUmipmappedArray m = NULL;
+    CUresult ra = cuArray3DCreate_v2(&a, &sp), rb = cuArray3DCreate_v2(&b, &dm), rm = cuMipmappedArrayCreate(&m, &sp, 3);
+    printf("sparse %d deferred %d mipmapped sparse %d; guard %llu sim %llu\n", (int)ra, (int)rb, (int)rm, guard_live(0),
+           sim_live(0));
+    CUresult rc = cuArray3DCreate_v2(&c, &plain);
+    printf("an ordinary array over the limit: %d\n", (int)rc);
+    if (ra == CUDA_SUCCESS)
+        CHECK(cuArrayDestroy(a));
+    if (rb == CUDA_SUCCESS)
+        CHECK(cuArrayDestroy(b));
+    if (rm == CUDA_SUCCESS)
+        CHECK(cuMipmappedArrayDestroy(m));
+}
+
 /* ------------------------------------------------------------ nulls_big */
 
 /* NULL outputs with sizes far over any limit the test sets: the driver's
@@ -487,6 +511,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "refuse")) refuse();
     else if (!strcmp(m, "legacy")) legacy();
     else if (!strcmp(m, "formats")) formats();
+    else if (!strcmp(m, "sparse")) sparse();
     else if (!strcmp(m, "nulls_big")) nulls_big();
     else if (!strcmp(m, "destroy_primary")) destroy_primary();
     else if (!strcmp(m, "stale_ctx")) stale_ctx();

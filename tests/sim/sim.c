@@ -743,7 +743,8 @@ static void free_ctx_memory(CUcontext c)
         if (a->alive && a->ctx == c) {
             a->alive = 0;
             devs[a->dev].used -= a->bytes;
-            stats_sub(a->dev, a->bytes);
+            if (a->bytes)
+                stats_sub(a->dev, a->bytes);
         }
     }
 }
@@ -1878,20 +1879,25 @@ static uint64_t level_bytes(uint64_t w, uint64_t h, uint64_t d, uint64_t elem)
     return v;
 }
 
-static CUresult array_make(void **out, uint64_t bytes, int mip)
+/* flags: a sparse or deferred-mapping array (CUDA_ARRAY3D_SPARSE,
+ * CUDA_ARRAY3D_DEFERRED_MAPPING) takes no memory: it is mapped later */
+static CUresult array_make(void **out, uint64_t bytes, int mip, unsigned flags)
 {
     CUcontext c = cur_ctx();
     REQUIRE_CTX(c);
     if (!out || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
     int dev = ((struct sctx *)c)->dev;
+    if (flags & (CUDA_ARRAY3D_SPARSE | CUDA_ARRAY3D_DEFERRED_MAPPING))
+        bytes = 0;
     LOCK();
-    if (!bytes_take(dev, bytes)) {
+    if (bytes && !bytes_take(dev, bytes)) {
         devs[dev].st.oom++;
         UNLOCK();
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    stats_add(dev, bytes);
+    if (bytes)
+        stats_add(dev, bytes);
     struct sarray *a = calloc(1, sizeof *a);
     a->bytes = bytes;
     a->dev = dev;
@@ -1916,7 +1922,8 @@ static CUresult array_destroy(void *h, int mip)
             if (x->alive) {
                 x->alive = 0;
                 devs[x->dev].used -= x->bytes;
-                stats_sub(x->dev, x->bytes);
+                if (x->bytes)
+                    stats_sub(x->dev, x->bytes);
             }
             r = CUDA_SUCCESS;
             break;
@@ -1931,7 +1938,7 @@ SIM_EXPORT CUresult cuArrayCreate_v2(CUarray *h, const CUDA_ARRAY_DESCRIPTOR *d)
     INJECT_ALLOC("cuArrayCreate_v2");
     if (!d || !format_bytes(d->Format) || !d->NumChannels)
         return CUDA_ERROR_INVALID_VALUE;
-    return array_make((void **)h, level_bytes(d->Width, d->Height, 1, format_bytes(d->Format) * d->NumChannels), 0);
+    return array_make((void **)h, level_bytes(d->Width, d->Height, 1, format_bytes(d->Format) * d->NumChannels), 0, 0);
 }
 
 SIM_EXPORT CUresult cuArrayCreate(CUarray *h, const CUDA_ARRAY_DESCRIPTOR_v1 *d)
@@ -1946,7 +1953,8 @@ SIM_EXPORT CUresult cuArray3DCreate_v2(CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR
 {
     if (!d || !format_bytes(d->Format) || !d->NumChannels)
         return CUDA_ERROR_INVALID_VALUE;
-    return array_make((void **)h, level_bytes(d->Width, d->Height, d->Depth, format_bytes(d->Format) * d->NumChannels), 0);
+    return array_make((void **)h, level_bytes(d->Width, d->Height, d->Depth, format_bytes(d->Format) * d->NumChannels), 0,
+                      d->Flags);
 }
 
 SIM_EXPORT CUresult cuArray3DCreate(CUarray *h, const CUDA_ARRAY3D_DESCRIPTOR_v1 *d)
@@ -1970,7 +1978,7 @@ SIM_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY
                                                       d->Depth ? (d->Depth >> l ? d->Depth >> l : 1) : 0, elem),
                                    &total))
             total = UINT64_MAX;
-    return array_make((void **)h, total, 1);
+    return array_make((void **)h, total, 1, d->Flags);
 }
 
 SIM_EXPORT CUresult cuMipmappedArrayDestroy(CUmipmappedArray h) { return array_destroy(h, 1); }
