@@ -293,6 +293,14 @@ if [ $rc -eq 0 ] && has "nulls survived" "$WORK/out" && cmp -s "$WORK/out0" "$WO
    && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err"; then
     ok "NULL output pointers and refused graph memory nodes (under a limit too) get exactly the driver's return codes, no record, no crash"
 else bad "nulls: guarded and unguarded return codes differ" "$WORK/out"; fi
+# graph allocations freed in another graph: the driver's answers (cuda.h), the
+# same through the guard, and nothing left behind
+env "$T/apitest" direct graphs >"$WORK/out0" 2>/dev/null
+guarded "$T/apitest" direct graphs
+if has "graphs: free nodes x 0 1, y 0 1, z 0; cuMemFree z 0, y 1; after b x 0; after a y 1" "$WORK/out0" \
+   && cmp -s "$WORK/out0" "$WORK/out" && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err"; then
+    ok "graph allocations freed in another graph: the driver's return codes (a destroyed graph ends its free node, not the allocation), the same through the guard"
+else bad "graphs freed in another graph" "$WORK/out0"; fi
 guarded "$T/apitest" direct unknownfree
 has "unknown frees: 1" "$WORK/err" && ok "a free of an unknown pointer is passed to the driver and counted" || bad "unknown free" "$WORK/err"
 guarded "$T/apitest" direct nocontext; rc=$?

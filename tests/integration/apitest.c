@@ -18,6 +18,7 @@
  *                               release, unmap, release), an imported handle
  *   apitest ROUTE pooldev       (2 devices) allocations from device 1's pools
  *                               while device 0's context is current
+ *   apitest ROUTE graphs        graph allocations freed in another graph
  */
 #define _GNU_SOURCE
 #include "api.h"
@@ -479,6 +480,35 @@ static void nulls(void)
     printf("nulls survived\n");
 }
 
+/* Graph memory nodes freed in another graph than the one that allocates
+ * them (cuda.h, cuGraphAddMemAllocNode): the driver's answers, which the
+ * guard must pass through unchanged. x is freed in b; y in its own graph a;
+ * z in b too. Destroying b ends x's free node, not x: its allocation node
+ * lives on in a, and the program may free it. z, not freed in its own
+ * graph, may be freed by the program while b lives. y is a's alone: never
+ * outside a, and gone with a. */
+static void graphs(void)
+{
+    CUgraph a, b;
+    CUgraphNode n;
+    CHECK(A.cuGraphCreate(&a, 0));
+    CHECK(A.cuGraphCreate(&b, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS x = graph_params(65536), y = graph_params(131072), z = graph_params(196608);
+    CHECK(A.cuGraphAddMemAllocNode(&n, a, NULL, 0, &x));
+    CHECK(A.cuGraphAddMemAllocNode(&n, a, NULL, 0, &y));
+    CHECK(A.cuGraphAddMemAllocNode(&n, a, NULL, 0, &z));
+    int x_b = A.cuGraphAddMemFreeNode(&n, b, NULL, 0, x.dptr), x_a = A.cuGraphAddMemFreeNode(&n, a, NULL, 0, x.dptr);
+    int y_a = A.cuGraphAddMemFreeNode(&n, a, NULL, 0, y.dptr), y_b = A.cuGraphAddMemFreeNode(&n, b, NULL, 0, y.dptr);
+    int z_b = A.cuGraphAddMemFreeNode(&n, b, NULL, 0, z.dptr);
+    int z_free = A.cuMemFree_v2(z.dptr), y_free = A.cuMemFree_v2(y.dptr);
+    CHECK(A.cuGraphDestroy(b));
+    int x_free = A.cuMemFree_v2(x.dptr);
+    CHECK(A.cuGraphDestroy(a));
+    int y_gone = A.cuMemFree_v2(y.dptr);
+    printf("graphs: free nodes x %d %d, y %d %d, z %d; cuMemFree z %d, y %d; after b x %d; after a y %d\n", x_b, x_a,
+           y_a, y_b, z_b, z_free, y_free, x_free, y_gone);
+}
+
 static void unknownfree(void)
 {
     printf("free unknown: %d %d\n", (int)A.cuMemFree_v2((CUdeviceptr)0x1234), (int)A.cuMemFree_v2(0));
@@ -598,6 +628,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "info")) info();
     else if (!strcmp(t, "nulls")) nulls();
     else if (!strcmp(t, "unknownfree")) unknownfree();
+    else if (!strcmp(t, "graphs")) graphs();
     else if (!strcmp(t, "nocontext")) no_context();
     else if (!strcmp(t, "pooldev")) pooldev();
     else if (!strcmp(t, "vmmrefs")) vmmrefs();

@@ -34,6 +34,8 @@ struct blk {               /* a live linear allocation */
     CUcontext ctx;
     struct spool *pool;    /* stream-ordered: the pool it came from */
     uint64_t ipc_src;      /* BK_IPC: the address of the block it maps */
+    void *graph_own;       /* BK_GRAPH: the graph of its allocation node,
+                              NULL once that graph is destroyed */
     void *graph_free;      /* BK_GRAPH: the graph with a free node for it */
     unsigned char *mem;    /* the bytes, allocated on first access */
     unsigned long long id; /* CU_POINTER_ATTRIBUTE_BUFFER_ID */
@@ -1202,7 +1204,7 @@ static CUresult linear_free(CUdeviceptr p)
         UNLOCK();
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (b->kind == BK_GRAPH && b->graph_free) { /* freed in its graph: only there */
+    if (b->kind == BK_GRAPH && b->graph_free && b->graph_free == b->graph_own) { /* freed in its graph: only there */
         UNLOCK();
         return CUDA_ERROR_INVALID_VALUE;
     }
@@ -2447,11 +2449,16 @@ SIM_EXPORT CUresult cuIpcCloseMemHandle(CUdeviceptr p) { return linear_free(p); 
 
 /* Graphs hold only what memory nodes need. An allocation node's address is
  * fixed when the node is added: a reservation of its own (no memory is
- * counted until a launch, and the simulator launches nothing). Not freed in
- * its graph, it lives until cuMemFree/cuMemFreeAsync or context teardown, as
- * an allocation that outlives a launch does; freed in its graph (one free
- * node, in the graph that allocates it), only the graph's destruction frees
- * its address. Other node types are not simulated. */
+ * counted until a launch, and the simulator launches nothing). One free node
+ * may be added for it, in its own graph or in another (cuda.h, at
+ * cuGraphAddMemAllocNode). Freed in its own graph, it cannot be freed outside
+ * it, and the graph's destruction frees its address. Otherwise it lives
+ * until cuMemFree/cuMemFreeAsync or context teardown, as an allocation that
+ * outlives a launch does: destroying a graph ends its nodes, not the memory
+ * of an allocation still live (the programming guide: "Graph destruction
+ * does not automatically free any live graph-allocated memory"), so the
+ * destruction of the graph that allocates it, or of another graph with its
+ * free node, leaves it to the program. Other node types are not simulated. */
 struct sgraph {
     struct sobj o;
     struct snode *nodes;
@@ -2496,11 +2503,18 @@ SIM_EXPORT CUresult cuGraphDestroy(CUgraph h)
     LOCK();
     struct blk *b, *tmp;
     HASH_ITER(hh, blocks, b, tmp) {
-        if (b->kind == BK_GRAPH && b->graph_free == g) {
+        if (b->kind != BK_GRAPH)
+            continue;
+        if (b->graph_own == g && b->graph_free == g) { /* allocated and freed here */
             HASH_DEL(blocks, b);
             free(b->mem);
             free(b);
+            continue;
         }
+        if (b->graph_own == g) /* its node is gone; a free node elsewhere may still free it */
+            b->graph_own = NULL;
+        if (b->graph_free == g) /* its free node is gone: the program's to free again */
+            b->graph_free = NULL;
     }
     UNLOCK();
     while (g->nodes) {
@@ -2533,6 +2547,7 @@ static CUresult graph_alloc(CUgraphNode *ph, CUgraph h, CUDA_MEM_ALLOC_NODE_PARA
     b->addr = va_next;
     b->size = round_up(p->bytesize, SIM_GRANULARITY);
     b->kind = BK_GRAPH;
+    b->graph_own = g;
     b->dev = p->poolProps.location.id;
     b->ctx = c;
     b->id = new_id();
