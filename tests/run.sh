@@ -109,14 +109,15 @@ done
 # VMM handle references: NCCL's free (retain, release, unmap, release) and
 # imported handles, counted as the driver counts them, no release unknown
 for r in $ROUTES; do
-    guarded "$T/apitest" "$r" vmmrefs
+    guarded GPUMEM_METRICS="$WORK/vmmrefs.prom" "$T/apitest" "$r" vmmrefs
     if has "retained and released once: guard 2097152 sim 2097152" "$WORK/out" \
        && has "unmapped, a reference left: guard 2097152 sim 2097152" "$WORK/out" \
        && has "released again: guard 0 sim 0" "$WORK/out" && has "done: guard 0 sim 0" "$WORK/out" \
        && has "unknown frees: 0;" "$WORK/err" \
        && has "2097152 bytes in 1 allocation (cuIpcOpenMemHandle, device 0)" "$WORK/err" \
-       && has "SUMMARY: gpumemguard: 2097152 bytes in 1 allocations still live at exit" "$WORK/err"; then
-        ok "VMM references via $r: a retained handle lives until its last release (NCCL's free), an imported one is IPC (sized by its mappings), no unknown free"
+       && has "SUMMARY: gpumemguard: 2097152 bytes in 1 allocations still live at exit" "$WORK/err" \
+       && grep -q '^gpumem_site_bytes{.*rank="1",site="vmmrefs [^"]*"} 2097152$' "$WORK/vmmrefs.prom"; then
+        ok "VMM references via $r: a retained handle lives until its last release (NCCL's free), an imported one is IPC (sized by its mappings, in the metrics' sites too), no unknown free"
     else
         bad "VMM references via $r" "$WORK/out"; sed 's/^/     | /' "$WORK/err" | grep -v "    #" | head -20
     fi

@@ -470,8 +470,14 @@ void gmg_track_vmm_mapped(uint64_t handle, uint64_t extent)
     struct gmg_alloc *a = vmm_locked(handle, &s);
     if (a) {
         a->aux[0]++;
-        if (!a->counted && extent > a->size)
+        if (!a->counted && extent > a->size) {
+            /* the live totals hold the size it was added with, and its
+             * removal takes its size now: move them with it (the totals
+             * its add made are never freed, so the add back finds them) */
+            live_change(s, a, -1);
             a->size = extent;
+            live_change(s, a, 1);
+        }
     }
     gmg_unlock(&s->mu);
 }
