@@ -123,6 +123,20 @@ for r in $ROUTES; do
     fi
 done
 
+# an import that gives back a handle the process holds (its own export): one
+# reference more, the handle still counted until its last release
+for r in direct gpa2; do
+    guarded GPUSIM_IMPORT_SAME=1 "$T/apitest" "$r" importsame
+    if has "importsame: same handle 1: guard 2097152 sim 2097152" "$WORK/out" \
+       && has "importsame: one released: guard 2097152 sim 2097152" "$WORK/out" \
+       && has "importsame: unmapped: guard 2097152 sim 2097152" "$WORK/out" \
+       && has "importsame: done: guard 0 sim 0" "$WORK/out" && ! has "unknown frees: 1" "$WORK/err"; then
+        ok "VMM import of a handle already held via $r: one reference more, still counted until its last release"
+    else
+        bad "VMM import of a handle already held via $r" "$WORK/out"; sed 's/^/     | /' "$WORK/err" | grep -v "    #" | head -20
+    fi
+done
+
 # a pool's allocations count against the pool's device, not the current one
 for r in $ROUTES; do
     guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:64M,1:4M "$T/apitest" "$r" pooldev

@@ -464,7 +464,7 @@ static struct gmg_alloc *vmm_locked(uint64_t handle, struct shard **s)
     return a && a->has_aux ? a : NULL; /* a handle's record always has its mapping count */
 }
 
-void gmg_track_vmm_mapped(uint64_t handle, uint64_t extent)
+int gmg_track_vmm_mapped(uint64_t handle, uint64_t extent)
 {
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
@@ -480,6 +480,7 @@ void gmg_track_vmm_mapped(uint64_t handle, uint64_t extent)
         }
     }
     gmg_unlock(&s->mu);
+    return a != NULL;
 }
 
 int gmg_track_vmm_is_mapped(uint64_t handle)

@@ -84,8 +84,8 @@ void gmg_track_reclaimed_add(struct gmg_alloc *a);
  * once the caller must drop the handle's record, else 0. vmm_is_mapped
  * (any reference beyond its own) is a hint, unlocked. vmm_mapped's extent
  * (offset + size of a mapping) sizes an uncounted handle (an import), whose
- * size the driver never says. */
-void gmg_track_vmm_mapped(uint64_t handle, uint64_t extent);
+ * size the driver never says; it returns 0 when the handle has no record. */
+int gmg_track_vmm_mapped(uint64_t handle, uint64_t extent);
 int gmg_track_vmm_is_mapped(uint64_t handle);
 int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out);
 int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out);

@@ -87,7 +87,11 @@ GMG_EXPORT CUresult CUDAAPI cuMemRetainAllocationHandle(CUmemGenericAllocationHa
 
 /* Another process's memory (NCCL's buffers between the GPUs of a node):
  * reported with the IPC mappings, never counted (SPEC §2), so that its
- * release is no unknown free. Sized by the mappings made of it. */
+ * release is no unknown free. Sized by the mappings made of it. The driver
+ * may give back a handle this process holds already (its own export, or a
+ * second import of one: cuda.h promises no handle of its own): that is one
+ * more reference to it, as a retain is, and its record (counted, if it is
+ * a cuMemCreate's) must stay, not be replaced by an uncounted one. */
 GMG_EXPORT CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
                                                            CUmemAllocationHandleType shHandleType)
 {
@@ -97,6 +101,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocatio
     struct gmg_op op;
     gmg_begin(&op, GMG_FAM_IPC, -1, 0, 0);
     CUresult r = CALL_REAL(cuMemImportFromShareableHandle, handle, osHandle, shHandleType);
+    if (r == CUDA_SUCCESS && gmg_track_vmm_mapped(*handle, 0))
+        return r; /* uncounted: nothing reserved to settle */
     gmg_end(&op, r, GMG_SPACE_VMM, r == CUDA_SUCCESS ? *handle : 0, 0, 0);
     return r;
 }

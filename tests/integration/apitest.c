@@ -16,6 +16,8 @@
  *   apitest ROUTE unknownfree   free pointers the guard never saw
  *   apitest ROUTE vmmrefs       VMM handle references: NCCL's free (retain,
  *                               release, unmap, release), an imported handle
+ *   apitest ROUTE importsame    (GPUSIM_IMPORT_SAME) an import that gives back
+ *                               a handle the process holds: one reference more
  *   apitest ROUTE pooldev       (2 devices) allocations from device 1's pools
  *                               while device 0's context is current
  *   apitest ROUTE graphs        graph allocations freed in another graph
@@ -555,6 +557,30 @@ static void vmmrefs(void)
     printf("vmmrefs: done: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
 }
 
+/* An import may give back the handle this process already holds (cuda.h:
+ * no guarantee of a handle of its own; GPUSIM_IMPORT_SAME): one reference
+ * more to a counted handle, which stays counted until its last release. */
+static void importsame(void)
+{
+    CUmemAllocationProp prop = vmm_prop();
+    CUmemGenericAllocationHandle h, imported;
+    CUdeviceptr va;
+    int fd = -1;
+    CHECK(A.cuMemCreate(&h, 2097152, &prop, 0));
+    CHECK(A.cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CHECK(A.cuMemImportFromShareableHandle(&imported, (void *)(uintptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+    printf("importsame: same handle %d: guard %llu sim %llu\n", imported == h, guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemAddressReserve(&va, 2097152, 0, 0, 0));
+    CHECK(A.cuMemMap(va, 2097152, 0, imported, 0));
+    CHECK(A.cuMemRelease(imported));
+    printf("importsame: one released: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemUnmap(va, 2097152));
+    printf("importsame: unmapped: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemRelease(h));
+    CHECK(A.cuMemAddressFree(va, 2097152));
+    printf("importsame: done: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+}
+
 /* A pool's allocations are its device's, whichever context is current:
  * counted there, refused by that device's limit (GPUMEM_LIMIT=0:64M,1:4M). */
 static unsigned long long guard_live_on(int dev)
@@ -632,6 +658,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "nocontext")) no_context();
     else if (!strcmp(t, "pooldev")) pooldev();
     else if (!strcmp(t, "vmmrefs")) vmmrefs();
+    else if (!strcmp(t, "importsame")) importsame();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }
     fflush(stdout);
     return 0;

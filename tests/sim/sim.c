@@ -121,6 +121,7 @@ static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
 static int reuse_ctx;         /* GPUSIM_REUSE_CTX: a destroyed context's handle is handed out again */
 static uint64_t pitch_align;  /* GPUSIM_PITCH: the pitch alignment (default 512) */
 static int round_large;       /* GPUSIM_ROUND_LARGE: 2 MiB rounding of large allocations */
+static int import_same;       /* GPUSIM_IMPORT_SAME: an import of this process's export is its handle */
 static void *spare_ctx;       /* GPUSIM_REUSE_CTX: the last destroyed context */
 static void inject_setup(void);
 static int after_free_us; /* GPUSIM_AFTER_FREE_US */
@@ -229,6 +230,7 @@ __attribute__((constructor)) static void sim_setup(void)
     no_primary_state = getenv("GPUSIM_NO_PRIMARY_STATE") != NULL;
     reuse_ctx = getenv("GPUSIM_REUSE_CTX") != NULL;
     round_large = getenv("GPUSIM_ROUND_LARGE") != NULL;
+    import_same = getenv("GPUSIM_IMPORT_SAME") != NULL;
     const char *pa = getenv("GPUSIM_PITCH");
     pitch_align = pa && atoi(pa) > 0 ? (uint64_t)atoi(pa) : SIM_GRANULARITY;
     inject_setup();
@@ -1754,6 +1756,15 @@ SIM_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle 
     struct sexport *e = exports;
     while (e && e->fd != fd)
         e = e->next;
+    if (e && import_same && e->h->refs > 0) {
+        /* GPUSIM_IMPORT_SAME: the handle this process already holds, one
+         * more reference to it (cuda.h: no guarantee that an import gives
+         * a handle of its own) */
+        e->h->refs++;
+        *handle = (CUmemGenericAllocationHandle)(uintptr_t)e->h;
+        UNLOCK();
+        return CUDA_SUCCESS;
+    }
     uint64_t size = e ? e->h->size : 0;
     UNLOCK();
     if (!e)
