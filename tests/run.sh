@@ -137,6 +137,18 @@ for r in direct gpa2; do
     fi
 done
 
+# CUDA 13's pools by location: the host's default pool counts against no
+# device, device 1's against device 1 while device 0 is current
+for r in $ROUTES; do
+    guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:4M,1:4M "$T/apitest" "$r" poolat
+    if has "poolat: host 0, device 1 0 0; device 0 guard 0, device 1 guard 3145728 sim 3145728" "$WORK/out" \
+       && ! has "refused" "$WORK/err"; then
+        ok "pools by location via $r (cuMemGetDefaultMemPool, cuMemGetMemPool): the host's counts against no device, device 1's against device 1"
+    else
+        bad "pools by location via $r" "$WORK/out" "$WORK/err"
+    fi
+done
+
 # a pool's allocations count against the pool's device, not the current one
 for r in $ROUTES; do
     guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:64M,1:4M "$T/apitest" "$r" pooldev
@@ -152,7 +164,7 @@ done
 
 # ------------------------------------------------------------------- replay
 if guarded "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 37 wrapped" "$WORK/out"; then
+   && has " 39 wrapped" "$WORK/out"; then
     ok "replay of the CUDA 13.0 runtime's 439 lookups: memory entry points wrapped with the driver's ABI, the rest untouched"
 else
     bad "replay" "$WORK/out"
@@ -161,7 +173,7 @@ fi
 # a driver whose lookup table does not point at its exports: the ABI must come
 # from (name, version, flags) alone
 if guarded GPUSIM_PROC_DISTINCT=1 "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 37 wrapped" "$WORK/out"; then
+   && has " 39 wrapped" "$WORK/out"; then
     guarded GPUSIM_PROC_DISTINCT=1 "$T/apitest" gpa2 families
     has "sim live 21353728 guard live 21353728" "$WORK/out" \
         && ok "lookups answered with pointers other than the exports: wrapped by version, counts match the driver" \

@@ -82,11 +82,12 @@ static void remember(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev)
                  SLOTS);
 }
 
-static void remember_props(CUmemoryPool pool, const CUmemPoolProps *props)
+/* A pool of this allocation type at this location (cuMemPoolCreate's
+ * properties, or CUDA 13's lookups by location). */
+static void remember_at(CUmemoryPool pool, CUmemAllocationType type, const CUmemLocation *loc)
 {
-    const CUmemLocation *loc = &props->location;
     int dev = loc->type == CU_MEM_LOCATION_TYPE_DEVICE && loc->id >= 0 ? loc->id : -1;
-    if (props->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED)
+    if (type == CU_MEM_ALLOCATION_TYPE_MANAGED)
         remember(pool, GMG_MEMPOOL_MANAGED, dev);
     else if (dev >= 0)
         remember(pool, GMG_MEMPOOL_DEVICE, dev);
@@ -100,7 +101,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolP
     gmg_enter(H_cuMemPoolCreate);
     CUresult r = CALL_REAL(cuMemPoolCreate, pool, poolProps);
     if (r == CUDA_SUCCESS && pool && poolProps)
-        remember_props(*pool, poolProps);
+        remember_at(*pool, poolProps->allocType, &poolProps->location);
     return r;
 }
 
@@ -131,5 +132,27 @@ GMG_EXPORT CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
     int known;
     if (r == CUDA_SUCCESS && pool && dev >= 0 && gmg_mempool_lookup(*pool, &known) == GMG_MEMPOOL_UNKNOWN)
         remember(*pool, GMG_MEMPOOL_DEVICE, dev);
+    return r;
+}
+
+/* CUDA 13 names pools by location and allocation type, the host's and
+ * managed memory's too (cudaMemGetDefaultMemPool, cudaMemGetMemPool): the
+ * pool is that location's, whichever context is current. */
+GMG_EXPORT CUresult CUDAAPI cuMemGetDefaultMemPool(CUmemoryPool *pool_out, CUmemLocation *location,
+                                                   CUmemAllocationType type)
+{
+    gmg_enter(H_cuMemGetDefaultMemPool);
+    CUresult r = CALL_REAL(cuMemGetDefaultMemPool, pool_out, location, type);
+    if (r == CUDA_SUCCESS && pool_out && location)
+        remember_at(*pool_out, type, location);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *location, CUmemAllocationType type)
+{
+    gmg_enter(H_cuMemGetMemPool);
+    CUresult r = CALL_REAL(cuMemGetMemPool, pool, location, type);
+    if (r == CUDA_SUCCESS && pool && location)
+        remember_at(*pool, type, location);
     return r;
 }

@@ -1,7 +1,8 @@
 /*
  * mempool.h - where a memory pool's allocations live (hooks layer). A pool
  * made with cuMemPoolCreate, or a device's default or current pool asked
- * for with cuDeviceGetDefaultMemPool / cuDeviceGetMemPool, is remembered by
+ * for with cuDeviceGetDefaultMemPool / cuDeviceGetMemPool, or a location's
+ * with CUDA 13's cuMemGetDefaultMemPool / cuMemGetMemPool, is remembered by
  * its handle until cuMemPoolDestroy, so that cuMemAllocFromPoolAsync counts
  * against the pool's device (SPEC §2), not the calling thread's current
  * one: a thread may allocate from another device's pool, or have no

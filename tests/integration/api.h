@@ -34,6 +34,8 @@
     F(cuMemFreeAsync, cuMemFreeAsync, 11020, ) \
     F(cuDeviceGetDefaultMemPool, cuDeviceGetDefaultMemPool, 11020, ) \
     F(cuDeviceGetMemPool, cuDeviceGetMemPool, 11020, ) \
+    F(cuMemGetDefaultMemPool, cuMemGetDefaultMemPool, 13000, ) \
+    F(cuMemGetMemPool, cuMemGetMemPool, 13000, ) \
     F(cuMemPoolCreate, cuMemPoolCreate, 11020, ) \
     F(cuMemPoolDestroy, cuMemPoolDestroy, 11020, ) \
     F(cuMemCreate, cuMemCreate, 10020, ) \

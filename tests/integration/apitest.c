@@ -20,6 +20,9 @@
  *                               a handle the process holds: one reference more
  *   apitest ROUTE pooldev       (2 devices) allocations from device 1's pools
  *                               while device 0's context is current
+ *   apitest ROUTE poolat        (2 devices) CUDA 13's pools by location: the
+ *                               host's default pool and device 1's, from
+ *                               cuMemGetDefaultMemPool / cuMemGetMemPool
  *   apitest ROUTE graphs        graph allocations freed in another graph
  */
 #define _GNU_SOURCE
@@ -628,6 +631,31 @@ static void pooldev(void)
     printf("pooldev: after the frees device 1 guard %llu sim %llu\n", guard_live_on(1), (unsigned long long)sim(1).live);
 }
 
+/* CUDA 13 names pools by location (cudaMemGetDefaultMemPool): the host's
+ * default pool counts against no device, device 1's against device 1,
+ * whichever context is current (GPUMEM_LIMIT=0:4M,1:4M). */
+static void poolat(void)
+{
+    CUmemLocation host = { .type = CU_MEM_LOCATION_TYPE_HOST, .id = 0 };
+    CUmemLocation dev1 = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 1 };
+    CUmemoryPool hostp, def1, cur1;
+    CUdeviceptr h = 0, a = 0, b = 0;
+    CHECK(A.cuMemGetDefaultMemPool(&hostp, &host, CU_MEM_ALLOCATION_TYPE_PINNED));
+    CHECK(A.cuMemGetDefaultMemPool(&def1, &dev1, CU_MEM_ALLOCATION_TYPE_PINNED));
+    CHECK(A.cuMemGetMemPool(&cur1, &dev1, CU_MEM_ALLOCATION_TYPE_PINNED));
+    CUresult rh = A.cuMemAllocFromPoolAsync(&h, 8388608, hostp, NULL);
+    CUresult ra = A.cuMemAllocFromPoolAsync(&a, 2097152, def1, NULL);
+    CUresult rb = A.cuMemAllocFromPoolAsync(&b, 1048576, cur1, NULL);
+    printf("poolat: host %d, device 1 %d %d; device 0 guard %llu, device 1 guard %llu sim %llu\n", (int)rh, (int)ra,
+           (int)rb, guard_live_on(0), guard_live_on(1), (unsigned long long)sim(1).live);
+    if (rh == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync(h, NULL));
+    if (ra == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync(a, NULL));
+    if (rb == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync(b, NULL));
+}
+
 static void no_context(void)
 {
     CHECK(A.cuCtxSetCurrent(NULL));
@@ -657,6 +685,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "graphs")) graphs();
     else if (!strcmp(t, "nocontext")) no_context();
     else if (!strcmp(t, "pooldev")) pooldev();
+    else if (!strcmp(t, "poolat")) poolat();
     else if (!strcmp(t, "vmmrefs")) vmmrefs();
     else if (!strcmp(t, "importsame")) importsame();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }

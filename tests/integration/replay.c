@@ -21,7 +21,7 @@ static const char *const wrapped[] = {
     "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy", "cuMemAllocHost", "cuMemHostAlloc", "cuMemFreeHost",
     "cuMemHostRegister", "cuMemHostUnregister", "cuIpcOpenMemHandle", "cuIpcCloseMemHandle", "cuGraphAddMemAllocNode",
     "cuGraphAddMemFreeNode", "cuGraphAddNode", "cuMemPoolCreate", "cuMemPoolDestroy", "cuDeviceGetDefaultMemPool",
-    "cuDeviceGetMemPool", "cuMemRetainAllocationHandle", "cuMemImportFromShareableHandle", "cuCtxDestroy",
+    "cuDeviceGetMemPool", "cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemRetainAllocationHandle", "cuMemImportFromShareableHandle", "cuCtxDestroy",
     "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRetain", "cuMemGetInfo",
     "cuDeviceTotalMem", "cuGetProcAddress",
 };

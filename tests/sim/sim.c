@@ -121,6 +121,7 @@ static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
 static int reuse_ctx;         /* GPUSIM_REUSE_CTX: a destroyed context's handle is handed out again */
 static uint64_t pitch_align;  /* GPUSIM_PITCH: the pitch alignment (default 512) */
 static int round_large;       /* GPUSIM_ROUND_LARGE: 2 MiB rounding of large allocations */
+static struct spool host_pool;  /* the host's default pool (pinned host memory) */
 static int import_same;       /* GPUSIM_IMPORT_SAME: an import of this process's export is its handle */
 static void *spare_ctx;       /* GPUSIM_REUSE_CTX: the last destroyed context */
 static void inject_setup(void);
@@ -262,6 +263,10 @@ __attribute__((constructor)) static void sim_setup(void)
         if (d < ndev)
             obj_add(&dv->default_pool.o, OK_POOL);
     }
+    host_pool.dev = -1; /* pinned host memory (cuMemGetDefaultMemPool) */
+    host_pool.is_default = 1;
+    host_pool.reuse[0] = host_pool.reuse[1] = host_pool.reuse[2] = 1;
+    obj_add(&host_pool.o, OK_POOL);
     atexit(write_stats);
     /* a child forked while another thread is inside the driver must not
      * inherit a held lock */
@@ -1403,6 +1408,44 @@ SIM_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
     *pool = (CUmemoryPool)devs[dev].cur_pool;
     UNLOCK();
     return CUDA_SUCCESS;
+}
+
+/* CUDA 13's pools by location: a device's, or pinned host memory's (one
+ * default pool for the host, a host NUMA node's the same here; managed
+ * pools are not simulated). current: cuMemGetMemPool's (the device's
+ * current pool; the host's is its default, cuMemSetMemPool not simulated). */
+
+static CUresult pool_at(CUmemoryPool *out, const CUmemLocation *loc, CUmemAllocationType type, int current)
+{
+    REQUIRE_INIT();
+    if (!out || !loc)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (type == CU_MEM_ALLOCATION_TYPE_MANAGED)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    if (type != CU_MEM_ALLOCATION_TYPE_PINNED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
+        *out = (CUmemoryPool)&host_pool;
+        return CUDA_SUCCESS;
+    }
+    if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (loc->id < 0 || loc->id >= ndev)
+        return CUDA_ERROR_INVALID_DEVICE;
+    LOCK();
+    *out = (CUmemoryPool)(current ? devs[loc->id].cur_pool : &devs[loc->id].default_pool);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemGetDefaultMemPool(CUmemoryPool *pool, CUmemLocation *loc, CUmemAllocationType type)
+{
+    return pool_at(pool, loc, type, 0);
+}
+
+SIM_EXPORT CUresult cuMemGetMemPool(CUmemoryPool *pool, CUmemLocation *loc, CUmemAllocationType type)
+{
+    return pool_at(pool, loc, type, 1);
 }
 
 SIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)

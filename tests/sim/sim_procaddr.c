@@ -119,6 +119,8 @@ const struct sim_proc sim_proc_table[] = {
     P(cuDeviceGetP2PAttribute, 8000, 0, cuDeviceGetP2PAttribute)
     P(cuDeviceGetMemPool, 11020, 0, cuDeviceGetMemPool)
     P(cuDeviceSetMemPool, 11020, 0, cuDeviceSetMemPool)
+    P(cuMemGetDefaultMemPool, 13000, 0, cuMemGetDefaultMemPool)
+    P(cuMemGetMemPool, 13000, 0, cuMemGetMemPool)
     /* contexts */
     P(cuCtxGetDevice, 13000, 0, cuCtxGetDevice_v2)
     P(cuCtxSynchronize, 13000, 0, cuCtxSynchronize_v2)
