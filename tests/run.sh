@@ -155,6 +155,9 @@ for r in $ROUTES; do
     if has "pooldev: device 0 guard 0 sim 0; device 1 guard 3670016 sim 3670016" "$WORK/out" \
        && has "pooldev: over device 1's limit 2, device 0 0" "$WORK/out" && has "after the frees device 1 guard 0 sim 0" "$WORK/out" \
        && has "pooldev: host pool 0; device 0 guard 0, device 1 guard 3670016" "$WORK/out" \
+       && has "pooldev: over device 0's limit 2" "$WORK/out" \
+       && has "pooldev: the 3000th pool: device 0 guard 0, device 1 guard 1048576" "$WORK/out" \
+       && grep -A1 "the biggest live allocations on device 0:" "$WORK/err" | grep -qF "(none)" \
        && has "refused cuMemAllocAsync of 1.0 MiB (1048576 bytes) on device 1" "$WORK/err"; then
         ok "pools via $r: device 1's default, current and created pools count against device 1 (its limit refuses) while device 0 is current; a host pool's against none"
     else

@@ -189,7 +189,9 @@ static CUresult from_pool(CUdeviceptr *dptr, size_t bytesize, struct async_args 
     int dev;
     switch (gmg_mempool_lookup(a->pool, &dev)) {
     case GMG_MEMPOOL_DEVICE: return linear_on(dptr, bytesize, GMG_FAM_ASYNC, dev, 1, call_pool, a);
-    case GMG_MEMPOOL_HOST: return linear_on(dptr, bytesize, GMG_FAM_ASYNC, -1, 0, call_pool, a);
+    case GMG_MEMPOOL_HOST: /* pinned host memory, as cuMemHostAlloc's: on no device's quota,
+                              in no refusal's list of what holds it, untouched by teardown */
+        return linear_on(dptr, bytesize, GMG_FAM_HOST, -1, 0, call_pool, a);
     case GMG_MEMPOOL_MANAGED:
         return linear_on(dptr, bytesize, GMG_FAM_MANAGED, dev, gmg_cfg.count_managed, call_pool, a);
     default: return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_pool, a);

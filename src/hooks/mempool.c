@@ -2,8 +2,11 @@
  * mempool.c - see mempool.h. An open-addressed table of pool handles: a
  * slot is claimed by compare-and-swap, filled, then published by a release
  * store of the handle; a reader that finds the handle reads what was filled
- * before it. A destroyed pool's slot becomes a tombstone. A table full of
- * live pools (more than SLOTS) leaves new ones unknown, said once.
+ * before it. A destroyed pool's slot becomes a tombstone, which a new pool
+ * may take. No probe goes further than PROBES slots from a handle's home,
+ * so that tombstones left by many pools made and destroyed never make the
+ * allocation path's lookup walk the table; a pool that finds no slot so
+ * near (hundreds live) stays unknown, said once.
  */
 #include "hooks/mempool.h"
 
@@ -13,6 +16,7 @@
 #include <stdint.h>
 
 #define SLOTS 1024 /* a power of two */
+#define PROBES 64
 #define EMPTY ((uintptr_t)0)
 #define TOMB ((uintptr_t)1)  /* a destroyed pool's slot: probing goes on */
 #define BUSY ((uintptr_t)2)  /* being filled */
@@ -36,14 +40,20 @@ enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev)
     *dev = -1;
     if (p <= BUSY)
         return GMG_MEMPOOL_UNKNOWN;
-    for (unsigned i = 0, k = home(p); i < SLOTS; i++, k = (k + 1) & (SLOTS - 1)) {
+    for (unsigned i = 0, k = home(p); i < PROBES; i++, k = (k + 1) & (SLOTS - 1)) {
         uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_ACQUIRE);
         if (v == EMPTY)
             break;
-        if (v == p) { /* relaxed: a slot reused under a reader (its pool destroyed while
-                         allocated from, which the driver refuses anyway) is no data race */
-            *dev = __atomic_load_n(&slots[k].dev, __ATOMIC_RELAXED);
-            return (enum gmg_mempool_kind)__atomic_load_n(&slots[k].kind, __ATOMIC_RELAXED);
+        if (v == p) { /* relaxed, then the handle read again (acquire): a slot reused
+                         meanwhile (its pool destroyed while allocated from, which the
+                         driver refuses anyway) gives no other pool's device */
+            int d = __atomic_load_n(&slots[k].dev, __ATOMIC_RELAXED);
+            int kind = __atomic_load_n(&slots[k].kind, __ATOMIC_RELAXED);
+            __atomic_thread_fence(__ATOMIC_ACQUIRE);
+            if (__atomic_load_n(&slots[k].pool, __ATOMIC_RELAXED) != p)
+                return GMG_MEMPOOL_UNKNOWN;
+            *dev = d;
+            return (enum gmg_mempool_kind)kind;
         }
     }
     return GMG_MEMPOOL_UNKNOWN;
@@ -51,7 +61,7 @@ enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev)
 
 static void forget(uintptr_t p)
 {
-    for (unsigned i = 0, k = home(p); i < SLOTS; i++, k = (k + 1) & (SLOTS - 1)) {
+    for (unsigned i = 0, k = home(p); i < PROBES; i++, k = (k + 1) & (SLOTS - 1)) {
         uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_ACQUIRE);
         if (v == EMPTY)
             break;
@@ -67,7 +77,7 @@ static void remember(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev)
     if (p <= BUSY || (gmg_mempool_lookup(pool, &known) == kind && known == dev))
         return; /* the default pool is asked for again and again */
     forget(p); /* a handle the driver reused for a new pool */
-    for (unsigned i = 0, k = home(p); i < SLOTS; i++, k = (k + 1) & (SLOTS - 1)) {
+    for (unsigned i = 0, k = home(p); i < PROBES; i++, k = (k + 1) & (SLOTS - 1)) {
         uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_RELAXED);
         if ((v == EMPTY || v == TOMB) &&
             __atomic_compare_exchange_n(&slots[k].pool, &v, BUSY, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
@@ -78,8 +88,8 @@ static void remember(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev)
         }
     }
     if (!__atomic_exchange_n(&full_said, 1, __ATOMIC_RELAXED))
-        gmg_notice("more than %d memory pools: allocations from the others count against the calling thread's device",
-                 SLOTS);
+        gmg_notice("too many memory pools to remember (hundreds live): allocations from the others count "
+                   "against the calling thread's device");
 }
 
 /* A pool of this allocation type at this location (cuMemPoolCreate's

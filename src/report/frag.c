@@ -37,10 +37,12 @@ const char *const gmg_size_class_names[GMG_SIZE_CLASSES] = {
 /* Is this record one of the driver's allocator's own allocations? VMM
  * mappings live in address ranges the program reserved, IPC mappings in
  * another process's memory, graph memory nodes in the graph's own reserved
- * range (backed only from a launch to their free). */
+ * range (backed only from a launch to their free), a host pool's
+ * allocations in host memory. */
 static int in_address_space(const struct gmg_alloc *a)
 {
-    return a->space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC && a->family != GMG_FAM_GRAPH;
+    return a->space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC && a->family != GMG_FAM_GRAPH &&
+           a->family != GMG_FAM_HOST; /* a host pool's allocation */
 }
 
 void gmg_frag_note(struct gmg_frag_input *in, int ndev, const struct gmg_alloc *a)

@@ -20,6 +20,7 @@
 #include "core/ranges.h"
 #include "core/stacks.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,10 +151,17 @@ static struct gmg_group *group_list(struct groups *g, size_t *out_n)
     return v;
 }
 
-static void read_exe(char *out, size_t n)
+/* The program's path, read once: the same in a forked child, and an exec
+ * loads a new guard. Reports are built on the program's threads too (a
+ * refusal under GPUMEM_ON_LIMIT=abort, gpumemguard_dump), whose stacks may be
+ * small: PATH_MAX bytes live here, not in every struct gmg_report. */
+static char exe_path[PATH_MAX];
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+
+static void read_exe(void)
 {
-    ssize_t len = readlink("/proc/self/exe", out, n - 1);
-    out[len > 0 ? len : 0] = 0;
+    ssize_t len = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    exe_path[len > 0 ? len : 0] = 0;
 }
 
 /* The first suppression pattern matching a frame of the stack (its
@@ -310,7 +318,8 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     r->trigger = trigger;
     r->dump = __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
     r->pid = getpid();
-    read_exe(r->exe, sizeof r->exe);
+    pthread_once(&exe_once, read_exe);
+    r->exe = exe_path;
     r->ndev = gmg_quota_devices_seen();
     r->grouped = gmg_quota_pooled();
     gmg_quota_refresh(); /* GPUMEM_GROUP: dead members' shares back first */

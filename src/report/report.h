@@ -58,7 +58,9 @@ struct gmg_report {
     enum gmg_trigger trigger;
     unsigned dump;              /* sequence number of this dump */
     int pid;
-    char exe[PATH_MAX];         /* whole: a deep build or conda tree passes 255 bytes */
+    const char *exe;            /* the program's whole path (a deep build or conda tree
+                                   passes 255 bytes), read once: not on the stack of
+                                   every report (gmg_report_build), never NULL there */
     int ndev;                   /* devices with totals below */
     struct gmg_dev_totals dev[GMG_MAX_DEVICES];
     int grouped;                /* GPUMEM_GROUP (gmg_cfg.group names it) */

@@ -621,12 +621,27 @@ static void pooldev(void)
     CHECK(A.cuMemPoolCreate(&hostp, &props));
     CUresult rh = A.cuMemAllocFromPoolAsync(&d, 134217728, hostp, NULL);
     printf("pooldev: host pool %d; device 0 guard %llu, device 1 guard %llu\n", (int)rh, guard_live_on(0), guard_live_on(1));
+    CUdeviceptr e;
+    CUresult r0 = A.cuMemAlloc_v2(&e, 68157440); /* refused: its message lists what holds device 0, not host memory */
+    printf("pooldev: over device 0's limit %d\n", (int)r0);
     if (rh == CUDA_SUCCESS)
         CHECK(A.cuMemFreeAsync(d, NULL));
     CHECK(A.cuMemPoolDestroy(hostp));
     CHECK(A.cuMemFreeAsync(a, NULL));
     CHECK(A.cuMemFreeAsync(b, NULL));
     CHECK(A.cuMemFreeAsync(c, NULL));
+    CHECK(A.cuMemPoolDestroy(made1));
+    /* pools made and destroyed by the thousand: the last is still known */
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 1;
+    for (int i = 0; i < 3000; i++) {
+        CHECK(A.cuMemPoolCreate(&made1, &props));
+        if (i < 2999)
+            CHECK(A.cuMemPoolDestroy(made1));
+    }
+    CHECK(A.cuMemAllocFromPoolAsync(&d, 1048576, made1, NULL));
+    printf("pooldev: the 3000th pool: device 0 guard %llu, device 1 guard %llu\n", guard_live_on(0), guard_live_on(1));
+    CHECK(A.cuMemFreeAsync(d, NULL));
     CHECK(A.cuMemPoolDestroy(made1));
     printf("pooldev: after the frees device 1 guard %llu sim %llu\n", guard_live_on(1), (unsigned long long)sim(1).live);
 }
