@@ -138,7 +138,7 @@ if idle_run idle1 --report "$WORK/dumps/d.%n"; then
     cli dump "$IDLE"; rc=$?
     prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
     if [ $rc = 0 ] && has "process $IDLE is gpumemguard running process $prog: asking that one" "$WORK/out" \
-       && has "sent SIGUSR1 to process $prog" "$WORK/out" \
+       && has "sent SIGUSR1 to process $prog; its report goes to $WORK/dumps/d.%n (%n: the dump's number)" "$WORK/out" \
        && wait_file "$WORK/dumps/d.1" "gpumemguard report (signal, dump 1)" && has "idle_site" "$WORK/dumps/d.1" \
        && has "1048576" "$WORK/dumps/d.1"; then
         ok "gpumemguard dump PID (the command's or the program's): the guarded program writes a report (its live 1 MiB from idle_site) and runs on"
@@ -150,6 +150,17 @@ if idle_run idle1 --report "$WORK/dumps/d.%n"; then
     idle_stop idle1; rc=$?
     [ $rc = 0 ] || bad "the dumped program exited $rc (3: it never saw its done file)" "$WORK/idle1.err"
 else bad "dump: the idle program did not start" "$WORK/idle1.err"; idle_stop idle1; fi
+
+# the path the command names is the one the program writes: %p expanded
+if idle_run idle4 --report "$WORK/dumps/p.%p"; then
+    cli dump "$IDLE"; rc=$?
+    prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
+    if [ $rc = 0 ] && has "its report goes to $WORK/dumps/p.$prog (or, after the first dump, with .N before its extension)" "$WORK/out" \
+       && wait_file "$WORK/dumps/p.$prog" "gpumemguard report (signal, dump 1)"; then
+        ok "gpumemguard dump names the file the program writes (%p as its pid)"
+    else bad "dump: the path named (rc $rc)" "$WORK/out"; fi
+    idle_stop idle4 || bad "the program dumped into p.%p did not exit 0" "$WORK/idle4.err"
+else bad "dump %p: the idle program did not start" "$WORK/idle4.err"; idle_stop idle4; fi
 
 # dumped_with SIG REPORT: `gpumemguard dump` of the command $IDLE sends SIG to
 # its program, which writes REPORT.1

@@ -356,6 +356,42 @@ static long program_of(long pid)
     return child;
 }
 
+/* GPUMEM_REPORT's path as the target will write it: %p its pid, %% a
+ * percent sign, relative to its working directory; %n (the dump's number)
+ * and the extension a comma list of formats adds are said, not guessed. */
+static void report_path(char *out, size_t n, const char *pattern, long pid)
+{
+    char exp[PATH_MAX], cwd[PATH_MAX] = "";
+    size_t k = 0;
+    int has_n = 0;
+    for (const char *c = pattern; *c && k + 24 < sizeof exp; c++) {
+        if (c[0] == '%' && c[1] == 'p') {
+            k += (size_t)snprintf(exp + k, sizeof exp - k, "%ld", pid);
+            c++;
+        } else if (c[0] == '%' && c[1] == '%') {
+            exp[k++] = '%';
+            c++;
+        } else {
+            has_n |= c[0] == '%' && c[1] == 'n';
+            exp[k++] = *c;
+        }
+    }
+    exp[k] = 0;
+    if (exp[0] != '/') {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/%ld/cwd", pid);
+        ssize_t len = readlink(link, cwd, sizeof cwd - 2);
+        if (len > 0) {
+            cwd[len] = '/';
+            cwd[len + 1] = 0;
+        } else {
+            cwd[0] = 0;
+        }
+    }
+    snprintf(out, n, "%s%s%s", cwd, exp,
+             has_n ? " (%n: the dump's number)" : " (or, after the first dump, with .N before its extension)");
+}
+
 static int dump(int argc, char **argv, const char *sigopt)
 {
     const char *pidarg = NULL;
@@ -451,7 +487,7 @@ static int dump(int argc, char **argv, const char *sigopt)
 
     if (kill((pid_t)pid, sig) != 0)
         fail(1, "dump: cannot signal process %ld: %s", pid, strerror(errno));
-    char where[PATH_MAX + 32];
+    char where[2 * PATH_MAX + 128];
     if (!report || strcmp(report, "stderr") == 0)
         snprintf(where, sizeof where, "its standard error");
     else if (strcmp(report, "stdout") == 0)
@@ -459,7 +495,7 @@ static int dump(int argc, char **argv, const char *sigopt)
     else if (strcmp(report, "none") == 0)
         snprintf(where, sizeof where, "nowhere (GPUMEM_REPORT=none)");
     else
-        snprintf(where, sizeof where, "%.*s", PATH_MAX, report);
+        report_path(where, sizeof where, report, pid);
     free(env);
     printf("gpumemguard: sent %s to process %ld; its report goes to %s\n", signame(sig, sb, sizeof sb), pid, where);
     return 0;
