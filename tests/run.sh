@@ -106,6 +106,19 @@ for r in $ROUTES; do
     fi
 done
 
+# stream capture: cuMemAllocAsync while capturing makes a graph's node
+for r in $ROUTES; do
+    guarded GPUMEM_LIMIT=4M "$T/apitest" "$r" capture
+    if has "capture: while capturing guard 0 sim 0" "$WORK/out" \
+       && has "capture: after it 3 MiB 0, 2 MiB more 2; guard 3145728 sim 3145728" "$WORK/out" \
+       && grep -A3 "8388608 bytes in 1 allocation (cuGraphAddMemAllocNode, device 0)" "$WORK/err" | grep -q leak_captured \
+       && has "unknown frees: 0;" "$WORK/err" && has "SUMMARY: gpumemguard: 8388608 bytes in 1 allocations still live at exit" "$WORK/err"; then
+        ok "stream capture via $r: captured cuMemAllocAsync (8 MiB under a 4 MiB limit) is a graph's node, reported, never counted; after the capture, counted again"
+    else
+        bad "stream capture via $r" "$WORK/out"; grep -v "    #" "$WORK/err" | sed 's/^/     | /' | head -20
+    fi
+done
+
 # VMM handle references: NCCL's free (retain, release, unmap, release) and
 # imported handles, counted as the driver counts them, no release unknown
 for r in $ROUTES; do
@@ -167,7 +180,7 @@ done
 
 # ------------------------------------------------------------------- replay
 if guarded "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 39 wrapped" "$WORK/out"; then
+   && has " 47 wrapped" "$WORK/out"; then
     ok "replay of the CUDA 13.0 runtime's 439 lookups: memory entry points wrapped with the driver's ABI, the rest untouched"
 else
     bad "replay" "$WORK/out"
@@ -176,7 +189,7 @@ fi
 # a driver whose lookup table does not point at its exports: the ABI must come
 # from (name, version, flags) alone
 if guarded GPUSIM_PROC_DISTINCT=1 "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 39 wrapped" "$WORK/out"; then
+   && has " 47 wrapped" "$WORK/out"; then
     guarded GPUSIM_PROC_DISTINCT=1 "$T/apitest" gpa2 families
     has "sim live 21353728 guard live 21353728" "$WORK/out" \
         && ok "lookups answered with pointers other than the exports: wrapped by version, counts match the driver" \

@@ -8,9 +8,18 @@
  * the quota, and drops it when a free node for it is added (the graph then
  * frees it on every launch) or when the program frees it. Limits, in the
  * README: an allocation freed by the program comes back at the graph's next
- * launch unseen; allocations that stream capture turns into nodes are
- * counted as the cuMemAllocAsync calls they were made with.
+ * launch unseen.
+ *
+ * Stream capture makes the same nodes of cuMemAllocAsync calls: while a
+ * stream captures, an allocation on it is a graph's, not memory. The
+ * wrappers of cuStreamBeginCapture* and cuStreamEndCapture keep a count of
+ * captures under way; only while it is above zero does an asynchronous
+ * allocation ask the driver whether its stream captures (a stream can join
+ * another's capture through an event, which no count sees), so that the
+ * allocation path pays one read of the count otherwise.
  */
+#include "hooks/graph.h"
+
 #include "hooks/intercept.h"
 
 static int node_device(const CUmemPoolProps *p)
@@ -93,4 +102,93 @@ GMG_EXPORT CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph 
 {
     gmg_enter(H_cuGraphAddNode_v2);
     return add_node(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams, 1);
+}
+
+/* ---------------------------------------------------------- stream capture */
+
+int gmg_captures_under_way;
+
+int gmg_stream_captured(CUstream s, int ptsz)
+{
+    gmg_pfn_cuStreamIsCapturing is = REAL(cuStreamIsCapturing);
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (!s && ptsz) /* the _ptsz calls' default stream is the thread's own */
+        s = CU_STREAM_PER_THREAD;
+    return is && is(s, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+static CUresult began(CUresult r)
+{
+    if (r == CUDA_SUCCESS)
+        __atomic_fetch_add(&gmg_captures_under_way, 1, __ATOMIC_RELAXED);
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream)
+{
+    gmg_enter(H_cuStreamBeginCapture);
+    return began(CALL_REAL(cuStreamBeginCapture, hStream));
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamBeginCapture_ptsz(CUstream hStream)
+{
+    gmg_enter(H_cuStreamBeginCapture_ptsz);
+    return began(CALL_REAL(cuStreamBeginCapture_ptsz, hStream));
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+{
+    gmg_enter(H_cuStreamBeginCapture_v2);
+    return began(CALL_REAL(cuStreamBeginCapture_v2, hStream, mode));
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+{
+    gmg_enter(H_cuStreamBeginCapture_v2_ptsz);
+    return began(CALL_REAL(cuStreamBeginCapture_v2_ptsz, hStream, mode));
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
+                                                        const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                                        CUstreamCaptureMode mode)
+{
+    gmg_enter(H_cuStreamBeginCaptureToGraph);
+    return began(CALL_REAL(cuStreamBeginCaptureToGraph, hStream, hGraph, dependencies, dependencyData, numDependencies, mode));
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph,
+                                                             const CUgraphNode *dependencies,
+                                                             const CUgraphEdgeData *dependencyData,
+                                                             size_t numDependencies, CUstreamCaptureMode mode)
+{
+    gmg_enter(H_cuStreamBeginCaptureToGraph_ptsz);
+    return began(CALL_REAL(cuStreamBeginCaptureToGraph_ptsz, hStream, hGraph, dependencies, dependencyData,
+                           numDependencies, mode));
+}
+
+/* A capture ends, successful or invalidated, when its stream was capturing
+ * (asked before: an end refused for a stream that was not ends none). */
+static CUresult end_capture(CUstream s, CUgraph *pg, int ptsz)
+{
+    int was = gmg_stream_captured(s, ptsz);
+    CUresult r = ptsz ? CALL_REAL(cuStreamEndCapture_ptsz, s, pg) : CALL_REAL(cuStreamEndCapture, s, pg);
+    if (was && !gmg_stream_captured(s, ptsz)) {
+        int n = __atomic_load_n(&gmg_captures_under_way, __ATOMIC_RELAXED);
+        while (n > 0 && !__atomic_compare_exchange_n(&gmg_captures_under_way, &n, n - 1, 1, __ATOMIC_RELAXED,
+                                                     __ATOMIC_RELAXED))
+            ;
+    }
+    return r;
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph *phGraph)
+{
+    gmg_enter(H_cuStreamEndCapture);
+    return end_capture(hStream, phGraph, 0);
+}
+
+GMG_EXPORT CUresult CUDAAPI cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
+{
+    gmg_enter(H_cuStreamEndCapture_ptsz);
+    return end_capture(hStream, phGraph, 1);
 }

@@ -3,6 +3,7 @@
  * device memory (SPEC §2): each legacy, _v2 and _ptsz ABI.
  */
 #include "base/config.h"
+#include "hooks/graph.h"
 #include "hooks/intercept.h"
 #include "hooks/mempool.h"
 #include "hooks/refusal.h"
@@ -167,18 +168,27 @@ static CUresult call_pool(CUdeviceptr *d, size_t b, void *arg)
                    : CALL_REAL(cuMemAllocFromPoolAsync, d, b, a->pool, a->s);
 }
 
+/* From the current device's pool; while its stream captures, a graph's
+ * allocation node (hooks/graph.h), reported and never counted. */
+static CUresult async_current(CUdeviceptr *dptr, size_t bytesize, struct async_args *a)
+{
+    if (gmg_captured(a->s, a->ptsz))
+        return linear(dptr, bytesize, GMG_FAM_GRAPH, 0, call_async, a);
+    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_async, a);
+}
+
 GMG_EXPORT CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     gmg_enter(H_cuMemAllocAsync);
     struct async_args a = { hStream, NULL, 0 };
-    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_async, &a);
+    return async_current(dptr, bytesize, &a);
 }
 
 GMG_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
     gmg_enter(H_cuMemAllocAsync_ptsz);
     struct async_args a = { hStream, NULL, 1 };
-    return linear(dptr, bytesize, GMG_FAM_ASYNC, 1, call_async, &a);
+    return async_current(dptr, bytesize, &a);
 }
 
 /* From the pool's device, whichever context is current (hooks/mempool.h);
@@ -187,7 +197,10 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes
 static CUresult from_pool(CUdeviceptr *dptr, size_t bytesize, struct async_args *a)
 {
     int dev;
-    switch (gmg_mempool_lookup(a->pool, &dev)) {
+    enum gmg_mempool_kind kind = gmg_mempool_lookup(a->pool, &dev);
+    if (gmg_captured(a->s, a->ptsz)) /* a graph's node: no memory until a launch */
+        return linear_on(dptr, bytesize, GMG_FAM_GRAPH, kind == GMG_MEMPOOL_DEVICE ? dev : -1, 0, call_pool, a);
+    switch (kind) {
     case GMG_MEMPOOL_DEVICE: return linear_on(dptr, bytesize, GMG_FAM_ASYNC, dev, 1, call_pool, a);
     case GMG_MEMPOOL_HOST: /* pinned host memory, as cuMemHostAlloc's: on no device's quota,
                               in no refusal's list of what holds it, untouched by teardown */

@@ -61,6 +61,10 @@
     F(cuIpcOpenMemHandle_v2, cuIpcOpenMemHandle, 11000, ) \
     F(cuIpcCloseMemHandle, cuIpcCloseMemHandle, 4010, ) \
     F(cuGraphCreate, cuGraphCreate, 10000, ) \
+    F(cuStreamCreate, cuStreamCreate, 2000, ) \
+    F(cuStreamDestroy_v2, cuStreamDestroy, 4000, ) \
+    F(cuStreamBeginCapture_v2, cuStreamBeginCapture, 10010, ) \
+    F(cuStreamEndCapture, cuStreamEndCapture, 10000, ) \
     F(cuGraphDestroy, cuGraphDestroy, 10000, ) \
     F(cuGraphAddMemAllocNode, cuGraphAddMemAllocNode, 11040, ) \
     F(cuGraphAddMemFreeNode, cuGraphAddMemFreeNode, 11040, ) \

@@ -24,6 +24,8 @@
  *                               host's default pool and device 1's, from
  *                               cuMemGetDefaultMemPool / cuMemGetMemPool
  *   apitest ROUTE graphs        graph allocations freed in another graph
+ *   apitest ROUTE capture       cuMemAllocAsync while a stream captures
+ *                               (GPUMEM_LIMIT=4M)
  */
 #define _GNU_SOURCE
 #include "api.h"
@@ -519,6 +521,38 @@ static void unknownfree(void)
     printf("free unknown: %d %d\n", (int)A.cuMemFree_v2((CUdeviceptr)0x1234), (int)A.cuMemFree_v2(0));
 }
 
+/* Stream capture makes graph allocation nodes of cuMemAllocAsync calls:
+ * 8 MiB captured under a 4 MiB limit goes through, counted nowhere, and is
+ * reported as a graph's; freed in the capture it is gone; the same stream
+ * after the capture allocates memory again, counted. */
+NOINLINE static void leak_captured(CUstream s, CUdeviceptr *p) { CHECK(A.cuMemAllocAsync(p, 8388608, s)); }
+
+static void capture(void)
+{
+    CUstream s;
+    CUgraph g;
+    CUdeviceptr p, q, r, x;
+    CUmemoryPool pool;
+    CHECK(A.cuStreamCreate(&s, 0));
+    CHECK(A.cuDeviceGetDefaultMemPool(&pool, 0));
+    CHECK(A.cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    leak_captured(s, &p);
+    CHECK(A.cuMemAllocAsync(&q, 1048576, s));
+    CHECK(A.cuMemAllocFromPoolAsync(&x, 6291456, pool, s));
+    CHECK(A.cuMemFreeAsync(q, s));
+    CHECK(A.cuMemFreeAsync(x, s));
+    printf("capture: while capturing guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuStreamEndCapture(s, &g));
+    CUresult r1 = A.cuMemAllocAsync(&r, 3145728, s), r2 = A.cuMemAllocAsync(&q, 2097152, s);
+    printf("capture: after it 3 MiB %d, 2 MiB more %d; guard %llu sim %llu\n", (int)r1, (int)r2, guard_live(),
+           (unsigned long long)sim(0).live);
+    if (r1 == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync(r, s));
+    if (r2 == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync(q, s));
+    CHECK(A.cuStreamDestroy_v2(s));
+}
+
 /* A handle's references as the driver counts them: the guard's count and the
  * driver's must agree at each step, and no release may be an unknown free. */
 static void vmmrefs(void)
@@ -702,6 +736,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "pooldev")) pooldev();
     else if (!strcmp(t, "poolat")) poolat();
     else if (!strcmp(t, "vmmrefs")) vmmrefs();
+    else if (!strcmp(t, "capture")) capture();
     else if (!strcmp(t, "importsame")) importsame();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }
     fflush(stdout);

@@ -21,7 +21,8 @@ static const char *const wrapped[] = {
     "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy", "cuMemAllocHost", "cuMemHostAlloc", "cuMemFreeHost",
     "cuMemHostRegister", "cuMemHostUnregister", "cuIpcOpenMemHandle", "cuIpcCloseMemHandle", "cuGraphAddMemAllocNode",
     "cuGraphAddMemFreeNode", "cuGraphAddNode", "cuMemPoolCreate", "cuMemPoolDestroy", "cuDeviceGetDefaultMemPool",
-    "cuDeviceGetMemPool", "cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemRetainAllocationHandle", "cuMemImportFromShareableHandle", "cuCtxDestroy",
+    "cuDeviceGetMemPool", "cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemRetainAllocationHandle", "cuMemImportFromShareableHandle",
+    "cuStreamBeginCapture", "cuStreamBeginCaptureToGraph", "cuStreamEndCapture", "cuCtxDestroy",
     "cuDevicePrimaryCtxReset", "cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxRetain", "cuMemGetInfo",
     "cuDeviceTotalMem", "cuGetProcAddress",
 };

@@ -1615,6 +1615,10 @@ SIM_EXPORT CUresult cuMemPoolGetAccess(CUmemAccess_flags *flags, CUmemoryPool po
 }
 
 /* From the device's current pool (cuMemAllocAsync) or the one given. */
+static CUgraph capturing(CUstream s);
+static CUresult capture_alloc(CUdeviceptr *dptr, size_t bytes, CUgraph g, int dev);
+static CUresult capture_free(CUdeviceptr p, CUgraph g);
+
 static CUresult async_alloc(CUdeviceptr *dptr, size_t bytes, CUstream s, CUmemoryPool pool)
 {
     CUcontext c = cur_ctx();
@@ -1628,6 +1632,9 @@ static CUresult async_alloc(CUdeviceptr *dptr, size_t bytes, CUstream s, CUmemor
     UNLOCK();
     if (!p)
         return CUDA_ERROR_INVALID_VALUE;
+    CUgraph g = capturing(s);
+    if (g) /* captured: an allocation node of the graph, no memory until a launch */
+        return capture_alloc(dptr, bytes, g, p->dev >= 0 ? p->dev : ((struct sctx *)c)->dev);
     return linear_alloc_in(dptr, bytes, bytes, BK_ASYNC, p);
 }
 
@@ -1651,7 +1658,10 @@ static CUresult async_free(CUdeviceptr p, CUstream s)
 {
     REQUIRE_INIT();
     CUresult r = stream_check(s);
-    return r != CUDA_SUCCESS ? r : linear_free(p);
+    if (r != CUDA_SUCCESS)
+        return r;
+    CUgraph g = capturing(s);
+    return g ? capture_free(p, g) : linear_free(p);
 }
 SIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 {
@@ -2673,6 +2683,7 @@ SIM_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *ph, CUgraph g, const CUgraphN
  * is complete. */
 struct sstream {
     struct sobj o;
+    CUgraph capture;       /* the graph being captured into (cuStreamBeginCapture), or NULL */
     CUcontext ctx;
     unsigned flags;
     int prio;
@@ -2842,7 +2853,106 @@ SIM_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
     return r;
 }
 
-/* Nothing is ever captured: graphs are not simulated. */
+/* Stream capture, for what memory needs of it: a created stream (not the
+ * legacy or per-thread default stream) captures into a graph of its own or
+ * a given one; its cuMemAllocAsync calls become allocation nodes of that
+ * graph (no memory until a launch, which is not simulated), its
+ * cuMemFreeAsync calls free nodes (of such allocations only). Other work
+ * issued meanwhile is done at once, as ever. */
+static CUgraph capturing(CUstream s)
+{
+    if (special_stream(s))
+        return NULL;
+    LOCK();
+    struct sstream *st = obj_find(s, OK_STREAM);
+    CUgraph g = st ? st->capture : NULL;
+    UNLOCK();
+    return g;
+}
+
+static CUresult capture_alloc(CUdeviceptr *dptr, size_t bytes, CUgraph g, int dev)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.poolProps.location.id = dev;
+    p.bytesize = bytes;
+    CUgraphNode n;
+    CUresult r = graph_alloc(&n, g, &p);
+    if (r == CUDA_SUCCESS)
+        *dptr = p.dptr;
+    return r;
+}
+
+static CUresult capture_free(CUdeviceptr p, CUgraph g)
+{
+    CUgraphNode n;
+    return graph_free(&n, g, p);
+}
+
+static CUresult capture_begin(CUstream s, CUgraph into)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (special_stream(s))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    CUgraph made = NULL;
+    if (!into && cuGraphCreate(&made, 0) != CUDA_SUCCESS)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    LOCK();
+    struct sstream *st = obj_find(s, OK_STREAM);
+    CUresult r = !st ? CUDA_ERROR_INVALID_HANDLE
+               : into && !obj_find(into, OK_GRAPH) ? CUDA_ERROR_INVALID_VALUE
+               : st->capture ? CUDA_ERROR_ILLEGAL_STATE : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS)
+        st->capture = into ? into : made;
+    UNLOCK();
+    if (r != CUDA_SUCCESS && made)
+        cuGraphDestroy(made);
+    return r;
+}
+
+SIM_EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    if (mode != CU_STREAM_CAPTURE_MODE_GLOBAL && mode != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        && mode != CU_STREAM_CAPTURE_MODE_RELAXED)
+        return CUDA_ERROR_INVALID_VALUE;
+    return capture_begin(s, NULL);
+}
+SIM_EXPORT CUresult cuStreamBeginCapture(CUstream s) { return capture_begin(s, NULL); }
+SIM_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream s) { return capture_begin(s, NULL); }
+SIM_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode) { return cuStreamBeginCapture_v2(s, mode); }
+SIM_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
+                                                size_t ndeps, CUstreamCaptureMode mode)
+{
+    (void)deps, (void)edges, (void)ndeps, (void)mode;
+    return g ? capture_begin(s, g) : CUDA_ERROR_INVALID_VALUE;
+}
+SIM_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
+                                                     const CUgraphEdgeData *edges, size_t ndeps, CUstreamCaptureMode mode)
+{
+    return cuStreamBeginCaptureToGraph(s, g, deps, edges, ndeps, mode);
+}
+
+SIM_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *pg)
+{
+    REQUIRE_INIT();
+    if (!pg)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (special_stream(s))
+        return CUDA_ERROR_ILLEGAL_STATE;
+    LOCK();
+    struct sstream *st = obj_find(s, OK_STREAM);
+    CUresult r = !st ? CUDA_ERROR_INVALID_HANDLE : !st->capture ? CUDA_ERROR_ILLEGAL_STATE : CUDA_SUCCESS;
+    if (r == CUDA_SUCCESS) {
+        *pg = st->capture;
+        st->capture = NULL;
+    }
+    UNLOCK();
+    return r;
+}
+SIM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *pg) { return cuStreamEndCapture(s, pg); }
+
 SIM_EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *status)
 {
     REQUIRE_INIT();
@@ -2850,7 +2960,7 @@ SIM_EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *statu
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = stream_check(s);
     if (r == CUDA_SUCCESS)
-        *status = CU_STREAM_CAPTURE_STATUS_NONE;
+        *status = capturing(s) ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
     return r;
 }
 
