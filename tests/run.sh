@@ -119,6 +119,18 @@ for r in $ROUTES; do
     fi
 done
 
+# two threads end one capture at once (the driver refuses one): the count of
+# captures under way drops by one, so another stream's capture still makes
+# graph nodes (8 MiB under 4 MiB goes through, uncounted)
+for r in $ROUTES; do
+    guarded GPUMEM_LIMIT=4M GPUSIM_END_CAPTURE_DELAY_US=100000 "$T/apitest" "$r" capturerace
+    if has "capturerace: ends that succeeded 1; 8 MiB on the other capture 0; guard 0" "$WORK/out"; then
+        ok "stream capture via $r: an end refused for a capture another thread ended counts no capture ended; the other capture's allocations stay uncounted"
+    else
+        bad "capture ended twice at once via $r" "$WORK/out"
+    fi
+done
+
 # VMM handle references: NCCL's free (retain, release, unmap, release) and
 # imported handles, counted as the driver counts them, no release unknown
 for r in $ROUTES; do

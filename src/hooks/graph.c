@@ -166,13 +166,25 @@ GMG_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, C
                            numDependencies, mode));
 }
 
-/* A capture ends, successful or invalidated, when its stream was capturing
- * (asked before: an end refused for a stream that was not ends none). */
+/* Did this call end a capture? The driver's answer says so: success, or the
+ * capture's own failure (invalidated, a fork not joined back), after which
+ * the stream no longer captures. Asking the stream before and after is not
+ * enough: two threads ending one capture at once both see it capturing
+ * before and not after, and the one the driver refused (CUDA_ERROR_ILLEGAL_
+ * STATE: no capture when its call got there) would end a second capture in
+ * the count, whose allocations would then be counted against the quota. An
+ * answer not listed leaves the count high, which costs a query per
+ * asynchronous allocation, never a wrong count. */
+static int ends_capture(CUresult r)
+{
+    return r == CUDA_SUCCESS || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED || r == CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+}
+
 static CUresult end_capture(CUstream s, CUgraph *pg, int ptsz)
 {
     int was = gmg_stream_captured(s, ptsz);
     CUresult r = ptsz ? CALL_REAL(cuStreamEndCapture_ptsz, s, pg) : CALL_REAL(cuStreamEndCapture, s, pg);
-    if (was && !gmg_stream_captured(s, ptsz)) {
+    if (was && ends_capture(r) && !gmg_stream_captured(s, ptsz)) {
         int n = __atomic_load_n(&gmg_captures_under_way, __ATOMIC_RELAXED);
         while (n > 0 && !__atomic_compare_exchange_n(&gmg_captures_under_way, &n, n - 1, 1, __ATOMIC_RELAXED,
                                                      __ATOMIC_RELAXED))

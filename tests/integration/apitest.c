@@ -26,6 +26,9 @@
  *   apitest ROUTE graphs        graph allocations freed in another graph
  *   apitest ROUTE capture       cuMemAllocAsync while a stream captures
  *                               (GPUMEM_LIMIT=4M)
+ *   apitest ROUTE capturerace   two threads end one capture while another
+ *                               goes on (GPUMEM_LIMIT=4M,
+ *                               GPUSIM_END_CAPTURE_DELAY_US)
  */
 #define _GNU_SOURCE
 #include "api.h"
@@ -553,6 +556,43 @@ static void capture(void)
     CHECK(A.cuStreamDestroy_v2(s));
 }
 
+/* Two threads end the same capture at once (one of them in error: the
+ * stream no longer captures when its call reaches the driver) while another
+ * stream's capture goes on: only the end that ended it may count it ended,
+ * so the other stream's captured 8 MiB (GPUMEM_LIMIT=4M) still go through,
+ * a graph's, uncounted. Run with GPUSIM_END_CAPTURE_DELAY_US. */
+static void *end_capture_thread(void *arg)
+{
+    CUgraph g;
+    return (void *)(intptr_t)A.cuStreamEndCapture(*(CUstream *)arg, &g);
+}
+
+static void capturerace(void)
+{
+    CUstream s1, s2;
+    CUdeviceptr p;
+    pthread_t t[2];
+    void *r[2];
+    CHECK(A.cuStreamCreate(&s1, 0));
+    CHECK(A.cuStreamCreate(&s2, 0));
+    CHECK(A.cuStreamBeginCapture_v2(s1, CU_STREAM_CAPTURE_MODE_RELAXED));
+    CHECK(A.cuStreamBeginCapture_v2(s2, CU_STREAM_CAPTURE_MODE_RELAXED));
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, end_capture_thread, &s1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], &r[i]);
+    int ok = (r[0] == NULL) + (r[1] == NULL);
+    CUresult a = A.cuMemAllocAsync(&p, 8388608, s2);
+    printf("capturerace: ends that succeeded %d; 8 MiB on the other capture %d; guard %llu\n", ok, (int)a,
+           guard_live());
+    if (a == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync(p, s2));
+    CUgraph g;
+    CHECK(A.cuStreamEndCapture(s2, &g));
+    CHECK(A.cuStreamDestroy_v2(s1));
+    CHECK(A.cuStreamDestroy_v2(s2));
+}
+
 /* A handle's references as the driver counts them: the guard's count and the
  * driver's must agree at each step, and no release may be an unknown free. */
 static void vmmrefs(void)
@@ -737,6 +777,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "poolat")) poolat();
     else if (!strcmp(t, "vmmrefs")) vmmrefs();
     else if (!strcmp(t, "capture")) capture();
+    else if (!strcmp(t, "capturerace")) capturerace();
     else if (!strcmp(t, "importsame")) importsame();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }
     fflush(stdout);

@@ -117,6 +117,7 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 static int ndev = 1;
 static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
+static int end_capture_delay_us; /* GPUSIM_END_CAPTURE_DELAY_US */
 static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
 static int reuse_ctx;         /* GPUSIM_REUSE_CTX: a destroyed context's handle is handed out again */
 static uint64_t pitch_align;  /* GPUSIM_PITCH: the pitch alignment (default 512) */
@@ -228,6 +229,8 @@ __attribute__((constructor)) static void sim_setup(void)
         ndev = atoi(n) > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : atoi(n);
     const char *fd = getenv("GPUSIM_FREE_DELAY_US");
     free_delay_us = fd ? atoi(fd) : 0;
+    const char *ed = getenv("GPUSIM_END_CAPTURE_DELAY_US");
+    end_capture_delay_us = ed ? atoi(ed) : 0;
     no_primary_state = getenv("GPUSIM_NO_PRIMARY_STATE") != NULL;
     reuse_ctx = getenv("GPUSIM_REUSE_CTX") != NULL;
     round_large = getenv("GPUSIM_ROUND_LARGE") != NULL;
@@ -2941,6 +2944,8 @@ SIM_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *pg)
         return CUDA_ERROR_INVALID_VALUE;
     if (special_stream(s))
         return CUDA_ERROR_ILLEGAL_STATE;
+    if (end_capture_delay_us) /* ending a capture builds its graph: takes time, widens races in tests */
+        usleep((useconds_t)end_capture_delay_us);
     LOCK();
     struct sstream *st = obj_find(s, OK_STREAM);
     CUresult r = !st ? CUDA_ERROR_INVALID_HANDLE : !st->capture ? CUDA_ERROR_ILLEGAL_STATE : CUDA_SUCCESS;
