@@ -131,6 +131,18 @@ for r in $ROUTES; do
     fi
 done
 
+# the per-thread default stream captures too; the _ptsz calls name it NULL
+for r in $ROUTES; do
+    guarded GPUMEM_LIMIT=4M "$T/apitest" "$r" captureptds; rc=$?
+    if [ $rc = 0 ] && has "captureptds: while capturing guard 0 sim 0" "$WORK/out" \
+       && has "captureptds: after it 3 MiB 0; guard 3145728 sim 3145728" "$WORK/out" \
+       && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err"; then
+        ok "stream capture via $r on the per-thread default stream (NULL in _ptsz calls): a graph's node, never counted"
+    else
+        bad "per-thread stream capture via $r (exit $rc)" "$WORK/out"; grep -v "    #" "$WORK/err" | sed 's/^/     | /' | head -10
+    fi
+done
+
 # VMM handle references: NCCL's free (retain, release, unmap, release) and
 # imported handles, counted as the driver counts them, no release unknown
 for r in $ROUTES; do

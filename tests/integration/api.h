@@ -77,7 +77,9 @@
 #define API_PTSZ_LIST(F) \
     F(cuMemAllocAsync_ptsz, cuMemAllocAsync, 11020, _ptsz) \
     F(cuMemAllocFromPoolAsync_ptsz, cuMemAllocFromPoolAsync, 11020, _ptsz) \
-    F(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, _ptsz)
+    F(cuMemFreeAsync_ptsz, cuMemFreeAsync, 11020, _ptsz) \
+    F(cuStreamBeginCapture_v2_ptsz, cuStreamBeginCapture, 10010, _ptsz) \
+    F(cuStreamEndCapture_ptsz, cuStreamEndCapture, 10000, _ptsz)
 
 struct api {
 #define F(sym, name, ver, sfx) PFN_##name##_v##ver##sfx sym;

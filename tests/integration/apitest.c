@@ -26,6 +26,8 @@
  *   apitest ROUTE graphs        graph allocations freed in another graph
  *   apitest ROUTE capture       cuMemAllocAsync while a stream captures
  *                               (GPUMEM_LIMIT=4M)
+ *   apitest ROUTE captureptds   the same on the per-thread default stream, named
+ *                               NULL in the _ptsz calls (GPUMEM_LIMIT=4M)
  *   apitest ROUTE capturerace   two threads end one capture while another
  *                               goes on (GPUMEM_LIMIT=4M,
  *                               GPUSIM_END_CAPTURE_DELAY_US)
@@ -593,6 +595,25 @@ static void capturerace(void)
     CHECK(A.cuStreamDestroy_v2(s2));
 }
 
+/* The per-thread default stream captures too; the _ptsz calls name it NULL,
+ * which the guard must not take for the legacy stream (which cannot). */
+static void captureptds(void)
+{
+    CUgraph g;
+    CUdeviceptr p, q, r;
+    CHECK(A.cuStreamBeginCapture_v2_ptsz(NULL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
+    CHECK(A.cuMemAllocAsync_ptsz(&p, 8388608, NULL));
+    CHECK(A.cuMemAllocAsync_ptsz(&q, 1048576, NULL));
+    CHECK(A.cuMemFreeAsync_ptsz(q, NULL));
+    printf("captureptds: while capturing guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuStreamEndCapture_ptsz(NULL, &g));
+    CUresult r1 = A.cuMemAllocAsync_ptsz(&r, 3145728, NULL);
+    printf("captureptds: after it 3 MiB %d; guard %llu sim %llu\n", (int)r1, guard_live(), (unsigned long long)sim(0).live);
+    if (r1 == CUDA_SUCCESS)
+        CHECK(A.cuMemFreeAsync_ptsz(r, NULL));
+    CHECK(A.cuMemFree_v2(p)); /* not freed in its graph: the program's to free */
+}
+
 /* A handle's references as the driver counts them: the guard's count and the
  * driver's must agree at each step, and no release may be an unknown free. */
 static void vmmrefs(void)
@@ -777,6 +798,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "poolat")) poolat();
     else if (!strcmp(t, "vmmrefs")) vmmrefs();
     else if (!strcmp(t, "capture")) capture();
+    else if (!strcmp(t, "captureptds")) captureptds();
     else if (!strcmp(t, "capturerace")) capturerace();
     else if (!strcmp(t, "importsame")) importsame();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }

@@ -1646,7 +1646,12 @@ SIM_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytes, CUstream s)
     INJECT_ALLOC("cuMemAllocAsync");
     return async_alloc(dptr, bytes, s, NULL);
 }
-SIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s) { return async_alloc(dptr, bytes, s, NULL); }
+/* the _ptsz calls' NULL stream is the calling thread's own default stream */
+static CUstream ptsz_stream(CUstream s) { return s ? s : CU_STREAM_PER_THREAD; }
+SIM_EXPORT CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUstream s)
+{
+    return async_alloc(dptr, bytes, ptsz_stream(s), NULL);
+}
 SIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
 {
     if (!pool)
@@ -1655,7 +1660,7 @@ SIM_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytes, CUm
 }
 SIM_EXPORT CUresult cuMemAllocFromPoolAsync_ptsz(CUdeviceptr *dptr, size_t bytes, CUmemoryPool pool, CUstream s)
 {
-    return cuMemAllocFromPoolAsync(dptr, bytes, pool, s);
+    return cuMemAllocFromPoolAsync(dptr, bytes, pool, ptsz_stream(s));
 }
 static CUresult async_free(CUdeviceptr p, CUstream s)
 {
@@ -1671,7 +1676,7 @@ SIM_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
     INJECT_FREE("cuMemFreeAsync");
     return async_free(p, s);
 }
-SIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return async_free(p, s); }
+SIM_EXPORT CUresult cuMemFreeAsync_ptsz(CUdeviceptr p, CUstream s) { return async_free(p, ptsz_stream(s)); }
 
 /* ---------------------------------------------------------- virtual memory */
 
@@ -2862,8 +2867,14 @@ SIM_EXPORT CUresult cuLaunchHostFunc(CUstream s, CUhostFn fn, void *data)
  * graph (no memory until a launch, which is not simulated), its
  * cuMemFreeAsync calls free nodes (of such allocations only). Other work
  * issued meanwhile is done at once, as ever. */
+/* The per-thread default stream captures too (the legacy one cannot): its
+ * capture is the thread's own. */
+static __thread CUgraph ptds_capture;
+
 static CUgraph capturing(CUstream s)
 {
+    if (s == CU_STREAM_PER_THREAD)
+        return ptds_capture;
     if (special_stream(s))
         return NULL;
     LOCK();
@@ -2897,11 +2908,19 @@ static CUresult capture_free(CUdeviceptr p, CUgraph g)
 static CUresult capture_begin(CUstream s, CUgraph into)
 {
     REQUIRE_CTX(cur_ctx());
-    if (special_stream(s))
+    if (special_stream(s) && s != CU_STREAM_PER_THREAD)
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (s == CU_STREAM_PER_THREAD && ptds_capture)
+        return CUDA_ERROR_ILLEGAL_STATE;
     CUgraph made = NULL;
     if (!into && cuGraphCreate(&made, 0) != CUDA_SUCCESS)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (s == CU_STREAM_PER_THREAD) {
+        if (into && !obj_get(into, OK_GRAPH))
+            return CUDA_ERROR_INVALID_VALUE;
+        ptds_capture = into ? into : made;
+        return CUDA_SUCCESS;
+    }
     LOCK();
     struct sstream *st = obj_find(s, OK_STREAM);
     CUresult r = !st ? CUDA_ERROR_INVALID_HANDLE
@@ -2923,8 +2942,11 @@ SIM_EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode
     return capture_begin(s, NULL);
 }
 SIM_EXPORT CUresult cuStreamBeginCapture(CUstream s) { return capture_begin(s, NULL); }
-SIM_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream s) { return capture_begin(s, NULL); }
-SIM_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode) { return cuStreamBeginCapture_v2(s, mode); }
+SIM_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream s) { return capture_begin(ptsz_stream(s), NULL); }
+SIM_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, CUstreamCaptureMode mode)
+{
+    return cuStreamBeginCapture_v2(ptsz_stream(s), mode);
+}
 SIM_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges,
                                                 size_t ndeps, CUstreamCaptureMode mode)
 {
@@ -2934,7 +2956,7 @@ SIM_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, CUgraph g, const CUg
 SIM_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, CUgraph g, const CUgraphNode *deps,
                                                      const CUgraphEdgeData *edges, size_t ndeps, CUstreamCaptureMode mode)
 {
-    return cuStreamBeginCaptureToGraph(s, g, deps, edges, ndeps, mode);
+    return cuStreamBeginCaptureToGraph(ptsz_stream(s), g, deps, edges, ndeps, mode);
 }
 
 SIM_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *pg)
@@ -2942,6 +2964,13 @@ SIM_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *pg)
     REQUIRE_INIT();
     if (!pg)
         return CUDA_ERROR_INVALID_VALUE;
+    if (s == CU_STREAM_PER_THREAD) {
+        if (!ptds_capture)
+            return CUDA_ERROR_ILLEGAL_STATE;
+        *pg = ptds_capture;
+        ptds_capture = NULL;
+        return CUDA_SUCCESS;
+    }
     if (special_stream(s))
         return CUDA_ERROR_ILLEGAL_STATE;
     if (end_capture_delay_us) /* ending a capture builds its graph: takes time, widens races in tests */
@@ -2956,7 +2985,7 @@ SIM_EXPORT CUresult cuStreamEndCapture(CUstream s, CUgraph *pg)
     UNLOCK();
     return r;
 }
-SIM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *pg) { return cuStreamEndCapture(s, pg); }
+SIM_EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, CUgraph *pg) { return cuStreamEndCapture(ptsz_stream(s), pg); }
 
 SIM_EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *status)
 {
@@ -2987,7 +3016,10 @@ SIM_EXPORT CUresult cuStreamGetCaptureInfo(CUstream s, CUstreamCaptureStatus *st
     return cuStreamGetCaptureInfo_v3(s, status, id, NULL, NULL, NULL, NULL);
 }
 
-SIM_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st) { return cuStreamIsCapturing(s, st); }
+SIM_EXPORT CUresult cuStreamIsCapturing_ptsz(CUstream s, CUstreamCaptureStatus *st)
+{
+    return cuStreamIsCapturing(ptsz_stream(s), st);
+}
 SIM_EXPORT CUresult cuStreamGetCaptureInfo_ptsz(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id)
 {
     return cuStreamGetCaptureInfo(s, st, id);
