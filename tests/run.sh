@@ -40,7 +40,7 @@ build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
-build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/buf.c src/base/config.c src/base/suppress.c \
+build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/buf.c src/base/exe.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -Wl,--wrap=realloc
 build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc

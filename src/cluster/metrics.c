@@ -4,6 +4,7 @@
 
 #include "base/buf.h"
 #include "base/config.h"
+#include "base/exe.h"
 #include "base/limit_parse.h"
 #include "base/log.h"
 #include "core/quota.h"
@@ -152,12 +153,11 @@ static size_t top_sites(struct site *top, uint64_t *live, uint64_t *dropped)
 
 static void build(struct gmg_buf *b, gmg_site_namer name_site)
 {
-    /* the whole path, however deep, so that the label is the program's
-     * file name and not a cut-off piece of a directory's; that name (at
-     * most NAME_MAX bytes) fits its label escaped (3 bytes a byte) */
-    char exe[PATH_MAX] = "", common[3 * NAME_MAX + 64];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[len > 0 ? len : 0] = 0;
+    /* the whole path, however deep (base/exe.h), so that the label is the
+     * program's file name and not a cut-off piece of a directory's; that
+     * name (at most NAME_MAX bytes) fits its label escaped (3 bytes a byte) */
+    const char *exe = gmg_exe_path();
+    char common[3 * NAME_MAX + 64];
     const char *base = strrchr(exe, '/');
     char lab[3 * NAME_MAX + 1];
     snprintf(common, sizeof common, "pid=\"%d\",exe=\"%s\"", (int)getpid(),

@@ -21,11 +21,7 @@
 #include "hooks/graph.h"
 
 #include "hooks/intercept.h"
-
-static int node_device(const CUmemPoolProps *p)
-{
-    return p->location.type == CU_MEM_LOCATION_TYPE_DEVICE && p->location.id >= 0 ? p->location.id : -1;
-}
+#include "hooks/mempool.h"
 
 /* The alloc node parameters of the v1 call and of the CUgraphNodeParams
  * union share their layout up to dptr (cuda.h: _v1_st and _v2_st). */
@@ -34,7 +30,7 @@ _Static_assert(__builtin_offsetof(CUDA_MEM_ALLOC_NODE_PARAMS_v1, dptr) ==
 
 static void alloc_begin(struct gmg_op *op, const CUmemPoolProps *props, size_t bytes)
 {
-    gmg_begin(op, GMG_FAM_GRAPH, node_device(props), bytes, 0); /* uncounted: never refused */
+    gmg_begin(op, GMG_FAM_GRAPH, gmg_location_device(&props->location), bytes, 0); /* uncounted: never refused */
 }
 
 static void alloc_end(struct gmg_op *op, CUresult r, CUdeviceptr dptr, size_t bytes)

@@ -96,7 +96,7 @@ static void remember(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev)
  * properties, or CUDA 13's lookups by location). */
 static void remember_at(CUmemoryPool pool, CUmemAllocationType type, const CUmemLocation *loc)
 {
-    int dev = loc->type == CU_MEM_LOCATION_TYPE_DEVICE && loc->id >= 0 ? loc->id : -1;
+    int dev = gmg_location_device(loc);
     if (type == CU_MEM_ALLOCATION_TYPE_MANAGED)
         remember(pool, GMG_MEMPOOL_MANAGED, dev);
     else if (dev >= 0)

@@ -21,6 +21,13 @@ enum gmg_mempool_kind {
     GMG_MEMPOOL_MANAGED,     /* managed memory (CUDA 13 managed pools), preferring `dev` if >= 0 */
 };
 
+/* The device a memory location names (CU_MEM_LOCATION_TYPE_DEVICE), or -1:
+ * a pool's or a graph memory node's. */
+static inline int gmg_location_device(const CUmemLocation *loc)
+{
+    return loc->type == CU_MEM_LOCATION_TYPE_DEVICE && loc->id >= 0 ? loc->id : -1;
+}
+
 /* What the pool is, and its device (-1 when it has none). */
 enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev);
 

@@ -14,13 +14,13 @@
 #include "report/report.h"
 
 #include "base/config.h"
+#include "base/exe.h"
 #include "base/log.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/ranges.h"
 #include "core/stacks.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,18 +151,6 @@ static struct gmg_group *group_list(struct groups *g, size_t *out_n)
     return v;
 }
 
-/* The program's path, read once: the same in a forked child, and an exec
- * loads a new guard. Reports are built on the program's threads too (a
- * refusal under GPUMEM_ON_LIMIT=abort, gpumemguard_dump), whose stacks may be
- * small: PATH_MAX bytes live here, not in every struct gmg_report. */
-static char exe_path[PATH_MAX];
-static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
-
-static void read_exe(void)
-{
-    ssize_t len = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
-    exe_path[len > 0 ? len : 0] = 0;
-}
 
 /* The first suppression pattern matching a frame of the stack (its
  * function, source file or module path), or -1. */
@@ -318,8 +306,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     r->trigger = trigger;
     r->dump = __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
     r->pid = getpid();
-    pthread_once(&exe_once, read_exe);
-    r->exe = exe_path;
+    r->exe = gmg_exe_path();
     r->ndev = gmg_quota_devices_seen();
     r->grouped = gmg_quota_pooled();
     gmg_quota_refresh(); /* GPUMEM_GROUP: dead members' shares back first */
