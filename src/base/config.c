@@ -245,7 +245,7 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
     if ((v = get("GPUMEM_PYTHON")) != NULL) {
         if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0)
             return bad(err, errlen, "GPUMEM_PYTHON", v, "unknown mode",
-                       "auto (default: Python frames above the native ones when CPython 3.11-3.13 runs) or off");
+                       "auto (default: Python frames above the native ones when CPython 3.10-3.13 runs) or off");
         c->python = strcmp(v, "auto") == 0;
     }
     if ((v = get("GPUMEM_EXITCODE")) != NULL) {

@@ -6,6 +6,8 @@
  * it is inside the driver call, so its chain stands still):
  *   tstate = PyGILState_GetThisThreadState()   (a thread-local read)
  *   frame  = tstate's current _PyInterpreterFrame, then frame->previous
+ *            (3.10: tstate->frame, a PyFrameObject, then f_back; trusted
+ *            only while its type is &PyFrame_Type)
  *   code   = frame->f_code (f_executable), trusted only if its type is
  *            &PyCode_Type; strings only if exact, compact PyUnicode; the
  *            line table only if PyBytes.
@@ -32,28 +34,31 @@
 
 struct py_layout {
     int minor;
-    int cframe;           /* tstate -> _PyCFrame*, or -1 (3.13: none)   */
+    int cframe;           /* tstate -> _PyCFrame*, or -1 (3.10, 3.13: none) */
     int current;          /* -> current frame, in the cframe or tstate  */
-    int f_code, f_prev, f_instr, f_owner;
+    int f_code, f_prev, f_instr, f_owner;  /* 3.10: f_instr is f_lasti, an int */
     int co_adaptive, co_firsttraceable, co_firstlineno;
     int ascii_size, compact_size;   /* PyASCIIObject, PyCompactUnicodeObject */
     int finalizing;       /* in _PyRuntime */
     int owner_cstack;     /* FRAME_OWNED_BY_CSTACK, or -1 */
+    int co_filename, co_name, co_linetable; /* co_name: co_qualname from 3.11 */
+    int co_code;          /* 3.10: the bytecode, a bytes object; else -1 */
 };
 
+/* 3.10 has frame objects (PyFrameObject), no owners, no incomplete frames
+ * and no qualified names: the walk reads f_back, f_code and f_lasti (in
+ * code units: x2 for bytes) and names a function by co_name. */
 static const struct py_layout layouts[] = {
-    { 11, 56, 8, 32, 48, 56, 69, 184, 168, 72, 48, 72, 24, -1 },
-    { 12, 56, 0, 0, 8, 56, 70, 192, 176, 68, 40, 56, 24, 3 },
-    { 13, -1, 72, 0, 8, 56, 70, 200, 184, 68, 40, 56, 608, 3 },
+    { 10, -1, 24, 32, 24, 96, -1, -1, -1, 40, 48, 72, 16, -1, 104, 112, 120, 48 },
+    { 11, 56, 8, 32, 48, 56, 69, 184, 168, 72, 48, 72, 24, -1, 112, 128, 136, -1 },
+    { 12, 56, 0, 0, 8, 56, 70, 192, 176, 68, 40, 56, 24, 3, 112, 128, 136, -1 },
+    { 13, -1, 72, 0, 8, 56, 70, 200, 184, 68, 40, 56, 608, 3, 112, 128, 136, -1 },
 };
 
-/* The same from 3.11 to 3.13, and the fixed object header of a default
- * (not debug, not free-threaded) build. */
+/* The fixed object header of a default (not debug, not free-threaded)
+ * build, and the string and bytes fields that 3.10 to 3.13 share. */
 #define OB_TYPE 8
 #define OB_SIZE 16
-#define CO_FILENAME 112
-#define CO_QUALNAME 128
-#define CO_LINETABLE 136
 #define STR_LENGTH 16
 #define STR_STATE 32
 #define BYTES_DATA 32
@@ -64,7 +69,7 @@ static int mode = 1;
 static int state;             /* 0 not looked yet, 1 found, -1 none */
 static const struct py_layout *L;
 static void *(*get_tstate)(void);
-static const void *code_type, *unicode_type, *bytes_type;
+static const void *code_type, *unicode_type, *bytes_type, *frame_type;
 static const char *runtime;
 static char version[16];
 static pthread_mutex_t detect_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -148,12 +153,14 @@ static void detect(void)
     code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
     unicode_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
     bytes_type = dlsym(RTLD_DEFAULT, "PyBytes_Type");
+    frame_type = dlsym(RTLD_DEFAULT, "PyFrame_Type");
     runtime = dlsym(RTLD_DEFAULT, "_PyRuntime");
     if (!lay) {
-        gmg_notice("Python %d.%d: its frame layout is not one this guard knows (3.11, 3.12, 3.13); "
+        gmg_notice("Python %d.%d: its frame layout is not one this guard knows (3.10 to 3.13); "
                    "stacks are native only", major, minor);
     } else if (!plain_header(code_type, type_type) || !plain_header(unicode_type, type_type) ||
-               !plain_header(bytes_type, type_type) || !runtime) {
+               !plain_header(bytes_type, type_type) || !runtime ||
+               (lay->co_code >= 0 && !plain_header(frame_type, type_type))) {
         gmg_notice("Python %d.%d: not a default build (debug or free-threaded?); stacks are native only",
                    major, minor);
     } else {
@@ -372,9 +379,9 @@ static struct cache *my_cache(void)
 /* One frame to its interned id (0: skip it). */
 static uint32_t resolve(struct cache *c, const char *code, int64_t offset)
 {
-    const void *name = RD(const void *, code, CO_QUALNAME);
-    const void *filename = RD(const void *, code, CO_FILENAME);
-    const void *table = RD(const void *, code, CO_LINETABLE);
+    const void *name = RD(const void *, code, L->co_name);
+    const void *filename = RD(const void *, code, L->co_filename);
+    const void *table = RD(const void *, code, L->co_linetable);
     uintptr_t k = ((uintptr_t)code >> 4) ^ (uintptr_t)offset * 0x9e3779b1u;
     struct centry *e = c ? &c->e[(k ^ (k >> 11)) % CACHE] : NULL;
     if (e && e->code == code && e->offset == offset && e->name == name && e->filename == filename &&
@@ -391,7 +398,8 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset)
     if (offset >= 0 && aligned_ptr(table) && RD(const void *, table, OB_TYPE) == bytes_type) {
         int64_t n = RD(int64_t, table, OB_SIZE);
         if (n > 0 && n < (1 << 24)) {
-            int l = gmg_py_line_of((const uint8_t *)table + BYTES_DATA, n, first, offset);
+            const uint8_t *t = (const uint8_t *)table + BYTES_DATA;
+            int l = L->co_code >= 0 ? gmg_py_line_of_310(t, n, first, offset) : gmg_py_line_of(t, n, first, offset);
             if (l >= 0)
                 line = l;
         }
@@ -406,6 +414,51 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset)
         e->id = id;
     }
     return id;
+}
+
+/* ---- the walk --------------------------------------------------------- */
+
+/* What a frame holds: 1 with its code and the byte offset of its
+ * instruction (-1: out of the code, its first line); 0 to skip it; -1 to
+ * end the walk. */
+
+/* 3.11-3.13: an interpreter frame (_PyInterpreterFrame). */
+static int interpreter_frame(const char *frame, const char **code_out, int64_t *offset_out)
+{
+    const char *code = RD(const char *, frame, L->f_code);
+    const char *instr = RD(const char *, frame, L->f_instr);
+    int owner = RD(uint8_t, frame, L->f_owner);
+    if (owner == L->owner_cstack || !aligned_ptr(code) || RD(const void *, code, OB_TYPE) != code_type)
+        return 0; /* the C stack's entry frames; anything not code */
+    const char *start = code + L->co_adaptive;
+    int64_t units = RD(int64_t, code, OB_SIZE);
+    int64_t offset = instr - start;
+    int firsttraceable = RD(int, code, L->co_firsttraceable);
+    if (owner != OWNER_GENERATOR && offset < 2 * (int64_t)firsttraceable)
+        return 0; /* incomplete: not started yet, as CPython skips it */
+    if (offset < 0 || units <= 0 || offset >= 2 * units)
+        offset = -1;
+    *code_out = code;
+    *offset_out = offset;
+    return 1;
+}
+
+/* 3.10: a frame object; anything else ends the walk (its f_back is not
+ * one to follow). f_lasti counts code units, -1 before the first. */
+static int frame_object(const char *frame, const char **code_out, int64_t *offset_out)
+{
+    if (RD(const void *, frame, OB_TYPE) != frame_type)
+        return -1;
+    const char *code = RD(const char *, frame, L->f_code);
+    if (!aligned_ptr(code) || RD(const void *, code, OB_TYPE) != code_type)
+        return 0;
+    const char *bytecode = RD(const char *, code, L->co_code);
+    int64_t size = aligned_ptr(bytecode) && RD(const void *, bytecode, OB_TYPE) == bytes_type
+                       ? RD(int64_t, bytecode, OB_SIZE) : 0;
+    int64_t offset = 2 * (int64_t)RD(int, frame, L->f_instr);
+    *code_out = code;
+    *offset_out = offset >= 0 && offset < size ? offset : -1;
+    return 1;
 }
 
 uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
@@ -444,28 +497,17 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
     struct cache *c = my_cache();
     uint32_t n = 0;
     for (int walked = 0; aligned_ptr(frame) && n < max && walked < MAX_WALK; walked++) {
-        const char *code = RD(const char *, frame, L->f_code);
-        const char *instr = RD(const char *, frame, L->f_instr);
-        int owner = RD(uint8_t, frame, L->f_owner);
-        const char *prev = RD(const char *, frame, L->f_prev);
-        if (owner == L->owner_cstack || !aligned_ptr(code) || RD(const void *, code, OB_TYPE) != code_type) {
-            frame = prev;
-            continue; /* the C stack's entry frames; anything not code */
+        const char *code;
+        int64_t offset;
+        int what = L->co_code >= 0 ? frame_object(frame, &code, &offset) : interpreter_frame(frame, &code, &offset);
+        if (what < 0)
+            break;
+        if (what > 0) {
+            uint32_t id = resolve(c, code, offset);
+            if (id)
+                out[n++] = GMG_PYFRAME_TAG | id;
         }
-        const char *start = code + L->co_adaptive;
-        int64_t units = RD(int64_t, code, OB_SIZE);
-        int64_t offset = instr - start;
-        int firsttraceable = RD(int, code, L->co_firsttraceable);
-        if (owner != OWNER_GENERATOR && offset < 2 * (int64_t)firsttraceable) {
-            frame = prev;
-            continue; /* incomplete: not started yet, as CPython skips it */
-        }
-        if (offset < 0 || units <= 0 || offset >= 2 * units)
-            offset = -1; /* out of the code: its first line */
-        uint32_t id = resolve(c, code, offset);
-        if (id)
-            out[n++] = GMG_PYFRAME_TAG | id;
-        frame = prev;
+        frame = RD(const char *, frame, L->f_prev);
     }
     return n;
 }

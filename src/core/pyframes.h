@@ -1,7 +1,7 @@
 /*
  * pyframes.h - the allocating thread's Python frames (core layer).
  *
- * When a CPython interpreter of a known layout (3.11, 3.12, 3.13) runs in
+ * When a CPython interpreter of a known layout (3.10 to 3.13) runs in
  * the process, the calling thread's own frame chain is walked on the
  * allocation path: no GIL, no call into the interpreter that allocates or
  * touches a reference count, every object checked against the

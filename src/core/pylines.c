@@ -55,3 +55,25 @@ int gmg_py_line_of(const uint8_t *t, int64_t n, int first, int64_t addr)
     return -1;
 }
 
+
+/* 3.10 (Objects/lnotab_notes.txt, PyLineTable_NextAddressRange): each pair
+ * ends the current range `b` bytes further and moves the line by `d`
+ * (-128: the range has no line). Empty ranges only carry their delta. */
+int gmg_py_line_of_310(const uint8_t *t, int64_t n, int first, int64_t addr)
+{
+    long long line = first;
+    int64_t end = 0;
+    for (int64_t i = 0; i + 1 < n; i += 2) {
+        int64_t start = end;
+        int d = (int8_t)t[i + 1];
+        end += t[i];
+        long long entry_line = -1;
+        if (d != -128) {
+            line += d;
+            entry_line = line;
+        }
+        if (addr >= start && addr < end)
+            return entry_line < 0 || entry_line > 0x7fffffff ? -1 : (int)entry_line;
+    }
+    return -1;
+}

@@ -144,12 +144,16 @@ expected = {}
 lock = threading.Lock()
 
 
+def qualname(code):  # 3.10 has no co_qualname: the guard then names co_name too
+    return getattr(code, "co_qualname", code.co_name)
+
+
 def noted_alloc(n):
     p = ctypes.c_uint64(); rc = cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)); f = sys._getframe(); line = f.f_lineno  # noqa: E501,E702
-    st = [(f.f_code.co_qualname, f.f_code.co_filename, line)]  # this frame's line is the call's, not this one's
+    st = [(qualname(f.f_code), f.f_code.co_filename, line)]  # this frame's line is the call's, not this one's
     f = f.f_back
     while f is not None:
-        st.append((f.f_code.co_qualname, f.f_code.co_filename, f.f_lineno))
+        st.append((qualname(f.f_code), f.f_code.co_filename, f.f_lineno))
         f = f.f_back
     assert rc == 0
     with lock:

@@ -1,13 +1,15 @@
 # linetables.py OUT - every code object of a few stdlib modules (nested ones
 # too), as "T firstlineno hex(co_linetable)" and then "A offset line" for each
 # instruction with a line, from CPython's own co_lines(): the expected answers
-# for tests/unit/test_pylines.c.
+# for tests/unit/test_pylines.c. The first line, "V minor", says which table
+# format follows (3.10's, or 3.11's and later).
 import sys
 import types
 
 mods = ["asyncio.base_events", "json.decoder", "threading", "argparse", "dataclasses", "typing", "email.message"]
 n = 0
 with open(sys.argv[1], "w") as out:
+    out.write("V %d\n" % sys.version_info.minor)
     def walk(co):
         global n
         out.write("T %d %s\n" % (co.co_firstlineno, co.co_linetable.hex() or "-"))

@@ -1,6 +1,7 @@
 /*
- * test_pylines.c FILE - gmg_py_line_of (src/core/pylines.c) against
- * CPython's own co_lines() for every instruction of every code object that
+ * test_pylines.c FILE - gmg_py_line_of, or gmg_py_line_of_310 when FILE
+ * comes from 3.10 (src/core/pylines.c), against CPython's own co_lines()
+ * for every instruction of every code object that
  * tests/python/linetables.py wrote into FILE; then the decoder on truncated
  * and corrupted tables (it must stay inside them and never crash).
  * Prints "N instructions, M code objects: all lines match" or the first
@@ -39,8 +40,13 @@ int main(int argc, char **argv)
     static char line[1 << 22];
     long codes = 0, checked = 0, bad = 0;
     int first = 0;
+    int (*line_of)(const uint8_t *, int64_t, int, int64_t) = gmg_py_line_of;
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == 'T') {
+        int minor;
+        if (line[0] == 'V' && sscanf(line, "V %d", &minor) == 1) {
+            if (minor == 10)
+                line_of = gmg_py_line_of_310;
+        } else if (line[0] == 'T') {
             char *hex = malloc(strlen(line));
             if (!hex || sscanf(line, "T %d %s", &first, hex) != 2 || unhex(hex) < 0) {
                 fprintf(stderr, "bad line: %.60s\n", line);
@@ -51,11 +57,11 @@ int main(int argc, char **argv)
             /* every prefix of the table, and the table with bytes
              * flipped: any answer, but inside the table */
             for (int64_t cut = 0; cut < tlen && cut < 64; cut++)
-                (void)gmg_py_line_of(table, cut, first, cut * 2);
+                (void)line_of(table, cut, first, cut * 2);
         } else if (line[0] == 'A') {
             long off, want;
             sscanf(line, "A %ld %ld", &off, &want);
-            int got = gmg_py_line_of(table, tlen, first, off);
+            int got = line_of(table, tlen, first, off);
             checked++;
             if (got != want && bad++ < 10)
                 fprintf(stderr, "code %ld (first line %d): offset %ld: line %d, CPython says %ld\n", codes, first,
@@ -68,13 +74,13 @@ int main(int argc, char **argv)
         int64_t n = rand() % 64;
         for (int64_t i = 0; i < n; i++)
             table[i] = (uint8_t)rand();
-        (void)gmg_py_line_of(table, n, rand() % 1000, rand() % 256);
+        (void)line_of(table, n, rand() % 1000, rand() % 256);
     }
     memset(table, 0xff, 64); /* 1111 1111: code 15, and varint bytes with the continuation bit */
-    (void)gmg_py_line_of(table, 64, 1, 100);
+    (void)line_of(table, 64, 1, 100);
     memset(table, 0xf0 | 0x0f, 1);
     memset(table + 1, 0x7f, 63); /* a long entry whose varint never ends */
-    (void)gmg_py_line_of(table, 64, 1, 100);
+    (void)line_of(table, 64, 1, 100);
     if (bad || checked == 0) {
         fprintf(stderr, "%ld of %ld instructions wrong\n", bad, checked);
         return 1;
