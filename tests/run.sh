@@ -427,6 +427,9 @@ fi
 # ------------------------------ mutations the rest let live (issue 15)
 . tests/regress.sh
 
+# ------------------------- adversarial cases of graphs, pools, VMM, arrays
+. tests/hostile.sh
+
 # ------------------------------------------------------ CI mode (issue 11)
 . tests/cimode.sh
 

@@ -87,6 +87,7 @@ struct shandle {           /* cuMemCreate physical allocation */
                               more each cuMemRetainAllocationHandle, one less each cuMemRelease;
                               the memory goes once refs and maps are both 0 */
     unsigned char *mem;    /* the bytes, allocated on first access */
+    struct shandle *next;  /* the live handles (under the lock): a released one is refused */
 };
 
 struct smap {              /* cuMemMap mapping or cuMemAddressReserve range */
@@ -1690,6 +1691,36 @@ SIM_EXPORT CUresult cuMemGetAllocationGranularity(size_t *g, const CUmemAllocati
     return CUDA_SUCCESS;
 }
 
+/* The live handles: the driver refuses a handle it does not hold (one
+ * released, or never made) with an error; it never reads freed memory
+ * (two threads releasing one handle at once, a stale handle). Under the
+ * lock. */
+static struct shandle *handles;
+
+static struct shandle *handle_new(uint64_t size, int dev)
+{
+    struct shandle *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->size = size;
+    h->dev = dev;
+    h->refs = 1;
+    LOCK();
+    h->next = handles;
+    handles = h;
+    UNLOCK();
+    return h;
+}
+
+/* The live handle named so, or NULL; under the lock. */
+static struct shandle *handle_find(CUmemGenericAllocationHandle handle)
+{
+    struct shandle *h = handles;
+    while (h && (uintptr_t)h != (uintptr_t)handle)
+        h = h->next;
+    return h && h->refs > 0 ? h : NULL;
+}
+
 SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CUmemAllocationProp *prop, unsigned long long flags)
 {
     INJECT_ALLOC("cuMemCreate");
@@ -1699,10 +1730,9 @@ SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
         return CUDA_ERROR_INVALID_VALUE;
     int dev = prop->location.id;
     if (prop->location.type == CU_MEM_LOCATION_TYPE_HOST) { /* host memory (CUDA 12.2+): no device's */
-        struct shandle *h = calloc(1, sizeof *h);
-        h->size = size;
-        h->dev = -1;
-        h->refs = 1;
+        struct shandle *h = handle_new(size, -1);
+        if (!h)
+            return CUDA_ERROR_OUT_OF_MEMORY;
         *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
         return CUDA_SUCCESS;
     }
@@ -1716,17 +1746,22 @@ SIM_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t siz
     }
     stats_add(dev, size);
     UNLOCK();
-    struct shandle *h = calloc(1, sizeof *h);
-    h->size = size;
-    h->dev = dev;
-    h->refs = 1;
+    struct shandle *h = handle_new(size, dev);
+    if (!h)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
     return CUDA_SUCCESS;
 }
 
+/* Under the lock. */
 static void handle_put(struct shandle *h)
 {
     if (h->refs == 0 && h->maps == 0) {
+        struct shandle **pp = &handles;
+        while (*pp && *pp != h)
+            pp = &(*pp)->next;
+        if (*pp)
+            *pp = h->next;
         if (h->dev >= 0) {
             devs[h->dev].used -= h->size;
             stats_sub(h->dev, h->size);
@@ -1740,10 +1775,12 @@ SIM_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
 {
     INJECT_FREE("cuMemRelease");
     REQUIRE_INIT();
-    struct shandle *h = (struct shandle *)(uintptr_t)handle;
-    if (!h || h->refs == 0)
-        return CUDA_ERROR_INVALID_VALUE;
     LOCK();
+    struct shandle *h = handle_find(handle);
+    if (!h) {
+        UNLOCK();
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     h->refs--;
     handle_put(h); /* physical memory goes once the last mapping is gone */
     UNLOCK();
@@ -1786,8 +1823,10 @@ SIM_EXPORT CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocati
                                                  CUmemAllocationHandleType type, unsigned long long flags)
 {
     REQUIRE_INIT();
-    struct shandle *h = (struct shandle *)(uintptr_t)handle;
-    if (!out || !h || h->refs == 0 || flags || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    LOCK();
+    struct shandle *h = handle_find(handle);
+    UNLOCK();
+    if (!out || !h || flags || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
         return CUDA_ERROR_INVALID_VALUE;
     struct sexport *e = calloc(1, sizeof *e);
     if (!e)
@@ -1817,25 +1856,25 @@ SIM_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle 
     struct sexport *e = exports;
     while (e && e->fd != fd)
         e = e->next;
-    if (e && import_same && e->h->refs > 0) {
+    struct shandle *src = handles; /* the exported handle, if it still lives */
+    while (e && src && src != e->h)
+        src = src->next;
+    if (e && src && import_same && src->refs > 0) {
         /* GPUSIM_IMPORT_SAME: the handle this process already holds, one
          * more reference to it (cuda.h: no guarantee that an import gives
          * a handle of its own) */
-        e->h->refs++;
-        *handle = (CUmemGenericAllocationHandle)(uintptr_t)e->h;
+        src->refs++;
+        *handle = (CUmemGenericAllocationHandle)(uintptr_t)src;
         UNLOCK();
         return CUDA_SUCCESS;
     }
-    uint64_t size = e ? e->h->size : 0;
+    uint64_t size = e && src ? src->size : 0;
     UNLOCK();
-    if (!e)
+    if (!e || !src)
         return CUDA_ERROR_INVALID_VALUE;
-    struct shandle *h = calloc(1, sizeof *h);
+    struct shandle *h = handle_new(size, -1);
     if (!h)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    h->size = size;
-    h->dev = -1;
-    h->refs = 1;
     *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
     return CUDA_SUCCESS;
 }
@@ -1880,11 +1919,13 @@ SIM_EXPORT CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemG
 {
     (void)flags;
     REQUIRE_INIT();
-    struct shandle *h = (struct shandle *)(uintptr_t)handle;
-    if (!h || h->refs == 0 || offset + size > h->size)
-        return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_ERROR_INVALID_VALUE;
     LOCK();
+    struct shandle *h = handle_find(handle);
+    if (!h || offset + size > h->size) {
+        UNLOCK();
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     for (struct smap *res = reserves; res; res = res->next) {
         if (ptr >= res->addr && ptr + size <= res->addr + res->size) {
             struct smap *m = calloc(1, sizeof *m);
