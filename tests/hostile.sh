@@ -67,6 +67,13 @@ has "arrays: deferred 0 dense 2; guard 0 sim 0" "$WORK/out" \
     && ok "a 256 MiB sparse array under a 4 MiB limit: allowed, listed at 0 bytes; the dense one refused" \
     || bad "sparse arrays" "$WORK/out"
 
+# layered and cubemap mipmapped arrays: every level has every layer
+hguarded GPUMEM_LIMIT=46924 "$T/hostile" mipmap_layered
+if has "mipmap layered: 0 0 0, 1 byte more 2; guard 46924 sim 46924" "$WORK/out" \
+   && has "mipmap layered: destroyed; guard 0 sim 0" "$WORK/out"; then
+    ok "layered and cubemap mipmapped arrays: each level counts all layers (46924 bytes, the limit's every byte; one more refused)"
+else bad "layered mipmapped arrays" "$WORK/out"; fi
+
 # NULL outputs and invalid handles: the driver's codes, nothing recorded
 env "$T/hostile" nulls2 >"$WORK/out0" 2>/dev/null
 hguarded GPUMEM_LIMIT=1M "$T/hostile" nulls2; rc=$?

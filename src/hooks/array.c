@@ -139,9 +139,13 @@ GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, co
     if (!pHandle || !d)
         return CALL_REAL(cuMipmappedArrayCreate, pHandle, d, numMipmapLevels);
     uint64_t bytes = 0;
+    /* a layered or cubemap array's Depth is its layers (faces): every
+     * level has them all, only a 3D array's depth halves (cuda.h) */
+    int layers = (d->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
     for (unsigned l = 0; l < numMipmapLevels && l < 64; l++)
         if (__builtin_add_overflow(bytes, array_bytes(level(d->Width, l) ? level(d->Width, l) : 1, level(d->Height, l),
-                                                      level(d->Depth, l), d->Format, d->NumChannels), &bytes))
+                                                      layers ? d->Depth : level(d->Depth, l), d->Format, d->NumChannels),
+                                   &bytes))
             bytes = UINT64_MAX;
     int counted = holds_memory(d->Flags);
     if (!counted)

@@ -483,6 +483,34 @@ static void arrays(void)
     printf("arrays: deferred %d dense %d; guard %llu sim %llu\n", (int)deferred, (int)dense, guard_live(0), sim_live(0));
 }
 
+/* Mipmapped arrays whose Depth is layers (CUDA_ARRAY3D_LAYERED) or cube
+ * faces (CUDA_ARRAY3D_CUBEMAP): every level has all of them, only width and
+ * height halve (cuda.h, cuArray3DCreate's flags). A cubemap 64x64 of 7
+ * levels, 1 byte a texel: 6 x 5461 = 32766 bytes; 10 layers of 32x32, 6
+ * levels: 10 x 1365 = 13650; a 1D layered array of 64, 4 layers, 7 levels:
+ * 4 x 127 = 508. In all 46924, the limit's every byte (GPUMEM_LIMIT=46924):
+ * one byte more is refused. */
+static void mipmap_layered(void)
+{
+    CUDA_ARRAY3D_DESCRIPTOR cube = { 64, 64, 6, CU_AD_FORMAT_UNSIGNED_INT8, 1, CUDA_ARRAY3D_CUBEMAP };
+    CUDA_ARRAY3D_DESCRIPTOR layers = { 32, 32, 10, CU_AD_FORMAT_UNSIGNED_INT8, 1, CUDA_ARRAY3D_LAYERED };
+    CUDA_ARRAY3D_DESCRIPTOR line = { 64, 0, 4, CU_AD_FORMAT_UNSIGNED_INT8, 1, CUDA_ARRAY3D_LAYERED };
+    CUmipmappedArray a, b, c;
+    CUresult ra = cuMipmappedArrayCreate(&a, &cube, 7), rb = cuMipmappedArrayCreate(&b, &layers, 6),
+             rc = cuMipmappedArrayCreate(&c, &line, 7);
+    CUdeviceptr p;
+    CUresult more = cuMemAlloc_v2(&p, 1);
+    printf("mipmap layered: %d %d %d, 1 byte more %d; guard %llu sim %llu\n", (int)ra, (int)rb, (int)rc, (int)more,
+           guard_live(0), sim_live(0));
+    if (ra == CUDA_SUCCESS)
+        CHECK(cuMipmappedArrayDestroy(a));
+    if (rb == CUDA_SUCCESS)
+        CHECK(cuMipmappedArrayDestroy(b));
+    if (rc == CUDA_SUCCESS)
+        CHECK(cuMipmappedArrayDestroy(c));
+    printf("mipmap layered: destroyed; guard %llu sim %llu\n", guard_live(0), sim_live(0));
+}
+
 /* NULL outputs and invalid handles of the newer hooks: every return code
  * is the driver's (compared with an unguarded run), nothing recorded. */
 static void nulls2(void)
@@ -554,6 +582,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "injected")) injected();
     else if (!strcmp(m, "arrays")) arrays();
     else if (!strcmp(m, "nulls2")) nulls2();
+    else if (!strcmp(m, "mipmap_layered")) mipmap_layered();
     else { fprintf(stderr, "unknown mode %s\n", m); return 2; }
     fflush(stdout);
     return 0;

@@ -2087,10 +2087,13 @@ SIM_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY
     if (!d || !format_bytes(d->Format) || !d->NumChannels || levels == 0)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t elem = format_bytes(d->Format) * d->NumChannels, total = 0;
+    /* layers and cube faces are not halved: each level has them all */
+    int layers = (d->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
     for (unsigned l = 0; l < levels; l++)
         if (__builtin_add_overflow(total, level_bytes(d->Width >> l ? d->Width >> l : 1,
                                                       d->Height ? (d->Height >> l ? d->Height >> l : 1) : 0,
-                                                      d->Depth ? (d->Depth >> l ? d->Depth >> l : 1) : 0, elem),
+                                                      layers ? d->Depth : d->Depth ? (d->Depth >> l ? d->Depth >> l : 1) : 0,
+                                                      elem),
                                    &total))
             total = UINT64_MAX;
     return array_make((void **)h, total, 1, d->Flags);
