@@ -314,6 +314,7 @@ static const char *const family_names[GMG_FAM_COUNT] = {
     [GMG_FAM_HOST_REGISTER] = "cuMemHostRegister",
     [GMG_FAM_IPC] = "cuIpcOpenMemHandle",
     [GMG_FAM_GRAPH] = "cuGraphAddMemAllocNode",
+    [GMG_FAM_VMM_HOST] = "cuMemCreate",
 };
 
 const char *gmg_family_name(int family)

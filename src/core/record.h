@@ -27,7 +27,9 @@ enum gmg_space {
 enum gmg_family {
     GMG_FAM_LINEAR, GMG_FAM_PITCH, GMG_FAM_MANAGED, GMG_FAM_ASYNC, GMG_FAM_VMM,
     GMG_FAM_VMM_MAP, GMG_FAM_VA, GMG_FAM_ARRAY, GMG_FAM_MIPMAP, GMG_FAM_HOST,
-    GMG_FAM_HOST_REGISTER, GMG_FAM_IPC, GMG_FAM_GRAPH, GMG_FAM_COUNT
+    GMG_FAM_HOST_REGISTER, GMG_FAM_IPC, GMG_FAM_GRAPH,
+    GMG_FAM_VMM_HOST,      /* a cuMemCreate handle in host memory: on no device's quota */
+    GMG_FAM_COUNT
 };
 
 /* The table's key: the value and its space, 9 contiguous bytes from

@@ -25,7 +25,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, si
             gmg_debug("cuMemCreate on location %d succeeded: not counted", id);
         return r;
     }
-    CUresult r = gmg_begin(&op, GMG_FAM_VMM, on_device ? id : -1, size, on_device);
+    /* a handle in host memory is pinned host memory: a family of its own,
+     * so that no refusal of a device lists it among what holds the quota */
+    CUresult r = gmg_begin(&op, on_device ? GMG_FAM_VMM : GMG_FAM_VMM_HOST, on_device ? id : -1, size, on_device);
     if (r != CUDA_SUCCESS)
         return r;
     r = CALL_REAL(cuMemCreate, handle, size, prop, flags);

@@ -413,7 +413,7 @@ static int counts_on_device(int family)
 static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct gmg_refusal_state *t = arg;
-    if (device != t->ev.device || !counts_on_device(family))
+    if (device != t->ev.device || !counts_on_device(family) || !bytes) /* a sparse array holds none */
         return;
     struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
     size_t i = t->ntop < GMG_REFUSAL_STACKS ? t->ntop++ : GMG_REFUSAL_STACKS;

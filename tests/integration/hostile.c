@@ -563,6 +563,35 @@ static void nulls2(void)
     CHECK(cuMemAddressFree(va, 2 * MiB));
 }
 
+/* A refusal's message lists what holds the device's quota: not pinned host
+ * memory made with cuMemCreate (three 64 MiB handles in host memory, which
+ * would fill the three places the message has), nor a sparse array (0
+ * bytes). GPUMEM_LIMIT=4M: the 4 MiB on the device is what it must name. */
+NOINLINE static void leak_host_handle(void)
+{
+    CUmemAllocationProp p = vmm_prop(0);
+    p.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    CUmemGenericAllocationHandle h;
+    CHECK(cuMemCreate(&h, 64 * MiB, &p, 0));
+}
+NOINLINE static void leak_on_device(void)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 4 * MiB));
+}
+
+static void refusal_lists(void)
+{
+    CUarray a;
+    leak_sparse(&a);
+    leak_host_handle(); /* three call sites: three groups, whatever the compiler unrolls */
+    leak_host_handle();
+    leak_host_handle();
+    leak_on_device();
+    CUdeviceptr p;
+    printf("refusal lists: 1 byte more %d; guard %llu sim %llu\n", (int)cuMemAlloc_v2(&p, 1), guard_live(0), sim_live(0));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -582,6 +611,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "injected")) injected();
     else if (!strcmp(m, "arrays")) arrays();
     else if (!strcmp(m, "nulls2")) nulls2();
+    else if (!strcmp(m, "refusal_lists")) refusal_lists();
     else if (!strcmp(m, "mipmap_layered")) mipmap_layered();
     else { fprintf(stderr, "unknown mode %s\n", m); return 2; }
     fflush(stdout);
