@@ -105,7 +105,7 @@ rguarded GPUMEM_LIMIT=1M "$T/regress" formats
 nfmt=$(sed -n '/^typedef enum CUarray_format_enum/,/} CUarray_format;/p' "$CUDA_INC/cuda.h" \
        | grep -c 'CU_AD_FORMAT_[A-Za-z0-9_]* *=')
 has "formats: 51, 0 wrong; guard 0 sim 0" "$WORK/out" && [ "$nfmt" = 52 ] \
-    && ok "every array format of cuda.h (51): each sized by its element (1, 2, 4 or 8 bytes), refused one row over the limit and not at it" \
+    && ok "every array format of cuda.h (51): each sized by its element (1, 2, 4 or 8 bytes), refused one row over the limit and not at it; with 4 channels (as cudart passes UNORM_INT8X4) only the classic formats' elements are 4 times as wide" \
     || bad "array formats" "$WORK/out"
 
 rguarded GPUMEM_LIMIT=1M "$T/regress" sparse

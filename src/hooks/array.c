@@ -1,8 +1,8 @@
 /*
  * hooks_array.c - CUDA arrays and mipmapped arrays: they have no device
  * pointer, only a handle, and count against the quota by the size their
- * descriptor implies (width x height x depth x channels x element size,
- * summed over mipmap levels).
+ * descriptor implies (width x height x depth x element size, summed over
+ * mipmap levels; a classic format's element is NumChannels channels).
  */
 #include "hooks/intercept.h"
 
@@ -45,12 +45,29 @@ static uint64_t format_bytes(CUarray_format f)
 
 static uint64_t dim(uint64_t v) { return v ? v : 1; }
 
+/* The classic formats give one channel's bytes, an element has
+ * NumChannels of them. Every other format names its channels
+ * (UNORM_INT8X4), or packs its pixels (block-compressed, video): its bytes
+ * are a whole element's. cudart passes NumChannels 4 with UNORM_INT8X4 (8
+ * bits in each of 4 channels), 3 with NV12: still 4 bytes, 2 bytes. */
+static int per_channel(CUarray_format f)
+{
+    switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: case CU_AD_FORMAT_UNSIGNED_INT16:
+    case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: case CU_AD_FORMAT_UNSIGNED_INT32:
+    case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* The descriptor's bytes; UINT64_MAX when they overflow (a descriptor no
  * device can hold: over any limit, or uncounted for the driver to refuse). */
 static uint64_t array_bytes(size_t w, size_t h, size_t d, CUarray_format f, unsigned channels)
 {
     uint64_t v = format_bytes(f);
-    if (__builtin_mul_overflow(v, (uint64_t)channels, &v) || __builtin_mul_overflow(v, dim(w), &v) ||
+    if ((per_channel(f) && __builtin_mul_overflow(v, (uint64_t)channels, &v)) || __builtin_mul_overflow(v, dim(w), &v) ||
         __builtin_mul_overflow(v, dim(h), &v) || __builtin_mul_overflow(v, dim(d), &v))
         return UINT64_MAX;
     return v;

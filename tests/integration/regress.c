@@ -228,23 +228,40 @@ static const struct { CUarray_format f; const char *name; unsigned bytes; } fmts
 #undef F
 };
 
+/* The classic formats, whose bytes are one channel's (NumChannels of them
+ * make an element); every other format's are a whole element's, however
+ * many channels it is given. */
+static int per_channel(CUarray_format f)
+{
+    return f == CU_AD_FORMAT_UNSIGNED_INT8 || f == CU_AD_FORMAT_SIGNED_INT8 || f == CU_AD_FORMAT_UNSIGNED_INT16 ||
+           f == CU_AD_FORMAT_SIGNED_INT16 || f == CU_AD_FORMAT_HALF || f == CU_AD_FORMAT_UNSIGNED_INT32 ||
+           f == CU_AD_FORMAT_SIGNED_INT32 || f == CU_AD_FORMAT_FLOAT;
+}
+
 /* Under GPUMEM_LIMIT=1M: an array of exactly 1 MiB by the format's size is
  * the driver's to answer (created, or refused by it for a format it does
- * not know); one row more is the guard's to refuse. */
+ * not know); one row more is the guard's to refuse. With 1 channel, then
+ * with 4 (as cudart passes UNORM_INT8X4 and the BC1/2/3/7 formats): a
+ * classic format's element is then 4 times as wide, any other's is not. */
 static void formats(void)
 {
     int wrong = 0;
-    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
-        size_t w = 1024 / fmts[i].bytes;
-        CUDA_ARRAY_DESCRIPTOR at = { w, 1024, fmts[i].f, 1 }, over = { w, 1025, fmts[i].f, 1 };
-        CUarray a = NULL, b = NULL;
-        CUresult ra = cuArrayCreate_v2(&a, &at), rb = cuArrayCreate_v2(&b, &over);
-        if (ra == CUDA_ERROR_OUT_OF_MEMORY || rb != CUDA_ERROR_OUT_OF_MEMORY) {
-            printf("format %s (%u bytes): at the limit %d, one row over %d\n", fmts[i].name, fmts[i].bytes, (int)ra, (int)rb);
-            wrong++;
+    for (unsigned ch = 1; ch <= 4; ch += 3) {
+        for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+            size_t w = 1024 / fmts[i].bytes / (per_channel(fmts[i].f) ? ch : 1);
+            CUDA_ARRAY_DESCRIPTOR at = { w, 1024, fmts[i].f, ch }, over = { w, 1025, fmts[i].f, ch };
+            CUarray a = NULL, b = NULL;
+            CUresult ra = cuArrayCreate_v2(&a, &at), rb = cuArrayCreate_v2(&b, &over);
+            if (ra == CUDA_ERROR_OUT_OF_MEMORY || rb != CUDA_ERROR_OUT_OF_MEMORY) {
+                printf("format %s (%u bytes), %u channels: at the limit %d, one row over %d\n", fmts[i].name,
+                       fmts[i].bytes, ch, (int)ra, (int)rb);
+                wrong++;
+            }
+            if (ra == CUDA_SUCCESS)
+                CHECK(cuArrayDestroy(a));
+            if (rb == CUDA_SUCCESS)
+                CHECK(cuArrayDestroy(b));
         }
-        if (ra == CUDA_SUCCESS)
-            CHECK(cuArrayDestroy(a));
     }
     printf("formats: %zu, %d wrong; guard %llu sim %llu\n", sizeof fmts / sizeof fmts[0], wrong, guard_live(0), sim_live(0));
 }
