@@ -153,6 +153,8 @@ static int untracked_said;
 static __attribute__((noinline, cold)) void untracked(int family, uint64_t counted_bytes)
 {
     __atomic_fetch_add(&untracked_allocs, 1, __ATOMIC_RELAXED);
+    if (family == GMG_FAM_VMM_HOST)
+        family = GMG_FAM_VMM; /* counted by API name (JSON's by_api): both are cuMemCreate */
     if (family >= 0 && family < GMG_FAM_COUNT)
         __atomic_fetch_add(&untracked_fam[family], 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&untracked_bytes, counted_bytes, __ATOMIC_RELAXED);
