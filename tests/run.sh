@@ -160,6 +160,20 @@ for r in $ROUTES; do
     fi
 done
 
+# a pool's allocation exported and imported (cuMemPoolImportPointer), as
+# another process does: imported memory, reported and never counted; its
+# frees (cuMemFreeAsync, cuMemFree) are of a pointer the guard knows
+for r in $ROUTES; do
+    guarded "$T/apitest" "$r" poolimport
+    if has "poolimport: null out 1" "$WORK/out" && has "poolimport: imported 3: guard 3145728 sim 3145728" "$WORK/out" \
+       && has "poolimport: freed: guard 0 sim 0" "$WORK/out" && has "unknown frees: 0" "$WORK/err" \
+       && grep -A1 -F "3145728 bytes in 1 allocation (cuIpcOpenMemHandle, device 0) allocated from:" "$WORK/err" | grep -q "in import_leak "; then
+        ok "cuMemPoolImportPointer via $r: reported as imported memory (3 MiB leak named import_leak), never counted, its frees known"
+    else
+        bad "cuMemPoolImportPointer via $r" "$WORK/out"; sed 's/^/     | /' "$WORK/err" | grep -v "    #[1-9]" | head -20
+    fi
+done
+
 # an import that gives back a handle the process holds (its own export): one
 # reference more, the handle still counted until its last release
 for r in direct gpa2; do
@@ -204,7 +218,7 @@ done
 
 # ------------------------------------------------------------------- replay
 if guarded "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 47 wrapped" "$WORK/out"; then
+   && has " 48 wrapped" "$WORK/out"; then
     ok "replay of the CUDA 13.0 runtime's 439 lookups: memory entry points wrapped with the driver's ABI, the rest untouched"
 else
     bad "replay" "$WORK/out"
@@ -213,7 +227,7 @@ fi
 # a driver whose lookup table does not point at its exports: the ABI must come
 # from (name, version, flags) alone
 if guarded GPUSIM_PROC_DISTINCT=1 "$T/replay" tests/data/cudart-13.0-getprocaddress.txt && has "0 wrong" "$WORK/out" \
-   && has " 47 wrapped" "$WORK/out"; then
+   && has " 48 wrapped" "$WORK/out"; then
     guarded GPUSIM_PROC_DISTINCT=1 "$T/apitest" gpa2 families
     has "sim live 21353728 guard live 21353728" "$WORK/out" \
         && ok "lookups answered with pointers other than the exports: wrapped by version, counts match the driver" \

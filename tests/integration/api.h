@@ -38,6 +38,8 @@
     F(cuMemGetMemPool, cuMemGetMemPool, 13000, ) \
     F(cuMemPoolCreate, cuMemPoolCreate, 11020, ) \
     F(cuMemPoolDestroy, cuMemPoolDestroy, 11020, ) \
+    F(cuMemPoolExportPointer, cuMemPoolExportPointer, 11020, ) \
+    F(cuMemPoolImportPointer, cuMemPoolImportPointer, 11020, ) \
     F(cuMemCreate, cuMemCreate, 10020, ) \
     F(cuMemRelease, cuMemRelease, 10020, ) \
     F(cuMemAddressReserve, cuMemAddressReserve, 10020, ) \

@@ -18,6 +18,10 @@
  *                               release, unmap, release), an imported handle
  *   apitest ROUTE importsame    (GPUSIM_IMPORT_SAME) an import that gives back
  *                               a handle the process holds: one reference more
+ *   apitest ROUTE poolimport    a pool's pointer exported and imported
+ *                               (as another process would): reported as
+ *                               imported, never counted, freed by
+ *                               cuMemFreeAsync and cuMemFree
  *   apitest ROUTE pooldev       (2 devices) allocations from device 1's pools
  *                               while device 0's context is current
  *   apitest ROUTE poolat        (2 devices) CUDA 13's pools by location: the
@@ -679,6 +683,40 @@ static void importsame(void)
     printf("importsame: done: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
 }
 
+/* A pool's allocation exported, and imported as another process would
+ * (here from the same pool; the simulator maps the same block again): the
+ * import is imported memory, reported and never counted (SPEC §2), and its
+ * frees are frees of a pointer the guard knows. */
+static void import_leak(CUdeviceptr *p, CUmemoryPool pool, CUmemPoolPtrExportData *d)
+{
+    CHECK(A.cuMemPoolImportPointer(p, pool, d));
+}
+
+static void poolimport(void)
+{
+    CUmemPoolProps props = { 0 };
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CUmemoryPool pool;
+    CUdeviceptr p, q1, q2, q3;
+    CUmemPoolPtrExportData d;
+    CHECK(A.cuMemPoolCreate(&pool, &props));
+    CHECK(A.cuMemAllocFromPoolAsync(&p, 3 << 20, pool, NULL));
+    CHECK(A.cuMemPoolExportPointer(&d, p));
+    printf("poolimport: null out %d\n", (int)A.cuMemPoolImportPointer(NULL, pool, &d));
+    import_leak(&q1, pool, &d);
+    import_leak(&q2, pool, &d);
+    import_leak(&q3, pool, &d);
+    printf("poolimport: imported 3: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemFreeAsync(q1, NULL));
+    CHECK(A.cuMemFree_v2(q2));
+    CHECK(A.cuMemFreeAsync(p, NULL));
+    printf("poolimport: freed: guard %llu sim %llu\n", guard_live(), (unsigned long long)sim(0).live);
+    CHECK(A.cuMemPoolDestroy(pool));
+}
+
 /* A pool's allocations are its device's, whichever context is current:
  * counted there, refused by that device's limit (GPUMEM_LIMIT=0:64M,1:4M). */
 static unsigned long long guard_live_on(int dev)
@@ -801,6 +839,7 @@ int main(int argc, char **argv)
     else if (!strcmp(t, "captureptds")) captureptds();
     else if (!strcmp(t, "capturerace")) capturerace();
     else if (!strcmp(t, "importsame")) importsame();
+    else if (!strcmp(t, "poolimport")) poolimport();
     else { fprintf(stderr, "unknown test %s\n", t); return 2; }
     fflush(stdout);
     return 0;

@@ -2525,6 +2525,34 @@ SIM_EXPORT CUresult cuIpcGetMemHandle(CUipcMemHandle *h, CUdeviceptr p)
     return CUDA_SUCCESS;
 }
 
+/* A second mapping of the block at src, on device dev: no new memory (an
+ * IPC handle opened, a pool's pointer imported); 0 if src is no block and
+ * `known` is asked for. */
+static uint64_t ipc_map(uint64_t src, int dev, int known)
+{
+    uint64_t key = src, size = SIM_GRANULARITY;
+    LOCK();
+    struct blk *b;
+    HASH_FIND(hh, blocks, &key, sizeof key, b);
+    if (!b && known) {
+        UNLOCK();
+        return 0;
+    }
+    if (b)
+        size = b->size;
+    struct blk *m = calloc(1, sizeof *m);
+    m->addr = va_next;
+    m->size = size;
+    m->kind = BK_IPC;
+    m->ipc_src = src;
+    m->ctx = NULL;
+    m->dev = dev;
+    va_next += round_up(size, SIM_VMM_GRANULARITY);
+    HASH_ADD(hh, blocks, addr, sizeof m->addr, m);
+    UNLOCK();
+    return m->addr;
+}
+
 SIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsigned int flags)
 {
     CUcontext c = cur_ctx();
@@ -2534,23 +2562,44 @@ SIM_EXPORT CUresult cuIpcOpenMemHandle_v2(CUdeviceptr *p, CUipcMemHandle h, unsi
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t src;
     memcpy(&src, h.reserved, sizeof src);
-    uint64_t key = src, size = SIM_GRANULARITY;
+    *p = ipc_map(src, ((struct sctx *)c)->dev, 0);
+    return CUDA_SUCCESS;
+}
+
+/* A pool's allocation shared with another process (cuMemPoolExportPointer,
+ * then cuMemPoolImportPointer there, from the pool it imported): the
+ * simulator shares within the process, a second mapping of the same block.
+ * The importer frees it with cuMemFree or cuMemFreeAsync. */
+SIM_EXPORT CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr)
+{
+    REQUIRE_INIT();
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t key = ptr;
     LOCK();
     struct blk *b;
     HASH_FIND(hh, blocks, &key, sizeof key, b);
-    if (b)
-        size = b->size;
-    struct blk *m = calloc(1, sizeof *m); /* a second mapping, no new memory */
-    m->addr = va_next;
-    m->size = size;
-    m->kind = BK_IPC;
-    m->ipc_src = src;
-    m->ctx = NULL;
-    m->dev = ((struct sctx *)c)->dev;
-    va_next += round_up(size, SIM_VMM_GRANULARITY);
-    HASH_ADD(hh, blocks, addr, sizeof m->addr, m);
+    int ok = b && b->kind == BK_ASYNC;
     UNLOCK();
-    *p = m->addr;
+    if (!ok) /* only a pool's allocation can be exported */
+        return CUDA_ERROR_INVALID_VALUE;
+    memset(out, 0, sizeof *out);
+    memcpy(out->reserved, &key, sizeof key);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *data)
+{
+    CUcontext c = cur_ctx();
+    REQUIRE_CTX(c);
+    if (!ptr_out || !pool || !data)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t src;
+    memcpy(&src, data->reserved, sizeof src);
+    uint64_t m = ipc_map(src, ((struct sctx *)c)->dev, 1);
+    if (!m)
+        return CUDA_ERROR_INVALID_VALUE;
+    *ptr_out = m;
     return CUDA_SUCCESS;
 }
 

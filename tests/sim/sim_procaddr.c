@@ -69,6 +69,8 @@ const struct sim_proc sim_proc_table[] = {
     P(cuDeviceGetDefaultMemPool, 11020, 0, cuDeviceGetDefaultMemPool)
     P(cuMemPoolCreate, 11020, 0, cuMemPoolCreate)
     P(cuMemPoolDestroy, 11020, 0, cuMemPoolDestroy)
+    P(cuMemPoolExportPointer, 11020, 0, cuMemPoolExportPointer)
+    P(cuMemPoolImportPointer, 11020, 0, cuMemPoolImportPointer)
     P(cuMemAllocAsync, 11020, 0, cuMemAllocAsync)
     P(cuMemAllocAsync, 11020, 1, cuMemAllocAsync_ptsz)
     P(cuMemAllocFromPoolAsync, 11020, 0, cuMemAllocFromPoolAsync)
