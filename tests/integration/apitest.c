@@ -687,7 +687,7 @@ static void importsame(void)
  * (here from the same pool; the simulator maps the same block again): the
  * import is imported memory, reported and never counted (SPEC §2), and its
  * frees are frees of a pointer the guard knows. */
-static void import_leak(CUdeviceptr *p, CUmemoryPool pool, CUmemPoolPtrExportData *d)
+NOINLINE static void import_leak(CUdeviceptr *p, CUmemoryPool pool, CUmemPoolPtrExportData *d)
 {
     CHECK(A.cuMemPoolImportPointer(p, pool, d));
 }
