@@ -45,19 +45,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testlib.h"
+
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
     fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, (int)r_); exit(1); } } while (0)
 
 static CUcontext ctx;
 
-static void setup(void)
-{
-    CUdevice d;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&d, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
-    CHECK(cuCtxSetCurrent(ctx));
-}
+static void setup(void) { ctx = tl_setup(0); }
 
 static long long now_ms(void)
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sim/sim.h"
+#include "testlib.h"
 
 #define NOINLINE __attribute__((noinline))
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
@@ -26,38 +26,8 @@
 
 static CUcontext ctx;
 
-static void setup(void)
-{
-    CUdevice d;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&d, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, d));
-    CHECK(cuCtxSetCurrent(ctx));
-}
-
-static unsigned long long sim_live(int dev)
-{
-    struct sim_stats s;
-    memset(&s, 0, sizeof s);
-    simGetStats(dev, &s);
-    return (unsigned long long)s.live;
-}
-
-static unsigned long long guard_live(int dev)
-{
-    unsigned long long (*f)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
-    return f ? f(dev) : 0;
-}
-
-static CUmemAllocationProp vmm_prop(int dev)
-{
-    CUmemAllocationProp p;
-    memset(&p, 0, sizeof p);
-    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    p.location.id = dev;
-    return p;
-}
+static void setup(void) { ctx = tl_setup(0); }
+static unsigned long long sim_live(int dev) { return (unsigned long long)tl_sim(dev).live; }
 
 static CUDA_MEM_ALLOC_NODE_PARAMS graph_params(size_t bytes, int dev)
 {
@@ -119,7 +89,7 @@ static void race2(struct vmm_job *a, struct vmm_job *b)
  * with the memory gone: the guard's count must follow the driver's. */
 static void vmm_races(int rounds)
 {
-    CUmemAllocationProp prop = vmm_prop(0);
+    CUmemAllocationProp prop = tl_vmm_prop(0);
     CUdeviceptr va;
     const size_t sz = 2 * MiB;
     int bad = 0;
@@ -156,13 +126,13 @@ static void vmm_races(int rounds)
         }
         if (a.r != CUDA_SUCCESS && a.op != 0)
             bad++;
-        if (guard_live(0) != sim_live(0)) {
-            printf("vmm races: round %d (case %d): guard %llu sim %llu\n", i, i % 4, guard_live(0), sim_live(0));
+        if (tl_guard_live(0) != sim_live(0)) {
+            printf("vmm races: round %d (case %d): guard %llu sim %llu\n", i, i % 4, tl_guard_live(0), sim_live(0));
             bad++;
         }
     }
     CHECK(cuMemAddressFree(va, sz));
-    printf("vmm races: %d rounds, %d wrong; guard %llu sim %llu\n", rounds, bad, guard_live(0), sim_live(0));
+    printf("vmm races: %d rounds, %d wrong; guard %llu sim %llu\n", rounds, bad, tl_guard_live(0), sim_live(0));
 }
 
 /* ------------------------------------------------- graph free node races */
@@ -215,7 +185,7 @@ static void graph_races(int rounds)
         CHECK(cuGraphDestroy(a));
     }
     (void)left;
-    printf("graph races: %d rounds; guard %llu sim %llu\n", rounds, guard_live(0), sim_live(0));
+    printf("graph races: %d rounds; guard %llu sim %llu\n", rounds, tl_guard_live(0), sim_live(0));
 }
 
 /* -------------------------------------------------- capture, many threads */
@@ -285,7 +255,7 @@ static void capture_threads(int rounds, int ptds)
     CUresult after = cuMemAllocAsync(&p, 8 * MiB, s);
     CHECK(cuStreamDestroy_v2(s));
     printf("capture threads: %d x %d rounds, captured refused %d, bad %d; after all ended 8 MiB %d; guard %llu sim %llu\n",
-           N, rounds, refused, bad, (int)after, guard_live(0), sim_live(0));
+           N, rounds, refused, bad, (int)after, tl_guard_live(0), sim_live(0));
 }
 
 /* ------------------------------------------------- capture error paths */
@@ -313,7 +283,7 @@ static void capture_errors(void)
     CUresult out = cuMemAllocAsync(&q, 8 * MiB, s);
     printf("capture errors: again %d legacy %d null graph %d never %d never legacy %d; captured 8 MiB %d, after 8 MiB %d; "
            "guard %llu sim %llu\n", (int)again, (int)legacy, (int)nullg, (int)never, (int)never_legacy, (int)in, (int)out,
-           guard_live(0), sim_live(0));
+           tl_guard_live(0), sim_live(0));
     if (in == CUDA_SUCCESS)
         CHECK(cuMemFree_v2(p));
     if (out == CUDA_SUCCESS)
@@ -371,7 +341,7 @@ static void pool_threads(int rounds)
         bad += j[i].bad;
     }
     printf("pool threads: %d x %d rounds, refused %d; device 0 guard %llu sim %llu; device 1 guard %llu sim %llu\n", N,
-           rounds, bad, guard_live(0), sim_live(0), guard_live(1), sim_live(1));
+           rounds, bad, tl_guard_live(0), sim_live(0), tl_guard_live(1), sim_live(1));
 }
 
 /* ---------------------------------------------- the quota at its boundary */
@@ -390,7 +360,7 @@ static void boundary(void)
     r[k++] = cuMemAllocFromPoolAsync(&b, 1, p1, NULL);
     CHECK(cuMemFreeAsync(a, NULL));
     /* cuMemCreate on device 1 */
-    CUmemAllocationProp prop = vmm_prop(1);
+    CUmemAllocationProp prop = tl_vmm_prop(1);
     CUmemGenericAllocationHandle h, h2;
     r[k++] = cuMemCreate(&h, 8 * MiB, &prop, 0);
     r[k++] = cuMemCreate(&h2, 2 * MiB, &prop, 0);
@@ -432,7 +402,7 @@ static void boundary(void)
     printf("boundary:");
     for (int i = 0; i < k; i++)
         printf(" %d", (int)r[i]);
-    printf("; device 0 guard %llu sim %llu; device 1 guard %llu sim %llu\n", guard_live(0), sim_live(0), guard_live(1),
+    printf("; device 0 guard %llu sim %llu; device 1 guard %llu sim %llu\n", tl_guard_live(0), sim_live(0), tl_guard_live(1),
            sim_live(1));
 }
 
@@ -443,7 +413,7 @@ static void boundary(void)
  * allocation, and a failed free keeps its record counted. */
 static void injected(void)
 {
-    CUmemAllocationProp prop = vmm_prop(0);
+    CUmemAllocationProp prop = tl_vmm_prop(0);
     CUmemGenericAllocationHandle h1, h2;
     CUdeviceptr a1, a2;
     CUarray ar;
@@ -451,13 +421,13 @@ static void injected(void)
     CUresult c1 = cuMemCreate(&h1, 2 * MiB, &prop, 0), c2 = cuMemCreate(&h2, 2 * MiB, &prop, 0);
     CUresult ar1 = cuArrayCreate_v2(&ar, &d), ar2 = cuArrayCreate_v2(&ar, &d);
     CUresult as1 = cuMemAllocAsync(&a1, MiB, NULL), as2 = cuMemAllocAsync(&a2, MiB, NULL);
-    unsigned long long g1 = guard_live(0), s1 = sim_live(0);
+    unsigned long long g1 = tl_guard_live(0), s1 = sim_live(0);
     CUresult rel1 = cuMemRelease(h1), rel2 = cuMemRelease(h1);
     CUresult fa1 = cuMemFreeAsync(a1, NULL), fa2 = cuMemFreeAsync(a1, NULL);
     CHECK(cuArrayDestroy(ar));
     printf("injected: create %d %d array %d %d async %d %d (guard %llu sim %llu); release %d %d freeasync %d %d; "
            "guard %llu sim %llu\n", (int)c1, (int)c2, (int)ar1, (int)ar2, (int)as1, (int)as2, g1, s1, (int)rel1,
-           (int)rel2, (int)fa1, (int)fa2, guard_live(0), sim_live(0));
+           (int)rel2, (int)fa1, (int)fa2, tl_guard_live(0), sim_live(0));
 }
 
 /* ----------------------------------------------- arrays: sparse, formats */
@@ -480,7 +450,7 @@ static void arrays(void)
     CUarray c;
     CUresult dense = cuArray3DCreate_v2(&c, &big);
     CHECK(cuArrayDestroy(b));
-    printf("arrays: deferred %d dense %d; guard %llu sim %llu\n", (int)deferred, (int)dense, guard_live(0), sim_live(0));
+    printf("arrays: deferred %d dense %d; guard %llu sim %llu\n", (int)deferred, (int)dense, tl_guard_live(0), sim_live(0));
 }
 
 /* Mipmapped arrays whose Depth is layers (CUDA_ARRAY3D_LAYERED) or cube
@@ -501,14 +471,14 @@ static void mipmap_layered(void)
     CUdeviceptr p;
     CUresult more = cuMemAlloc_v2(&p, 1);
     printf("mipmap layered: %d %d %d, 1 byte more %d; guard %llu sim %llu\n", (int)ra, (int)rb, (int)rc, (int)more,
-           guard_live(0), sim_live(0));
+           tl_guard_live(0), sim_live(0));
     if (ra == CUDA_SUCCESS)
         CHECK(cuMipmappedArrayDestroy(a));
     if (rb == CUDA_SUCCESS)
         CHECK(cuMipmappedArrayDestroy(b));
     if (rc == CUDA_SUCCESS)
         CHECK(cuMipmappedArrayDestroy(c));
-    printf("mipmap layered: destroyed; guard %llu sim %llu\n", guard_live(0), sim_live(0));
+    printf("mipmap layered: destroyed; guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
 }
 
 /* NULL outputs and invalid handles of the newer hooks: every return code
@@ -569,7 +539,7 @@ static void nulls2(void)
  * bytes). GPUMEM_LIMIT=4M: the 4 MiB on the device is what it must name. */
 NOINLINE static void leak_host_handle(void)
 {
-    CUmemAllocationProp p = vmm_prop(0);
+    CUmemAllocationProp p = tl_vmm_prop(0);
     p.location.type = CU_MEM_LOCATION_TYPE_HOST;
     CUmemGenericAllocationHandle h;
     CHECK(cuMemCreate(&h, 64 * MiB, &p, 0));
@@ -589,7 +559,7 @@ static void refusal_lists(void)
     leak_host_handle();
     leak_on_device();
     CUdeviceptr p;
-    printf("refusal lists: 1 byte more %d; guard %llu sim %llu\n", (int)cuMemAlloc_v2(&p, 1), guard_live(0), sim_live(0));
+    printf("refusal lists: 1 byte more %d; guard %llu sim %llu\n", (int)cuMemAlloc_v2(&p, 1), tl_guard_live(0), sim_live(0));
 }
 
 int main(int argc, char **argv)

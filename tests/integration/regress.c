@@ -52,7 +52,7 @@
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
     fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, (int)r_); exit(1); } } while (0)
 
-#include "../sim/sim.h" /* struct sim_stats, simGetStats */
+#include "testlib.h"
 
 static CUdevice dev0;
 static CUcontext ctx0;
@@ -67,19 +67,7 @@ static void setup(void)
     CHECK(cuCtxSetCurrent(ctx0));
 }
 
-static unsigned long long guard_live(int dev)
-{
-    unsigned long long (*f)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
-    return f ? f(dev) : 0;
-}
-
-static unsigned long long sim_live(int dev)
-{
-    struct sim_stats s;
-    memset(&s, 0, sizeof s);
-    simGetStats(dev, &s);
-    return (unsigned long long)s.live;
-}
+static unsigned long long sim_live(int dev) { return (unsigned long long)tl_sim(dev).live; }
 
 /* ----------------------------------------------------------------- frag */
 
@@ -112,13 +100,13 @@ static void release(void)
     CHECK(cuDevicePrimaryCtxRetain(&again, dev0)); /* two retains held */
     leak_before_release();
     CHECK(cuDevicePrimaryCtxRelease_v2(dev0));
-    printf("release: after the first release guard %llu sim %llu", guard_live(0), sim_live(0));
+    printf("release: after the first release guard %llu sim %llu", tl_guard_live(0), sim_live(0));
     CHECK(cuDevicePrimaryCtxRelease_v2(dev0)); /* the last: the driver resets the context */
-    printf("; after the last guard %llu sim %llu", guard_live(0), sim_live(0));
+    printf("; after the last guard %llu sim %llu", tl_guard_live(0), sim_live(0));
     CHECK(cuDevicePrimaryCtxRetain(&again, dev0));
     CHECK(cuCtxSetCurrent(again));
     leak_after_release();
-    printf("; retained again guard %llu sim %llu\n", guard_live(0), sim_live(0));
+    printf("; retained again guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
 }
 
 /* -------------------------------------------------------------- managed */
@@ -129,7 +117,7 @@ NOINLINE static void managed_site(void)
     CUresult rm = cuMemAllocManaged(&m, 8 << 20, CU_MEM_ATTACH_GLOBAL);
     CUresult ra = cuMemAlloc_v2(&a, 4 << 20), rb = cuMemAlloc_v2(&b, 1);
     printf("managed: managed 8MiB %d, 4MiB %d, +1 %d; guard %llu sim %llu\n", (int)rm, (int)ra, (int)rb,
-           guard_live(0), sim_live(0));
+           tl_guard_live(0), sim_live(0));
 }
 
 /* ---------------------------------------------------------------- order */
@@ -144,7 +132,7 @@ static void order(void)
     site_mid();
     site_small();
     site_big();
-    printf("order: guard %llu sim %llu\n", guard_live(0), sim_live(0));
+    printf("order: guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
 }
 
 /* --------------------------------------------------------------- refuse */
@@ -173,7 +161,7 @@ static void refuse(void)
 {
     kept();
     int a = refused_site_a(), b = refused_site_b();
-    printf("refuse: %d + %d refused; guard %llu sim %llu\n", a, b, guard_live(0), sim_live(0));
+    printf("refuse: %d + %d refused; guard %llu sim %llu\n", a, b, tl_guard_live(0), sim_live(0));
 }
 
 /* --------------------------------------------------------------- legacy */
@@ -186,15 +174,15 @@ NOINLINE static void legacy(void)
     CUdeviceptr_v1 p;
     unsigned int pitch = 0;
     CUresult r2 = cuArrayCreate(&a2, &d2);
-    printf("legacy: array %d guard %llu sim %llu", (int)r2, guard_live(0), sim_live(0));
+    printf("legacy: array %d guard %llu sim %llu", (int)r2, tl_guard_live(0), sim_live(0));
     CUresult r3 = cuArray3DCreate(&a3, &d3);
-    printf("; 3d %d guard %llu sim %llu", (int)r3, guard_live(0), sim_live(0));
+    printf("; 3d %d guard %llu sim %llu", (int)r3, tl_guard_live(0), sim_live(0));
     CUresult rp = cuMemAllocPitch(&p, &pitch, 1000, 100, 4);
-    printf("; pitch %d (%u) guard %llu sim %llu", (int)rp, pitch, guard_live(0), sim_live(0));
+    printf("; pitch %d (%u) guard %llu sim %llu", (int)rp, pitch, tl_guard_live(0), sim_live(0));
     CHECK(cuArrayDestroy(a2));
     CHECK(cuArrayDestroy(a3));
     CHECK(cuMemFree(p));
-    printf("; freed guard %llu sim %llu", guard_live(0), sim_live(0));
+    printf("; freed guard %llu sim %llu", tl_guard_live(0), sim_live(0));
     /* IPC: the driver asks for its one flag */
     CUdeviceptr src, mapped = 0;
     CUipcMemHandle h;
@@ -263,7 +251,7 @@ static void formats(void)
                 CHECK(cuArrayDestroy(b));
         }
     }
-    printf("formats: %zu, %d wrong; guard %llu sim %llu\n", sizeof fmts / sizeof fmts[0], wrong, guard_live(0), sim_live(0));
+    printf("formats: %zu, %d wrong; guard %llu sim %llu\n", sizeof fmts / sizeof fmts[0], wrong, tl_guard_live(0), sim_live(0));
 }
 
 /* Under GPUMEM_LIMIT=1M: sparse and deferred-mapping arrays hold no memory
@@ -278,7 +266,7 @@ static void sparse(void)
     CUarray a = NULL, b = NULL, c = NULL;
     CUmipmappedArray m = NULL;
     CUresult ra = cuArray3DCreate_v2(&a, &sp), rb = cuArray3DCreate_v2(&b, &dm), rm = cuMipmappedArrayCreate(&m, &sp, 3);
-    printf("sparse %d deferred %d mipmapped sparse %d; guard %llu sim %llu\n", (int)ra, (int)rb, (int)rm, guard_live(0),
+    printf("sparse %d deferred %d mipmapped sparse %d; guard %llu sim %llu\n", (int)ra, (int)rb, (int)rm, tl_guard_live(0),
            sim_live(0));
     CUresult rc = cuArray3DCreate_v2(&c, &plain);
     printf("an ordinary array over the limit: %d\n", (int)rc);
@@ -324,7 +312,7 @@ NOINLINE static void destroy_primary(void)
     CHECK(cuMemAlloc_v2(&p, 1 << 20));
     CUresult r2 = cuCtxDestroy_v2(ctx0), r1 = cuCtxDestroy(ctx0);
     printf("destroy primary: %s; guard %llu sim %llu\n", r2 != CUDA_SUCCESS && r1 != CUDA_SUCCESS ? "refused" : "done",
-           guard_live(0), sim_live(0));
+           tl_guard_live(0), sim_live(0));
 }
 
 /* ------------------------------------------------------------ stale_ctx */
@@ -348,9 +336,9 @@ static void pitch_small(void)
     size_t pitch = 0;
     unsigned int pitch32 = 0;
     CUresult r = cuMemAllocPitch_v2(&p, &pitch, 700, 100, 4);
-    printf("pitch_small: %d pitch %zu guard %llu sim %llu", (int)r, pitch, guard_live(0), sim_live(0));
+    printf("pitch_small: %d pitch %zu guard %llu sim %llu", (int)r, pitch, tl_guard_live(0), sim_live(0));
     r = cuMemAllocPitch(&p32, &pitch32, 700, 100, 4);
-    printf("; legacy %d pitch %u guard %llu sim %llu\n", (int)r, pitch32, guard_live(0), sim_live(0));
+    printf("; legacy %d pitch %u guard %llu sim %llu\n", (int)r, pitch32, tl_guard_live(0), sim_live(0));
 }
 
 /* ------------------------------------------------------------- vmm_host */
@@ -368,7 +356,7 @@ NOINLINE static void vmm_host(void)
     CHECK(cuDevicePrimaryCtxRetain(&c1, d1));
     CHECK(cuCtxSetCurrent(c1));
     CUresult r = cuMemCreate(&h, 2 << 20, &prop, 0);
-    printf("vmm_host: %d; guard %llu %llu sim %llu %llu\n", (int)r, guard_live(0), guard_live(1), sim_live(0), sim_live(1));
+    printf("vmm_host: %d; guard %llu %llu sim %llu %llu\n", (int)r, tl_guard_live(0), tl_guard_live(1), sim_live(0), sim_live(1));
 }
 
 /* ------------------------------------------------------------------ api */
@@ -383,7 +371,7 @@ static void api(void)
         return;
     }
     printf("api: limit -1 %llu, 0 %llu, 64 %llu; live -1 %llu, 0 %llu, 64 %llu\n", limit(-1), limit(0), limit(64),
-           guard_live(-1), guard_live(0), guard_live(64));
+           tl_guard_live(-1), tl_guard_live(0), tl_guard_live(64));
 }
 
 /* ---------------------------------------------------------- unmap_range */
@@ -410,9 +398,9 @@ NOINLINE static void unmap_range(void)
     CHECK(cuMemMap(other, 2 << 20, 0, h3, 0));
     CHECK(cuMemRelease(h1)); /* mapped: their memory stays until unmapped */
     CHECK(cuMemRelease(h2));
-    printf("unmap_range: mapped guard %llu sim %llu", guard_live(0), sim_live(0));
+    printf("unmap_range: mapped guard %llu sim %llu", tl_guard_live(0), sim_live(0));
     CHECK(cuMemUnmap(va, 4 << 20)); /* both mappings at once */
-    printf("; unmapped guard %llu sim %llu\n", guard_live(0), sim_live(0));
+    printf("; unmapped guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
 }
 
 /* ---------------------------------------------------------- refuse_dev1 */
@@ -431,7 +419,7 @@ static void refuse_dev1(void)
     CHECK(cuCtxSetCurrent(c1));
     dev1_site();
     CUresult r = cuMemAlloc_v2(&p, 2 << 20);
-    printf("refuse_dev1: %d; guard %llu %llu\n", (int)r, guard_live(0), guard_live(1));
+    printf("refuse_dev1: %d; guard %llu %llu\n", (int)r, tl_guard_live(0), tl_guard_live(1));
 }
 
 /* ---------------------------------------------------------- refuse_then */
@@ -447,7 +435,7 @@ static void refuse_then(void)
     CHECK(cuMemFree_v2(held)); /* at once, as a retry after out of memory does */
     made_after_refusal();
     usleep(300000);
-    printf("refuse_then: %d; guard %llu\n", (int)r, guard_live(0));
+    printf("refuse_then: %d; guard %llu\n", (int)r, tl_guard_live(0));
 }
 
 /* --------------------------------------------------------- refuse_abort */
@@ -510,7 +498,7 @@ static void ties(void)
         CHECK(cuCtxSetCurrent(c));
         tie_site();
     }
-    printf("ties: guard %llu %llu\n", guard_live(0), guard_live(1));
+    printf("ties: guard %llu %llu\n", tl_guard_live(0), tl_guard_live(1));
 }
 
 int main(int argc, char **argv)

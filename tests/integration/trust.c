@@ -120,44 +120,13 @@
 #define CHECK(x) do { CUresult r_ = (x); if (r_ != CUDA_SUCCESS) { \
     fprintf(stderr, "%s:%d: %s = %d\n", __FILE__, __LINE__, #x, (int)r_); exit(1); } } while (0)
 
-#include "../sim/sim.h" /* struct sim_stats, simGetStats */
+#include "testlib.h"
 
 static CUcontext ctx0;
 static int stop;                    /* set once by the main thread, read by workers */
 static void plain_handler(int sig);
 
-static void setup(int dev)
-{
-    CUdevice d;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&d, dev));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx0, d));
-    CHECK(cuCtxSetCurrent(ctx0));
-}
-
-static unsigned long long guard_live(int dev)
-{
-    unsigned long long (*f)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
-    return f ? f(dev) : 0;
-}
-
-static struct sim_stats sim(int dev)
-{
-    struct sim_stats s;
-    memset(&s, 0, sizeof s);
-    simGetStats(dev, &s);
-    return s;
-}
-
-static CUmemAllocationProp prop_on(int dev)
-{
-    CUmemAllocationProp p;
-    memset(&p, 0, sizeof p);
-    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    p.location.id = dev;
-    return p;
-}
+static void setup(int dev) { ctx0 = tl_setup(dev); }
 
 /* ---------------------------------------------------------------- quota */
 
@@ -166,7 +135,7 @@ NOINLINE static void vmm_bypass(void)
     const size_t MiB = 1 << 20, H = 32 * MiB;
     CUdeviceptr va;
     CHECK(cuMemAddressReserve(&va, 4 * H, 0, 0, 0));
-    CUmemAllocationProp p = prop_on(0);
+    CUmemAllocationProp p = tl_vmm_prop(0);
     int made = 0;
     for (int i = 0; i < 4; i++) {
         CUmemGenericAllocationHandle h;
@@ -180,25 +149,25 @@ NOINLINE static void vmm_bypass(void)
     }
     CUdeviceptr d;
     CUresult r = cuMemAlloc_v2(&d, 60 * MiB);
-    printf("while mapped: alloc 60MiB %d, guard %llu, sim %llu\n", (int)r, guard_live(0),
-           (unsigned long long)sim(0).live);
+    printf("while mapped: alloc 60MiB %d, guard %llu, sim %llu\n", (int)r, tl_guard_live(0),
+           (unsigned long long)tl_sim(0).live);
     for (int i = 0; i < made; i++)
         CHECK(cuMemUnmap(va + (size_t)i * H, H));
     r = cuMemAlloc_v2(&d, 60 * MiB);
-    printf("after unmap: alloc 60MiB %d, guard %llu, sim %llu, sim peak %llu\n", (int)r, guard_live(0),
-           (unsigned long long)sim(0).live, (unsigned long long)sim(0).peak);
+    printf("after unmap: alloc 60MiB %d, guard %llu, sim %llu, sim peak %llu\n", (int)r, tl_guard_live(0),
+           (unsigned long long)tl_sim(0).live, (unsigned long long)tl_sim(0).peak);
 }
 
 static void vmm_badloc(void)
 {
-    CUmemAllocationProp p = prop_on(-1);
+    CUmemAllocationProp p = tl_vmm_prop(-1);
     CUmemGenericAllocationHandle h;
     int failed = 0;
     for (int i = 0; i < 40; i++)
         failed += cuMemCreate(&h, 2 << 20, &p, 0) != CUDA_SUCCESS;
     CUdeviceptr d;
     CUresult r = cuMemAlloc_v2(&d, 8 << 20);
-    printf("failed creates %d; then alloc of the whole limit: %d; guard %llu\n", failed, (int)r, guard_live(0));
+    printf("failed creates %d; then alloc of the whole limit: %d; guard %llu\n", failed, (int)r, tl_guard_live(0));
 }
 
 static void huge(void)
@@ -218,10 +187,10 @@ static void huge(void)
     CUresult r4 = cuMemAllocManaged(&d, SIZE_MAX, CU_MEM_ATTACH_GLOBAL);
     size_t f = 0, t = 0;
     CHECK(cuMemGetInfo_v2(&f, &t));
-    printf("huge: %d %d %d %d; guard %llu; free %zu of %zu\n", (int)r1, (int)r2, (int)r3, (int)r4, guard_live(0),
+    printf("huge: %d %d %d %d; guard %llu; free %zu of %zu\n", (int)r1, (int)r2, (int)r3, (int)r4, tl_guard_live(0),
            f, t);
     CHECK(cuMemAlloc_v2(&d, 1 << 20));
-    printf("then 1MiB more: guard %llu\n", guard_live(0));
+    printf("then 1MiB more: guard %llu\n", tl_guard_live(0));
 }
 
 static CUdeviceptr shared_ptr;
@@ -250,19 +219,19 @@ static void double_free(int rounds)
         CHECK(cuMemAlloc_v2(&shared_ptr, 4096));
         pthread_barrier_wait(&bar);
         pthread_barrier_wait(&bar);
-        if (guard_live(0) != 0) {
+        if (tl_guard_live(0) != 0) {
             phantoms++;
             /* the phantom would also hold quota: report once, then clean the slate */
             if (phantoms == 1)
-                printf("phantom after round %d: guard %llu, sim %llu\n", i, guard_live(0),
-                       (unsigned long long)sim(0).live);
+                printf("phantom after round %d: guard %llu, sim %llu\n", i, tl_guard_live(0),
+                       (unsigned long long)tl_sim(0).live);
             cuMemFree_v2(shared_ptr);
         }
     }
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
-    printf("double free: %d rounds, %d phantoms, guard %llu, sim %llu\n", rounds, phantoms, guard_live(0),
-           (unsigned long long)sim(0).live);
+    printf("double free: %d rounds, %d phantoms, guard %llu, sim %llu\n", rounds, phantoms, tl_guard_live(0),
+           (unsigned long long)tl_sim(0).live);
 }
 
 /* Two threads free p while a third takes the address again: the third's
@@ -299,12 +268,12 @@ static void free_reuse(int rounds)
          * free of p lands after the third thread got p back, the program
          * freed that thread's memory, and no interposer can tell whose
          * allocation a double free reached. */
-        if (guard_live(0) < sim(0).live)
+        if (tl_guard_live(0) < tl_sim(0).live)
             wrong++;
         cuMemFree_v2(reused);
-        if (guard_live(0) != sim(0).live) { /* start the next round even */
+        if (tl_guard_live(0) != tl_sim(0).live) { /* start the next round even */
             CUdeviceptr d;
-            while (cuMemAlloc_v2(&d, 4096) == CUDA_SUCCESS && guard_live(0) < sim(0).live)
+            while (cuMemAlloc_v2(&d, 4096) == CUDA_SUCCESS && tl_guard_live(0) < tl_sim(0).live)
                 ;
         }
     }
@@ -340,7 +309,7 @@ static void ctxrace(void)
     CHECK(cuCtxDestroy_v2(doomed));
     pthread_join(t, NULL);
     CHECK(cuCtxSetCurrent(ctx0));
-    printf("after teardown: guard %llu sim %llu\n", guard_live(0), (unsigned long long)sim(0).live);
+    printf("after teardown: guard %llu sim %llu\n", tl_guard_live(0), (unsigned long long)tl_sim(0).live);
 }
 
 /* fork while other threads install the program's handler for the dump
@@ -388,13 +357,13 @@ static int off_driver;
 
 static void check_even(void)
 {
-    if (guard_live(0) != sim(0).live)
+    if (tl_guard_live(0) != tl_sim(0).live)
         off_driver++;
 }
 
 static void injected(void)
 {
-    CUmemAllocationProp p = prop_on(0);
+    CUmemAllocationProp p = tl_vmm_prop(0);
     int failures = 0;
     for (int i = 0; i < 12; i++) {
         CUdeviceptr d = 0, m = 0, a = 0, pd = 0;
@@ -423,7 +392,7 @@ static void injected(void)
         check_even();
     }
     printf("injected: %d failed calls, guard off the driver %d times, guard %llu sim %llu\n", failures, off_driver,
-           guard_live(0), (unsigned long long)sim(0).live);
+           tl_guard_live(0), (unsigned long long)tl_sim(0).live);
 }
 
 static void perdev(void)
@@ -437,7 +406,7 @@ static void perdev(void)
     CHECK(cuCtxSetCurrent(c1));
     CUresult r1 = cuMemAlloc_v2(&a, 8 << 20), r1b = cuMemAlloc_v2(&b, 1);
     printf("perdev: dev0 4MiB %d +1 %d; dev1 8MiB %d +1 %d; dev0 %llu dev1 %llu\n", (int)r0, (int)r0b, (int)r1,
-           (int)r1b, guard_live(0), guard_live(1));
+           (int)r1b, tl_guard_live(0), tl_guard_live(1));
 }
 
 static void ctxreuse(void)
@@ -455,7 +424,7 @@ static void ctxreuse(void)
     CHECK(cuCtxSetCurrent(b));
     CHECK(cuMemAlloc_v2(&q, 2 << 20));
     printf("ctxreuse: handle %s; dev0 %llu dev1 %llu; sim dev0 %llu dev1 %llu\n", a == b ? "reused" : "new",
-           guard_live(0), guard_live(1), (unsigned long long)sim(0).live, (unsigned long long)sim(1).live);
+           tl_guard_live(0), tl_guard_live(1), (unsigned long long)tl_sim(0).live, (unsigned long long)tl_sim(1).live);
 }
 
 static void pitch_case(void)
@@ -463,7 +432,7 @@ static void pitch_case(void)
     CUdeviceptr d;
     size_t pitch = 0;
     CUresult r = cuMemAllocPitch_v2(&d, &pitch, 1000, 100, 4);
-    printf("pitch: %d, pitch %zu, guard %llu sim %llu\n", (int)r, pitch, guard_live(0), (unsigned long long)sim(0).live);
+    printf("pitch: %d, pitch %zu, guard %llu sim %llu\n", (int)r, pitch, tl_guard_live(0), (unsigned long long)tl_sim(0).live);
 }
 
 /* GPUSIM_ROUND_LARGE: the driver grants 2 MiB pages for large requests */
@@ -484,12 +453,12 @@ static void legacy2dev(void)
     CHECK(cuMemAlloc(&p0, 1 << 20));
     CHECK(cuCtxSetCurrent(c1));
     CHECK(cuMemAlloc(&p1, 2 << 20));
-    printf("legacy pointers %s; dev0 %llu dev1 %llu\n", p0 == p1 ? "equal" : "differ", guard_live(0), guard_live(1));
+    printf("legacy pointers %s; dev0 %llu dev1 %llu\n", p0 == p1 ? "equal" : "differ", tl_guard_live(0), tl_guard_live(1));
     CHECK(cuMemFree(p1));
-    printf("after freeing dev1's: dev0 %llu dev1 %llu\n", guard_live(0), guard_live(1));
+    printf("after freeing dev1's: dev0 %llu dev1 %llu\n", tl_guard_live(0), tl_guard_live(1));
     CHECK(cuCtxSetCurrent(ctx0));
     CHECK(cuMemFree(p0));
-    printf("after freeing dev0's: dev0 %llu dev1 %llu\n", guard_live(0), guard_live(1));
+    printf("after freeing dev0's: dev0 %llu dev1 %llu\n", tl_guard_live(0), tl_guard_live(1));
 }
 
 static void nulls(void)
@@ -1057,7 +1026,7 @@ static void *stormer(void *arg)
     enum { SLOTS = 16 };
     struct { int kind; uint64_t h; } live[SLOTS];
     memset(live, 0, sizeof live);
-    CUmemAllocationProp p = prop_on(0);
+    CUmemAllocationProp p = tl_vmm_prop(0);
     for (int i = 0; i < iters; i++) {
         int k = rand_r(&seed) % SLOTS;
         if (live[k].kind) {
@@ -1111,9 +1080,9 @@ static void storm(int iters)
         pthread_create(&t[i], NULL, stormer, (void *)(uintptr_t)(((uintptr_t)iters << 8) | (uintptr_t)(i + 1)));
     for (int i = 0; i < 16; i++)
         pthread_join(t[i], NULL);
-    struct sim_stats s = sim(0);
+    struct sim_stats s = tl_sim(0);
     printf("storm: sim peak %llu sim live %llu guard %llu oom-by-driver %llu\n", (unsigned long long)s.peak,
-           (unsigned long long)s.live, guard_live(0), (unsigned long long)s.oom);
+           (unsigned long long)s.live, tl_guard_live(0), (unsigned long long)s.oom);
 }
 
 static void nomem(int n)
@@ -1122,7 +1091,7 @@ static void nomem(int n)
     int ok = 0, freed = 0;
     for (int i = 0; p && i < n; i++)
         ok += cuMemAlloc_v2(&p[i], 512) == CUDA_SUCCESS;
-    unsigned long long held = guard_live(0);
+    unsigned long long held = tl_guard_live(0);
     for (int i = 0; p && i < ok; i++)
         freed += cuMemFree_v2(p[i]) == CUDA_SUCCESS;
     /* an address range: never counted against the quota, so, untracked, it
@@ -1130,9 +1099,9 @@ static void nomem(int n)
     CUdeviceptr va;
     CHECK(cuMemAddressReserve(&va, 1ull << 30, 0, 0, 0));
     CHECK(cuMemAddressFree(va, 1ull << 30));
-    unsigned long long after = guard_live(0);
+    unsigned long long after = tl_guard_live(0);
     printf("nomem: %d allocs, %d frees; guard %llu while held; after the frees sim %llu, guard %s\n", ok, freed, held,
-           (unsigned long long)sim(0).live,
+           (unsigned long long)tl_sim(0).live,
            after == 0 ? "0" : after % 512 == 0 && after <= held ? "the untracked bytes" : "wrong");
     printf("nomem: untracked %llu bytes\n", after); /* the exit report must say as many */
     free(p);
@@ -1170,17 +1139,17 @@ static void nomem_vmm(void)
 {
     CUdeviceptr va;
     CUmemGenericAllocationHandle h;
-    CUmemAllocationProp p = prop_on(0);
+    CUmemAllocationProp p = tl_vmm_prop(0);
     CHECK(cuMemCreate(&h, 2 << 20, &p, 0));
     CHECK(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0));
     CHECK(cuMemMap(va, 2 << 20, 0, h, 0));
     CHECK(cuMemRelease(h)); /* memory lives until unmapped */
-    int under = guard_live(0) < sim(0).live;
+    int under = tl_guard_live(0) < tl_sim(0).live;
     CHECK(cuMemUnmap(va, 2 << 20));
     CHECK(cuMemAddressFree(va, 2 << 20));
-    under |= guard_live(0) < sim(0).live;
+    under |= tl_guard_live(0) < tl_sim(0).live;
     printf("nomem_vmm: guard %s the driver; sim %llu at the end\n", under ? "below" : "never below",
-           (unsigned long long)sim(0).live);
+           (unsigned long long)tl_sim(0).live);
 }
 
 /* A leak that only a context teardown reclaimed: for tests/trust.sh, with
@@ -1206,7 +1175,7 @@ static void nomem_ranges(int leak)
             CHECK(cuMemFree_v2(p));
     }
     CUmemGenericAllocationHandle h;
-    CUmemAllocationProp pr = prop_on(0);
+    CUmemAllocationProp pr = tl_vmm_prop(0);
     CHECK(cuMemCreate(&h, 2 << 20, &pr, 0));
     CHECK(cuMemAddressReserve(&va, 2 << 20, 0, 0, 0));
     CHECK(cuMemMap(va, 2 << 20, 0, h, 0));
@@ -1225,7 +1194,7 @@ static int under;
 
 static void not_under(void)
 {
-    if (guard_live(0) < sim(0).live)
+    if (tl_guard_live(0) < tl_sim(0).live)
         under++;
 }
 
@@ -1253,17 +1222,17 @@ static void *churn_paced(void *arg)
 static int fork_child(int leak)
 {
     CUdeviceptr d[4];
-    if (cuCtxSetCurrent(ctx0) != CUDA_SUCCESS || guard_live(0) != 0)
+    if (cuCtxSetCurrent(ctx0) != CUDA_SUCCESS || tl_guard_live(0) != 0)
         return 2;
     for (int i = 0; i < 4; i++)
         if (cuMemAlloc_v2(&d[i], 8192) != CUDA_SUCCESS)
             return 3;
-    if (guard_live(0) < 4 * 8192)
+    if (tl_guard_live(0) < 4 * 8192)
         return 4;
     for (int i = 0; i < 4 - leak; i++)
         if (cuMemFree_v2(d[i]) != CUDA_SUCCESS)
             return 5;
-    return guard_live(0) >= (unsigned long long)leak * 8192 && guard_live(0) <= 4 * 8192 ? 0 : 6;
+    return tl_guard_live(0) >= (unsigned long long)leak * 8192 && tl_guard_live(0) <= 4 * 8192 ? 0 : 6;
 }
 
 static void nomem_fork(int n)
@@ -1271,7 +1240,7 @@ static void nomem_fork(int n)
     CUdeviceptr *p = calloc((size_t)n, sizeof *p);
     for (int i = 0; p && i < n; i++)
         CHECK(cuMemAlloc_v2(&p[i], 4096));
-    unsigned long long held = guard_live(0);
+    unsigned long long held = tl_guard_live(0);
     not_under();
     pthread_t t;
     pthread_create(&t, NULL, churn_paced, NULL);
@@ -1289,12 +1258,12 @@ static void nomem_fork(int n)
     __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     pthread_join(t, NULL);
     not_under();
-    int same = guard_live(0) >= held; /* the children's frees are not the parent's */
+    int same = tl_guard_live(0) >= held; /* the children's frees are not the parent's */
     for (int i = 0; p && i < n; i++)
         CHECK(cuMemFree_v2(p[i]));
     not_under();
     printf("nomem_fork: %d of 3 children fine; parent %s; guard %s the driver; sim %llu at the end\n", fine,
-           same ? "kept its bytes" : "lost bytes", under ? "below" : "never below", (unsigned long long)sim(0).live);
+           same ? "kept its bytes" : "lost bytes", under ? "below" : "never below", (unsigned long long)tl_sim(0).live);
     free(p);
 }
 
@@ -1303,7 +1272,7 @@ static void nomem_fork(int n)
 static void maps_round(void)
 {
     const size_t G = 2 << 20;
-    CUmemAllocationProp prop = prop_on(0);
+    CUmemAllocationProp prop = tl_vmm_prop(0);
     CUdeviceptr va;
     CUmemGenericAllocationHandle h[3];
     CHECK(cuMemAddressReserve(&va, 8 * G, 0, 0, 0));
@@ -1328,7 +1297,7 @@ static void nomem_maps(int rounds)
     /* then handles up to the limit, mapped, released while mapped */
     enum { MAX = 64 };
     CUmemGenericAllocationHandle h[MAX];
-    CUmemAllocationProp prop = prop_on(0);
+    CUmemAllocationProp prop = tl_vmm_prop(0);
     CUdeviceptr va;
     CHECK(cuMemAddressReserve(&va, (size_t)MAX << 21, 0, 0, 0));
     int n = 0;
@@ -1345,7 +1314,7 @@ static void nomem_maps(int rounds)
     CHECK(cuMemAddressFree(va, (size_t)MAX << 21));
     printf("nomem_maps: %d rounds, %d handles then %s; guard %s the driver; sim %llu at the end\n", rounds, n,
            r == CUDA_ERROR_OUT_OF_MEMORY ? "refused" : "not refused", under ? "below" : "never below",
-           (unsigned long long)sim(0).live);
+           (unsigned long long)tl_sim(0).live);
 }
 
 /* n allocations held, a dump after each (signal and API in turn) while
@@ -1433,7 +1402,7 @@ static void nomem_gpa(int rounds)
 {
     struct gpa_api a;
     gpa_load(&a);
-    CUmemAllocationProp prop = prop_on(0);
+    CUmemAllocationProp prop = tl_vmm_prop(0);
     CUDA_ARRAY_DESCRIPTOR ad = { 256, 64, CU_AD_FORMAT_FLOAT, 1 };
     for (int i = 0; i < rounds; i++) {
         CUdeviceptr d, pd, m, as, ap;
@@ -1447,7 +1416,7 @@ static void nomem_gpa(int rounds)
         CHECK(a.async_ptsz(&ap, 5 << 12, NULL)); not_under();
         CHECK(a.create(&h, 2 << 20, &prop, 0)); not_under();
         CHECK(a.array(&arr, &ad)); not_under();
-        if (guard_live(0) == 0)
+        if (tl_guard_live(0) == 0)
             under++; /* a route that bypassed the guard */
         CHECK(a.free(d)); not_under();
         CHECK(a.free(pd)); not_under();
@@ -1458,7 +1427,7 @@ static void nomem_gpa(int rounds)
         CHECK(a.array_destroy(arr)); not_under();
     }
     printf("nomem_gpa: %d rounds through cuGetProcAddress; guard %s the driver; sim %llu at the end\n", rounds,
-           under ? "below" : "never below", (unsigned long long)sim(0).live);
+           under ? "below" : "never below", (unsigned long long)tl_sim(0).live);
 }
 
 /* Stream-ordered allocations from the device's current pool and from one
@@ -1496,7 +1465,7 @@ static void nomem_pool(int rounds)
     CHECK(cuMemPoolDestroy(pool));
     printf("nomem_pool: %d rounds, %d from the pool then %s; guard %s the driver; sim %llu at the end\n", rounds, n,
            r == CUDA_ERROR_OUT_OF_MEMORY ? "refused" : "not refused", under ? "below" : "never below",
-           (unsigned long long)sim(0).live);
+           (unsigned long long)tl_sim(0).live);
 }
 
 static void forkstorm(int n)
@@ -1512,7 +1481,7 @@ static void forkstorm(int n)
             CUdeviceptr d;
             CHECK(cuCtxSetCurrent(ctx0));
             CHECK(cuMemAlloc_v2(&d, 4096));
-            _exit(guard_live(0) == 4096 ? 0 : 1);
+            _exit(tl_guard_live(0) == 4096 ? 0 : 1);
         }
         int st;
         waitpid(pid, &st, 0);
