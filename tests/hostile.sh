@@ -74,6 +74,14 @@ if has "mipmap layered: 0 0 0, 1 byte more 2; guard 46924 sim 46924" "$WORK/out"
     ok "layered and cubemap mipmapped arrays: each level counts all layers (46924 bytes, the limit's every byte; one more refused)"
 else bad "layered mipmapped arrays" "$WORK/out"; fi
 
+# a mipmapped array's level count, clamped as the driver clamps it: 0
+# levels are 1 (never free), 100 levels of a 64x64 array are 7
+hguarded GPUMEM_LIMIT=9557 "$T/hostile" mipmap_levels
+if has "mipmap levels: 0 0, 1 byte more 2; guard 9557 sim 9557" "$WORK/out" \
+   && has "mipmap levels: destroyed; guard 0 sim 0" "$WORK/out"; then
+    ok "mipmapped arrays of 0 and 100 levels count the 1 and 7 levels the driver makes (9557 bytes, the limit's every byte; one more refused)"
+else bad "mipmap level counts" "$WORK/out"; fi
+
 # NULL outputs and invalid handles: the driver's codes, nothing recorded
 env "$T/hostile" nulls2 >"$WORK/out0" 2>/dev/null
 hguarded GPUMEM_LIMIT=1M "$T/hostile" nulls2; rc=$?

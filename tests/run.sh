@@ -167,7 +167,7 @@ for r in $ROUTES; do
     guarded "$T/apitest" "$r" poolimport
     if has "poolimport: null out 1" "$WORK/out" && has "poolimport: imported 3: guard 3145728 sim 3145728" "$WORK/out" \
        && has "poolimport: freed: guard 0 sim 0" "$WORK/out" && has "unknown frees: 0" "$WORK/err" \
-       && grep -A1 -F "3145728 bytes in 1 allocation (cuIpcOpenMemHandle, device 0) allocated from:" "$WORK/err" | grep -q "in import_leak "; then
+       && grep -A1 -F "3145728 bytes in 1 allocation (cuMemPoolImportPointer, device 0) allocated from:" "$WORK/err" | grep -q "in import_leak "; then
         ok "cuMemPoolImportPointer via $r: reported as imported memory (3 MiB leak named import_leak), never counted, its frees known"
     else
         bad "cuMemPoolImportPointer via $r" "$WORK/out"; sed 's/^/     | /' "$WORK/err" | grep -v "    #[1-9]" | head -20

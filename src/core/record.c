@@ -315,6 +315,7 @@ static const char *const family_names[GMG_FAM_COUNT] = {
     [GMG_FAM_IPC] = "cuIpcOpenMemHandle",
     [GMG_FAM_GRAPH] = "cuGraphAddMemAllocNode",
     [GMG_FAM_VMM_HOST] = "cuMemCreate",
+    [GMG_FAM_POOL_IMPORT] = "cuMemPoolImportPointer",
 };
 
 const char *gmg_family_name(int family)

@@ -29,6 +29,7 @@ enum gmg_family {
     GMG_FAM_VMM_MAP, GMG_FAM_VA, GMG_FAM_ARRAY, GMG_FAM_MIPMAP, GMG_FAM_HOST,
     GMG_FAM_HOST_REGISTER, GMG_FAM_IPC, GMG_FAM_GRAPH,
     GMG_FAM_VMM_HOST,      /* a cuMemCreate handle in host memory: on no device's quota */
+    GMG_FAM_POOL_IMPORT,   /* a pool allocation imported from another process: never counted */
     GMG_FAM_COUNT
 };
 

@@ -148,6 +148,21 @@ static uint64_t level(size_t v, unsigned l)
     return (v >> l) ? (v >> l) : 1;
 }
 
+/* The levels the driver makes: numMipmapLevels clamped to [1, 1 +
+ * floor(log2(max(width, height, depth)))] (cuda.h); a layered or cubemap
+ * array's Depth is its layers, which no level halves, so only width and
+ * height bound it. 0 levels is 1, so a mipmapped array is never free. */
+static unsigned mip_levels(const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned asked, int layers)
+{
+    uint64_t m = d->Width > d->Height ? d->Width : d->Height;
+    if (!layers && d->Depth > m)
+        m = d->Depth;
+    unsigned most = 1;
+    while (m >>= 1)
+        most++;
+    return asked < 1 ? 1 : asked > most ? most : asked;
+}
+
 GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR *d,
                                                    unsigned int numMipmapLevels)
 {
@@ -159,7 +174,8 @@ GMG_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray *pHandle, co
     /* a layered or cubemap array's Depth is its layers (faces): every
      * level has them all, only a 3D array's depth halves (cuda.h) */
     int layers = (d->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
-    for (unsigned l = 0; l < numMipmapLevels && l < 64; l++)
+    unsigned levels = mip_levels(d, numMipmapLevels, layers);
+    for (unsigned l = 0; l < levels; l++)
         if (__builtin_add_overflow(bytes, array_bytes(level(d->Width, l) ? level(d->Width, l) : 1, level(d->Height, l),
                                                       layers ? d->Depth : level(d->Depth, l), d->Format, d->NumChannels),
                                    &bytes))

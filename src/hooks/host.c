@@ -81,7 +81,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemHostUnregister(void *p)
 
 /* Another process's memory mapped here: recorded, never counted (SPEC
  * §2), at the size the driver says the mapping has. */
-static void ipc_end(struct gmg_op *op, CUresult r, const CUdeviceptr *pdptr)
+static void imported_end(struct gmg_op *op, CUresult r, const CUdeviceptr *pdptr)
 {
     size_t size = 0;
     if (r == CUDA_SUCCESS && REAL(cuMemGetAddressRange_v2))
@@ -98,13 +98,14 @@ static CUresult ipc_open(CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned fla
     gmg_begin(&op, GMG_FAM_IPC, -1, 0, 0);
     CUresult r = v2 ? CALL_REAL(cuIpcOpenMemHandle_v2, pdptr, handle, flags)
                     : CALL_REAL(cuIpcOpenMemHandle, pdptr, handle, flags);
-    ipc_end(&op, r, pdptr);
+    imported_end(&op, r, pdptr);
     return r;
 }
 
 /* A pool allocation another process exported (cuMemPoolExportPointer),
- * from the pool imported here: imported memory, like an IPC handle's; the
- * program frees it with cuMemFree or cuMemFreeAsync, which drop it. */
+ * from the pool imported here: imported memory, like an IPC handle's, named
+ * for its own call; the program frees it with cuMemFree or cuMemFreeAsync,
+ * which drop it. */
 GMG_EXPORT CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
                                                    CUmemPoolPtrExportData *shareData)
 {
@@ -112,9 +113,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemor
     struct gmg_op op;
     if (!ptr_out)
         return CALL_REAL(cuMemPoolImportPointer, ptr_out, pool, shareData);
-    gmg_begin(&op, GMG_FAM_IPC, -1, 0, 0);
+    gmg_begin(&op, GMG_FAM_POOL_IMPORT, -1, 0, 0);
     CUresult r = CALL_REAL(cuMemPoolImportPointer, ptr_out, pool, shareData);
-    ipc_end(&op, r, ptr_out);
+    imported_end(&op, r, ptr_out);
     return r;
 }
 

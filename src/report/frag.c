@@ -41,8 +41,8 @@ const char *const gmg_size_class_names[GMG_SIZE_CLASSES] = {
  * allocations in host memory. */
 static int in_address_space(const struct gmg_alloc *a)
 {
-    return a->space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC && a->family != GMG_FAM_GRAPH &&
-           a->family != GMG_FAM_HOST; /* a host pool's allocation */
+    return a->space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC && a->family != GMG_FAM_POOL_IMPORT &&
+           a->family != GMG_FAM_GRAPH && a->family != GMG_FAM_HOST; /* a host pool's allocation */
 }
 
 void gmg_frag_note(struct gmg_frag_input *in, int ndev, const struct gmg_alloc *a)

@@ -481,6 +481,28 @@ static void mipmap_layered(void)
     printf("mipmap layered: destroyed; guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
 }
 
+/* The driver clamps a mipmapped array's level count to [1, 1 +
+ * floor(log2(max(width, height, depth)))] (cuda.h): 0 levels of a 64x64
+ * array of bytes is level 0, 4096 bytes; 100 levels are 7, 5461 bytes. In
+ * all 9557, the limit's every byte (GPUMEM_LIMIT=9557): one more refused. */
+static void mipmap_levels(void)
+{
+    CUDA_ARRAY3D_DESCRIPTOR d = { 64, 64, 0, CU_AD_FORMAT_UNSIGNED_INT8, 1, 0 };
+    CUmipmappedArray a, b;
+    CUresult ra = cuMipmappedArrayCreate(&a, &d, 0), rb = cuMipmappedArrayCreate(&b, &d, 100);
+    CUdeviceptr p;
+    CUresult more = cuMemAlloc_v2(&p, 1);
+    printf("mipmap levels: %d %d, 1 byte more %d; guard %llu sim %llu\n", (int)ra, (int)rb, (int)more,
+           tl_guard_live(0), sim_live(0));
+    if (more == CUDA_SUCCESS)
+        CHECK(cuMemFree_v2(p));
+    if (ra == CUDA_SUCCESS)
+        CHECK(cuMipmappedArrayDestroy(a));
+    if (rb == CUDA_SUCCESS)
+        CHECK(cuMipmappedArrayDestroy(b));
+    printf("mipmap levels: destroyed; guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
+}
+
 /* NULL outputs and invalid handles of the newer hooks: every return code
  * is the driver's (compared with an unguarded run), nothing recorded. */
 static void nulls2(void)
@@ -583,6 +605,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "nulls2")) nulls2();
     else if (!strcmp(m, "refusal_lists")) refusal_lists();
     else if (!strcmp(m, "mipmap_layered")) mipmap_layered();
+    else if (!strcmp(m, "mipmap_levels")) mipmap_levels();
     else { fprintf(stderr, "unknown mode %s\n", m); return 2; }
     fflush(stdout);
     return 0;

@@ -1823,10 +1823,7 @@ SIM_EXPORT CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocati
                                                  CUmemAllocationHandleType type, unsigned long long flags)
 {
     REQUIRE_INIT();
-    LOCK();
-    struct shandle *h = handle_find(handle);
-    UNLOCK();
-    if (!out || !h || flags || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    if (!out || flags || type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
         return CUDA_ERROR_INVALID_VALUE;
     struct sexport *e = calloc(1, sizeof *e);
     if (!e)
@@ -1836,11 +1833,21 @@ SIM_EXPORT CUresult cuMemExportToShareableHandle(void *out, CUmemGenericAllocati
         free(e);
         return CUDA_ERROR_OPERATING_SYSTEM;
     }
-    e->h = h;
+    /* found and listed under one lock: a release meanwhile would leave the
+     * export naming a freed handle (whose address a new one may take) */
     LOCK();
-    e->next = exports;
-    exports = e;
+    struct shandle *h = handle_find(handle);
+    if (h) {
+        e->h = h;
+        e->next = exports;
+        exports = e;
+    }
     UNLOCK();
+    if (!h) {
+        close(e->fd);
+        free(e);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     *(int *)out = e->fd;
     return CUDA_SUCCESS;
 }
@@ -2084,11 +2091,20 @@ SIM_EXPORT CUresult cuArrayDestroy(CUarray h) { return array_destroy(h, 0); }
 
 SIM_EXPORT CUresult cuMipmappedArrayCreate(CUmipmappedArray *h, const CUDA_ARRAY3D_DESCRIPTOR *d, unsigned int levels)
 {
-    if (!d || !format_bytes(d->Format) || !d->NumChannels || levels == 0)
+    if (!d || !format_bytes(d->Format) || !d->NumChannels)
         return CUDA_ERROR_INVALID_VALUE;
     uint64_t elem = format_bytes(d->Format) * d->NumChannels, total = 0;
     /* layers and cube faces are not halved: each level has them all */
     int layers = (d->Flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP)) != 0;
+    /* cuda.h: the count is clamped to [1, 1 + floor(log2(max(width, height,
+     * depth)))] (a layered array's depth is its layers: not a dimension) */
+    uint64_t m = d->Width > d->Height ? d->Width : d->Height;
+    if (!layers && d->Depth > m)
+        m = d->Depth;
+    unsigned most = 1;
+    while (m >>= 1)
+        most++;
+    levels = levels < 1 ? 1 : levels > most ? most : levels;
     for (unsigned l = 0; l < levels; l++)
         if (__builtin_add_overflow(total, level_bytes(d->Width >> l ? d->Width >> l : 1,
                                                       d->Height ? (d->Height >> l ? d->Height >> l : 1) : 0,
