@@ -522,7 +522,7 @@ static void nulls2(void)
     CHECK(cuMemAddressReserve(&va, 2 * MiB, 0, 0, 0));
     CHECK(cuGraphCreate(&g, 0));
     CUDA_ARRAY3D_DESCRIPTOR d3 = { 16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0 };
-    CUmipmappedArray m;
+    CUmipmappedArray m = NULL; /* 0 levels are 1 (cuda.h clamps): that one is made */
     CUarray a;
     CUgraphNodeParams fp;
     memset(&fp, 0, sizeof fp);
@@ -551,6 +551,8 @@ static void nulls2(void)
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         printf("%d ", (int)r[i]);
     printf("\n");
+    if (m)
+        CHECK(cuMipmappedArrayDestroy(m));
     CHECK(cuGraphDestroy(g));
     CHECK(cuMemAddressFree(va, 2 * MiB));
 }
