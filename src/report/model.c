@@ -151,7 +151,6 @@ static struct gmg_group *group_list(struct groups *g, size_t *out_n)
     return v;
 }
 
-
 /* The first suppression pattern matching a frame of the stack (its
  * function, source file or module path), or -1. */
 static int suppressed_by(struct gmg_report *r, uint32_t stack)

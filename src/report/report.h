@@ -12,7 +12,6 @@
 #ifndef GMG_REPORT_REPORT_H
 #define GMG_REPORT_REPORT_H
 
-#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
