@@ -43,6 +43,36 @@ for cfg in "" GPUSIM_NO_PRIMARY_STATE=1; do
     else bad "last primary context release${cfg:+ ($cfg)}" "$WORK/out"; fi
 done
 
+# pinned host memory and registrations go with the context that made them
+# (an H100's driver refuses cuMemFreeHost and cuMemHostUnregister of them
+# afterwards: docs/gpu-validation.md): after cuCtxDestroy and
+# cuDevicePrimaryCtxReset they are reclaimed, not live at exit
+rguarded "$T/regress" host_teardown
+if has "host_teardown: frees after destroy 1 1, unregister 713, free after reset 709" "$WORK/out" \
+   && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 3735552 bytes in 4 allocations reclaimed by context teardown" "$WORK/err" \
+   && [ "$(grep -A1 -F "bytes in 1 allocation (cuMemHostAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in host_in_ctx ")" = 2 ] \
+   && grep -A1 -F "524288 bytes in 1 allocation (cuMemHostAlloc, device 0) allocated from:" "$WORK/err" | grep -q " in host_in_primary " \
+   && grep -A1 -F "65536 bytes in 1 allocation (cuMemHostRegister, device 0) allocated from:" "$WORK/err" | grep -q " in host_register "; then
+    ok "pinned host memory and registrations are reclaimed with their context (cuCtxDestroy, cuDevicePrimaryCtxReset), not left live"
+else bad "pinned host memory reclaimed with its context" "$WORK/err"; fi
+
+# a reset keeps the primary context's retain count: the release after it that
+# is not the last reclaims nothing; also where the guard counts retains itself
+for cfg in "" GPUSIM_NO_PRIMARY_STATE=1; do
+    rguarded $cfg "$T/regress" reset_refs
+    has "reset_refs: after a release guard 1048576 sim 1048576; after the last guard 0 sim 0" "$WORK/out" \
+        && ok "a primary context reset keeps the retain count: only the last release reclaims${cfg:+ ($cfg)}" \
+        || bad "retain count across a reset${cfg:+ ($cfg)}" "$WORK/out"
+done
+
+# a real driver has shut down before the report at exit (docs/gpu-validation.md):
+# the device's free memory still comes from NVML, found by the UUID the guard
+# kept while the driver answered
+rguarded GPUSIM_SHUTDOWN_AT_EXIT=1 "$T/regress" order
+has "device free at report time: 8579448832 of 8589934592 bytes (NVML)" "$WORK/err" \
+    && ok "the report at exit, after the driver shut down, has the device's free memory from NVML" \
+    || bad "device free memory at exit after the driver's shutdown" "$WORK/err"
+
 # GPUMEM_COUNT_MANAGED: managed memory counts (1, the default) or is tracked
 # and reported without counting (0)
 rguarded GPUMEM_LIMIT=4M "$T/regress" managed

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "driver/nvml.h"
 
+#include "base/limit_parse.h" /* GMG_MAX_DEVICES */
 #include "base/log.h"
 #include "driver/real.h"
 #include "driver/routes.h"
@@ -68,10 +69,42 @@ static void uuid_name(char out[41], const char *prefix, const unsigned char b[16
              b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
+/* Each device's UUID, kept when first asked: at exit a real driver has
+ * shut down before the guard's report (cuDeviceGetUuid_v2 fails there, as
+ * an H100's driver 580 showed: docs/gpu-validation.md), and NVML, which
+ * still answers, is found by it. known[] is published after the bytes. */
+static CUuuid uuids[GMG_MAX_DEVICES];
+static int known[GMG_MAX_DEVICES];
+
+static int uuid_of(int dev, CUuuid *u)
+{
+    if (dev < 0 || dev >= GMG_MAX_DEVICES)
+        return -1;
+    if (__atomic_load_n(&known[dev], __ATOMIC_ACQUIRE)) {
+        *u = uuids[dev];
+        return 0;
+    }
+    if (!REAL(cuDeviceGetUuid_v2) || REAL(cuDeviceGetUuid_v2)(u, dev) != CUDA_SUCCESS)
+        return -1;
+    int was = 0;
+    if (__atomic_compare_exchange_n(&known[dev], &was, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+        uuids[dev] = *u; /* the first asker writes, then publishes */
+        __atomic_store_n(&known[dev], 1, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+void gmg_nvml_learn(int dev)
+{
+    CUuuid u;
+    if (dev >= 0 && dev < GMG_MAX_DEVICES && !__atomic_load_n(&known[dev], __ATOMIC_RELAXED))
+        (void)uuid_of(dev, &u);
+}
+
 int gmg_nvml_meminfo(int dev, uint64_t *freeb, uint64_t *total)
 {
     CUuuid u;
-    if (!REAL(cuDeviceGetUuid_v2) || REAL(cuDeviceGetUuid_v2)(&u, dev) != CUDA_SUCCESS || !ready())
+    if (uuid_of(dev, &u) != 0 || !ready())
         return -1;
     /* cuDeviceGetUuid_v2 gives a MIG instance's own UUID: NVML names it "MIG-" */
     static const char *const prefixes[] = { "GPU-", "MIG-" };

@@ -20,4 +20,9 @@
  * Never waits: a call while another thread opens NVML answers -1. */
 int gmg_nvml_meminfo(int dev, uint64_t *freeb, uint64_t *total);
 
+/* Keeps `dev`'s UUID while the driver can still tell it (once per device;
+ * a call afterwards costs one load): a report at exit, after the driver has
+ * shut down, still finds the device in NVML. */
+void gmg_nvml_learn(int dev);
+
 #endif

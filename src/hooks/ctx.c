@@ -123,11 +123,9 @@ static CUresult reset(CUdevice dev, CUresult (*call)(CUdevice))
 {
     uintptr_t ctx = primary_of(dev);
     CUresult r = call ? call(dev) : CUDA_ERROR_NOT_FOUND;
-    if (r == CUDA_SUCCESS) {
-        if (dev_ok(dev))
-            __atomic_store_n(&primary_refs[dev], 0, __ATOMIC_RELEASE);
+    if (r == CUDA_SUCCESS) /* the retain count stays: the driver needs as many releases after
+                              a reset as retains were held (docs/gpu-validation.md) */
         reclaim(ctx, "cuDevicePrimaryCtxReset");
-    }
     return r;
 }
 

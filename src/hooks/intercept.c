@@ -8,6 +8,7 @@
 #include "core/ranges.h"
 #include "core/stacks.h"
 #include "core/upcalls.h"
+#include "driver/nvml.h"
 #include "driver/routes.h"
 #include "hooks/devfacts.h"
 #include "hooks/refusal.h"
@@ -59,6 +60,7 @@ static __attribute__((noinline)) int current_device_learn(struct ctx_cache *cc, 
     cc->dev = d;
     cc->gen = gen;
     cc->index = gmg_ctx_index((uintptr_t)c, 1);
+    gmg_nvml_learn(d); /* for the report at exit (driver/nvml.h) */
     return 0;
 }
 

@@ -109,6 +109,58 @@ static void release(void)
     printf("; retained again guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
 }
 
+/* ------------------------------------------------------ host teardown */
+
+/* Pinned host memory and registrations go with the context that made them
+ * (a real driver's cuMemFreeHost or cuMemHostUnregister of them fails
+ * afterwards: docs/gpu-validation.md): reclaimed, not live at exit. */
+NOINLINE static void host_in_ctx(void **a, void **b)
+{
+    CHECK(cuMemAllocHost_v2(a, 1 << 20));
+    CHECK(cuMemHostAlloc(b, 2 << 20, CU_MEMHOSTALLOC_PORTABLE));
+}
+
+NOINLINE static void host_in_primary(void **c) { CHECK(cuMemAllocHost_v2(c, 512 << 10)); }
+NOINLINE static void host_register(void *p, size_t n) { CHECK(cuMemHostRegister_v2(p, n, 0)); }
+
+static void host_teardown(void)
+{
+    CUcontext c;
+    void *a, *b, *p;
+    static char reg[64 << 10] __attribute__((aligned(4096)));
+    CHECK(cuCtxCreate(&c, 0, dev0));
+    host_in_ctx(&a, &b);
+    host_register(reg, sizeof reg);
+    CHECK(cuCtxDestroy(c));
+    CHECK(cuCtxSetCurrent(ctx0));
+    CUresult fa = cuMemFreeHost(a), fb = cuMemFreeHost(b), ur = cuMemHostUnregister(reg);
+    host_in_primary(&p);
+    CHECK(cuDevicePrimaryCtxReset(dev0));
+    CUresult fp = cuMemFreeHost(p);
+    printf("host_teardown: frees after destroy %d %d, unregister %d, free after reset %d\n", (int)fa, (int)fb, (int)ur,
+           (int)fp);
+}
+
+/* A reset keeps the retain count (an H100's driver needed as many releases
+ * after it as retains were held): a release after a reset that is not the
+ * last reclaims nothing, also where the guard counts retains itself. */
+NOINLINE static void after_reset(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, 1 << 20)); }
+
+static void reset_refs(void)
+{
+    CUcontext again;
+    CHECK(cuDevicePrimaryCtxRetain(&again, dev0)); /* two retains held */
+    CHECK(cuDevicePrimaryCtxReset(dev0));
+    CHECK(cuDevicePrimaryCtxRetain(&again, dev0)); /* three */
+    CHECK(cuCtxSetCurrent(again));
+    after_reset();
+    CHECK(cuDevicePrimaryCtxRelease_v2(dev0)); /* two left */
+    printf("reset_refs: after a release guard %llu sim %llu", tl_guard_live(0), sim_live(0));
+    CHECK(cuDevicePrimaryCtxRelease_v2(dev0));
+    CHECK(cuDevicePrimaryCtxRelease_v2(dev0)); /* the last */
+    printf("; after the last guard %llu sim %llu\n", tl_guard_live(0), sim_live(0));
+}
+
 /* -------------------------------------------------------------- managed */
 
 NOINLINE static void managed_site(void)
@@ -511,6 +563,8 @@ int main(int argc, char **argv)
     setup();
     if (!strcmp(m, "frag")) frag();
     else if (!strcmp(m, "release")) release();
+    else if (!strcmp(m, "host_teardown")) host_teardown();
+    else if (!strcmp(m, "reset_refs")) reset_refs();
     else if (!strcmp(m, "managed")) managed_site();
     else if (!strcmp(m, "order")) order();
     else if (!strcmp(m, "refuse")) refuse();

@@ -2,7 +2,8 @@
  * nvml.c - a test double of NVML (libnvidia-ml.so.1) over the simulated
  * driver: the guard asks it for device memory where no context is current
  * (src/driver/nvml.c). Devices are found by UUID, as NVML's are: the
- * simulated driver's cuDeviceGetUuid_v2, written "GPU-8-4-4-4-12".
+ * simulated driver's cuDeviceGetUuid_v2, written "GPU-8-4-4-4-12" (asked
+ * through simDeviceUuid, which still answers after the driver's shutdown).
  *
  *   GPUSIM_NVML=absent   nvmlInit_v2 fails (NVML_ERROR_DRIVER_NOT_LOADED)
  *   GPUSIM_NVML=mig      every device is a MIG instance: only its "MIG-"
@@ -25,6 +26,8 @@
 
 /* tests/sim/sim.c */
 CUresult simDeviceMemInfo(CUdevice dev, size_t *freeb, size_t *total);
+int simDeviceCount(void);
+CUresult simDeviceUuid(CUuuid *uuid, CUdevice dev);
 
 enum { NVML_SUCCESS = 0, NVML_ERROR_UNINITIALIZED = 1, NVML_ERROR_INVALID_ARGUMENT = 2,
        NVML_ERROR_NOT_FOUND = 6, NVML_ERROR_DRIVER_NOT_LOADED = 9 };
@@ -67,14 +70,12 @@ EXPORT int nvmlDeviceGetHandleByUUID(const char *uuid, void **device)
     note("uuid", uuid, -1);
     const char *m = getenv("GPUSIM_NVML");
     const char *prefix = m && !strcmp(m, "mig") ? "MIG-" : "GPU-";
-    int n = 0;
-    if (cuDeviceGetCount(&n) != CUDA_SUCCESS)
-        return NVML_ERROR_NOT_FOUND;
+    int n = simDeviceCount();
     for (int d = 0; d < n && d < 64; d++) {
         CUuuid u;
         char name[64];
         const unsigned char *b = (const unsigned char *)u.bytes;
-        if (cuDeviceGetUuid_v2(&u, d) != CUDA_SUCCESS)
+        if (simDeviceUuid(&u, d) != CUDA_SUCCESS)
             continue;
         snprintf(name, sizeof name, "%s%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", prefix,
                  b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);

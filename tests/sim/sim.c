@@ -100,6 +100,7 @@ struct smap {              /* cuMemMap mapping or cuMemAddressReserve range */
 struct shost {
     void *p;
     uint64_t size;
+    CUcontext ctx;         /* pinned allocations go with their context */
     int registered;
     unsigned flags;        /* cuMemHostAlloc / cuMemHostRegister flags */
     UT_hash_handle hh;
@@ -412,14 +413,29 @@ static int inject(const char *name)
 #define INJECT_ALLOC(name) do { if (ninject && inject(name)) return CUDA_ERROR_OUT_OF_MEMORY; } while (0)
 #define INJECT_FREE(name) do { if (ninject && inject(name)) return CUDA_ERROR_UNKNOWN; } while (0)
 
-#define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
-#define REQUIRE_CTX(c) do { REQUIRE_INIT(); if (!ctx_ok(c)) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+/* GPUSIM_SHUTDOWN_AT_EXIT=1: the driver shuts down at exit (an atexit
+ * handler of cuInit's) and answers CUDA_ERROR_DEINITIALIZED afterwards, as a
+ * real one appears to before a preloaded library's own exit handlers run
+ * (docs/gpu-validation.md). Off by default. */
+static int shut_down;
+static void sim_shutdown(void) { __atomic_store_n(&shut_down, 1, __ATOMIC_RELEASE); }
+#define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; \
+    if (__atomic_load_n(&shut_down, __ATOMIC_ACQUIRE)) return CUDA_ERROR_DEINITIALIZED; } while (0)
+/* No context: CUDA_ERROR_INVALID_CONTEXT. A context torn down while still
+ * current (the primary one after its last release, which a real driver
+ * leaves current): CUDA_ERROR_CONTEXT_IS_DESTROYED, as an H100's driver
+ * answers (docs/gpu-validation.md). */
+#define REQUIRE_CTX(c) do { REQUIRE_INIT(); CUcontext c_ = (c); if (!ctx_ok(c_)) \
+    return c_ ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_CONTEXT; } while (0)
 
 /* ------------------------------------------------------------ init, device */
 
 SIM_EXPORT CUresult cuInit(unsigned int flags)
 {
     (void)flags;
+    static int at_exit;
+    if (!__atomic_exchange_n(&at_exit, 1, __ATOMIC_ACQ_REL) && getenv("GPUSIM_SHUTDOWN_AT_EXIT"))
+        atexit(sim_shutdown);
     initialized = 1;
     return CUDA_SUCCESS;
 }
@@ -659,9 +675,8 @@ SIM_EXPORT CUresult cuDeviceGetProperties(CUdevprop *p, CUdevice dev)
 }
 
 /* A stable identity per device, the same in every process. */
-SIM_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+static CUresult device_uuid(CUuuid *uuid, CUdevice dev)
 {
-    REQUIRE_INIT();
     if (!uuid)
         return CUDA_ERROR_INVALID_VALUE;
     if (!DEV_OK(dev))
@@ -673,7 +688,21 @@ SIM_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
     return CUDA_SUCCESS;
 }
 
+SIM_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    REQUIRE_INIT();
+    return device_uuid(uuid, dev);
+}
+
 SIM_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { return cuDeviceGetUuid_v2(uuid, dev); }
+
+/* For the NVML double (tests/sim/nvml.c), under names no interposer wraps:
+ * NVML still answers after the driver shut down at exit. */
+SIM_EXPORT int simDeviceCount(void) { return initialized ? ndev : 0; }
+SIM_EXPORT CUresult simDeviceUuid(CUuuid *uuid, CUdevice dev)
+{
+    return initialized ? device_uuid(uuid, dev) : CUDA_ERROR_NOT_INITIALIZED;
+}
 
 SIM_EXPORT CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
 {
@@ -752,6 +781,18 @@ static void free_ctx_memory(CUcontext c)
         free(b->mem);
         free(b);
     }
+    /* pinned host memory and registrations go with the context that made
+     * them: a real driver's cuMemFreeHost or cuMemHostUnregister of them
+     * afterwards fails (docs/gpu-validation.md) */
+    struct shost *h, *htmp;
+    HASH_ITER(hh, hosts, h, htmp) {
+        if (h->ctx != c)
+            continue;
+        HASH_DEL(hosts, h);
+        if (!h->registered) /* a registration unregisters; the memory is the program's */
+            free(h->p);
+        free(h);
+    }
     for (struct sarray *a = arrays; a; a = a->next) {
         if (a->alive && a->ctx == c) {
             a->alive = 0;
@@ -816,7 +857,8 @@ SIM_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
     struct sctx *p = &devs[dev].primary;
     free_ctx_memory((CUcontext)p);
     __atomic_store_n(&p->active, 0, __ATOMIC_RELEASE);
-    p->refcount = 0;
+    /* the retain count stays: an H100's driver needed as many releases
+     * after a reset as retains were held (docs/gpu-validation.md) */
     UNLOCK();
     return CUDA_SUCCESS;
 }
@@ -1205,6 +1247,9 @@ static CUresult linear_free(CUdeviceptr p)
     REQUIRE_INIT();
     if (p == 0)
         return CUDA_SUCCESS;
+    CUcontext cur = cur_ctx();
+    if (cur && !ctx_ok(cur)) /* as a real driver: the current context was torn down */
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     uint64_t key = p;
     if (free_delay_us) /* a driver's free takes time: widens races in tests */
         usleep((useconds_t)(free_delay_us * (1 + (unsigned)rand() % 2)));
@@ -1338,7 +1383,8 @@ SIM_EXPORT CUresult cuMemGetInfo_v2(size_t *freeb, size_t *total)
  * (tests/sim/nvml.c, the NVML double, asks this). */
 SIM_EXPORT CUresult simDeviceMemInfo(CUdevice dev, size_t *freeb, size_t *total)
 {
-    REQUIRE_INIT();
+    if (!initialized) /* not REQUIRE_INIT: NVML answers after the driver's shutdown */
+        return CUDA_ERROR_NOT_INITIALIZED;
     if (!DEV_OK(dev) || !freeb || !total)
         return CUDA_ERROR_INVALID_VALUE;
     LOCK();
@@ -2131,6 +2177,7 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned flags)
     h->p = p;
     h->size = bytes;
     h->flags = flags;
+    h->ctx = cur_ctx();
     LOCK();
     HASH_ADD_PTR(hosts, p, h);
     UNLOCK();
@@ -2145,6 +2192,9 @@ SIM_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) 
 SIM_EXPORT CUresult cuMemFreeHost(void *p)
 {
     REQUIRE_INIT();
+    CUcontext cur = cur_ctx();
+    if (cur && !ctx_ok(cur)) /* as a real driver: the current context was torn down */
+        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     struct shost *h;
     LOCK();
     HASH_FIND_PTR(hosts, &p, h);
@@ -2173,6 +2223,7 @@ SIM_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytes, unsigned int fla
     h = calloc(1, sizeof *h);
     h->p = p;
     h->size = bytes;
+    h->ctx = cur_ctx();
     h->registered = 1;
     h->flags = flags;
     HASH_ADD_PTR(hosts, p, h);

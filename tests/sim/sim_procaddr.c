@@ -318,12 +318,16 @@ static void trace_lookup(const char *sym, int ver, cuuint64_t flags, const struc
             best ? "stub (CUDA_ERROR_NOT_SUPPORTED)" : "not found");
 }
 
+/* A name the driver lacks, or has only in a later version: as an H100's
+ * driver 580 answers (docs/gpu-validation.md), cuGetProcAddress_v2 succeeds
+ * with a NULL pointer and says why in symbolStatus; the legacy
+ * cuGetProcAddress (status NULL here) fails with CUDA_ERROR_NOT_FOUND and
+ * leaves the pointer as it was. */
 static CUresult lookup(const char *sym, void **pfn, int ver, cuuint64_t flags,
                        CUdriverProcAddressQueryResult *status)
 {
     if (!sym || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
-    *pfn = NULL;
     int want = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? 1 : 0;
     int named = 0, has_ptsz = 0;
     const struct sim_proc *best = NULL;
@@ -335,9 +339,11 @@ static CUresult lookup(const char *sym, void **pfn, int ver, cuuint64_t flags,
     }
     trace_lookup(sym, ver, flags, best);
     if (!best) {
-        if (status)
-            *status = named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
-        return CUDA_ERROR_NOT_FOUND;
+        if (!status)
+            return CUDA_ERROR_NOT_FOUND;
+        *pfn = NULL;
+        *status = named ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+        return CUDA_SUCCESS;
     }
     *pfn = distinct_of(best);
     if (status)
@@ -348,7 +354,8 @@ static CUresult lookup(const char *sym, void **pfn, int ver, cuuint64_t flags,
 SIM_EXPORT CUresult cuGetProcAddress_v2(const char *sym, void **pfn, int ver, cuuint64_t flags,
                                         CUdriverProcAddressQueryResult *status)
 {
-    return lookup(sym, pfn, ver, flags, status);
+    CUdriverProcAddressQueryResult dummy;
+    return lookup(sym, pfn, ver, flags, status ? status : &dummy);
 }
 
 SIM_EXPORT CUresult cuGetProcAddress(const char *sym, void **pfn, int ver, cuuint64_t flags)
