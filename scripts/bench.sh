@@ -32,10 +32,10 @@ trap 'rm -rf "$SNAP"' EXIT
 mkdir "$SNAP/sim"
 cp "$B/libgpumemguard.so" "$SNAP/libgpumemguard.so"
 cp "$B/sim/libcuda.so.1" "$SNAP/sim/libcuda.so.1"
-export LD_LIBRARY_PATH="$SNAP/sim" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null GPUSIM_MEM=64G
+export LD_LIBRARY_PATH="$SNAP/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUMEM_SIGNAL=none GPUMEM_REPORT=/dev/null GPUSIM_MEM=64G
 LIB="$SNAP/libgpumemguard.so"
 CORES=$(nproc)
-if [ -n "${BENCH_QUICK:-}" ]; then REPS=2; PAIRS=40000; else REPS=8; PAIRS=100000; fi
+if [ -n "${BENCH_QUICK:-}" ]; then REPS=2; PAIRS=40000; else REPS=${BENCH_REPS:-8}; PAIRS=100000; fi
 
 min() { sort -g | head -1; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -178,6 +178,6 @@ if [ -n "$PY" ]; then
         base=$("$PY" tests/bench/pybench.py $d 100000)
         off=$(env LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=off "$PY" tests/bench/pybench.py $d 100000)
         auto=$(env LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=64 GPUMEM_PYTHON=auto "$PY" tests/bench/pybench.py $d 100000)
-        printf "| %s | %s | %s | %s | %.0f |\n" "$d" "$base" "$off" "$auto" "$(echo "$auto - $off" | bc)"
+        printf "| %s | %s | %s | %s | %.0f |\n" "$d" "$base" "$off" "$auto" "$(calc "$auto - $off" 1)"
     done
 fi

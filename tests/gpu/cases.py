@@ -33,6 +33,64 @@ def torch_leak():
     print("torch: leak made")
 
 
+def keep_activations(keep):
+    import torch
+    for _ in range(10):
+        keep.append(torch.empty(1 << 20, dtype=torch.uint8, device="cuda"))  # 1 MiB each, never dropped
+
+
+def torch_list_leak():
+    keep = []
+    keep_activations(keep)
+    import ctypes
+    ctypes.CDLL(None).gpumemguard_dump()  # report while the list holds them
+    print("torch: list leak made")
+
+
+def torch_steady():
+    import ctypes
+    import torch
+    import torch.nn as nn
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 10)).cuda()
+    opt = torch.optim.Adam(net.parameters())
+    x = torch.randn(128, 256, device="cuda")
+    y = torch.randint(0, 10, (128,), device="cuda")
+    dump = ctypes.CDLL(None).gpumemguard_dump
+    for step in range(1, 31):
+        opt.zero_grad()
+        nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+        if step in (5, 30):
+            torch.cuda.synchronize()
+            dump()
+    print("torch: 30 steps")
+
+
+def torch_vmm():
+    import ctypes
+    import torch
+    t = torch.empty(100 << 20, dtype=torch.uint8, device="cuda")
+    ctypes.CDLL(None).gpumemguard_dump()
+    print(f"torch: vmm {t.numel()}")
+
+
+def numba_oom(limit_bytes):
+    import numpy as np
+    from numba import cuda
+    global kept
+    kept = cuda.device_array(3 << 20, dtype=np.uint8)  # live at exit
+    try:
+        cuda.device_array(limit_bytes + (64 << 20), dtype=np.uint8)
+        print("numba: allocated past the limit")
+    except Exception as e:  # numba's CudaAPIError or cuda-bindings' error, by configuration
+        print(f"numba: refused {type(e).__name__}: {e}")
+    free, total = cuda.current_context().get_memory_info()
+    print(f"numba: free {free} total {total}")
+    import ctypes
+    ctypes.CDLL(None).gpumemguard_dump()  # report while the array is live
+
+
 def jax_prealloc():
     import jax
     import jax.numpy as jnp
@@ -81,5 +139,6 @@ if __name__ == "__main__":
     arg = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     {"torch_oom": lambda: torch_oom(arg), "torch_meminfo": torch_meminfo, "torch_leak": torch_leak,
      "jax_prealloc": jax_prealloc, "cupy_oom": lambda: cupy_oom(arg),
-     "torch_step_time": torch_step_time}[case]()
+     "torch_step_time": torch_step_time, "torch_list_leak": torch_list_leak, "torch_steady": torch_steady,
+     "torch_vmm": torch_vmm, "numba_oom": lambda: numba_oom(arg)}[case]()
     sys.stdout.flush()

@@ -5,6 +5,7 @@
 //   leaky info           cudaMemGetInfo
 //   leaky reset          leak, cudaDeviceReset
 //   leaky signal         leak, raise SIGUSR1, keep running
+//   leaky host           pinned host memory, cudaDeviceReset, cudaFreeHost
 //   leaky graph          graph memory nodes: 3 MiB not freed in the graph,
 //                        launched; 1 MiB freed in it; 2 MiB freed by cudaFree
 #include <csignal>
@@ -16,6 +17,7 @@
 
 __attribute__((noinline)) static void leak_one_mib() { void *p; cudaMalloc(&p, 1 << 20); }
 __attribute__((noinline)) static void leak_two_mib() { void *p; cudaMalloc(&p, 2 << 20); }
+__attribute__((noinline)) static void *pinned_mib() { void *p = nullptr; cudaMallocHost(&p, 1 << 20); return p; }
 
 static cudaMemAllocNodeParams graph_params(size_t bytes)
 {
@@ -67,6 +69,11 @@ int main(int argc, char **argv)
         leak_one_mib();
         cudaDeviceReset();
         printf("reset done\n");
+    } else if (!strcmp(mode, "host")) {
+        void *h = pinned_mib();
+        cudaDeviceReset();
+        cudaError_t e = cudaFreeHost(h);
+        printf("host free after reset %s\n", cudaGetErrorName(e));
     } else if (!strcmp(mode, "signal")) {
         leak_two_mib();
         raise(SIGUSR1);

@@ -18,10 +18,16 @@ nvcc --version | tail -1 | tee -a "$G/gpu.txt"
 nvcc -g -o "$G/leaky_static" tests/gpu/leaky.cu || exit 2
 nvcc -g -cudart shared -o "$G/leaky_shared" tests/gpu/leaky.cu || exit 2
 nvcc -O2 -o "$G/allocbench" tests/gpu/allocbench.cu -lcuda || exit 2
+cc -std=gnu11 -O1 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$G/probe" tests/gpu/probe.c -L"${CUDA_HOME:-/usr/local/cuda}/lib64/stubs" -lcuda -ldl || exit 2
+# the real driver's answers to what the simulated driver models (docs/gpu-validation.md), without the guard
+timeout 120 "$G/probe" >"$G/probe.txt" 2>&1
+# which entry points the guard handed out, and by which route, to each client
+LD_PRELOAD="$LIB" GPUMEM_LOG=debug timeout 60 "$G/leaky_static" leaks >/dev/null 2>"$G/debug.static.txt"
+LD_PRELOAD="$LIB" GPUMEM_LOG=debug timeout 60 "$G/leaky_shared" leaks >/dev/null 2>"$G/debug.shared.txt"
 
 ROWS=(); FAILS=0
 row() { # case expected seen verdict
-    ROWS+=("$1|$2|$3|$4"); [ "$4" = pass ] || FAILS=$((FAILS + 1))
+    ROWS+=("$1|$2|${3//$'\n'/ }|$4"); [ "$4" = pass ] || FAILS=$((FAILS + 1))
 }
 check() { # case expected seen condition...
     local c=$1 e=$2 s=$3; shift 3
@@ -32,27 +38,35 @@ LIMIT=$((256 << 20))
 
 for v in static shared; do
     B=$G/leaky_$v
-    g "$B" leaks >"$G/$v.leaks.out" 2>"$G/$v.leaks.err"
+    g timeout 60 "$B" leaks >"$G/$v.leaks.out" 2>"$G/$v.leaks.err"
     seen=$(grep SUMMARY "$G/$v.leaks.err" | head -1)
     check "1 $v leaks" "5242880 bytes in 3 allocations; leak_one_mib, leak_two_mib" "$seen" \
         bash -c "grep -q 'SUMMARY: gpumemguard: 5242880 bytes in 3 allocations' '$G/$v.leaks.err' && grep -q 'in leak_one_mib' '$G/$v.leaks.err' && grep -q '4194304 bytes in 2 allocations' '$G/$v.leaks.err'"
-    g GPUMEM_LIMIT=$LIMIT "$B" limit $LIMIT >"$G/$v.limit.out" 2>"$G/$v.limit.err"
+    g GPUMEM_LIMIT=$LIMIT timeout 60 "$B" limit $LIMIT >"$G/$v.limit.out" 2>"$G/$v.limit.err"
     seen=$(cat "$G/$v.limit.out")
     check "1 $v limit" "cudaErrorMemoryAllocation twice" "$seen" grep -q "cudaMalloc cudaErrorMemoryAllocation cudaMallocAsync cudaErrorMemoryAllocation" "$G/$v.limit.out"
-    g GPUMEM_LIMIT=$LIMIT "$B" info >"$G/$v.info.out" 2>&1
+    g GPUMEM_LIMIT=$LIMIT timeout 60 "$B" info >"$G/$v.info.out" 2>&1
     seen=$(grep free "$G/$v.info.out")
     check "1 $v cudaMemGetInfo" "total $LIMIT" "$seen" grep -q "total $LIMIT\$" "$G/$v.info.out"
-    g "$B" reset >"$G/$v.reset.out" 2>"$G/$v.reset.err"
+    g timeout 60 "$B" reset >"$G/$v.reset.out" 2>"$G/$v.reset.err"
     seen=$(grep SUMMARY "$G/$v.reset.err" | head -1)
     check "1 $v cudaDeviceReset" "0 live, 1048576 reclaimed" "$seen" grep -q "0 bytes in 0 allocations still live at exit, 1048576 bytes in 1 allocations reclaimed" "$G/$v.reset.err"
-    g "$B" signal >"$G/$v.sig.out" 2>"$G/$v.sig.err"
+    # pinned host memory goes with the context (probe.txt): reclaimed at the reset, not live at exit
+    g timeout 60 "$B" host >"$G/$v.host.out" 2>"$G/$v.host.err"
+    seen="$(cat "$G/$v.host.out"); $(grep SUMMARY "$G/$v.host.err" | head -1)"
+    check "1 $v pinned host memory, reset" "free refused; 1048576 reclaimed, 0 live" "$seen" \
+        bash -c "grep -q 'host free after reset cudaErrorInvalidValue' '$G/$v.host.out' && grep -q 'SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 1048576 bytes in 1 allocations reclaimed' '$G/$v.host.err' && grep -A8 '1048576 bytes in 1 allocation (cuMemHostAlloc' '$G/$v.host.err' | grep -q pinned_mib"
+    g timeout 60 "$B" signal >"$G/$v.sig.out" 2>"$G/$v.sig.err"
     seen="$(grep -c 'report (signal' "$G/$v.sig.err") signal dumps, $(cat "$G/$v.sig.out")"
     check "1 $v SIGUSR1" "a signal dump, still running" "$seen" bash -c "grep -q 'report (signal' '$G/$v.sig.err' && grep -q 'still running' '$G/$v.sig.out'"
     # graph memory nodes: reported, not counted; freed in the graph or by cudaFree: gone
-    g GPUMEM_LIMIT=$((1 << 20)) "$B" graph >"$G/$v.graph.out" 2>"$G/$v.graph.err"
+    g GPUMEM_LIMIT=$((1 << 20)) timeout 60 "$B" graph >"$G/$v.graph.out" 2>"$G/$v.graph.err"
     seen="$(cat "$G/$v.graph.out"); $(grep SUMMARY "$G/$v.graph.err" | head -1)"
     check "1 $v graph memory nodes" "4 x cudaSuccess under a 1 MiB limit; 3145728 bytes in 1 allocation, leak_graph_node" "$seen" \
         bash -c "grep -q 'graph cudaSuccess cudaSuccess cudaSuccess cudaSuccess' '$G/$v.graph.out' && grep -q 'SUMMARY: gpumemguard: 3145728 bytes in 1 allocation' '$G/$v.graph.err' && grep -A3 '3145728 bytes in 1 allocation (cuGraphAddMemAllocNode' '$G/$v.graph.err' | grep -q leak_graph_node"
+    # at exit the driver has shut down: the device's free memory comes from NVML
+    seen=$(grep -m1 "device free at report time" "$G/$v.leaks.err")
+    check "1 $v exit report device free" "a figure from NVML" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.leaks.err"
     # the reporter thread has no context: the device's free memory comes from NVML
     seen=$(grep -m1 "device free at report time" "$G/$v.sig.err")
     check "1 $v SIGUSR1 device free" "a figure from NVML, near nvidia-smi's" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.sig.err"
@@ -60,7 +74,7 @@ done
 
 # 2: NVIDIA's own tool on the same program
 if command -v compute-sanitizer >/dev/null; then
-    compute-sanitizer --leak-check full "$G/leaky_static" leaks >"$G/cs.out" 2>&1
+    timeout 180 compute-sanitizer --leak-check full "$G/leaky_static" leaks >"$G/cs.out" 2>&1
     cs=$(grep -oE 'LEAK SUMMARY: [0-9]+ bytes leaked in [0-9]+ allocations' "$G/cs.out" | head -1)
     ours=$(grep SUMMARY "$G/static.leaks.err" | grep -oE '[0-9]+ bytes in [0-9]+ allocations' | head -1)
     check "2 compute-sanitizer" "${ours:-?}" "${cs:-none}" bash -c "[ -n '$cs' ] && [ '$(echo "$cs" | grep -oE '[0-9]+' | tr '\n' ' ')' = '$(echo "$ours" | grep -oE '[0-9]+' | tr '\n' ' ')' ]"
@@ -77,13 +91,33 @@ check "3 torch mem_get_info" "total $LIMIT" "$(cat "$G/t2.out")" grep -q "total 
 g GPUMEM_LIMIT=$LIMIT PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout 120 python3 $P torch_oom $LIMIT >"$G/t3.out" 2>"$G/t3.err"; rc=$?
 check "3 torch OOM, expandable (VMM)" "torch.OutOfMemoryError, rc 0" "$(cat "$G/t3.out") rc $rc" bash -c "[ $rc = 0 ] && grep -q OutOfMemoryError '$G/t3.out'"
 g PYTORCH_NO_CUDA_MEMORY_CACHING=1 GPUMEM_REPORT="$G/torch_leak.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P torch_leak >"$G/t4.out" 2>&1
-seen=$(jq -c '[.live[] | select(.bytes == 5242880) | .api] | length' "$G/torch_leak.1" 2>/dev/null)
-check "3 torch tensor leak" "a 5242880-byte group in the dump" "${seen:-no report}" bash -c "[ '${seen:-0}' -ge 1 ]"
+J=tests/gpu/jsoncheck.py
+seen=$(python3 $J group 5242880 1 torch_leak "$G/torch_leak.1" 2>&1)
+check "3 torch tensor leak" "5242880 bytes in 1, Python frame torch_leak" "$seen" bash -c "python3 $J group 5242880 1 torch_leak '$G/torch_leak.1' >/dev/null"
+g PYTORCH_NO_CUDA_MEMORY_CACHING=1 GPUMEM_REPORT="$G/torch_list.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P torch_list_leak >"$G/t5.out" 2>&1
+seen=$(python3 $J group 10485760 10 keep_activations "$G/torch_list.1" 2>&1)
+check "3 torch leak in a list" "10485760 bytes in 10, Python frame keep_activations" "$seen" bash -c "python3 $J group 10485760 10 keep_activations '$G/torch_list.1' >/dev/null"
+g GPUMEM_REPORT="$G/torch_steady.%n" GPUMEM_REPORT_FORMAT=json timeout 180 python3 $P torch_steady >"$G/t6.out" 2>&1
+seen=$(python3 $J same "$G/torch_steady.1" "$G/torch_steady.2" 2>&1)
+check "3 torch training steps leak nothing" "live bytes after step 5 = after step 30" "$seen" bash -c "python3 $J same '$G/torch_steady.1' '$G/torch_steady.2' >/dev/null"
+g PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True GPUMEM_REPORT="$G/torch_vmm.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P torch_vmm >"$G/t7.out" 2>&1
+seen=$(python3 $J api "$G/torch_vmm.1" cuMemCreate 104857600 2>&1)
+check "3 torch expandable (VMM) tracked" "cuMemCreate groups >= 100 MiB live" "$seen" bash -c "python3 $J api '$G/torch_vmm.1' cuMemCreate 104857600 >/dev/null"
+g GPUMEM_LOG=debug timeout 120 python3 $P torch_meminfo >/dev/null 2>"$G/debug.torch.txt"
 
 # 4: JAX preallocates from the capped device
 g GPUMEM_LIMIT=$((1 << 30)) timeout 180 python3 $P jax_prealloc >"$G/j.out" 2>"$G/j.err"; rc=$?
 lim=$(grep -oE 'bytes_limit [0-9]+' "$G/j.out" | grep -oE '[0-9]+')
 check "4 jax preallocation" "completes, bytes_limit <= 1 GiB" "$(cat "$G/j.out") rc $rc" bash -c "[ $rc = 0 ] && grep -q 'jax: ok' '$G/j.out' && [ '${lim:-0}' -le $((1 << 30)) ] && [ '${lim:-0}' -gt 0 ]"
+
+g XLA_PYTHON_CLIENT_PREALLOCATE=false GPUMEM_LIMIT=$((1 << 30)) GPUMEM_REPORT="$G/jax.%n" GPUMEM_REPORT_FORMAT=json timeout 180 python3 $P jax_prealloc >"$G/j2.out" 2>"$G/j2.err"; rc=$?
+seen="$(cat "$G/j2.out") rc $rc; $(python3 $J peak "$G/jax.1" $((1 << 30)) 2>&1)"
+check "4 jax, no preallocation" "completes, peak counted, <= 1 GiB" "$seen" bash -c "[ $rc = 0 ] && grep -q 'jax: ok' '$G/j2.out' && python3 $J peak '$G/jax.1' $((1 << 30)) >/dev/null"
+
+# 4: numba-cuda
+g GPUMEM_LIMIT=$LIMIT GPUMEM_REPORT="$G/numba.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P numba_oom $LIMIT >"$G/n.out" 2>"$G/n.err"
+seen="$(tr '\n' ' ' <"$G/n.out"); $(python3 $J group 3145728 1 numba_oom "$G"/numba.* 2>&1)"
+check "4 numba-cuda" "out of memory past the limit; 3145728 bytes in 1, numba_oom" "$seen" bash -c "grep -qi 'numba: refused.*out.of.memory' '$G/n.out' && python3 $J group 3145728 1 numba_oom '$G'/numba.* >/dev/null"
 
 # 5: CuPy
 g GPUMEM_LIMIT=$LIMIT timeout 120 python3 $P cupy_oom $LIMIT >"$G/c.out" 2>"$G/c.err"
@@ -93,7 +127,7 @@ check "5 cupy OOM + memGetInfo" "OutOfMemoryError, total $LIMIT" "$(tr '\n' ' ' 
 "$G/allocbench" >"$G/b.plain" 2>&1
 g GPUMEM_REPORT=/dev/null "$G/allocbench" >"$G/b.guard" 2>&1
 g GPUMEM_REPORT=/dev/null GPUMEM_STACK_DEPTH=0 "$G/allocbench" >"$G/b.guard0" 2>&1
-command -v compute-sanitizer >/dev/null && compute-sanitizer "$G/allocbench" >"$G/b.cs" 2>&1
+command -v compute-sanitizer >/dev/null && timeout 240 compute-sanitizer "$G/allocbench" >"$G/b.cs" 2>&1
 timeout 180 python3 $P torch_step_time >"$G/s.plain" 2>&1
 g GPUMEM_REPORT=/dev/null timeout 180 python3 $P torch_step_time >"$G/s.guard" 2>&1
 for f in b.plain b.guard b.guard0 b.cs s.plain s.guard; do echo "== $f"; cat "$G/$f" 2>/dev/null; done | tee "$G/overhead.txt"
