@@ -40,8 +40,8 @@ for v in static shared; do
     B=$G/leaky_$v
     g timeout 60 "$B" leaks >"$G/$v.leaks.out" 2>"$G/$v.leaks.err"
     seen=$(grep SUMMARY "$G/$v.leaks.err" | head -1)
-    check "1 $v leaks" "5242880 bytes in 3 allocations; leak_one_mib, leak_two_mib" "$seen" \
-        bash -c "grep -q 'SUMMARY: gpumemguard: 5242880 bytes in 3 allocations' '$G/$v.leaks.err' && grep -q 'in leak_one_mib' '$G/$v.leaks.err' && grep -q '4194304 bytes in 2 allocations' '$G/$v.leaks.err'"
+    check "1 $v leaks" "5242880 bytes in 3 allocations; leak_one_mib, leak_two_mib with file:line" "$seen" \
+        bash -c "grep -q 'SUMMARY: gpumemguard: 5242880 bytes in 3 allocations' '$G/$v.leaks.err' && grep -qE 'in leak_one_mib\(\) [^ ]*leaky.cu:[0-9]+' '$G/$v.leaks.err' && grep -qE 'in leak_two_mib\(\) [^ ]*leaky.cu:[0-9]+' '$G/$v.leaks.err' && grep -q '4194304 bytes in 2 allocations' '$G/$v.leaks.err'"
     g GPUMEM_LIMIT=$LIMIT timeout 60 "$B" limit $LIMIT >"$G/$v.limit.out" 2>"$G/$v.limit.err"
     seen=$(cat "$G/$v.limit.out")
     check "1 $v limit" "cudaErrorMemoryAllocation twice" "$seen" grep -q "cudaMalloc cudaErrorMemoryAllocation cudaMallocAsync cudaErrorMemoryAllocation" "$G/$v.limit.out"
@@ -77,7 +77,10 @@ if command -v compute-sanitizer >/dev/null; then
     timeout 180 compute-sanitizer --leak-check full "$G/leaky_static" leaks >"$G/cs.out" 2>&1
     cs=$(grep -oE 'LEAK SUMMARY: [0-9]+ bytes leaked in [0-9]+ allocations' "$G/cs.out" | head -1)
     ours=$(grep SUMMARY "$G/static.leaks.err" | grep -oE '[0-9]+ bytes in [0-9]+ allocations' | head -1)
-    check "2 compute-sanitizer" "${ours:-?}" "${cs:-none}" bash -c "[ -n '$cs' ] && [ '$(echo "$cs" | grep -oE '[0-9]+' | tr '\n' ' ')' = '$(echo "$ours" | grep -oE '[0-9]+' | tr '\n' ' ')' ]"
+    # and the same call sites, function and line
+    cs_sites=$(grep -oE 'leak_[a-z_]+\(\) in leaky.cu:[0-9]+' "$G/cs.out" | sed -E 's/ in leaky.cu:/:/' | sort -u | tr '\n' ' ')
+    our_sites=$(grep -oE 'in leak_[a-z_]+\(\) [^ ]*leaky.cu:[0-9]+' "$G/static.leaks.err" | sed -E 's/^in //; s/ [^ ]*leaky.cu:/:/' | sort -u | tr '\n' ' ')
+    check "2 compute-sanitizer" "${ours:-?}; ${our_sites:-no sites}" "${cs:-none}; ${cs_sites:-no sites}" bash -c "[ -n '$cs' ] && [ '$(echo "$cs" | grep -oE '[0-9]+' | tr '\n' ' ')' = '$(echo "$ours" | grep -oE '[0-9]+' | tr '\n' ' ')' ] && [ -n '$cs_sites' ] && [ '$cs_sites' = '$our_sites' ]"
 else
     row "2 compute-sanitizer" "same leaks" "compute-sanitizer missing" FAIL
 fi
