@@ -72,7 +72,8 @@ static void uuid_name(char out[41], const char *prefix, const unsigned char b[16
 /* Each device's UUID, kept when first asked: at exit a real driver has
  * shut down before the guard's report (cuDeviceGetUuid_v2 fails there, as
  * an H100's driver 580 showed: docs/gpu-validation.md), and NVML, which
- * still answers, is found by it. known[] is published after the bytes. */
+ * still answers, is found by it. known[]: 0 not yet, 2 while the first
+ * asker writes the bytes, 1 once they are there. */
 static CUuuid uuids[GMG_MAX_DEVICES];
 static int known[GMG_MAX_DEVICES];
 
@@ -80,7 +81,7 @@ static int uuid_of(int dev, CUuuid *u)
 {
     if (dev < 0 || dev >= GMG_MAX_DEVICES)
         return -1;
-    if (__atomic_load_n(&known[dev], __ATOMIC_ACQUIRE)) {
+    if (__atomic_load_n(&known[dev], __ATOMIC_ACQUIRE) == 1) { /* 2: another thread is writing it */
         *u = uuids[dev];
         return 0;
     }
