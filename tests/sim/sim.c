@@ -427,6 +427,10 @@ static void sim_shutdown(void) { __atomic_store_n(&shut_down, 1, __ATOMIC_RELEAS
  * answers (docs/gpu-validation.md). */
 #define REQUIRE_CTX(c) do { REQUIRE_INIT(); CUcontext c_ = (c); if (!ctx_ok(c_)) \
     return c_ ? CUDA_ERROR_CONTEXT_IS_DESTROYED : CUDA_ERROR_INVALID_CONTEXT; } while (0)
+/* For calls that need no context but fail, as a real driver's do, while a
+ * torn-down one is current. */
+#define REFUSE_TORN_DOWN_CURRENT() do { CUcontext t_ = cur_ctx(); if (t_ && !ctx_ok(t_)) \
+    return CUDA_ERROR_CONTEXT_IS_DESTROYED; } while (0)
 
 /* ------------------------------------------------------------ init, device */
 
@@ -1247,9 +1251,7 @@ static CUresult linear_free(CUdeviceptr p)
     REQUIRE_INIT();
     if (p == 0)
         return CUDA_SUCCESS;
-    CUcontext cur = cur_ctx();
-    if (cur && !ctx_ok(cur)) /* as a real driver: the current context was torn down */
-        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    REFUSE_TORN_DOWN_CURRENT();
     uint64_t key = p;
     if (free_delay_us) /* a driver's free takes time: widens races in tests */
         usleep((useconds_t)(free_delay_us * (1 + (unsigned)rand() % 2)));
@@ -2192,9 +2194,7 @@ SIM_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags) 
 SIM_EXPORT CUresult cuMemFreeHost(void *p)
 {
     REQUIRE_INIT();
-    CUcontext cur = cur_ctx();
-    if (cur && !ctx_ok(cur)) /* as a real driver: the current context was torn down */
-        return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    REFUSE_TORN_DOWN_CURRENT();
     struct shost *h;
     LOCK();
     HASH_FIND_PTR(hosts, &p, h);
