@@ -52,20 +52,20 @@ static void procaddr(void *lib)
            p == dlsym(lib, "cuMemAllocAsync") ? "= cuMemAllocAsync" : "other");
     p = (void *)1;
     r = cuGetProcAddress("cuNoSuchThing", &p, 12000, 0, &q);
-    printf("probe procaddr: unknown name -> %s, query %d, pointer %s\n", ename(r), (int)q, p ? "set" : "NULL");
+    printf("probe procaddr: unknown name -> %s, query %d, pointer %s\n", ename(r), (int)q, p == (void *)1 ? "left as it was" : p ? "set" : "NULL");
     p = (void *)1;
     r = cuGetProcAddress("cuMemAllocAsync", &p, 10000, 0, &q);
-    printf("probe procaddr: cuMemAllocAsync at 10000 -> %s, query %d, pointer %s\n", ename(r), (int)q, p ? "set" : "NULL");
+    printf("probe procaddr: cuMemAllocAsync at 10000 -> %s, query %d, pointer %s\n", ename(r), (int)q, p == (void *)1 ? "left as it was" : p ? "set" : "NULL");
     CUresult (*legacy)(const char *, void **, int, cuuint64_t) =
         (CUresult (*)(const char *, void **, int, cuuint64_t))dlsym(lib, "cuGetProcAddress");
     if (legacy) {
         p = (void *)1;
         r = legacy("cuNoSuchThing", &p, 12000, 0);
-        printf("probe procaddr: legacy cuGetProcAddress, unknown name -> %s, pointer %s\n", ename(r), p ? "set" : "NULL");
+        printf("probe procaddr: legacy cuGetProcAddress, unknown name -> %s, pointer %s\n", ename(r), p == (void *)1 ? "left as it was" : p ? "set" : "NULL");
         p = (void *)1;
         r = legacy("cuMemAllocAsync", &p, 10000, 0);
         printf("probe procaddr: legacy cuGetProcAddress, cuMemAllocAsync at 10000 -> %s, pointer %s\n", ename(r),
-               p ? "set" : "NULL");
+               p == (void *)1 ? "left as it was" : p ? "set" : "NULL");
     }
 }
 

@@ -42,6 +42,9 @@ for v in static shared; do
     seen=$(grep SUMMARY "$G/$v.leaks.err" | head -1)
     check "1 $v leaks" "5242880 bytes in 3 allocations; leak_one_mib, leak_two_mib with file:line" "$seen" \
         bash -c "grep -q 'SUMMARY: gpumemguard: 5242880 bytes in 3 allocations' '$G/$v.leaks.err' && grep -qE 'in leak_one_mib\(\) [^ ]*leaky.cu:[0-9]+' '$G/$v.leaks.err' && grep -qE 'in leak_two_mib\(\) [^ ]*leaky.cu:[0-9]+' '$G/$v.leaks.err' && grep -q '4194304 bytes in 2 allocations' '$G/$v.leaks.err'"
+    # at exit the driver has shut down: the device's free memory comes from NVML
+    seen=$(grep -m1 "device free at report time" "$G/$v.leaks.err")
+    check "1 $v exit report device free" "a figure from NVML" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.leaks.err"
     g GPUMEM_LIMIT=$LIMIT timeout 60 "$B" limit $LIMIT >"$G/$v.limit.out" 2>"$G/$v.limit.err"
     seen=$(cat "$G/$v.limit.out")
     check "1 $v limit" "cudaErrorMemoryAllocation twice" "$seen" grep -q "cudaMalloc cudaErrorMemoryAllocation cudaMallocAsync cudaErrorMemoryAllocation" "$G/$v.limit.out"
@@ -64,9 +67,6 @@ for v in static shared; do
     seen="$(cat "$G/$v.graph.out"); $(grep SUMMARY "$G/$v.graph.err" | head -1)"
     check "1 $v graph memory nodes" "4 x cudaSuccess under a 1 MiB limit; 3145728 bytes in 1 allocation, leak_graph_node" "$seen" \
         bash -c "grep -q 'graph cudaSuccess cudaSuccess cudaSuccess cudaSuccess' '$G/$v.graph.out' && grep -q 'SUMMARY: gpumemguard: 3145728 bytes in 1 allocation' '$G/$v.graph.err' && grep -A3 '3145728 bytes in 1 allocation (cuGraphAddMemAllocNode' '$G/$v.graph.err' | grep -q leak_graph_node"
-    # at exit the driver has shut down: the device's free memory comes from NVML
-    seen=$(grep -m1 "device free at report time" "$G/$v.leaks.err")
-    check "1 $v exit report device free" "a figure from NVML" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.leaks.err"
     # the reporter thread has no context: the device's free memory comes from NVML
     seen=$(grep -m1 "device free at report time" "$G/$v.sig.err")
     check "1 $v SIGUSR1 device free" "a figure from NVML, near nvidia-smi's" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.sig.err"
@@ -94,18 +94,19 @@ check "3 torch mem_get_info" "total $LIMIT" "$(cat "$G/t2.out")" grep -q "total 
 g GPUMEM_LIMIT=$LIMIT PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True timeout 120 python3 $P torch_oom $LIMIT >"$G/t3.out" 2>"$G/t3.err"; rc=$?
 check "3 torch OOM, expandable (VMM)" "torch.OutOfMemoryError, rc 0" "$(cat "$G/t3.out") rc $rc" bash -c "[ $rc = 0 ] && grep -q OutOfMemoryError '$G/t3.out'"
 g PYTORCH_NO_CUDA_MEMORY_CACHING=1 GPUMEM_REPORT="$G/torch_leak.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P torch_leak >"$G/t4.out" 2>&1
-J=tests/gpu/jsoncheck.py
-seen=$(python3 $J group 5242880 1 torch_leak "$G/torch_leak.1" 2>&1)
-check "3 torch tensor leak" "5242880 bytes in 1, Python frame torch_leak" "$seen" bash -c "python3 $J group 5242880 1 torch_leak '$G/torch_leak.1' >/dev/null"
+# jc: one run of jsoncheck.py gives what was seen (its output) and the verdict (its status, in $jr)
+jc() { python3 tests/gpu/jsoncheck.py "$@" 2>&1; }
+seen=$(jc group 5242880 1 torch_leak "$G/torch_leak.1"); jr=$?
+check "3 torch tensor leak" "5242880 bytes in 1, Python frame torch_leak" "$seen" test $jr = 0
 g PYTORCH_NO_CUDA_MEMORY_CACHING=1 GPUMEM_REPORT="$G/torch_list.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P torch_list_leak >"$G/t5.out" 2>&1
-seen=$(python3 $J group 10485760 10 keep_activations "$G/torch_list.1" 2>&1)
-check "3 torch leak in a list" "10485760 bytes in 10, Python frame keep_activations" "$seen" bash -c "python3 $J group 10485760 10 keep_activations '$G/torch_list.1' >/dev/null"
+seen=$(jc group 10485760 10 keep_activations "$G/torch_list.1"); jr=$?
+check "3 torch leak in a list" "10485760 bytes in 10, Python frame keep_activations" "$seen" test $jr = 0
 g GPUMEM_REPORT="$G/torch_steady.%n" GPUMEM_REPORT_FORMAT=json timeout 180 python3 $P torch_steady >"$G/t6.out" 2>&1
-seen=$(python3 $J same "$G/torch_steady.1" "$G/torch_steady.2" 2>&1)
-check "3 torch training steps leak nothing" "live bytes after step 5 = after step 30" "$seen" bash -c "python3 $J same '$G/torch_steady.1' '$G/torch_steady.2' >/dev/null"
+seen=$(jc same "$G/torch_steady.1" "$G/torch_steady.2"); jr=$?
+check "3 torch training steps leak nothing" "live bytes after step 5 = after step 30" "$seen" test $jr = 0
 g PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True GPUMEM_REPORT="$G/torch_vmm.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P torch_vmm >"$G/t7.out" 2>&1
-seen=$(python3 $J api "$G/torch_vmm.1" cuMemCreate 104857600 2>&1)
-check "3 torch expandable (VMM) tracked" "cuMemCreate groups >= 100 MiB live" "$seen" bash -c "python3 $J api '$G/torch_vmm.1' cuMemCreate 104857600 >/dev/null"
+seen=$(jc api "$G/torch_vmm.1" cuMemCreate 104857600); jr=$?
+check "3 torch expandable (VMM) tracked" "cuMemCreate groups >= 100 MiB live" "$seen" test $jr = 0
 g GPUMEM_LOG=debug timeout 120 python3 $P torch_meminfo >/dev/null 2>"$G/debug.torch.txt"
 
 # 4: JAX preallocates from the capped device
@@ -114,13 +115,15 @@ lim=$(grep -oE 'bytes_limit [0-9]+' "$G/j.out" | grep -oE '[0-9]+')
 check "4 jax preallocation" "completes, bytes_limit <= 1 GiB" "$(cat "$G/j.out") rc $rc" bash -c "[ $rc = 0 ] && grep -q 'jax: ok' '$G/j.out' && [ '${lim:-0}' -le $((1 << 30)) ] && [ '${lim:-0}' -gt 0 ]"
 
 g XLA_PYTHON_CLIENT_PREALLOCATE=false GPUMEM_LIMIT=$((1 << 30)) GPUMEM_REPORT="$G/jax.%n" GPUMEM_REPORT_FORMAT=json timeout 180 python3 $P jax_prealloc >"$G/j2.out" 2>"$G/j2.err"; rc=$?
-seen="$(cat "$G/j2.out") rc $rc; $(python3 $J peak "$G/jax.1" $((1 << 30)) 2>&1)"
-check "4 jax, no preallocation" "completes, peak counted, <= 1 GiB" "$seen" bash -c "[ $rc = 0 ] && grep -q 'jax: ok' '$G/j2.out' && python3 $J peak '$G/jax.1' $((1 << 30)) >/dev/null"
+peak=$(jc peak "$G/jax.1" $((1 << 30))); jr=$?
+check "4 jax, no preallocation" "completes, peak counted, <= 1 GiB" "$(cat "$G/j2.out") rc $rc; $peak" \
+    bash -c "[ $rc = 0 ] && [ $jr = 0 ] && grep -q 'jax: ok' '$G/j2.out'"
 
 # 4: numba-cuda
 g GPUMEM_LIMIT=$LIMIT GPUMEM_REPORT="$G/numba.%n" GPUMEM_REPORT_FORMAT=json timeout 120 python3 $P numba_oom $LIMIT >"$G/n.out" 2>"$G/n.err"
-seen="$(tr '\n' ' ' <"$G/n.out"); $(python3 $J group 3145728 1 numba_oom "$G"/numba.* 2>&1)"
-check "4 numba-cuda" "out of memory past the limit; 3145728 bytes in 1, numba_oom" "$seen" bash -c "grep -qi 'numba: refused.*out.of.memory' '$G/n.out' && python3 $J group 3145728 1 numba_oom '$G'/numba.* >/dev/null"
+grp=$(jc group 3145728 1 numba_oom "$G"/numba.*); jr=$?
+check "4 numba-cuda" "out of memory past the limit; 3145728 bytes in 1, numba_oom" "$(tr '\n' ' ' <"$G/n.out"); $grp" \
+    bash -c "[ $jr = 0 ] && grep -qi 'numba: refused.*out.of.memory' '$G/n.out'"
 
 # 5: CuPy
 g GPUMEM_LIMIT=$LIMIT timeout 120 python3 $P cupy_oom $LIMIT >"$G/c.out" 2>"$G/c.err"
