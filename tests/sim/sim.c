@@ -17,6 +17,16 @@
 #include <unistd.h>
 #include <uthash.h>
 
+/* Hash tables (their headers and buckets) on whole cache lines: two
+ * threads' tables never share one (GPUSIM_THREAD_RANGES, below). */
+static void *table_alloc(size_t n)
+{
+    void *p; /* posix_memalign: tests/integration/nomem.c fails the guard's aligned_alloc, not the driver's */
+    return posix_memalign(&p, 64, (n + 63) & ~(size_t)63) == 0 ? p : NULL;
+}
+#undef uthash_malloc
+#define uthash_malloc(sz) table_alloc(sz)
+
 /* ---------------------------------------------------------------- state */
 
 enum blk_kind { BK_LINEAR, BK_MANAGED, BK_ASYNC, BK_IPC, BK_GRAPH, BK_HOSTPOOL };
@@ -129,6 +139,7 @@ static int import_same;       /* GPUSIM_IMPORT_SAME: an import of this process's
 static void *spare_ctx;       /* GPUSIM_REUSE_CTX: the last destroyed context */
 static void inject_setup(void);
 static int after_free_us; /* GPUSIM_AFTER_FREE_US */
+static int thread_ranges;  /* GPUSIM_THREAD_RANGES: per-thread ranges for cuMemAlloc_v2 (below) */
 static struct sdev devs[SIM_MAX_DEVICES];
 static struct blk *blocks;
 static struct sarray *arrays;
@@ -240,6 +251,8 @@ __attribute__((constructor)) static void sim_setup(void)
     const char *pa = getenv("GPUSIM_PITCH");
     pitch_align = pa && atoi(pa) > 0 ? (uint64_t)atoi(pa) : SIM_GRANULARITY;
     inject_setup();
+    const char *tr = getenv("GPUSIM_THREAD_RANGES");
+    thread_ranges = tr && *tr == '1';
     const char *af = getenv("GPUSIM_AFTER_FREE_US");
     after_free_us = af ? atoi(af) : 0;
     const char *m = getenv("GPUSIM_MEM");
@@ -1281,9 +1294,110 @@ static CUresult linear_free(CUdeviceptr p)
     return CUDA_SUCCESS;
 }
 
+/*
+ * GPUSIM_THREAD_RANGES=1, for the benchmark's pair rows (tests/bench):
+ * cuMemAlloc_v2 and cuMemFree_v2 serve each thread from an address range of
+ * its own, under that range's lock, and touch nothing that another thread's
+ * calls write. By default every call serialises on `mu`, a thread that finds
+ * it held sleeps, and a row of several threads then measures those sleeps,
+ * not what a library between the program and the driver adds
+ * (docs/benchmarks.md). A real driver's cuMemAlloc takes tens of µs, and its
+ * stream-ordered pools serve each stream apart. Nothing else sees these
+ * allocations (pointer attributes, teardown, statistics, GPUSIM_MEM): a free
+ * from any thread finds its range by address, a free of an unknown pointer
+ * is CUDA_ERROR_INVALID_VALUE, and a range holds 64 GiB.
+ */
+#define TR_MAX 64
+#define TR_BASE 0x600000000000ull
+#define TR_SHIFT 36
+struct tblk {
+    uint64_t addr, size;
+    struct tblk *next_free;
+    UT_hash_handle hh;
+};
+struct trange {
+    pthread_mutex_t mu;
+    uint64_t next, end;
+    struct tblk *live, *spare; /* spare: freed, reused for a request of its size first */
+} __attribute__((aligned(64)));
+static struct trange tranges[TR_MAX];
+static int tr_used;
+static __thread struct trange *my_range;
+
+static struct trange *range_mine(void)
+{
+    if (__builtin_expect(my_range != NULL, 1))
+        return my_range;
+    int i = __atomic_fetch_add(&tr_used, 1, __ATOMIC_ACQ_REL);
+    if (i >= TR_MAX)
+        return NULL; /* more threads than ranges: the others share `mu` */
+    struct trange *r = &tranges[i];
+    pthread_mutex_init(&r->mu, NULL);
+    r->next = TR_BASE + ((uint64_t)i << TR_SHIFT);
+    r->end = r->next + (1ull << TR_SHIFT);
+    /* one entry never freed (no address matches 1): uthash frees a table
+     * with its last entry and makes it again with the next, a malloc and a
+     * free a pair, and two threads' tables side by side share a line */
+    static struct tblk sentinel[TR_MAX];
+    sentinel[i].addr = 1;
+    HASH_ADD(hh, r->live, addr, sizeof sentinel[i].addr, &sentinel[i]);
+    return my_range = r;
+}
+
+static int ranges_on(void) { return thread_ranges; }
+
+static CUresult range_alloc(struct trange *r, CUdeviceptr *dptr, uint64_t bytes)
+{
+    REQUIRE_CTX(cur_ctx());
+    if (!dptr || bytes == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    uint64_t size = round_up(bytes, SIM_GRANULARITY);
+    pthread_mutex_lock(&r->mu);
+    struct tblk **pp = &r->spare, *b;
+    while ((b = *pp) && b->size != size)
+        pp = &b->next_free;
+    if (b) {
+        *pp = b->next_free;
+    } else if (size <= r->end - r->next && (b = calloc(1, sizeof *b)) != NULL) {
+        b->addr = r->next;
+        b->size = size;
+        r->next += size;
+    } else {
+        pthread_mutex_unlock(&r->mu);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    HASH_ADD(hh, r->live, addr, sizeof b->addr, b);
+    pthread_mutex_unlock(&r->mu);
+    *dptr = b->addr;
+    return CUDA_SUCCESS;
+}
+
+/* CUDA_ERROR_NOT_FOUND: not in any thread's range (the usual free then). */
+static CUresult range_free(CUdeviceptr p)
+{
+    uint64_t i = (p - TR_BASE) >> TR_SHIFT;
+    if (p < TR_BASE || i >= (uint64_t)__atomic_load_n(&tr_used, __ATOMIC_ACQUIRE) || i >= TR_MAX)
+        return CUDA_ERROR_NOT_FOUND;
+    struct trange *r = &tranges[i];
+    uint64_t key = p;
+    struct tblk *b;
+    pthread_mutex_lock(&r->mu);
+    HASH_FIND(hh, r->live, &key, sizeof key, b);
+    if (b) {
+        HASH_DEL(r->live, b);
+        b->next_free = r->spare;
+        r->spare = b;
+    }
+    pthread_mutex_unlock(&r->mu);
+    return b ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
 SIM_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 {
     INJECT_ALLOC("cuMemAlloc_v2");
+    struct trange *r;
+    if (ranges_on() && (r = range_mine()) != NULL)
+        return range_alloc(r, dptr, bytes);
     return linear_alloc(dptr, bytes, bytes, BK_LINEAR);
 }
 
@@ -1329,6 +1443,12 @@ SIM_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, u
 SIM_EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
     INJECT_FREE("cuMemFree_v2");
+    if (ranges_on()) {
+        REQUIRE_INIT();
+        CUresult r = range_free(p);
+        if (r != CUDA_ERROR_NOT_FOUND)
+            return r;
+    }
     return linear_free(p);
 }
 

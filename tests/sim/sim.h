@@ -12,6 +12,10 @@
  *   GPUSIM_MEM       device memory in bytes, K/M/G suffixes; "a,b" per device
  *                    (default 8G)
  *   GPUSIM_STATS     path: statistics written at exit ("key value" lines)
+ *   GPUSIM_THREAD_RANGES=1  cuMemAlloc_v2/cuMemFree_v2 serve each thread from
+ *                    an address range of its own, under that range's lock
+ *                    (no lock shared by all threads; nothing else sees those
+ *                    allocations): the benchmark's pair rows (sim.c)
  *   GPUSIM_TRACE_LOOKUPS  name on stderr each cuGetProcAddress lookup that
  *                    finds only a NOT_SUPPORTED stub or nothing (what a new
  *                    client still lacks)
