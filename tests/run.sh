@@ -37,6 +37,10 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/record.c src/base/lock.c src/base/log.c -Isrc
+build test_quota tests/unit/test_quota.c src/core/quota.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
+    src/base/log.c src/base/signame.c -Isrc
+build test_quota_peak tests/unit/test_quota_peak.c src/core/quota.c src/base/config.c src/base/suppress.c \
+    src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -DGMG_QUOTA_TEST_HOOKS
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
@@ -47,6 +51,7 @@ build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppre
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build mangled tests/integration/mangled.c -L"$B/sim" -l:libcuda.so.1
+build threadquota tests/integration/threadquota.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
 build audit tests/integration/audit.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
@@ -397,6 +402,19 @@ if "$T/test_lock" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad 
 if "$T/test_track" >"$WORK/out" 2>&1; then
     ok "frees step by step (in flight, marked, racing, torn down, reused, spares; no memory for tables or contexts): $(tail -1 "$WORK/out")"
 else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
+if "$T/test_quota" >"$WORK/out" 2>&1; then
+    ok "the quota counter and its credits (per CPU): a thread's pairs write no shared line; used, peaks and refusals exact while credit is held elsewhere, and read at one moment while threads move it; threads sharing a limit never refused within it: $(tail -1 "$WORK/out")"
+else bad "the quota's credits (tests/unit/test_quota.c)" "$WORK/out"; fi
+if timeout 60 "$T/test_quota_peak" >"$WORK/out" 2>&1; then
+    ok "a peak made while another CPU's credit is spent is not missed (threads ordered at the quota's test hook): $(tail -1 "$WORK/out")"
+else bad "the peak and credit spent from another CPU's slot (tests/unit/test_quota_peak.c)" "$WORK/out"; fi
+# the same through the library, with frees on other threads: against the
+# simulated driver's default and its per-thread ranges (the benchmark's)
+for m in 0 1; do
+    if guarded GPUMEM_LIMIT=16M GPUSIM_THREAD_RANGES=$m "$T/threadquota" && has "threadquota: ok" "$WORK/out"; then
+        ok "4 threads sharing GPUMEM_LIMIT, freeing each other's allocations (GPUSIM_THREAD_RANGES=$m): none refused within its share, live bytes and cuMemGetInfo exact while they hold credit and after they exit"
+    else bad "threads sharing a limit (tests/integration/threadquota.c, GPUSIM_THREAD_RANGES=$m)" "$WORK/out"; fi
+done
 if "$T/test_symbolize" >"$WORK/out" 2>&1; then
     ok "a frame named without a symbolizer, or without memory for a name or an unloaded library's file: named or counted, no crash; C++ names by the process's own C++ runtime when it has one: $(tail -1 "$WORK/out")"
 else bad "naming frames (tests/unit/test_symbolize.c)" "$WORK/out"; fi

@@ -1,11 +1,14 @@
 /* quota.c - see quota.h. */
+#define _GNU_SOURCE /* sched_getcpu */
 #include "core/quota.h"
 
 #include "base/config.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct devq {
     uint64_t used;
@@ -14,6 +17,7 @@ struct devq {
     uint64_t limit;        /* resolved; valid when resolved != 0 */
     uint64_t total;        /* the device's memory, as the hooks learnt it */
     int resolved;
+    uint32_t xfer;         /* odd while the credits are frozen (below) */
 } __attribute__((aligned(64)));
 
 static struct devq q[GMG_MAX_DEVICES];
@@ -24,6 +28,15 @@ static int max_dev_seen = -1;
 #define FAST_USED_MAX (1ull << 63)
 
 static int valid(int dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
+
+/* Built with -DGMG_QUOTA_TEST_HOOKS (tests/unit/test_quota_peak.c only): a
+ * function a test sets runs at marked points, to order two threads there. */
+#ifdef GMG_QUOTA_TEST_HOOKS
+void (*gmg_quota_test_hook)(void);
+#define TEST_HOOK() do { if (gmg_quota_test_hook) gmg_quota_test_hook(); } while (0)
+#else
+#define TEST_HOOK() ((void)0)
+#endif
 
 __thread struct gmg_quota_pending gmg_quota_pending_tl __attribute__((tls_model("initial-exec")));
 
@@ -115,6 +128,282 @@ static void raise_peak(struct devq *d, uint64_t now)
         ;
 }
 
+/*
+ * Per thread: allocations and frees made, per device, in a block of the
+ * thread's own; per CPU: credits.
+ *
+ * Counts: so that no cache line is written by every allocation but the
+ * device's quota counter, each thread adds to its own block (one writer: a
+ * plain add, no atomic read-modify-write); a reader sums every block, and
+ * `retired` (what a thread without a block counted, atomically).
+ *
+ * Credits: a free does not give its bytes back to the device's counter at
+ * once. They stay in it as credit, in a slot of the CPU the freeing thread
+ * runs on (below), and the next reservation on that CPU spends them without
+ * writing the counter: threads that allocate and free in turn (a training
+ * step, a pool) write lines of their own CPU's only, where the counter's
+ * line, moved between cores by every pair, cost more than the rest of the
+ * guard with 2 threads (docs/benchmarks.md, eleventh pass). So the counter
+ * holds the bytes in use plus every credit: never less than in use, and
+ * never more than the limit, since spending a credit changes neither. Each
+ * change of a credit word is one atomic operation that also bumps the
+ * word's version: the bytes in use are the counter less every credit, and
+ * a reading of them (snapshot) is one moment's when the credit words summed
+ * before and after the counter was read are the same.
+ *
+ * Moving credit back into the counter (drain, and a slot's credit past
+ * CREDIT_MAX) takes two steps, the credit emptied and then the counter
+ * lowered. Moves are rare (a reservation the counter would refuse; 64 MiB
+ * of frees) and happen under `counts_mu` with the device's credits frozen
+ * (`xfer` odd): threads then leave the credit alone and use the counter,
+ * and readings retry. So:
+ *   - used and new peaks are decided on a one-moment reading, without a
+ *     lock (after 4 tries, under it, frozen);
+ *   - a reservation the counter would refuse drains every credit, frozen,
+ *     and decides under the lock: it is refused on the bytes in use, never
+ *     on credit another thread is moving.
+ *
+ * Count blocks are never freed: a thread that exits leaves its block and
+ * counts in it for the next new thread to take (my_counts), so readers walk
+ * the list of blocks without a lock (it only ever grows, at its head, under
+ * counts_mu). No credit is kept under a group's budget (its pool counts
+ * across processes) or under GPUMEM_ON_LIMIT=warn (the warning is decided on
+ * the counter).
+ */
+struct tcounts {
+    uint64_t allocs[GMG_MAX_DEVICES], frees[GMG_MAX_DEVICES];
+    struct tcounts *next;   /* set before the block is published; never changes */
+    int in_use;             /* under counts_mu: a live thread owns it */
+} __attribute__((aligned(64)));
+
+#define CREDIT_MAX (64ull << 20)
+
+static pthread_mutex_t counts_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct tcounts *blocks;                      /* published with a release store */
+static struct tcounts retired;                      /* atomic */
+static pthread_once_t counts_once = PTHREAD_ONCE_INIT;
+static pthread_key_t counts_key;
+static int have_counts_key;
+static __thread struct tcounts *tl_counts __attribute__((tls_model("initial-exec")));
+
+static struct tcounts *first_block(void) { return __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); }
+
+static void counts_exit(void *p)
+{
+    struct tcounts *c = p;
+    pthread_mutex_lock(&counts_mu);
+    c->in_use = 0; /* its counts stay: the next thread's to go on with */
+    pthread_mutex_unlock(&counts_mu);
+    if (tl_counts == c)
+        tl_counts = NULL;
+}
+
+static void counts_key_make(void)
+{
+    have_counts_key = pthread_key_create(&counts_key, counts_exit) == 0;
+}
+
+static __attribute__((noinline)) struct tcounts *my_counts_new(void)
+{
+    struct tcounts *c;
+    pthread_once(&counts_once, counts_key_make);
+    if (!have_counts_key)
+        return NULL;
+    pthread_mutex_lock(&counts_mu);
+    for (c = first_block(); c && c->in_use; c = c->next)
+        ;
+    if (!c && (c = aligned_alloc(64, sizeof *c)) != NULL) {
+        memset(c, 0, sizeof *c);
+        c->next = blocks;
+        __atomic_store_n(&blocks, c, __ATOMIC_RELEASE);
+    }
+    if (c && pthread_setspecific(counts_key, c) != 0)
+        c = NULL;
+    if (c)
+        c->in_use = 1;
+    pthread_mutex_unlock(&counts_mu);
+    tl_counts = c;
+    return c;
+}
+
+static inline struct tcounts *my_counts(void)
+{
+    struct tcounts *c = tl_counts;
+    return __builtin_expect(c != NULL, 1) ? c : my_counts_new();
+}
+
+/* Whether frees may leave their bytes as credit now. */
+static int credits_kept(void) { return gmg_cfg.on_limit != GMG_ON_LIMIT_WARN && get_pool() == NULL; }
+
+/* Within an eighth of dev's limit, a free gives its bytes straight back:
+ * credit kept there would make the next reservations drain (a lock) where
+ * one thread frees what another allocates. */
+static inline int near_limit(int dev)
+{
+    if (!gmg_cfg.has_limit)
+        return 0;
+    const struct devq *d = &q[dev];
+    if (!__atomic_load_n(&d->resolved, __ATOMIC_ACQUIRE))
+        return 1;
+    uint64_t limit = __atomic_load_n(&d->limit, __ATOMIC_RELAXED);
+    return __atomic_load_n(&d->used, __ATOMIC_RELAXED) > limit - limit / 8;
+}
+
+/* Credit slots, one per CPU (a thread uses the slot of the CPU it last
+ * found itself on, looked up every 64 uses): the credit in them, and so the
+ * counter's excess over the bytes in use, is bounded by the CPUs, not by
+ * the threads, and a reading walks as many slots as there are CPUs. Any
+ * thread may use any slot (every change is one atomic operation); two
+ * threads share one only as they share its CPU, so its line stays there. */
+#define SLOTS_MAX 256
+struct cslot {
+    uint64_t credit[GMG_MAX_DEVICES];
+} __attribute__((aligned(64)));
+static struct cslot slots[SLOTS_MAX];
+static unsigned nslots = 1;
+static __thread unsigned tl_slot __attribute__((tls_model("initial-exec")));
+static __thread unsigned char tl_slot_age __attribute__((tls_model("initial-exec")));
+
+/* As many slots as CPUs the process may run on (a container's share, not
+ * the machine's): a reading walks them all. A CPU numbered past them, or a
+ * mask changed later, only shares a slot (cpu % nslots). */
+__attribute__((constructor)) static void slots_init(void)
+{
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+    nslots = n < 1 ? 1 : n > SLOTS_MAX ? SLOTS_MAX : (unsigned)n;
+}
+
+static inline uint64_t *home_credit(int dev)
+{
+    if (__builtin_expect(tl_slot_age-- == 0, 0)) {
+        int cpu = sched_getcpu();
+        tl_slot = cpu > 0 ? (unsigned)cpu % nslots : 0;
+        tl_slot_age = 63;
+    }
+    return &slots[tl_slot].credit[dev];
+}
+
+/* A credit word: the bytes in its low 40 bits (each thread adding to a slot
+ * at once adds at most CREDIT_MAX before one flushes it: thousands of
+ * threads short of 2^40), and above them a version every change bumps, so
+ * that a reader who sums the words twice knows whether any changed in
+ * between (snapshot). */
+#define CR_MASK ((1ull << 40) - 1)
+#define CR_VER (1ull << 40)
+
+/* While the device's xfer is odd, credit is being moved or read whole
+ * under the lock: threads leave the credit alone and use the counter. */
+static inline int frozen(const struct devq *d) { return __atomic_load_n(&d->xfer, __ATOMIC_ACQUIRE) & 1; }
+
+/* Spend `bytes` of one credit word: 1 if it held that much. */
+static inline int word_take(uint64_t *cw, uint64_t bytes)
+{
+    uint64_t w = __atomic_load_n(cw, __ATOMIC_RELAXED);
+    while ((w & CR_MASK) >= bytes)
+        if (__atomic_compare_exchange_n(cw, &w, w - bytes + CR_VER, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            return 1;
+    return 0;
+}
+
+/* Spend `bytes` of the home slot's credit on dev: 1 if it held that much. */
+static inline int credit_take(int dev, uint64_t bytes)
+{
+    return !frozen(&q[dev]) && word_take(home_credit(dev), bytes);
+}
+
+/* The same from any slot: for a reservation that would otherwise take the
+ * counter past the peak, where threads free on one CPU and allocate on
+ * another (more threads than CPUs): the counter then stays where it was,
+ * and no reading of the bytes in use is needed. */
+static __attribute__((noinline)) int credit_take_any(int dev, uint64_t bytes)
+{
+    for (unsigned i = 0; i < nslots && !frozen(&q[dev]); i++)
+        if (i != tl_slot && word_take(&slots[i].credit[dev], bytes))
+            return 1;
+    return 0;
+}
+
+/* Under counts_mu, xfer odd: a credit word's bytes, taken. */
+static uint64_t credit_empty(uint64_t *cw)
+{
+    uint64_t w = __atomic_load_n(cw, __ATOMIC_RELAXED);
+    while ((w & CR_MASK) && !__atomic_compare_exchange_n(cw, &w, (w & ~CR_MASK) + CR_VER, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        ;
+    return w & CR_MASK;
+}
+
+/* Every credit word of dev summed (versions and all: any change moves the
+ * sum, short of 2^23 changes while it is read), and *cr their bytes. */
+static uint64_t collect(int dev, uint64_t *cr)
+{
+    uint64_t h = 0, n = 0;
+    for (unsigned i = 0; i < nslots; i++) {
+        uint64_t w = __atomic_load_n(&slots[i].credit[dev], __ATOMIC_ACQUIRE);
+        h += w;
+        n += w & CR_MASK;
+    }
+    *cr = n;
+    return h;
+}
+
+/* Around a move of credit into the counter, or a reading of it whole,
+ * under counts_mu: the device's xfer is odd in between. */
+static void xfer_begin(struct devq *d) { __atomic_add_fetch(&d->xfer, 1, __ATOMIC_ACQ_REL); }
+static void xfer_end(struct devq *d) { __atomic_add_fetch(&d->xfer, 1, __ATOMIC_ACQ_REL); }
+
+/* The bytes in use on dev at one moment: the counter less every credit.
+ * The credit words read twice, the counter between: if no word changed
+ * (and no move ran), at the moment the counter was read every word was as
+ * read. After a few tries, under the lock with the credits frozen, where
+ * only threads that looked before the freeze can still change a word. */
+static uint64_t snapshot(int dev)
+{
+    struct devq *d = &q[dev];
+    uint64_t used, cr, cr0;
+    for (int tries = 0; tries < 4; tries++) {
+        uint32_t x0 = __atomic_load_n(&d->xfer, __ATOMIC_ACQUIRE);
+        if (x0 & 1)
+            continue;
+        uint64_t h0 = collect(dev, &cr0);
+        used = __atomic_load_n(&d->used, __ATOMIC_ACQUIRE);
+        uint64_t h1 = collect(dev, &cr);
+        if (h0 == h1 && __atomic_load_n(&d->xfer, __ATOMIC_ACQUIRE) == x0)
+            return used > cr ? used - cr : 0;
+    }
+    pthread_mutex_lock(&counts_mu);
+    xfer_begin(d);
+    for (;;) {
+        uint64_t h0 = collect(dev, &cr0);
+        used = __atomic_load_n(&d->used, __ATOMIC_ACQUIRE);
+        if (collect(dev, &cr) == h0)
+            break;
+    }
+    xfer_end(d);
+    pthread_mutex_unlock(&counts_mu);
+    return used > cr ? used - cr : 0;
+}
+
+/* Under counts_mu, xfer odd: every credit on dev moved into the counter;
+ * what it moved. */
+static uint64_t drain_locked(int dev)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < nslots; i++)
+        n += credit_empty(&slots[i].credit[dev]);
+    if (n)
+        __atomic_fetch_sub(&q[dev].used, n, __ATOMIC_ACQ_REL);
+    return n;
+}
+
+/* A reservation left the counter at `now`, which holds the credits too:
+ * past the peak, the bytes in use decide. */
+static inline void high_check(struct devq *d, int dev, uint64_t now)
+{
+    if (__builtin_expect(now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED), 0))
+        note_high(d, dev, snapshot(dev));
+}
+
 /* Under GPUMEM_GROUP: the group reserves against its budget, across
  * processes; this process's counters follow. */
 static int pooled_reserve(const struct gmg_quota_pool *p, int dev, uint64_t bytes, int *over)
@@ -145,24 +434,54 @@ static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *
     uint64_t limit = gmg_quota_limit(dev);
     if (bytes > GMG_QUOTA_MAX_REQUEST) /* no device has it: never reserved, never a peak */
         return limit && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN ? 0 : -1;
+    if (credits_kept() && credit_take(dev, bytes)) { /* the counter holds them already: within any limit */
+        high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
+        return 1;
+    }
+    int locked = 0;
     uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED), next;
-    do {
+    for (;;) {
+        int refuse = 0;
         if (__builtin_add_overflow(cur, bytes, &next)) {
             /* no device holds this much: over any limit, and without one
              * (or under warn) it is passed on uncounted, for the driver to
              * refuse; a saturated counter could never be rolled back */
-            if (limit && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN)
-                return 0;
-            return -1;
-        }
-        if (limit && next > limit) {
+            refuse = limit && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN ? 1 : 2;
+        } else if (limit && next > limit) {
             if (gmg_cfg.on_limit != GMG_ON_LIMIT_WARN)
-                return 0;
-            if (over)
+                refuse = 1;
+            else if (over)
                 *over = 1;
         }
-    } while (!__atomic_compare_exchange_n(&d->used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-    note_high(d, dev, next);
+        if (refuse == 1 && (!locked || drain_locked(dev))) {
+            /* every credit into the counter first, the credits frozen
+             * (threads use the counter meanwhile), and the decision taken
+             * under the lock every move of credit takes: refused only on
+             * the bytes in use, once a last look finds no credit left */
+            if (!locked) {
+                pthread_mutex_lock(&counts_mu);
+                xfer_begin(d);
+                locked = 1;
+                drain_locked(dev);
+            }
+            cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
+            continue;
+        }
+        if (refuse) {
+            if (locked) {
+                xfer_end(d);
+                pthread_mutex_unlock(&counts_mu);
+            }
+            return refuse == 1 ? 0 : -1;
+        }
+        if (__atomic_compare_exchange_n(&d->used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            break;
+    }
+    if (locked) {
+        xfer_end(d);
+        pthread_mutex_unlock(&counts_mu);
+    }
+    high_check(d, dev, next);
     return 1;
 }
 
@@ -181,8 +500,22 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
                          __atomic_load_n(&d->used, __ATOMIC_RELAXED) < FAST_USED_MAX, 1)) {
         /* No limit: nothing can refuse, so one atomic add is as exact as
          * the compare-and-swap in reserve_slow. It cannot wrap: each of the
-         * threads adding at once adds less than 2^40 to less than 2^63. */
-        note_high(d, dev, __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL));
+         * threads adding at once adds less than 2^40 to less than 2^63.
+         * The home slot's credit pays first: no add at all when it covers
+         * the bytes (the counter holds them already). */
+        if (credit_take(dev, bytes)) {
+            high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
+            return 1;
+        }
+        uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
+        TEST_HOOK();
+        if (cur + bytes > __atomic_load_n(&d->peak, __ATOMIC_RELAXED) && credit_take_any(dev, bytes)) {
+            /* the counter read again: another thread may have raised it,
+             * and taken its reading, since cur (tests/unit/test_quota_peak.c) */
+            high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
+            return 1;
+        }
+        high_check(d, dev, __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL));
         return 1;
     }
     return reserve_slow(dev, bytes, over);
@@ -209,6 +542,19 @@ void gmg_quota_release(int dev, uint64_t bytes)
 {
     if (!valid(dev))
         return;
+    if (bytes <= CREDIT_MAX && credits_kept() && !frozen(&q[dev]) && !near_limit(dev)) {
+        /* kept as credit in the home slot (above), given back past CREDIT_MAX */
+        uint64_t *cw = home_credit(dev);
+        if ((__atomic_add_fetch(cw, bytes + CR_VER, __ATOMIC_ACQ_REL) & CR_MASK) > CREDIT_MAX) {
+            pthread_mutex_lock(&counts_mu);
+            xfer_begin(&q[dev]);
+            uint64_t cr = credit_empty(cw);
+            __atomic_fetch_sub(&q[dev].used, cr, __ATOMIC_ACQ_REL);
+            xfer_end(&q[dev]);
+            pthread_mutex_unlock(&counts_mu);
+        }
+        return;
+    }
     __atomic_fetch_sub(&q[dev].used, bytes, __ATOMIC_ACQ_REL);
     const struct gmg_quota_pool *p = get_pool();
     if (p)
@@ -242,76 +588,11 @@ unsigned gmg_quota_group_members(void)
     return p ? p->members() : 0;
 }
 
-uint64_t gmg_quota_used(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].used, __ATOMIC_ACQUIRE) : 0; }
+uint64_t gmg_quota_used(int dev) { return valid(dev) ? snapshot(dev) : 0; }
+
+uint64_t gmg_quota_counter(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].used, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
-
-/*
- * Allocations and frees made, per device: counted per thread, so that no
- * cache line is written by every allocation but the device's quota counter.
- * Each thread adds to its own block (one writer: a plain add, no atomic
- * read-modify-write); a reader sums every live thread's block and what
- * threads that exited left (`retired`), under `counts_mu`. A thread's block
- * is folded into `retired` when it exits (a TSD destructor). A thread that
- * cannot have a block counts straight into `retired`, atomically.
- */
-struct tcounts {
-    uint64_t allocs[GMG_MAX_DEVICES], frees[GMG_MAX_DEVICES];
-    struct tcounts *next, **prev;
-};
-
-static pthread_mutex_t counts_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct tcounts *threads_counts;              /* under counts_mu */
-static struct tcounts retired;                      /* atomic          */
-static pthread_once_t counts_once = PTHREAD_ONCE_INIT;
-static pthread_key_t counts_key;
-static int have_counts_key;
-static __thread struct tcounts *tl_counts __attribute__((tls_model("initial-exec")));
-
-static void counts_exit(void *p)
-{
-    struct tcounts *c = p;
-    pthread_mutex_lock(&counts_mu);
-    for (int d = 0; d < GMG_MAX_DEVICES; d++) {
-        __atomic_fetch_add(&retired.allocs[d], __atomic_load_n(&c->allocs[d], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-        __atomic_fetch_add(&retired.frees[d], __atomic_load_n(&c->frees[d], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    }
-    *c->prev = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    pthread_mutex_unlock(&counts_mu);
-    if (tl_counts == c)
-        tl_counts = NULL;
-    free(c);
-}
-
-static void counts_key_make(void)
-{
-    have_counts_key = pthread_key_create(&counts_key, counts_exit) == 0;
-}
-
-static struct tcounts *my_counts(void)
-{
-    struct tcounts *c = tl_counts;
-    if (__builtin_expect(c != NULL, 1))
-        return c;
-    pthread_once(&counts_once, counts_key_make);
-    if (!have_counts_key || !(c = calloc(1, sizeof *c)))
-        return NULL;
-    if (pthread_setspecific(counts_key, c) != 0) {
-        free(c);
-        return NULL;
-    }
-    pthread_mutex_lock(&counts_mu);
-    c->next = threads_counts;
-    c->prev = &threads_counts;
-    if (threads_counts)
-        threads_counts->prev = &c->next;
-    threads_counts = c;
-    pthread_mutex_unlock(&counts_mu);
-    tl_counts = c;
-    return c;
-}
 
 static void count(uint64_t *mine, uint64_t *shared)
 {
@@ -341,13 +622,11 @@ void gmg_quota_count_free(int dev)
 static uint64_t sum(int dev, int frees)
 {
     uint64_t n = 0;
-    pthread_mutex_lock(&counts_mu);
     for (int d = dev < 0 ? 0 : dev; d < (dev < 0 ? GMG_MAX_DEVICES : dev + 1); d++) {
         n += __atomic_load_n(frees ? &retired.frees[d] : &retired.allocs[d], __ATOMIC_RELAXED);
-        for (struct tcounts *c = threads_counts; c; c = c->next)
+        for (struct tcounts *c = first_block(); c; c = c->next)
             n += __atomic_load_n(frees ? &c->frees[d] : &c->allocs[d], __ATOMIC_RELAXED);
     }
-    pthread_mutex_unlock(&counts_mu);
     return n;
 }
 
@@ -368,17 +647,16 @@ void gmg_quota_reset(void)
         q[i].used = 0;
         q[i].peak = 0;
         q[i].refused = 0;
+        q[i].xfer = 0;
     }
-    /* only this thread lives on in the child: its block, emptied, is the
-     * one left (the others' are abandoned with their threads) */
+    /* only this thread lives on in the child: every block emptied, its own
+     * still its own, the others' free for new threads */
     pthread_mutex_init(&counts_mu, NULL);
     memset(&retired, 0, sizeof retired);
-    threads_counts = NULL;
-    if (tl_counts) {
-        memset(tl_counts->allocs, 0, sizeof tl_counts->allocs);
-        memset(tl_counts->frees, 0, sizeof tl_counts->frees);
-        tl_counts->next = NULL;
-        tl_counts->prev = &threads_counts;
-        threads_counts = tl_counts;
+    memset(slots, 0, sizeof slots);
+    for (struct tcounts *c = first_block(); c; c = c->next) {
+        memset(c->allocs, 0, sizeof c->allocs);
+        memset(c->frees, 0, sizeof c->frees);
+        c->in_use = c == tl_counts;
     }
 }

@@ -5,7 +5,14 @@
  * Bytes are reserved with a compare-and-swap on the device's counter (one
  * atomic add when there is no limit: nothing can refuse) before
  * the driver is called, so concurrent threads can never take the process
- * past its limit, not by one byte; a failed driver call rolls back. No lock.
+ * past its limit, not by one byte; a failed driver call rolls back. No lock
+ * on the way. A free leaves its bytes in the counter as credit in a slot
+ * of its CPU's, which the next reservation there spends without writing
+ * the counter (quota.c says how used, refusals and peaks stay exact): a
+ * thread that allocates and frees in turn writes no shared line.
+ * A lock is taken only to move credit back into the counter (before a
+ * refusal, and past 64 MiB of credit in one slot) and for a reading of the
+ * bytes in use that found the credits changing four times in a row.
  */
 #ifndef GMG_CORE_QUOTA_H
 #define GMG_CORE_QUOTA_H
@@ -51,7 +58,8 @@ static inline void gmg_quota_pending_lower(uint64_t bytes)
 }
 
 uint64_t gmg_quota_limit(int dev);   /* 0: no limit; the group's budget under GPUMEM_GROUP */
-uint64_t gmg_quota_used(int dev);
+uint64_t gmg_quota_used(int dev);    /* the bytes in use: the counter less every credit (no lock) */
+uint64_t gmg_quota_counter(int dev); /* the counter itself, credits and all (tests) */
 uint64_t gmg_quota_peak(int dev);
 uint64_t gmg_quota_refused(int dev);
 void gmg_quota_count_refusal(int dev);
