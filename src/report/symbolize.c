@@ -16,7 +16,11 @@
  * callbacks below open them all; an unloaded library's file is opened
  * here); a symbolizer one of whose descriptors is no longer that file is
  * never ended: its Dwfl is left as it is, and the shared one is made anew
- * for the next message.
+ * for the next message. Each is also moved up, to FD_FLOOR or above, the
+ * moment it is opened: a program that closes every descriptor while a
+ * symbolizer is being made (the reporter thread warms one up just after
+ * cuInit) gets back low numbers, which libdwfl then never reads or closes;
+ * a number taken back before it was moved is left to the program.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
@@ -84,6 +88,32 @@ struct gmg_symbolizer {
  * callbacks carry no argument of ours. */
 static __thread struct gmg_symbolizer *opening __attribute__((tls_model("initial-exec")));
 
+/* Where a symbolizer's descriptors go: above the numbers a program that
+ * closed all of its own gets back first. */
+#define FD_FLOOR 512
+
+/* fd, just opened on path (NULL: unknown), as the descriptor to hand
+ * libdwfl: a copy at FD_FLOOR or above (its low number closed), and -1
+ * when fd is no longer path's file, the program having closed it and
+ * taken the number back in between: that descriptor is the program's,
+ * never read or closed here. fd itself where no copy can be made. */
+static int own_fd(int fd, const char *path)
+{
+    if (fd < 0 || fd >= FD_FLOOR)
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
+    struct stat got, want;
+    if (high >= 0 && path && fstat(high, &got) == 0 && stat(path, &want) == 0 &&
+        (got.st_dev != want.st_dev || got.st_ino != want.st_ino)) {
+        close(high); /* our copy of the program's descriptor */
+        return -1;
+    }
+    if (high < 0)
+        return errno == EBADF ? -1 : fd; /* closed under us; or no number free up there (the limit) */
+    close(fd);
+    return high;
+}
+
 static void note_fd(struct gmg_symbolizer *s, int fd)
 {
     struct stat st;
@@ -138,6 +168,7 @@ static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname
     int fd = dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
     if (fd < 0 && !*elfp && *file_name)
         fd = open(*file_name, O_RDONLY | O_CLOEXEC);
+    fd = own_fd(fd, *file_name);
     note_fd(opening, fd);
     return fd;
 }
@@ -150,6 +181,7 @@ static int find_debuginfo_noted(Dwfl_Module *mod, void **userdata, const char *m
                                           debuginfo_file_name);
     if (fd < 0 && *debuginfo_file_name)
         fd = open(*debuginfo_file_name, O_RDONLY | O_CLOEXEC);
+    fd = own_fd(fd, *debuginfo_file_name);
     note_fd(opening, fd);
     return fd;
 }
@@ -342,7 +374,7 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         o->dwfl = dwfl_begin(&offline_callbacks);
         if (o->dwfl) {
             /* opened here, not by libdwfl, to be noted; it keeps it on success */
-            int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+            int fd = own_fd(open(m->path, O_RDONLY | O_CLOEXEC), m->path);
             dwfl_report_begin(o->dwfl);
             o->m = fd >= 0 ? dwfl_report_elf(o->dwfl, base_name(m->path), m->path, fd, m->bias, false) : NULL;
             dwfl_report_end(o->dwfl, NULL, NULL);
