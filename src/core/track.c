@@ -52,6 +52,7 @@ struct zero_total {
  * settled under the lock.
  */
 #define FLIGHTS 4
+#define GONE 16 /* a power of two */
 enum { FL_FREE = 0, FL_ON = 1, FL_OTHER = 2, FL_TORN = 4 };
 struct flight {
     uint64_t value;
@@ -79,6 +80,12 @@ struct shard {
      * not write one line for them (docs/benchmarks.md, fourth pass). */
     struct zero_total zero_first;
     struct gmg_alloc sentinel;
+    /* Keys taken out of the table lately, none of which is in it (gone_*
+     * below): an insert of one of them (the driver gave a freed address
+     * out again, as its allocators mostly do) needs no look for a stale
+     * record, which walks the key's whole bucket chain, a cache miss a
+     * record at 1,000,000 live (docs/benchmarks.md, twelfth pass). */
+    struct gmg_key gone[GONE];
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS];
@@ -182,6 +189,19 @@ static __attribute__((noinline, cold)) int add_unexpanded(struct shard *s, struc
  * racing free may be looking for it by that number). -1: out of memory (the
  * shard's table could not be made or grown, record.h), `a` not added and
  * nothing counted: the caller still owns it. */
+/* The shard's gone slots hold keys that are not in its table: del_locked
+ * notes each key it takes out (over whatever the slot held), add_locked
+ * clears the slot of each key it puts in, and nothing else adds or removes
+ * a record (space 0, the sentinel's, never matches a key). Under the
+ * shard's lock; the slot is picked by bits of the key's hash that neither
+ * the shard nor, short of 2^20 buckets, uthash's bucket uses. */
+static inline struct gmg_key *gone_slot(struct shard *s, uint32_t hashv) { return &s->gone[(hashv >> 20) & (GONE - 1)]; }
+
+static inline int gone_has(const struct gmg_key *g, enum gmg_space space, uint64_t value)
+{
+    return g->value == value && g->space == (uint8_t)space;
+}
+
 static inline __attribute__((always_inline)) int add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
 {
     if (__builtin_expect(!s->head, 0)) {
@@ -203,11 +223,17 @@ static inline __attribute__((always_inline)) int add_locked(struct shard *s, str
         return -1;
     }
     bump(&s->count, 1);
+    struct gmg_key *g = gone_slot(s, (uint32_t)h);
+    if (gone_has(g, a->space, a->value))
+        g->space = 0; /* in the table again */
     return 0;
 }
 
 static inline __attribute__((always_inline)) void del_locked(struct shard *s, struct gmg_alloc *a)
 {
+    struct gmg_key *g = gone_slot(s, a->hh.hashv);
+    g->value = a->value;
+    g->space = a->space;
     HASH_DEL(s->head, a);
     bump(&s->count, -1);
     live_change(s, a, -1);
@@ -247,7 +273,9 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     memcpy(a, t, offsetof(struct gmg_alloc, hh));
     if (a->has_aux)
         a->aux[0] = aux;
-    struct gmg_alloc *old = find_locked(s, a->space, a->value, h);
+    /* a key taken out lately is not in the table: no stale record to look for */
+    struct gmg_alloc *old = gone_has(gone_slot(s, (uint32_t)h), a->space, a->value) ? NULL
+                                                                                    : find_locked(s, a->space, a->value, h);
     if (old) {
         del_locked(s, old);
         if (old->freeing) {

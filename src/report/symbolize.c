@@ -166,6 +166,8 @@ static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname
                           char **file_name, Elf **elfp)
 {
     int fd = dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
+    if (fd >= 0 && !*file_name)
+        return -1; /* ENOMEM, returned as if a descriptor: a number that may be the program's */
     if (fd < 0 && !*elfp && *file_name)
         fd = open(*file_name, O_RDONLY | O_CLOEXEC);
     fd = own_fd(fd, *file_name);

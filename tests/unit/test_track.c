@@ -6,7 +6,9 @@
  * a context torn down during a free, an address the driver hands out again
  * while its free is in flight, and the spare records a free hands back
  * (reused by the thread, on the pool's returned stack, an exiting thread's
- * given to others). After each case the table's count and the live totals
+ * given to others), and keys taken out lately, inserted again without a
+ * look for a stale record, yet found stale once back in the table (a
+ * refused free, a second insert). After each case the table's count and the live totals
  * are checked against what must be live. Last, the shards' uthash tables
  * cannot grow (aligned_alloc, which track.c makes them with, fails here on
  * demand): inserts are refused one by one, the program lives on (uthash's
@@ -321,6 +323,35 @@ int main(void)
     /* 9. a key never seen: neither owned nor racing */
     gmg_track_free_begin(GMG_SPACE_DEVPTR, 0x1234, &b);
     CHECK(!b.a && !b.racing && b.flight == -1, "an unknown free");
+
+    /* 9b. keys taken out lately (the shard's gone slots) are inserted
+     * without a look for a stale record; every way back into the table
+     * clears that, so a key the driver hands out again while it is live
+     * (a free we never saw) is still found stale. */
+    struct gmg_gone gone;
+    insert(same[0], 1);
+    gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]); /* out of the table */
+    CHECK(gmg_track_free_end(&f[0], 0, &g) == GMG_FREE_KEPT, "a refused free: back in the table");
+    CHECK(try_insert(same[0], 1) == 1, "handed out again after a refused free: the record back in the table is stale");
+    expect_live(1, "refused free, then the same address again");
+    CHECK(gmg_track_remove(GMG_SPACE_DEVPTR, same[0], &gone) == 1, "removed");
+    CHECK(try_insert(same[0], 1) == 0, "a removed key: inserted, nothing stale");
+    CHECK(try_insert(same[0], 1) == 1, "inserted again while live: stale");
+    expect_live(1, "removed, then inserted twice");
+    /* every key of one shard out (more than its slots: they overwrite one
+     * another), then each in twice: the second always finds the first */
+    for (int i = 1; i < 64; i++)
+        insert(same[i], 1);
+    for (int i = 0; i < 64; i++)
+        CHECK(gmg_track_remove(GMG_SPACE_DEVPTR, same[i], &gone) == 1, "removed");
+    int stale_found = 0;
+    for (int i = 63; i >= 0; i--)
+        stale_found += try_insert(same[i], 1) == 0 && try_insert(same[i], 1) == 1;
+    CHECK(stale_found == 64, "64 keys out, each in twice: every second insert finds the first stale");
+    expect_live(64, "64 keys of one shard in again");
+    for (int i = 0; i < 64; i++)
+        CHECK(gmg_track_remove(GMG_SPACE_DEVPTR, same[i], &gone) == 1, "removed");
+    expect_live(0, "gone slots");
 
     /* 10. out of memory for the tables. First a shard whose table is made
      * (s0's, from case 1): keys enough that its buckets must double, which
