@@ -19,8 +19,11 @@
  * for the next message. Each is also moved up, to FD_FLOOR or above, the
  * moment it is opened: a program that closes every descriptor while a
  * symbolizer is being made (the reporter thread warms one up just after
- * cuInit) gets back low numbers, which libdwfl then never reads or closes;
- * a number taken back before it was moved is left to the program.
+ * cuInit) gets back low numbers, which libdwfl never reads or closes for
+ * the files it keeps; a number taken back before it was moved is left to
+ * the program (own_fd). What libdwfl opens and closes within one call
+ * (/proc/PID/maps, a debug file it tries and rejects) can still meet a
+ * number the program closes and takes back at that very moment.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
@@ -92,26 +95,47 @@ static __thread struct gmg_symbolizer *opening __attribute__((tls_model("initial
  * closed all of its own gets back first. */
 #define FD_FLOOR 512
 
-/* fd, just opened on path (NULL: unknown), as the descriptor to hand
- * libdwfl: a copy at FD_FLOOR or above (its low number closed), and -1
- * when fd is no longer path's file, the program having closed it and
- * taken the number back in between: that descriptor is the program's,
- * never read or closed here. fd itself where no copy can be made. */
+/* fd, just opened on path, as the descriptor to hand libdwfl: a copy at
+ * FD_FLOOR or above, its low number closed; -1 when the number is no
+ * longer path's file (the program closed it, and may have taken it back,
+ * in between: then it is the program's, never read or closed here). fd
+ * itself, where it is (noted as before), when nothing can be checked (no
+ * path, or none that stat finds) or no number up there is free (the
+ * limit). The check is of the copy, made before the low number is closed:
+ * a program that closes and reopens that number between the two calls
+ * still loses it, a window of one system call. */
 static int own_fd(int fd, const char *path)
 {
-    if (fd < 0 || fd >= FD_FLOOR)
+    struct stat got, want;
+    if (fd < 0 || fd >= FD_FLOOR || !path || stat(path, &want) != 0)
         return fd;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
-    struct stat got, want;
-    if (high >= 0 && path && fstat(high, &got) == 0 && stat(path, &want) == 0 &&
-        (got.st_dev != want.st_dev || got.st_ino != want.st_ino)) {
+    if (high < 0)
+        return errno == EBADF ? -1 : fd; /* closed under us; or the limit */
+    if (fstat(high, &got) != 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
         close(high); /* our copy of the program's descriptor */
         return -1;
     }
-    if (high < 0)
-        return errno == EBADF ? -1 : fd; /* closed under us; or no number free up there (the limit) */
     close(fd);
     return high;
+}
+
+/* The same for a descriptor libdwfl's own callback opened on *name: when
+ * the number was lost, the file opened again here, once, and moved; and
+ * when that fails too, *name dropped. libdwfl opens a file it was given
+ * a name and no descriptor for itself, at a low number no one notes. */
+static int own_named(int fd, char **name)
+{
+    if (fd < 0 || !*name)
+        return fd;
+    int mine = own_fd(fd, *name);
+    if (mine < 0)
+        mine = own_fd(open(*name, O_RDONLY | O_CLOEXEC), *name);
+    if (mine < 0) {
+        free(*name);
+        *name = NULL;
+    }
+    return mine;
 }
 
 static void note_fd(struct gmg_symbolizer *s, int fd)
@@ -170,7 +194,7 @@ static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname
         return -1; /* ENOMEM, returned as if a descriptor: a number that may be the program's */
     if (fd < 0 && !*elfp && *file_name)
         fd = open(*file_name, O_RDONLY | O_CLOEXEC);
-    fd = own_fd(fd, *file_name);
+    fd = own_named(fd, file_name);
     note_fd(opening, fd);
     return fd;
 }
@@ -183,7 +207,7 @@ static int find_debuginfo_noted(Dwfl_Module *mod, void **userdata, const char *m
                                           debuginfo_file_name);
     if (fd < 0 && *debuginfo_file_name)
         fd = open(*debuginfo_file_name, O_RDONLY | O_CLOEXEC);
-    fd = own_fd(fd, *debuginfo_file_name);
+    fd = own_named(fd, debuginfo_file_name);
     note_fd(opening, fd);
     return fd;
 }

@@ -8,7 +8,10 @@
  * when its file cannot be opened for want of memory (calloc fails here on
  * demand: linked with -Wl,--wrap=calloc). Then a C++ name where the
  * process has a C++ runtime (this program's own __cxa_demangle stands for
- * it): the runtime's demangler names it, not the one built in. Prints
+ * it): the runtime's demangler names it, not the one built in. Last, the
+ * number of the symbolizer's descriptor is taken back by "the program"
+ * between its open and its move up (fcntl fails on demand: linked with
+ * -Wl,--wrap=fcntl too): left to the program, the file opened again. Prints
  * "symbolize: N checks, M failed"; exit status 1 on failure. Linked with
  * -rdynamic so that dladdr knows named_here, and symbolize.c's dlsym finds
  * __cxa_demangle.
@@ -18,12 +21,16 @@
 
 #include "core/stacks.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* symbolize.c keeps names with strdup: this one, the program's own, fails
@@ -52,6 +59,47 @@ void *__wrap_calloc(size_t n, size_t size)
         return NULL;
     }
     return __real_calloc(n, size);
+}
+
+/* symbolize.c's calls of fcntl, with --wrap=fcntl: while `steal` is set,
+ * the first move of a descriptor open on this program's own file (the
+ * symbolizer's, just opened) finds the number taken back by "the program"
+ * in between: closed, and /dev/null opened at it (`stolen`). */
+static int steal, stolen = -1;
+int __real_fcntl(int fd, int cmd, ...);
+int __wrap_fcntl(int fd, int cmd, ...);
+int __wrap_fcntl(int fd, int cmd, ...)
+{
+    va_list ap;
+    va_start(ap, cmd);
+    long arg = va_arg(ap, long);
+    va_end(ap);
+    if (cmd == F_DUPFD_CLOEXEC && steal) {
+        struct stat a, b;
+        if (fstat(fd, &a) == 0 && stat("/proc/self/exe", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+            steal = 0;
+            close(fd);
+            stolen = open("/dev/null", O_RDONLY); /* the lowest number: fd's */
+        }
+    }
+    return __real_fcntl(fd, cmd, arg);
+}
+
+/* How many descriptors below 512 are open on this program's own file. */
+static int low_exe_fds(void)
+{
+    struct stat want, st;
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    if (!d || stat("/proc/self/exe", &want) != 0)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        int fd = atoi(e->d_name);
+        n += fd > 2 && fd < 512 && fstat(fd, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino;
+    }
+    closedir(d);
+    return n;
 }
 
 /* core/pyframes.c, stubbed: no Python frame here */
@@ -166,6 +214,22 @@ int main(void)
     CHECK(fi.unloaded && is(fi.function, "named_here") && is(fi.module, "test_symbolize"),
           "and read at the next call: the frame named");
     gmg_symbolizer_free(s);
+
+    /* the files a symbolizer keeps sit at 512 and up; a number the program
+     * took back before the move is left to it, and the file opened again
+     * (not by libdwfl, at a low number no one notes) */
+    s = gmg_symbolizer_new();
+    steal = 1;
+    memset(&fi, 0, sizeof fi);
+    gmg_symbolize(s, pc, NULL, &fi);
+    struct stat st, null;
+    CHECK(!steal && stolen > 2, "the number was taken back between the open and the move");
+    CHECK(is(fi.function, "named_here"), "the frame still named, from the file opened again");
+    CHECK(low_exe_fds() == 0, "no descriptor of the symbolizer's below 512");
+    gmg_symbolizer_free(s);
+    CHECK(fstat(stolen, &st) == 0 && stat("/dev/null", &null) == 0 && st.st_rdev == null.st_rdev,
+          "the program's descriptor at that number is still its own after the symbolizer is freed");
+    close(stolen);
 
     printf("symbolize: %d checks, %d failed\n", checks, failed);
     return failed != 0;
