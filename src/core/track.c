@@ -69,6 +69,12 @@ struct shard {
     struct zero_total *zero;
     struct gmg_pool pool;   /* under mu: the shard's records     */
     struct flight fl[FLIGHTS];
+    /* Keys taken out of the table lately, none of which is in it (gone_*
+     * below): an insert of one of them (the driver gave a freed address
+     * out again, as its allocators mostly do) needs no look for a stale
+     * record, which walks the key's whole bucket chain, a cache miss a
+     * record at 1,000,000 live (docs/benchmarks.md, twelfth pass). */
+    struct gmg_key gone[GONE];
     /* The shard's first (device, family) of stack 0, `zero` once used, and
      * a record that is never removed (space 0: no key matches it, and every
      * walk skips it): uthash frees a table when its last item goes and makes
@@ -79,13 +85,7 @@ struct shard {
      * and not beside another shard's, so that two threads at two shards do
      * not write one line for them (docs/benchmarks.md, fourth pass). */
     struct zero_total zero_first;
-    struct gmg_alloc sentinel;
-    /* Keys taken out of the table lately, none of which is in it (gone_*
-     * below): an insert of one of them (the driver gave a freed address
-     * out again, as its allocators mostly do) needs no look for a stale
-     * record, which walks the key's whole bucket chain, a cache miss a
-     * record at 1,000,000 live (docs/benchmarks.md, twelfth pass). */
-    struct gmg_key gone[GONE];
+    struct gmg_alloc sentinel; /* last: a record ends in its ninth word's flexible array */
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS];
