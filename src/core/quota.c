@@ -129,13 +129,16 @@ static void raise_peak(struct devq *d, uint64_t now)
 }
 
 /*
- * Per thread: allocations and frees made, per device, in a block of the
- * thread's own; per CPU: credits.
+ * Per CPU: credits, and allocations and frees made, per device, in the
+ * slot of the CPU the thread runs on (below).
  *
  * Counts: so that no cache line is written by every allocation but the
- * device's quota counter, each thread adds to its own block (one writer: a
- * plain add, no atomic read-modify-write); a reader sums every block, and
- * `retired` (what a thread without a block counted, atomically).
+ * device's quota counter, each count is added to the home slot, beside
+ * that device's credit word, a line the pair writes anyway (one atomic
+ * add: threads on one CPU share a slot); a reader sums every slot. Until
+ * the twelfth pass each thread kept its counts in a block of its own,
+ * one more line a pair: against a driver that evicts the guard's lines
+ * between calls, it cost ~20 ns (docs/benchmarks.md, twelfth pass).
  *
  * Credits: a free does not give its bytes back to the device's counter at
  * once. They stay in it as credit, in a slot of the CPU the freeing thread
@@ -163,74 +166,15 @@ static void raise_peak(struct devq *d, uint64_t now)
  *     and decides under the lock: it is refused on the bytes in use, never
  *     on credit another thread is moving.
  *
- * Count blocks are never freed: a thread that exits leaves its block and
- * counts in it for the next new thread to take (my_counts), so readers walk
- * the list of blocks without a lock (it only ever grows, at its head, under
- * counts_mu). No credit is kept under a group's budget (its pool counts
- * across processes) or under GPUMEM_ON_LIMIT=warn (the warning is decided on
- * the counter).
+ * No credit is kept under a group's budget (its pool counts across
+ * processes) or under GPUMEM_ON_LIMIT=warn (the warning is decided on the
+ * counter); counts always are.
  */
-struct tcounts {
-    uint64_t allocs[GMG_MAX_DEVICES], frees[GMG_MAX_DEVICES];
-    struct tcounts *next;   /* set before the block is published; never changes */
-    int in_use;             /* under counts_mu: a live thread owns it */
-} __attribute__((aligned(64)));
-
 #define CREDIT_MAX (64ull << 20)
 
+/* Serialises every move of credit into the counter and every reading of
+ * the credits whole (below). */
 static pthread_mutex_t counts_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct tcounts *blocks;                      /* published with a release store */
-static struct tcounts retired;                      /* atomic */
-static pthread_once_t counts_once = PTHREAD_ONCE_INIT;
-static pthread_key_t counts_key;
-static int have_counts_key;
-static __thread struct tcounts *tl_counts __attribute__((tls_model("initial-exec")));
-
-static struct tcounts *first_block(void) { return __atomic_load_n(&blocks, __ATOMIC_ACQUIRE); }
-
-static void counts_exit(void *p)
-{
-    struct tcounts *c = p;
-    pthread_mutex_lock(&counts_mu);
-    c->in_use = 0; /* its counts stay: the next thread's to go on with */
-    pthread_mutex_unlock(&counts_mu);
-    if (tl_counts == c)
-        tl_counts = NULL;
-}
-
-static void counts_key_make(void)
-{
-    have_counts_key = pthread_key_create(&counts_key, counts_exit) == 0;
-}
-
-static __attribute__((noinline)) struct tcounts *my_counts_new(void)
-{
-    struct tcounts *c;
-    pthread_once(&counts_once, counts_key_make);
-    if (!have_counts_key)
-        return NULL;
-    pthread_mutex_lock(&counts_mu);
-    for (c = first_block(); c && c->in_use; c = c->next)
-        ;
-    if (!c && (c = aligned_alloc(64, sizeof *c)) != NULL) {
-        memset(c, 0, sizeof *c);
-        c->next = blocks;
-        __atomic_store_n(&blocks, c, __ATOMIC_RELEASE);
-    }
-    if (c && pthread_setspecific(counts_key, c) != 0)
-        c = NULL;
-    if (c)
-        c->in_use = 1;
-    pthread_mutex_unlock(&counts_mu);
-    tl_counts = c;
-    return c;
-}
-
-static inline struct tcounts *my_counts(void)
-{
-    struct tcounts *c = tl_counts;
-    return __builtin_expect(c != NULL, 1) ? c : my_counts_new();
-}
 
 /* Whether frees may leave their bytes as credit now. */
 static int credits_kept(void) { return gmg_cfg.on_limit != GMG_ON_LIMIT_WARN && get_pool() == NULL; }
@@ -256,8 +200,12 @@ static inline int near_limit(int dev)
  * thread may use any slot (every change is one atomic operation); two
  * threads share one only as they share its CPU, so its line stays there. */
 #define SLOTS_MAX 256
+struct cdev {
+    uint64_t credit;        /* a credit word (below) */
+    uint64_t allocs, frees; /* counted on this CPU */
+};
 struct cslot {
-    uint64_t credit[GMG_MAX_DEVICES];
+    struct cdev d[GMG_MAX_DEVICES];
 } __attribute__((aligned(64)));
 static struct cslot slots[SLOTS_MAX];
 static unsigned nslots = 1;
@@ -274,15 +222,17 @@ __attribute__((constructor)) static void slots_init(void)
     nslots = n < 1 ? 1 : n > SLOTS_MAX ? SLOTS_MAX : (unsigned)n;
 }
 
-static inline uint64_t *home_credit(int dev)
+static inline struct cslot *home_slot(void)
 {
     if (__builtin_expect(tl_slot_age-- == 0, 0)) {
         int cpu = sched_getcpu();
         tl_slot = cpu > 0 ? (unsigned)cpu % nslots : 0;
         tl_slot_age = 63;
     }
-    return &slots[tl_slot].credit[dev];
+    return &slots[tl_slot];
 }
+
+static inline uint64_t *home_credit(int dev) { return &home_slot()->d[dev].credit; }
 
 /* A credit word: the bytes in its low 40 bits (each thread adding to a slot
  * at once adds at most CREDIT_MAX before one flushes it: thousands of
@@ -319,7 +269,7 @@ static inline int credit_take(int dev, uint64_t bytes)
 static __attribute__((noinline)) int credit_take_any(int dev, uint64_t bytes)
 {
     for (unsigned i = 0; i < nslots && !frozen(&q[dev]); i++)
-        if (i != tl_slot && word_take(&slots[i].credit[dev], bytes))
+        if (i != tl_slot && word_take(&slots[i].d[dev].credit, bytes))
             return 1;
     return 0;
 }
@@ -339,7 +289,7 @@ static uint64_t collect(int dev, uint64_t *cr)
 {
     uint64_t h = 0, n = 0;
     for (unsigned i = 0; i < nslots; i++) {
-        uint64_t w = __atomic_load_n(&slots[i].credit[dev], __ATOMIC_ACQUIRE);
+        uint64_t w = __atomic_load_n(&slots[i].d[dev].credit, __ATOMIC_ACQUIRE);
         h += w;
         n += w & CR_MASK;
     }
@@ -390,7 +340,7 @@ static uint64_t drain_locked(int dev)
 {
     uint64_t n = 0;
     for (unsigned i = 0; i < nslots; i++)
-        n += credit_empty(&slots[i].credit[dev]);
+        n += credit_empty(&slots[i].d[dev].credit);
     if (n)
         __atomic_fetch_sub(&q[dev].used, n, __ATOMIC_ACQ_REL);
     return n;
@@ -594,39 +544,26 @@ uint64_t gmg_quota_counter(int dev) { return valid(dev) ? __atomic_load_n(&q[dev
 uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 
-static void count(uint64_t *mine, uint64_t *shared)
-{
-    if (mine)
-        __atomic_store_n(mine, __atomic_load_n(mine, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-    else
-        __atomic_fetch_add(shared, 1, __ATOMIC_RELAXED);
-}
-
 void gmg_quota_count_alloc(int dev)
 {
     if (valid(dev)) {
         note_dev(dev);
-        struct tcounts *c = my_counts();
-        count(c ? &c->allocs[dev] : NULL, &retired.allocs[dev]);
+        __atomic_fetch_add(&home_slot()->d[dev].allocs, 1, __ATOMIC_RELAXED);
     }
 }
 
 void gmg_quota_count_free(int dev)
 {
-    if (valid(dev)) {
-        struct tcounts *c = my_counts();
-        count(c ? &c->frees[dev] : NULL, &retired.frees[dev]);
-    }
+    if (valid(dev))
+        __atomic_fetch_add(&home_slot()->d[dev].frees, 1, __ATOMIC_RELAXED);
 }
 
 static uint64_t sum(int dev, int frees)
 {
     uint64_t n = 0;
-    for (int d = dev < 0 ? 0 : dev; d < (dev < 0 ? GMG_MAX_DEVICES : dev + 1); d++) {
-        n += __atomic_load_n(frees ? &retired.frees[d] : &retired.allocs[d], __ATOMIC_RELAXED);
-        for (struct tcounts *c = first_block(); c; c = c->next)
-            n += __atomic_load_n(frees ? &c->frees[d] : &c->allocs[d], __ATOMIC_RELAXED);
-    }
+    for (int d = dev < 0 ? 0 : dev; d < (dev < 0 ? GMG_MAX_DEVICES : dev + 1); d++)
+        for (unsigned i = 0; i < nslots; i++)
+            n += __atomic_load_n(frees ? &slots[i].d[d].frees : &slots[i].d[d].allocs, __ATOMIC_RELAXED);
     return n;
 }
 
@@ -649,14 +586,7 @@ void gmg_quota_reset(void)
         q[i].refused = 0;
         q[i].xfer = 0;
     }
-    /* only this thread lives on in the child: every block emptied, its own
-     * still its own, the others' free for new threads */
+    /* only this thread lives on in the child: every credit and count gone */
     pthread_mutex_init(&counts_mu, NULL);
-    memset(&retired, 0, sizeof retired);
     memset(slots, 0, sizeof slots);
-    for (struct tcounts *c = first_block(); c; c = c->next) {
-        memset(c->allocs, 0, sizeof c->allocs);
-        memset(c->frees, 0, sizeof c->frees);
-        c->in_use = c == tl_counts;
-    }
 }

@@ -63,8 +63,9 @@ uint64_t gmg_quota_counter(int dev); /* the counter itself, credits and all (tes
 uint64_t gmg_quota_peak(int dev);
 uint64_t gmg_quota_refused(int dev);
 void gmg_quota_count_refusal(int dev);
-/* Allocations and frees made on a device: counted per thread (no shared
- * cache line), summed when read. allocs(-1): on every device. */
+/* Allocations and frees made on a device: counted per CPU, beside the
+ * CPU's credit (no cache line shared by every CPU), summed when read.
+ * allocs(-1): on every device. */
 void gmg_quota_count_alloc(int dev);
 void gmg_quota_count_free(int dev);
 uint64_t gmg_quota_allocs(int dev);

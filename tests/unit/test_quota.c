@@ -403,13 +403,14 @@ static void race_used(void)
 /* A reading of used must be one moment's, though owners spend and add
  * credit without a lock and other threads write the counter meanwhile (a
  * second review of the credits): never more than was ever in use, never
- * less than a thread holds all along. PADS idle blocks lengthen the walk. */
+ * less than a thread holds all along. PADS idle threads come and go
+ * meanwhile (in the third version each kept a block the reading walked). */
 #define PADS 64
 static pthread_barrier_t pads_bar;
 static void *pad_main(void *arg)
 {
     (void)arg;
-    gmg_quota_count_free(D); /* a block of its own */
+    gmg_quota_count_free(D);
     pthread_barrier_wait(&pads_bar);
     return NULL;
 }
@@ -420,7 +421,7 @@ static void add_pads(void)
     pthread_barrier_init(&pads_bar, NULL, PADS + 1);
     for (int i = 0; i < PADS; i++)
         pthread_create(&p[i], NULL, pad_main, NULL);
-    pthread_barrier_wait(&pads_bar); /* all alive at once: each its own block */
+    pthread_barrier_wait(&pads_bar); /* all alive at once */
     for (int i = 0; i < PADS; i++)
         pthread_join(p[i], NULL);
     pthread_barrier_destroy(&pads_bar);
