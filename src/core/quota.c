@@ -6,7 +6,6 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -157,7 +156,7 @@ static void raise_peak(struct devq *d, uint64_t now)
  * Moving credit back into the counter (drain, and a slot's credit past
  * CREDIT_MAX) takes two steps, the credit emptied and then the counter
  * lowered. Moves are rare (a reservation the counter would refuse; 64 MiB
- * of frees) and happen under `counts_mu` with the device's credits frozen
+ * of frees) and happen under `credit_mu` with the device's credits frozen
  * (`xfer` odd): threads then leave the credit alone and use the counter,
  * and readings retry. So:
  *   - used and new peaks are decided on a one-moment reading, without a
@@ -174,7 +173,7 @@ static void raise_peak(struct devq *d, uint64_t now)
 
 /* Serialises every move of credit into the counter and every reading of
  * the credits whole (below). */
-static pthread_mutex_t counts_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t credit_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Whether frees may leave their bytes as credit now. */
 static int credits_kept(void) { return gmg_cfg.on_limit != GMG_ON_LIMIT_WARN && get_pool() == NULL; }
@@ -274,7 +273,7 @@ static __attribute__((noinline)) int credit_take_any(int dev, uint64_t bytes)
     return 0;
 }
 
-/* Under counts_mu, xfer odd: a credit word's bytes, taken. */
+/* Under credit_mu, xfer odd: a credit word's bytes, taken. */
 static uint64_t credit_empty(uint64_t *cw)
 {
     uint64_t w = __atomic_load_n(cw, __ATOMIC_RELAXED);
@@ -298,7 +297,7 @@ static uint64_t collect(int dev, uint64_t *cr)
 }
 
 /* Around a move of credit into the counter, or a reading of it whole,
- * under counts_mu: the device's xfer is odd in between. */
+ * under credit_mu: the device's xfer is odd in between. */
 static void xfer_begin(struct devq *d) { __atomic_add_fetch(&d->xfer, 1, __ATOMIC_ACQ_REL); }
 static void xfer_end(struct devq *d) { __atomic_add_fetch(&d->xfer, 1, __ATOMIC_ACQ_REL); }
 
@@ -321,7 +320,7 @@ static uint64_t snapshot(int dev)
         if (h0 == h1 && __atomic_load_n(&d->xfer, __ATOMIC_ACQUIRE) == x0)
             return used > cr ? used - cr : 0;
     }
-    pthread_mutex_lock(&counts_mu);
+    pthread_mutex_lock(&credit_mu);
     xfer_begin(d);
     for (;;) {
         uint64_t h0 = collect(dev, &cr0);
@@ -330,11 +329,11 @@ static uint64_t snapshot(int dev)
             break;
     }
     xfer_end(d);
-    pthread_mutex_unlock(&counts_mu);
+    pthread_mutex_unlock(&credit_mu);
     return used > cr ? used - cr : 0;
 }
 
-/* Under counts_mu, xfer odd: every credit on dev moved into the counter;
+/* Under credit_mu, xfer odd: every credit on dev moved into the counter;
  * what it moved. */
 static uint64_t drain_locked(int dev)
 {
@@ -409,7 +408,7 @@ static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *
              * under the lock every move of credit takes: refused only on
              * the bytes in use, once a last look finds no credit left */
             if (!locked) {
-                pthread_mutex_lock(&counts_mu);
+                pthread_mutex_lock(&credit_mu);
                 xfer_begin(d);
                 locked = 1;
                 drain_locked(dev);
@@ -420,7 +419,7 @@ static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *
         if (refuse) {
             if (locked) {
                 xfer_end(d);
-                pthread_mutex_unlock(&counts_mu);
+                pthread_mutex_unlock(&credit_mu);
             }
             return refuse == 1 ? 0 : -1;
         }
@@ -429,7 +428,7 @@ static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *
     }
     if (locked) {
         xfer_end(d);
-        pthread_mutex_unlock(&counts_mu);
+        pthread_mutex_unlock(&credit_mu);
     }
     high_check(d, dev, next);
     return 1;
@@ -496,12 +495,12 @@ void gmg_quota_release(int dev, uint64_t bytes)
         /* kept as credit in the home slot (above), given back past CREDIT_MAX */
         uint64_t *cw = home_credit(dev);
         if ((__atomic_add_fetch(cw, bytes + CR_VER, __ATOMIC_ACQ_REL) & CR_MASK) > CREDIT_MAX) {
-            pthread_mutex_lock(&counts_mu);
+            pthread_mutex_lock(&credit_mu);
             xfer_begin(&q[dev]);
             uint64_t cr = credit_empty(cw);
             __atomic_fetch_sub(&q[dev].used, cr, __ATOMIC_ACQ_REL);
             xfer_end(&q[dev]);
-            pthread_mutex_unlock(&counts_mu);
+            pthread_mutex_unlock(&credit_mu);
         }
         return;
     }
@@ -587,6 +586,6 @@ void gmg_quota_reset(void)
         q[i].xfer = 0;
     }
     /* only this thread lives on in the child: every credit and count gone */
-    pthread_mutex_init(&counts_mu, NULL);
+    pthread_mutex_init(&credit_mu, NULL);
     memset(slots, 0, sizeof slots);
 }

@@ -185,10 +185,6 @@ static __attribute__((noinline, cold)) int add_unexpanded(struct shard *s, struc
     return a->hh.tbl ? 0 : -1;
 }
 
-/* keep_seq: a record back from a flight keeps its sequence number (a
- * racing free may be looking for it by that number). -1: out of memory (the
- * shard's table could not be made or grown, record.h), `a` not added and
- * nothing counted: the caller still owns it. */
 /* The shard's gone slots hold keys that are not in its table: del_locked
  * notes each key it takes out (over whatever the slot held), add_locked
  * clears the slot of each key it puts in, and nothing else adds or removes
@@ -202,6 +198,10 @@ static inline int gone_has(const struct gmg_key *g, enum gmg_space space, uint64
     return g->value == value && g->space == (uint8_t)space;
 }
 
+/* keep_seq: a record back from a flight keeps its sequence number (a
+ * racing free may be looking for it by that number). -1: out of memory (the
+ * shard's table could not be made or grown, record.h), `a` not added and
+ * nothing counted: the caller still owns it. */
 static inline __attribute__((always_inline)) int add_locked(struct shard *s, struct gmg_alloc *a, uint64_t h, int keep_seq)
 {
     if (__builtin_expect(!s->head, 0)) {
