@@ -48,6 +48,7 @@ build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -r
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/buf.c src/base/exe.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -Wl,--wrap=realloc
+build test_template tests/suppressions/test_template.c src/base/suppress.c -Isrc
 build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
@@ -469,6 +470,7 @@ fi
 
 # ------------------------------------------------------ CI mode (issue 11)
 . tests/cimode.sh
+. tests/suppressions/anchors.sh
 
 # ------------------------------------------------- Python frames (issue 10)
 . tests/python.sh

@@ -27,19 +27,23 @@ static const struct unit units[] = {
     { "kB", 1000ull }, { "MB", 1000000ull }, { "GB", 1000000000ull }, { "TB", 1000000000000ull },
 };
 
-/* Parse one size in s[0..n). */
+/* Parse one size in s[0..n). The value is ip + fnum / den (den = 10^frac),
+ * kept apart so that no digit string, however long, can wrap a counter: ip
+ * is refused past 2^64 (a size at least ip bytes, or a percentage over 100,
+ * could not fit anyway), fnum < den <= 10^18, and ip * unit + fnum * unit /
+ * den stays below 2^128 for every unit. */
 static int parse_size(const char *s, size_t n, struct gmg_limit *out, char *err, unsigned errlen)
 {
     size_t i = 0;
-    u128 mant = 0, den = 1;
+    u128 ip = 0, fnum = 0, den = 1;
     int digits = 0, frac = 0;
     if (n == 0)
         return fail(err, errlen, "empty size");
     if (s[0] == '-')
         return fail(err, errlen, "negative size '%.*s'", (int)n, s);
     while (i < n && s[i] >= '0' && s[i] <= '9') {
-        mant = mant * 10 + (u128)(s[i] - '0');
-        if (mant > (u128)UINT64_MAX * 1000000)
+        ip = ip * 10 + (u128)(s[i] - '0');
+        if (ip > UINT64_MAX)
             return fail(err, errlen, "size '%.*s' overflows 64 bits", (int)n, s);
         i++;
         digits++;
@@ -51,36 +55,43 @@ static int parse_size(const char *s, size_t n, struct gmg_limit *out, char *err,
         while (i < n && s[i] >= '0' && s[i] <= '9') {
             if (frac >= 18)
                 return fail(err, errlen, "size '%.*s' has too many decimals", (int)n, s);
-            mant = mant * 10 + (u128)(s[i] - '0');
+            fnum = fnum * 10 + (u128)(s[i] - '0');
             den *= 10;
             i++;
             frac++;
         }
         if (frac == 0)
             return fail(err, errlen, "size '%.*s' has a '.' with no digits after it", (int)n, s);
+        while (den > 1 && fnum % 10 == 0) { /* 1.50 is 1.5 */
+            fnum /= 10;
+            den /= 10;
+        }
     }
     const char *u = s + i;
     size_t ulen = n - i;
     if (ulen == 1 && u[0] == '%') {
-        /* percent = mant / den, must be in (0, 100] */
-        if (mant == 0)
+        /* percent = ip + fnum / den, must be in (0, 100] */
+        if (ip == 0 && fnum == 0)
             return fail(err, errlen, "0%% is not a quota (use 0 for no limit)");
-        if (mant > den * 100)
+        if (ip > 100 || (ip == 100 && fnum))
             return fail(err, errlen, "percentage '%.*s' is over 100%%", (int)n, s);
+        u128 num = ip * den + fnum; /* <= 100 * 10^18: may not fit 64 bits */
+        if (num > UINT64_MAX)
+            return fail(err, errlen, "percentage '%.*s' has too many decimals", (int)n, s);
         out->kind = GMG_LIMIT_PERCENT;
-        out->pct_num = (uint64_t)mant;
+        out->pct_num = (uint64_t)num;
         out->pct_den = (uint64_t)den;
         return 0;
     }
     for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
         if (strlen(units[k].name) != ulen || memcmp(units[k].name, u, ulen) != 0)
             continue;
-        u128 bytes = mant * units[k].mult / den;
+        u128 bytes = ip * units[k].mult + fnum * units[k].mult / den;
         if (bytes > UINT64_MAX)
             return fail(err, errlen, "size '%.*s' overflows 64 bits", (int)n, s);
         out->kind = bytes ? GMG_LIMIT_BYTES : GMG_LIMIT_NONE;
         out->bytes = (uint64_t)bytes;
-        if (bytes == 0 && mant != 0)
+        if (bytes == 0 && (ip || fnum))
             return fail(err, errlen, "size '%.*s' is less than one byte", (int)n, s);
         return 0;
     }

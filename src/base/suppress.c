@@ -8,39 +8,44 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* The template as a glob over the whole string: without '^' it may start
+ * anywhere (a leading '*'), without '$' end anywhere (a trailing '*'); '*'
+ * matches any run of characters, everything else itself; the first '$' ends
+ * the template, as in LeakSanitizer's TemplateMatch. That function matches
+ * each piece at its first occurrence and never backtracks, so "foo$" misses
+ * "foofoo"; this one backtracks to the last '*' seen (the classic two-pointer
+ * glob: at most length(t) x length(s) steps, no recursion, no memory). */
 int gmg_template_match(const char *t, const char *s)
 {
     if (!s || !*s || !t)
         return 0;
-    int anchored = 0, star = 0;
-    if (*t == '^') {
-        anchored = 1;
+    int start_anchor = *t == '^';
+    if (start_anchor)
         t++;
-    }
-    while (*t) {
-        if (*t == '*') {
+    size_t tlen = strcspn(t, "$");
+    int end_anchor = t[tlen] == '$';
+    const char *tend = t + tlen;
+    /* an unanchored start is a leading '*' */
+    const char *star_t = start_anchor ? NULL : t, *star_s = s;
+    while (*s) {
+        if (t < tend && *t == '*') {
+            star_t = ++t;
+            star_s = s;
+        } else if (t < tend && *t == *s) {
             t++;
-            anchored = 0;
-            star = 1;
-            continue;
-        }
-        if (*t == '$')
-            return *s == 0 || star;
-        size_t len = strcspn(t, "*$");
-        const char *hit = NULL;
-        for (const char *p = s; *p; p++)
-            if (strncmp(p, t, len) == 0) {
-                hit = p;
-                break;
-            }
-        if (!hit || (anchored && hit != s))
+            s++;
+        } else if (t == tend && !end_anchor) {
+            return 1; /* an unanchored end: the rest of s is free */
+        } else if (star_t) {
+            t = star_t; /* the last '*' takes one more character */
+            s = ++star_s;
+        } else {
             return 0;
-        s = hit + len;
-        t += len;
-        anchored = 0;
-        star = 0;
+        }
     }
-    return 1;
+    while (t < tend && *t == '*')
+        t++;
+    return t == tend;
 }
 
 int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *err, unsigned errlen)

@@ -5,7 +5,8 @@
  * A file holds lines "leak:PATTERN"; '#' starts a comment, blank lines are
  * skipped, anything else is refused with file:line. A PATTERN matches a
  * string when its pieces between '*' occur in it in order; '^' at the start
- * anchors it to the start, '$' at the end to the end (LSan's TemplateMatch).
+ * anchors it to the start, '$' at the end to the end (LSan's TemplateMatch
+ * grammar, matched with backtracking, which LSan's lacks).
  */
 #ifndef GMG_BASE_SUPPRESS_H
 #define GMG_BASE_SUPPRESS_H

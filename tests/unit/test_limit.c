@@ -103,6 +103,22 @@ int main(void)
     refused("0:4gb", "unknown unit 'gb'");
     refused("0:-1G", "negative");
     refused("1.0000000000000000001G", "too many decimals");
+    /* a fraction never hides an overflow: the same number with and without it */
+    refused("350000000000000000000.000000000000000000", "overflows");
+    refused("350000000000000000000", "overflows");
+    refused("35978900000000000000.000000000000000000TB", "overflows");
+    ok("18446744073709551615.5", 0, GMG_LIMIT_BYTES, 18446744073709551615ull, 0, 18446744073709551615ull);
+    refused("16777216.000000000000000000T", "overflows");
+    ok("18446744073709551615.000000000000000000", 0, GMG_LIMIT_BYTES, 18446744073709551615ull, 0, 18446744073709551615ull);
+    ok("16777215.5T", 0, GMG_LIMIT_BYTES, 16777215ull * (1ull << 40) + (1ull << 39), 0,
+       16777215ull * (1ull << 40) + (1ull << 39));
+    ok("0.5K", 0, GMG_LIMIT_BYTES, 512, 0, 512);
+    /* percentages with every decimal: exact, never wrapped */
+    ok("99.99999999999999999%", 0, GMG_LIMIT_PERCENT, 0, 100000000000000000ull, 99999999999999999ull);
+    refused("99.999999999999999999%", "too many decimals");
+    ok("100.000000000000000000%", 0, GMG_LIMIT_PERCENT, 0, 8 * G, 8 * G);
+    refused("100.000000000000000001%", "over 100%");
+    refused("0.000000000000000000%", "0%");
 
     printf("limit parser: %d checks, %d failed\n", checks, failures);
     return failures != 0;
