@@ -471,6 +471,7 @@ fi
 # ------------------------------------------------------ CI mode (issue 11)
 . tests/cimode.sh
 . tests/suppressions/anchors.sh
+. tests/settings/edges.sh
 
 # ------------------------------------------------- Python frames (issue 10)
 . tests/python.sh

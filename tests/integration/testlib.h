@@ -38,6 +38,13 @@ static inline unsigned long long tl_guard_live(int dev)
     return f ? f(dev) : 0;
 }
 
+/* The limit the guard holds dev to (0 without the guard or a limit). */
+static inline unsigned long long tl_guard_limit(int dev)
+{
+    unsigned long long (*f)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_limit");
+    return f ? f(dev) : 0;
+}
+
 /* What the simulated driver says of dev. */
 static inline struct sim_stats tl_sim(int dev)
 {
