@@ -487,6 +487,9 @@ fi
 # ------------------------------------------------ an audit against SPEC
 . tests/audit.sh
 
+# ------------------------------------------------ the docs are for users
+. tests/docs/users.sh
+
 echo
 echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
 [ "$FAIL" -eq 0 ]
