@@ -475,6 +475,7 @@ fi
 
 # ------------------------------------------------- Python frames (issue 10)
 . tests/python.sh
+. tests/python/names.sh
 . tests/pyclients.sh
 
 # -------------------------------------------------- the command (issue 11)

@@ -1,0 +1,24 @@
+# names.sh - Python names outside Latin-1 (CJK function names, a file under
+# astral-plane names) named exactly, in JSON and text, on every CPython of
+# 3.10-3.13 here. Sourced by tests/run.sh after tests/python.sh (find_python).
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "Python names outside Latin-1" "TSan: the instrumented library cannot run in an uninstrumented interpreter"
+else
+    udir="$WORK/数据_𝔣𝔬𝔬"; mkdir -p "$udir"; upy="$udir/名前_𝔣.py"
+    cp tests/python/unicode_names.py "$upy"
+    for v in 3.10 3.11 3.12 3.13; do
+        PY=$(find_python $v) || { skip "Python $v names outside Latin-1" "no python$v on this machine"; continue; }
+        env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT_FORMAT=json,text GPUMEM_REPORT="$WORK/uni.$v" "$PY" "$upy" \
+            >"$WORK/out" 2>"$WORK/err"
+        want=$(printf '[[2097152,["数据加载","%s","café","%s","<module>","%s"]],[1048576,["数据加载","%s","読み込み","%s","<module>","%s"]]]' \
+               "$upy" "$upy" "$upy" "$upy" "$upy" "$upy")
+        got=$(jq -c '[.live[] | [.bytes, [.frames[] | select(.lang=="python") | .function, .file]]]' "$WORK/uni.$v.json" 2>&1)
+        if [ "$got" = "$want" ] && grep -qxF "    File \"$upy\", line 19, in 数据加载" "$WORK/uni.$v.txt" \
+           && grep -qF "in 読み込み" "$WORK/uni.$v.txt"; then
+            ok "Python $v: function names in CJK and Latin-1, a file under astral-plane names: exact in JSON and text"
+        else
+            printf 'want %s\ngot  %s\n' "$want" "$got" >"$WORK/unidiff"; cat "$WORK/err" >>"$WORK/unidiff"
+            bad "Python $v names outside Latin-1" "$WORK/unidiff"
+        fi
+    done
+fi
