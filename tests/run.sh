@@ -480,6 +480,7 @@ fi
 
 # -------------------------------------------------- the command (issue 11)
 . tests/cli.sh
+. tests/cli/signals.sh
 
 # ---------------------------------------- group quota, deployment (issue 12)
 . tests/group.sh

@@ -1,0 +1,33 @@
+# signals.sh - the command passes on what other processes send it, each
+# signal checked (HUP, INT, QUIT, USR2, WINCH), and never bounces back to the
+# program a signal the program sent it (kill -USR2 $PPID: a program without a
+# handler would die of it). Sourced by tests/run.sh (its helpers, $B, $WORK).
+GMG_CMD=$ROOT/$B/gpumemguard
+sig_prog=$WORK/sigprog.sh
+cat >"$sig_prog" <<'PROG'
+for s in HUP INT QUIT USR2 WINCH; do trap "echo got $s >>\"$1\"" $s; done
+echo ready >>"$1"
+while :; do sleep 0.05 & wait $!; done
+PROG
+# INT and QUIT are ignored in a background job of a shell without job
+# control: the command starts with them at their default, as from a terminal
+: >"$WORK/sig.log"
+env --default-signal=INT,QUIT "$GMG_CMD" -- bash "$sig_prog" "$WORK/sig.log" >/dev/null 2>"$WORK/sig.err" & sig_cmd=$!
+for _ in $(seq 100); do grep -q ready "$WORK/sig.log" && break; sleep 0.05; done
+sig_miss=""
+for s in HUP INT QUIT USR2 WINCH; do
+    kill -$s $sig_cmd
+    for _ in $(seq 100); do grep -q "got $s" "$WORK/sig.log" && break; sleep 0.05; done
+    grep -q "got $s" "$WORK/sig.log" || sig_miss="$sig_miss $s"
+done
+kill -TERM $sig_cmd; wait $sig_cmd; sig_rc=$?
+if [ -z "$sig_miss" ] && [ $sig_rc = 143 ]; then
+    ok "the command passes on SIGHUP, SIGINT, SIGQUIT, SIGUSR2 and SIGWINCH from another process, each reaching the program's handler; SIGTERM ends it (143)"
+else
+    echo "missing:$sig_miss rc $sig_rc" >>"$WORK/sig.log"; bad "signals passed on by the command" "$WORK/sig.log"
+fi
+# the program signals the command itself: nothing comes back to it
+"$GMG_CMD" -- sh -c 'kill -USR2 $PPID; sleep 0.3; kill -HUP $PPID; sleep 0.3; echo alive' >"$WORK/out" 2>"$WORK/err"; sig_rc=$?
+if [ $sig_rc = 0 ] && has alive "$WORK/out"; then
+    ok "a program that signals the command (kill -USR2 \$PPID, kill -HUP \$PPID) is not sent its own signal back: it lives and exits 0"
+else bad "a program signalling the command (rc $sig_rc)" "$WORK/err"; fi
