@@ -481,6 +481,7 @@ fi
 # -------------------------------------------------- the command (issue 11)
 . tests/cli.sh
 . tests/cli/signals.sh
+. tests/signals/dump_restart.sh
 
 # ---------------------------------------- group quota, deployment (issue 12)
 . tests/group.sh
