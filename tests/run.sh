@@ -482,6 +482,7 @@ fi
 . tests/cli.sh
 . tests/cli/signals.sh
 . tests/signals/dump_restart.sh
+. tests/metrics/counts.sh
 
 # ---------------------------------------- group quota, deployment (issue 12)
 . tests/group.sh
