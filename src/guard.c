@@ -32,6 +32,7 @@
 #include "hooks/devfacts.h"
 #include "hooks/intercept.h"
 #include "report/dumpsig.h"
+#include "report/fatalsig.h"
 #include "report/report.h"
 #include "report/reporter.h"
 
@@ -118,6 +119,7 @@ static void first_use(void)
     set_tick();
     gmg_reporter_start();
     gmg_dumpsig_arm();
+    gmg_fatalsig_arm();
     if (secure_group)
         gmg_error("secure execution: GPUMEM_GROUP=%s is not used (no shared file is opened); GPUMEM_LIMIT holds "
                   "this process alone", gmg_cfg.group);

@@ -491,6 +491,9 @@ fi
 # ------------------------------------------------ an audit against SPEC
 . tests/audit.sh
 
+# ------------------------------------- a report before a fatal signal
+. tests/fatal/fatal.sh
+
 # ------------------------------------------------ the docs are for users
 . tests/docs/users.sh
 

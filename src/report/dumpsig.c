@@ -27,6 +27,7 @@
 #include "base/config.h"
 #include "base/export.h"
 #include "base/log.h"
+#include "report/fatalsig.h"
 #include "report/reporter.h"
 
 #include <dlfcn.h>
@@ -239,8 +240,11 @@ GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
         errno = ENOSYS;
         return -1;
     }
-    if (!is_dump_signal(sig))
+    if (!is_dump_signal(sig)) {
+        if (gmg_fatalsig_covers(sig)) /* SIGTERM, SIGINT, SIGHUP: fatalsig.c's while at their default */
+            return gmg_fatalsig_sigaction(real, sig, act, old);
         return real(sig, act, old);
+    }
     /* the dump signal: under the installers' lock even before it is armed,
      * so that arming on another thread sees this installation, or this one
      * sees the guard's */
@@ -307,7 +311,7 @@ static sighandler_t bsd_install(int sig, sighandler_t handler)
     if (!is_dump_signal(sig)) {
         static void *fn;
         signal_fn real = (signal_fn)real_installer(&fn, "signal");
-        return real ? real(sig, handler) : SIG_ERR;
+        return real ? gmg_fatalsig_after(sig, real(sig, handler), handler) : SIG_ERR;
     }
     return install_as(sig, handler, SA_RESTART, 1);
 }
@@ -335,7 +339,7 @@ static sighandler_t sysv_install(const char *name, void **cache, int sig, sighan
 {
     if (!is_dump_signal(sig)) {
         signal_fn real = (signal_fn)real_installer(cache, name);
-        return real ? real(sig, handler) : SIG_ERR;
+        return real ? gmg_fatalsig_after(sig, real(sig, handler), handler) : SIG_ERR;
     }
     return install_as(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }
@@ -363,7 +367,7 @@ GMG_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
     if (!is_dump_signal(sig)) {
         static void *fn;
         signal_fn real = (signal_fn)real_installer(&fn, "sigset");
-        return real ? real(sig, disp) : SIG_ERR;
+        return real ? gmg_fatalsig_after(sig, real(sig, disp), disp) : SIG_ERR;
     }
     sigset_t one, old;
     sigemptyset(&one);
@@ -388,7 +392,10 @@ GMG_EXPORT int sigignore(int sig)
     if (!is_dump_signal(sig)) {
         static void *fn;
         int (*real)(int) = (int (*)(int))real_installer(&fn, "sigignore");
-        return real ? real(sig) : -1;
+        int rc = real ? real(sig) : -1;
+        if (rc == 0)
+            gmg_fatalsig_after(sig, SIG_DFL, SIG_IGN); /* the program's SIG_IGN, not the guard's handler */
+        return rc;
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

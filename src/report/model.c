@@ -40,6 +40,7 @@ const char *gmg_trigger_name(enum gmg_trigger t)
     case GMG_TRIGGER_EXIT: return "exit";
     case GMG_TRIGGER_SIGNAL: return "signal";
     case GMG_TRIGGER_REFUSAL: return "refusal";
+    case GMG_TRIGGER_FATAL: return "fatal_signal";
     default: return "request";
     }
 }

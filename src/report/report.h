@@ -21,7 +21,7 @@
 #include "core/upcalls.h"
 #include "report/symbolize.h"
 
-enum gmg_trigger { GMG_TRIGGER_EXIT, GMG_TRIGGER_SIGNAL, GMG_TRIGGER_REFUSAL, GMG_TRIGGER_API };
+enum gmg_trigger { GMG_TRIGGER_EXIT, GMG_TRIGGER_SIGNAL, GMG_TRIGGER_REFUSAL, GMG_TRIGGER_API, GMG_TRIGGER_FATAL };
 
 struct gmg_group {
     uint32_t stack;

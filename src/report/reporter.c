@@ -36,6 +36,7 @@
  */
 #define _GNU_SOURCE
 #include "report/reporter.h"
+#include "report/fatalsig.h"
 
 #include "base/log.h"
 #include "core/stacks.h"
@@ -84,6 +85,7 @@ static int orphan;                      /* this process was forked without fork 
 static unsigned long dumps_asked;       /* by the signal handler */
 static pid_t asked_in;                  /* by the signal handler: the process the latest dump signal reached */
 static unsigned long dumps_done;        /* under dump_mu */
+static int fatal_sig;                   /* a fatal signal's report asked for (fatalsig.c), 0: none */
 static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* CLOCK_MONOTONIC, `ms` from now */
@@ -221,8 +223,13 @@ static void *reporter(void *arg)
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
         if (wait_for_work(tick ? &next_tick : NULL)) {
+            int fatal = __atomic_load_n(&fatal_sig, __ATOMIC_ACQUIRE);
             drain();
             pending_dumps();
+            if (fatal) { /* the report, then the signal ends the process as its default would */
+                gmg_report_now(GMG_TRIGGER_FATAL);
+                gmg_fatalsig_die(fatal);
+            }
             if (!tick || !passed(&next_tick))
                 continue; /* else overdue: wake-ups that keep coming must not put it off */
         }
@@ -333,6 +340,20 @@ static void wake(void)
     if (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
         sem_post(&wake_sem);
     errno = saved;
+}
+
+int gmg_reporter_fatal(int sig)
+{
+    int saved = errno, rc = 0;
+    if (__atomic_load_n(&owner, __ATOMIC_ACQUIRE) == getpid() && !__atomic_load_n(&orphan, __ATOMIC_RELAXED) &&
+        __atomic_load_n(&running, __ATOMIC_ACQUIRE)) {
+        int none = 0;
+        rc = __atomic_compare_exchange_n(&fatal_sig, &none, sig, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ? 1 : -1;
+        if (rc == 1)
+            sem_post(&wake_sem);
+    }
+    errno = saved;
+    return rc;
 }
 
 void gmg_reporter_wake(void)

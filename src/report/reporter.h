@@ -21,6 +21,11 @@ void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds);
  * not open). */
 void gmg_reporter_wake(void);
 
+/* A fatal signal's report (fatalsig.h), asked for from its handler:
+ * async-signal-safe. 1: the thread writes it, then ends the process by
+ * `sig`; 0: no thread here to write it; -1: one is under way already. */
+int gmg_reporter_fatal(int sig);
+
 /* A refusal to explain: what was live at the refusal is taken here, on
  * the refusing thread (gmg_report_refusal_capture), then queued for the
  * thread (explained here when it could not start). Returns once the

@@ -231,7 +231,7 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
     incomplete(r, b);
     gmg_buf_printf(b, "\nSUMMARY: gpumemguard: %llu bytes in %llu allocations still live at %s",
                    (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
-                   r->trigger == GMG_TRIGGER_EXIT ? "exit" : "dump");
+                   r->trigger == GMG_TRIGGER_EXIT || r->trigger == GMG_TRIGGER_FATAL ? "exit" : "dump");
     if (r->reclaimed_allocs)
         gmg_buf_printf(b, ", %llu bytes in %llu allocations reclaimed by context teardown",
                        (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs);

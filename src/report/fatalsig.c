@@ -1,0 +1,190 @@
+/*
+ * fatalsig.c - see fatalsig.h.
+ *
+ * The handler neither formats, allocates nor locks: it hands the signal to
+ * the reporter thread (gmg_reporter_fatal) and returns, so that a thread it
+ * interrupted in the middle of the guard's own work (a shard lock held)
+ * finishes it and the report can walk the table. The program runs on for
+ * the few milliseconds the report takes, then the thread ends it with the
+ * same signal. Where no thread can write it (it could not start; a child
+ * forked without fork handlers), or the report is already under way, the
+ * handler ends the process at once, as the default action would.
+ */
+#define _GNU_SOURCE
+#include "report/fatalsig.h"
+
+#include "base/config.h"
+#include "base/log.h"
+#include "report/reporter.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP };
+#define NFATAL (sizeof fatal_sigs / sizeof fatal_sigs[0])
+
+static int owned[NSIG];                 /* our handler is the kernel's action */
+static struct sigaction seen[NSIG];     /* the program's (default) action, as it reads it */
+static int armed;
+
+static gmg_sigaction_fn libc_sigaction(void)
+{
+    static gmg_sigaction_fn fn;
+    gmg_sigaction_fn f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (gmg_sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+        __atomic_store_n(&fn, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+static int is_fatal(int sig)
+{
+    for (size_t i = 0; i < NFATAL; i++)
+        if (fatal_sigs[i] == sig)
+            return sig != gmg_cfg.signal; /* the dump signal is dumpsig.c's */
+    return 0;
+}
+
+int gmg_fatalsig_owned(int sig)
+{
+    return sig > 0 && sig < NSIG && __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE);
+}
+
+/* The default action back, and the signal sent to this thread again:
+ * async-signal-safe. */
+static void die_now(int sig)
+{
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE);
+    gmg_sigaction_fn real = libc_sigaction();
+    if (real)
+        real(sig, &dfl, NULL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig); /* pending while blocked (in the handler, on the reporter thread) */
+    pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+static void on_fatal(int sig, siginfo_t *info, void *uctx)
+{
+    (void)info;
+    (void)uctx;
+    int saved = errno;
+    if (!__atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) || gmg_reporter_fatal(sig) != 1)
+        die_now(sig); /* no thread to write it, or a report already under way: as the default does */
+    errno = saved;
+}
+
+void gmg_fatalsig_die(int sig)
+{
+    /* a handler the program installed meanwhile gets the signal, as it
+     * would have had it come a moment later */
+    if (__atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE)) {
+        die_now(sig);
+        for (;;)
+            pause(); /* the signal is on its way */
+    }
+    kill(getpid(), sig);
+}
+
+static int install(gmg_sigaction_fn real, int sig)
+{
+    struct sigaction k;
+    memset(&k, 0, sizeof k);
+    k.sa_sigaction = on_fatal;
+    k.sa_flags = SA_SIGINFO | SA_RESTART;   /* the program's calls go on, as if nothing came */
+    sigemptyset(&k.sa_mask);
+    return real(sig, &k, NULL);
+}
+
+void gmg_fatalsig_arm(void)
+{
+    gmg_sigaction_fn real = libc_sigaction();
+    if (!real || __atomic_exchange_n(&armed, 1, __ATOMIC_ACQ_REL))
+        return;
+    for (size_t i = 0; i < NFATAL; i++) {
+        int sig = fatal_sigs[i];
+        struct sigaction now;
+        if (!is_fatal(sig) || real(sig, NULL, &now) != 0)
+            continue;
+        if ((now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL)
+            continue; /* the program's handler, or ignored (a background job's SIGINT): left alone */
+        seen[sig] = now;
+        if (install(real, sig) == 0)
+            __atomic_store_n(&owned[sig], 1, __ATOMIC_RELEASE);
+    }
+}
+
+static int is_default(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_SIGINFO) ? sa->sa_sigaction == NULL : sa->sa_handler == SIG_DFL;
+}
+
+int gmg_fatalsig_covers(int sig)
+{
+    return __atomic_load_n(&armed, __ATOMIC_ACQUIRE) && is_fatal(sig);
+}
+
+/* The default action set by the program: the guard's handler in its
+ * place (again), reading as that default. */
+static void take(gmg_sigaction_fn real, int sig, const struct sigaction *dfl)
+{
+    seen[sig] = *dfl;
+    if (install(real, sig) == 0)
+        __atomic_store_n(&owned[sig], 1, __ATOMIC_RELEASE);
+}
+
+int gmg_fatalsig_sigaction(gmg_sigaction_fn real, int sig, const struct sigaction *act, struct sigaction *old)
+{
+    int mine = gmg_fatalsig_owned(sig);
+    if (!act) { /* a query: what the program set */
+        if (!mine)
+            return real(sig, NULL, old);
+        if (old)
+            *old = seen[sig];
+        return 0;
+    }
+    if (is_default(act)) { /* the default: the report stays, or comes back */
+        struct sigaction prev = seen[sig];
+        if (!mine && real(sig, NULL, &prev) != 0)
+            return -1;
+        take(real, sig, act);
+        if (old)
+            *old = prev;
+        return 0;
+    }
+    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE); /* the program's own from now on */
+    struct sigaction prev;
+    int rc = real(sig, act, &prev);
+    if (rc != 0) {
+        int e = errno;
+        if (mine)
+            take(real, sig, &seen[sig]);
+        errno = e;
+        return rc;
+    }
+    if (old)
+        *old = prev.sa_sigaction == on_fatal ? seen[sig] : prev;
+    return 0;
+}
+
+sighandler_t gmg_fatalsig_after(int sig, sighandler_t prev, sighandler_t installed)
+{
+    if (prev == SIG_ERR || installed == SIG_HOLD || !gmg_fatalsig_covers(sig))
+        return prev;
+    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE); /* libc put the program's action over ours */
+    if (installed == SIG_DFL) {
+        struct sigaction dfl;
+        gmg_sigaction_fn real = libc_sigaction();
+        if (real && real(sig, NULL, &dfl) == 0 && is_default(&dfl))
+            take(real, sig, &dfl);
+    }
+    return prev == (sighandler_t)(void *)on_fatal ? SIG_DFL : prev;
+}

@@ -1,0 +1,75 @@
+# fatal/fatal.sh - a report before SIGTERM, SIGINT or SIGHUP ends a program
+# that left them at their default action (a batch system's time limit),
+# then the same end as without the guard; invisible to the program's own
+# sigaction and signal, and a handler it installs takes over. Sourced by
+# run.sh (its helpers, $B, $T, $WORK, $PRELOAD).
+build fatalprog tests/fatal/fatalprog.c -L"$B/sim" -l:libcuda.so.1
+
+# fatal_start OUT ERR CMD...: start CMD in the background, wait for "ready"
+fatal_start() {
+    local out=$1 err=$2; shift 2
+    "$@" >"$out" 2>"$err" &
+    FATAL_PID=$!
+    for _ in $(seq 200); do grep -q ready "$out" 2>/dev/null && return 0; sleep 0.05; done
+    return 1
+}
+
+# the command with --error-exitcode, SIGTERM to it (Slurm's way): a report, and 143
+if [ -z "${GMG_SANITIZER:-}" ]; then
+    fatal_start "$WORK/fout" "$WORK/ferr" "$B/gpumemguard" --error-exitcode 23 -- "$T/fatalprog" wait
+    kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+    if [ $rc = 143 ] && grep -q "gpumemguard report (fatal_signal, dump 1)" "$WORK/ferr" \
+       && grep -q "in leak_before_term " "$WORK/ferr" \
+       && has "SUMMARY: gpumemguard: 1048576 bytes in 1 allocation still live at exit" "$WORK/ferr"; then
+        ok "fatal signal: gpumemguard --error-exitcode 23 -- prog killed with SIGTERM writes the report, exits 143"
+    else
+        bad "fatal signal: SIGTERM through the command (rc $rc)" "$WORK/ferr"
+    fi
+else
+    skip "fatal signal through the command" "the command preloads the library alone"
+fi
+
+# preloaded directly: each of the three ends the process by itself, after a JSON report
+for s in TERM INT HUP; do
+    fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/fatal.$s.json" \
+        GPUMEM_REPORT_FORMAT=json "$T/fatalprog" wait
+    kill -"$s" "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+    want=$((128 + $(kill -l "$s")))
+    if [ $rc = $want ] && [ -s "$WORK/fatal.$s.json" ] \
+       && jq -e '.trigger == "fatal_signal" and .totals.live_bytes == 1048576' "$WORK/fatal.$s.json" >/dev/null 2>&1; then
+        ok "fatal signal: SIG$s at its default action: a JSON report with trigger fatal_signal, then status $want"
+    else
+        cat "$WORK/fatal.$s.json" >>"$WORK/ferr" 2>/dev/null
+        bad "fatal signal: SIG$s (rc $rc, want $want)" "$WORK/ferr"
+    fi
+done
+
+# invisible: the program reads SIG_DFL; its own handler takes over, no report
+fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" "$T/fatalprog" query
+kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+if [ $rc = 7 ] && has "sigaction: SIG_DFL flags 0" "$WORK/fout" && has "signal: SIG_DFL" "$WORK/fout" \
+   && has "replaced: SIG_DFL" "$WORK/fout" && has "now: mine" "$WORK/fout" && has "handled" "$WORK/fout" \
+   && ! has "fatal_signal" "$WORK/ferr"; then
+    ok "fatal signal: sigaction and signal answer SIG_DFL; a handler installed later takes over (no report)"
+else
+    cat "$WORK/fout" >>"$WORK/ferr"; bad "fatal signal: seen by the program (rc $rc)" "$WORK/ferr"
+fi
+
+# ignored before the guard armed (a background job's SIGINT): stays ignored
+fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" sh -c 'trap "" INT; exec "$0" keep' "$T/fatalprog"
+kill -INT "$FATAL_PID"; sleep 0.3
+if kill -0 "$FATAL_PID" 2>/dev/null && ! has "fatal_signal" "$WORK/ferr"; then
+    ok "fatal signal: an ignored SIGINT stays ignored (no report, the program runs on)"
+else
+    bad "fatal signal: ignored SIGINT" "$WORK/ferr"
+fi
+kill -KILL "$FATAL_PID" 2>/dev/null; wait "$FATAL_PID" 2>/dev/null
+
+# a process that never used CUDA: no handler, nothing said
+fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" sh -c 'echo ready; exec sleep 30'
+kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+if [ $rc = 143 ] && [ ! -s "$WORK/ferr" ]; then
+    ok "fatal signal: a process that never used CUDA ends as before, silently"
+else
+    bad "fatal signal: no CUDA (rc $rc)" "$WORK/ferr"
+fi

@@ -1,0 +1,71 @@
+/* fatalprog.c MODE - a program that leaks device memory, then waits to be
+ * ended by a signal (tests/fatal/fatal.sh).
+ *   wait:    SIGINT and SIGHUP to their default first (a shell starts a
+ *            background job with SIGINT ignored), then leaks 1 MiB in
+ *            leak_before_term, prints "ready", waits
+ *   keep:    the same, dispositions as inherited
+ *   query:   leaks, then asks for SIGTERM's action with sigaction and
+ *            signal and prints what it reads; installs its own handler,
+ *            prints "ready", waits: its handler says "handled" and exits 7 */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void handled(int sig)
+{
+    (void)sig;
+    static const char msg[] = "handled\n";
+    ssize_t w = write(1, msg, sizeof msg - 1);
+    (void)w;
+    _exit(7);
+}
+
+__attribute__((noinline)) static CUdeviceptr leak_before_term(void)
+{
+    CUdeviceptr p = 0;
+    if (cuMemAlloc(&p, 1 << 20) != CUDA_SUCCESS)
+        printf("FAIL alloc\n");
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "wait";
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (strcmp(mode, "keep") != 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+    }
+    {
+        CUdevice dev;
+        CUcontext ctx;
+        cuInit(0);
+        cuDeviceGet(&dev, 0);
+        cuDevicePrimaryCtxRetain(&ctx, dev);
+        cuCtxSetCurrent(ctx);
+        leak_before_term();
+    }
+    if (strcmp(mode, "query") == 0) {
+        struct sigaction old;
+        memset(&old, 0xff, sizeof old);
+        sigaction(SIGTERM, NULL, &old);
+        printf("sigaction: %s flags %#x\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other", (unsigned)old.sa_flags);
+        sighandler_t prev = signal(SIGINT, SIG_DFL);
+        printf("signal: %s\n", prev == SIG_DFL ? "SIG_DFL" : "other");
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = handled;
+        sigemptyset(&sa.sa_mask);
+        memset(&old, 0xff, sizeof old);
+        sigaction(SIGTERM, &sa, &old);
+        printf("replaced: %s\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
+        sigaction(SIGTERM, NULL, &old);
+        printf("now: %s\n", old.sa_handler == handled ? "mine" : "other");
+    }
+    printf("ready\n");
+    for (;;)
+        pause();
+}
