@@ -99,7 +99,7 @@ $(B)/obj/driver/routes.o: LIB_CFLAGS := $(filter-out -fsanitize=thread,$(LIB_CFL
 $(LIB): $(LIB_OBJS) $(FLAGS_STAMP)
 	$(CC) $(if $(LTO),$(LTO) $(OPT)) -shared -Wl,-soname,libgpumemguard.so -Wl,-e,gmg_selfrun $(ZDEFS) -Wl,-z,now -o $@ $(LIB_OBJS) $(LIB_LDLIBS) $(EXTRA_LDFLAGS)
 
-# ---- the command (src/cli): libc, include/gpumemguard.h, base/signame ----
+# ---- the command (src/cli): libc, include/gpumemguard.h, base/signame, base/dumpask.h ----
 # The installation directories are baked into the command and the .pc file;
 # the stamp changes (and they are rebuilt) when PREFIX or LIBDIR change.
 DIRS_STAMP := $(B)/.install-dirs
@@ -108,7 +108,7 @@ $(DIRS_STAMP): FORCE
 	@echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' | cmp -s - $@ || echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' > $@
 FORCE:
 
-$(CLI): src/cli/gpumemguard.c src/base/signame.c src/base/signame.h include/gpumemguard.h $(DIRS_STAMP)
+$(CLI): src/cli/gpumemguard.c src/base/signame.c src/base/signame.h src/base/dumpask.h include/gpumemguard.h $(DIRS_STAMP)
 	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -o $@ src/cli/gpumemguard.c src/base/signame.c $(EXTRA_LDFLAGS)
 
 $(PC): gpumemguard.pc.in include/gpumemguard.h $(DIRS_STAMP)

@@ -3,8 +3,15 @@
  *
  * A program does not need it: LD_PRELOAD=libgpumemguard.so is enough. A
  * program that wants a report at a moment of its choosing, or its live
- * device bytes, can call these; look them up with dlsym(RTLD_DEFAULT, ...)
- * to run with and without the guard.
+ * device bytes, can call these: look them up with dlsym(RTLD_DEFAULT, ...),
+ * so that it runs with the guard and without it, and do not link the
+ * library (`pkg-config --cflags gpumemguard` gives the include path; the
+ * .pc file has no Libs on purpose):
+ *
+ *     unsigned long long (*live)(int) =
+ *         (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
+ *     if (live)
+ *         printf("%llu bytes on the GPU\n", live(-1));
  */
 #ifndef GPUMEMGUARD_H
 #define GPUMEMGUARD_H

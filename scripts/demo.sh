@@ -18,15 +18,23 @@ else
     DRIVER_PATH="$ROOT/$B/sim"
 fi
 cat <<'EOF'
-== What to look for below:
+== What to look for below (the program runs twice: under the command, then by hand):
    1. "gpumemguard: refused cuMemAlloc of 200.0 MiB (209715200 bytes) on device 0: GPUMEM_LIMIT is 256.0 MiB ..."
       The quota refused the program's 200 MiB batch buffer (big_batch, the refused call's own stack follows);
       the program got CUDA_ERROR_OUT_OF_MEMORY, as from a full GPU, and the guard named the biggest live
       allocations at that moment.
-   2. The exit report: what is still allocated, grouped by call stack, biggest first. train_step leaked
+   2. The exit report: what is still allocated, grouped by call site, biggest first. train_step leaked
       5 x 16 MiB (scripts/demo_leaky.c:14); load_model's 64 MiB of weights were never freed either.
    3. The last line, SUMMARY: the bytes still live at exit.
 EOF
-echo "== LD_PRELOAD=$LIB GPUMEM_LIMIT=256M $B/demo/leaky"
-env LD_LIBRARY_PATH="$DRIVER_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUSIM_MEM=1G \
-    LD_PRELOAD="$LIB" GPUMEM_LIMIT=256M "$B/demo/leaky"
+export LD_LIBRARY_PATH="$DRIVER_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUSIM_MEM=1G
+echo
+echo "== 1. the command, as the README leads with it: gpumemguard --limit 256M -- ./leaky"
+echo "   $B/gpumemguard --limit 256M -- $B/demo/leaky"
+echo
+"$B/gpumemguard" --limit 256M -- "$B/demo/leaky"
+echo
+echo "== 2. the same by hand: the library preloaded, the limit in the environment"
+echo "   LD_PRELOAD=$LIB GPUMEM_LIMIT=256M $B/demo/leaky"
+echo
+env LD_PRELOAD="$LIB" GPUMEM_LIMIT=256M "$B/demo/leaky"

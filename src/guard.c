@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #include "../include/gpumemguard.h"
 #include "base/config.h"
+#include "base/exe.h"
 #include "base/export.h"
 #include "base/log.h"
 #include "cluster/group.h"
@@ -201,6 +202,7 @@ __attribute__((constructor)) static void gmg_start(void)
         _exit(2);
     }
     gmg_log_level = gmg_cfg.log_level;
+    gmg_exe_cmdline(); /* the program's arguments, before it can rewrite its argv */
     gmg_stacks_set_depth(gmg_cfg.stack_depth);
     gmg_py_set_mode(gmg_cfg.python);
     open_group();

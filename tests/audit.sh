@@ -24,11 +24,11 @@ else bad "peak raised by a failed allocation: process [in_use,peak] $p1, [peak,g
 # pitch is finer than 512 bytes grants 256 x 10 here: it fits a limit of
 # exactly that, and the peak is the grant, never the up-front estimate
 guarded GPUSIM_PITCH=256 GPUMEM_LIMIT=2560 "$T/audit" pitch 100 10
-if has "pitch: 0, pitch 256, guard 2560" "$WORK/out" && has "limit 2560 bytes, in use 2560, peak 2560, refused 0" "$WORK/err"; then
+if has "pitch: 0, pitch 256, guard 2560" "$WORK/out" && has "limit 2.5 KiB (2560 bytes), in use 2.5 KiB (2560 bytes), peak 2.5 KiB (2560 bytes), refused 0" "$WORK/err"; then
     ok "a pitched allocation whose actual pitch x height (2560) fits the limit exactly is granted"
 else bad "pitched allocation within the limit refused by the 512-byte estimate" "$WORK/err"; fi
 guarded GPUSIM_PITCH=256 "$T/audit" pitch 100 10
-has "in use 2560, peak 2560, refused 0" "$WORK/err" \
+has "in use 2.5 KiB (2560 bytes), peak 2.5 KiB (2560 bytes), refused 0" "$WORK/err" \
     && ok "a pitched allocation's peak is its grant (2560), not the 512-byte estimate (5120)" \
     || bad "pitched allocation's peak" "$WORK/err"
 guarded GPUSIM_PITCH=1024 GPUMEM_LIMIT=10239 "$T/audit" pitch 100 10
@@ -98,7 +98,7 @@ if [ "${GMG_SANITIZER:-}" = tsan ]; then
 else
 timeout 60 env LD_PRELOAD="$PRELOAD $WORK/copy/libgpumemguard.so" "$T/audit" copy "$WORK/copy/libgpumemguard.so" \
     >"$WORK/out" 2>"$WORK/err"
-if [ "$(grep -c "^SUMMARY: gpumemguard: 1048576 bytes in 1 allocations still live at exit" "$WORK/err")" = 1 ] \
+if [ "$(grep -c "^SUMMARY: gpumemguard: 1048576 bytes in 1 allocation still live at exit" "$WORK/err")" = 1 ] \
    && [ "$(grep -c "SUMMARY" "$WORK/err")" = 1 ] && has "copy: live 1048576" "$WORK/out" \
    && [ "$(grep -c "another copy of the guard is loaded first" "$WORK/err")" = 1 ]; then
     ok "two copies of the guard: one exit report, the other copy says so once and answers with the first's numbers"
@@ -110,7 +110,7 @@ fi
 # crowd the counted stacks out of the few the message shows
 guarded GPUMEM_LIMIT=2M "$T/audit" hostrefuse
 msg=$(sed -n '/^gpumemguard: the biggest live allocations on device 0:/,/^==/p' "$WORK/err")
-if has "hostrefuse: 0 0 0 0, then 2" "$WORK/out" && grep -q "^1048576 bytes in 1 allocation (cuMemAlloc, device 0)" <<<"$msg" \
+if has "hostrefuse: 0 0 0 0, then 2" "$WORK/out" && grep -q "^1.0 MiB (1048576 bytes) in 1 allocation (cuMemAlloc, device 0)" <<<"$msg" \
    && ! grep -q "cuMemHostAlloc" <<<"$msg"; then
     ok "a refusal message lists the stacks that count against the quota, not pinned host memory that is bigger"
 else bad "refusal message: uncounted host memory listed instead of the counted stacks" "$WORK/err"; fi

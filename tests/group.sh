@@ -109,12 +109,12 @@ reap $mpid
 G=${GP}s
 guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" leak 3145728; s1=$(cat "$WORK/out")
 guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=4M "$GT" leak 1048576; s2=$(cat "$WORK/out")
-grep -q "group $G, device 0: limit 4194304 bytes, in use 1048576 by 1 member, peak 1048576$" "$WORK/err"; r2=$?
+grep -q "group $G, device 0: limit 4.0 MiB (4194304 bytes), in use 1.0 MiB (1048576 bytes) by 1 member, peak 1.0 MiB (1048576 bytes)$" "$WORK/err"; r2=$?
 gbg a GPUMEM_GROUP=$G GPUMEM_LIMIT=4M "$GT" hold 2097152; apid=$!
 await "$WORK/a.out" held
 reap $apid
 guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=6M "$GT" leak 1048576; s4=$(cat "$WORK/out")
-grep -q "group $G, device 0: limit 6291456 bytes, in use 1048576 by 1 member, peak 1048576$" "$WORK/err"; r4=$?
+grep -q "group $G, device 0: limit 6.0 MiB (6291456 bytes), in use 1.0 MiB (1048576 bytes) by 1 member, peak 1.0 MiB (1048576 bytes)$" "$WORK/err"; r4=$?
 read -r _ used _ _ _ _ _ members _ <<<"$(peek $G)"
 if [ "$s1" = "free 8388608 total 8388608 devtotal 8388608" ] && [ "$s2" = "free 4194304 total 4194304 devtotal 4194304" ] \
    && [ $r2 = 0 ] && [ "$s4" = "free 6291456 total 6291456 devtotal 6291456" ] && [ $r4 = 0 ] \

@@ -75,8 +75,8 @@ else
     e1=$(printf '    File "%s", line %s, in alloc\n    File "%s", line %s, in weights' "$BS" "$(bline alloc)" "$BS" "$(bline weights)")
     e2=$(printf '    File "%s", line %s, in alloc\n    File "%s", line %s, in optimizer' "$BS" "$(bline alloc)" "$BS" "$(bline optimizer)")
     if has "bindings_sites ok" "$WORK/out" && \
-       [ "$(grep -m1 -A2 -F "6291456 bytes in 1 allocation (cuMemAlloc, device 0)" "$WORK/err" | tail -2)" = "$e1" ] && \
-       [ "$(grep -m1 -A2 -F "1048576 bytes in 1 allocation (cuMemAlloc, device 0)" "$WORK/err" | tail -2)" = "$e2" ]; then
+       [ "$(grep -m1 -A2 -F "6.0 MiB (6291456 bytes) in 1 allocation (cuMemAlloc, device 0)" "$WORK/err" | tail -2)" = "$e1" ] && \
+       [ "$(grep -m1 -A2 -F "1.0 MiB (1048576 bytes) in 1 allocation (cuMemAlloc, device 0)" "$WORK/err" | tail -2)" = "$e2" ]; then
         ok "cuda-bindings: two Python call sites, two groups naming weights() and optimizer() with their lines"
     else bad "cuda-bindings call sites" "$WORK/err"; fi
     guarded env GPUMEM_LIMIT=4M "$PYC" "$BS" refuse

@@ -47,11 +47,11 @@ for v in 3.10 3.11 3.12 3.13; do
     pyrun "$PY" sites
     exp1=$(printf '    File "%s", line %s, in alloc\n    File "%s", line %s, in model_weights' "$PYF" "$L_ALLOC" "$PYF" "$(line model_weights)")
     exp2=$(printf '    File "%s", line %s, in alloc\n    File "%s", line %s, in optimizer_state' "$PYF" "$L_ALLOC" "$PYF" "$(line optimizer_state)")
-    if [ "$(after '6291456 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp1" ] && \
-       [ "$(after '1048576 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp2" ] && \
-       ! has "3145728 bytes in" "$WORK/err" && has "7340032 bytes in 2 allocations still live" "$WORK/err" && \
-       grep -A3 -F "6291456 bytes in 1" "$WORK/err" | grep -q "in sites$" && \
-       grep -A20 -F "6291456 bytes in 1" "$WORK/err" | grep -q "^    #0 .*(libffi"; then
+    if [ "$(after '6.0 MiB (6291456 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp1" ] && \
+       [ "$(after '1.0 MiB (1048576 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp2" ] && \
+       ! has "(3145728 bytes) in" "$WORK/err" && has "7340032 bytes in 2 allocations still live" "$WORK/err" && \
+       grep -A3 -F "(6291456 bytes) in 1" "$WORK/err" | grep -q "in sites$" && \
+       grep -A20 -F "(6291456 bytes) in 1" "$WORK/err" | grep -q "^    #0 .*(libffi"; then
         ok "Python $v: two call sites, two groups: 'File \"frames.py\", line N, in model_weights' above the native frames"
     else bad "Python $v sites" "$WORK/err"; fi
 
@@ -91,7 +91,7 @@ PYEOF
     pyrun "$PY" refuse_free GPUMEM_LIMIT=4M
     if has "refused cuMemAlloc of 8.0 MiB (8388608 bytes) on device 0: GPUMEM_LIMIT is 4.0 MiB (4194304 bytes), 1.0 MiB (1048576 bytes) in use" "$WORK/err" && \
        ! grep -qx "  (none)" "$WORK/err" && \
-       has "1048576 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err"; then
+       has "1.0 MiB (1048576 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err"; then
         ok "Python $v: refused, then the 1 MiB in use freed at once: the explanation lists it, live at the refusal"
     else bad "Python $v refusal after free" "$WORK/err"; fi
 
@@ -100,17 +100,17 @@ PYEOF
     miss=""
     for spec in worker_zero:3145728 worker_one:6291456 worker_two:9437184 worker_three:15728640; do
         fn=${spec%%:*}  # (3.11 has a <listcomp> frame between)
-        after "${spec#*:} bytes in 3 allocations (cuMemAlloc, device 0) allocated from:" 3 | \
+        after "(${spec#*:} bytes) in 3 allocations (cuMemAlloc, device 0) allocated from:" 3 | \
             grep -qxF "    File \"$PYF\", line $(line $fn), in $fn" || miss="$miss $fn"
     done
-    grep -A4 -F "15728640 bytes in 3" "$WORK/err" | grep -q ", in worker$" || miss="$miss worker"
+    grep -A4 -F "(15728640 bytes) in 3" "$WORK/err" | grep -q ", in worker$" || miss="$miss worker"
     [ -z "$miss" ] && ok "Python $v: four threads allocating at once, each group names its own thread's function" \
                    || bad "Python $v threads:$miss" "$WORK/err"
 
     # recursion 100 deep: the Python frames are capped at the stack depth
     pyrun "$PY" deep GPUMEM_STACK_DEPTH=16
-    n=$(grep -A40 -F "7340032 bytes in 1" "$WORK/err" | grep -c '^    File "')
-    if [ "$n" = 16 ] && after "7340032 bytes in 1 allocation (cuMemAlloc" 3 | sed -n 2,3p | grep -c "in recurse$" | grep -qx 2; then
+    n=$(grep -A40 -F "(7340032 bytes) in 1" "$WORK/err" | grep -c '^    File "')
+    if [ "$n" = 16 ] && after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 3 | sed -n 2,3p | grep -c "in recurse$" | grep -qx 2; then
         ok "Python $v: recursion 100 deep with GPUMEM_STACK_DEPTH=16: 16 Python frames, innermost first"
     else bad "Python $v deep ($n Python frames)" "$WORK/err"; fi
 
@@ -138,7 +138,7 @@ PYEOF
     # a generator and a coroutine (asyncio) on the stack
     pyrun "$PY" gen_coro
     if pyframe "$WORK/err" gen_alloc "$(line gen_alloc)" && pyframe "$WORK/err" coro_alloc "$(line coro_alloc)" && \
-       grep -A3 -F "11534336 bytes in 1" "$WORK/err" | grep -q "in gen_coro$"; then
+       grep -A3 -F "(11534336 bytes) in 1" "$WORK/err" | grep -q "in gen_coro$"; then
         ok "Python $v: frames of a generator and of an asyncio coroutine"
     else bad "Python $v generator/coroutine" "$WORK/err"; fi
 
@@ -152,7 +152,7 @@ PYEOF
     # (3.11 and 3.12 take the same native path for both calls: one group)
     if ! grep -q '^    File "' "$WORK/err" && has "7340032 bytes in 2 allocations still live" "$WORK/err" && \
        grep -q "^    #0 .*(libffi" "$WORK/err" && grep -q "in Py_RunMain\|in main " "$WORK/err" && \
-       { [ $v = 3.13 ] || has "7340032 bytes in 2 allocations (cuMemAlloc, device 0)" "$WORK/err"; }; then
+       { [ $v = 3.13 ] || has "7.0 MiB (7340032 bytes) in 2 allocations (cuMemAlloc, device 0)" "$WORK/err"; }; then
         ok "Python $v, GPUMEM_PYTHON=off: whole native stacks only, as before"
     else bad "Python $v GPUMEM_PYTHON=off" "$WORK/err"; fi
 done

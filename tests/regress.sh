@@ -15,11 +15,11 @@ rguarded() { timeout 60 env LD_PRELOAD="$PRELOAD" GPUSIM_STATS="$WORK/stats" "$@
 # device: its free memory at report time is 64 MiB less the live 3801088
 rguarded GPUSIM_MEM=64M "$T/regress" frag
 lo=$(sed -n 's/.*span \(0x[0-9a-f]*\)-.*/\1/p' "$WORK/out"); hi=$(sed -n 's/.*span 0x[0-9a-f]*-\(0x[0-9a-f]*\)$/\1/p' "$WORK/out")
-if has "frag: end to end yes" "$WORK/out" && has "  live allocations: 4 (3801088 bytes requested, 3801088 granted)" "$WORK/err" \
+if has "frag: end to end yes" "$WORK/out" && has "  live allocations: 4 (3.6 MiB (3801088 bytes) requested, 3.6 MiB (3801088 bytes) granted)" "$WORK/err" \
    && has "  size classes: 64KiB-1MiB: 2 1MiB-16MiB: 2" "$WORK/err" \
-   && has "  address span: 4128768 bytes [$lo, $hi)" "$WORK/err" \
-   && has "  gaps: 2, 327680 bytes in all, largest 262144 bytes" "$WORK/err" && has "  span utilisation: 92.1%" "$WORK/err" \
-   && has "  rounding waste: 0 bytes" "$WORK/err" && has "  device free at report time: 63307776 of 67108864 bytes" "$WORK/err" \
+   && has "  address span: 3.9 MiB (4128768 bytes) [$lo, $hi)" "$WORK/err" \
+   && has "  gaps: 2, 320.0 KiB (327680 bytes) in all, largest 256.0 KiB (262144 bytes)" "$WORK/err" && has "  span utilisation: 92.1%" "$WORK/err" \
+   && has "  rounding waste: 0 bytes" "$WORK/err" && has "  device free at report time: 60.4 MiB (63307776 bytes) of 64.0 MiB (67108864 bytes)" "$WORK/err" \
    && ! has "device free at report time: unknown" "$WORK/err"; then
     ok "fragmentation (text): two gaps of 256 and 64 KiB counted exactly, touching neighbours no gap, span, utilisation, device free"
 else bad "fragmentation, exact (text)" "$WORK/err"; fi
@@ -38,7 +38,7 @@ for cfg in "" GPUSIM_NO_PRIMARY_STATE=1; do
     rguarded $cfg "$T/regress" release
     if has "release: after the first release guard 1048576 sim 1048576; after the last guard 0 sim 0; retained again guard 262144 sim 262144" "$WORK/out" \
        && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q " in leak_before_release " \
-       && has "SUMMARY: gpumemguard: 262144 bytes in 1 allocations still live at exit, 1048576 bytes in 1 allocations reclaimed by context teardown" "$WORK/err"; then
+       && has "SUMMARY: gpumemguard: 262144 bytes in 1 allocation still live at exit, 1048576 bytes in 1 allocation reclaimed by context teardown" "$WORK/err"; then
         ok "the last cuDevicePrimaryCtxRelease reclaims the context's memory, an earlier one does not${cfg:+ ($cfg)}"
     else bad "last primary context release${cfg:+ ($cfg)}" "$WORK/out"; fi
 done
@@ -50,9 +50,9 @@ done
 rguarded "$T/regress" host_teardown
 if has "host_teardown: frees after destroy 1 1, unregister 713, free after reset 709" "$WORK/out" \
    && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 3735552 bytes in 4 allocations reclaimed by context teardown" "$WORK/err" \
-   && [ "$(grep -A1 -F "bytes in 1 allocation (cuMemHostAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in host_in_ctx ")" = 2 ] \
-   && grep -A1 -F "524288 bytes in 1 allocation (cuMemHostAlloc, device 0) allocated from:" "$WORK/err" | grep -q " in host_in_primary " \
-   && grep -A1 -F "65536 bytes in 1 allocation (cuMemHostRegister, device 0) allocated from:" "$WORK/err" | grep -q " in host_register "; then
+   && [ "$(grep -A1 -F "bytes) in 1 allocation (cuMemHostAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in host_in_ctx ")" = 2 ] \
+   && grep -A1 -F "512.0 KiB (524288 bytes) in 1 allocation (cuMemHostAlloc, device 0) allocated from:" "$WORK/err" | grep -q " in host_in_primary " \
+   && grep -A1 -F "64.0 KiB (65536 bytes) in 1 allocation (cuMemHostRegister, device 0) allocated from:" "$WORK/err" | grep -q " in host_register "; then
     ok "pinned host memory and registrations are reclaimed with their context (cuCtxDestroy, cuDevicePrimaryCtxReset), not left live"
 else bad "pinned host memory reclaimed with its context" "$WORK/err"; fi
 
@@ -69,7 +69,7 @@ done
 # the device's free memory still comes from NVML, found by the UUID the guard
 # kept while the driver answered
 rguarded GPUSIM_SHUTDOWN_AT_EXIT=1 "$T/regress" order
-has "device free at report time: 8579448832 of 8589934592 bytes (NVML)" "$WORK/err" \
+has "device free at report time: 8.0 GiB (8579448832 bytes) of 8.0 GiB (8589934592 bytes) (NVML)" "$WORK/err" \
     && ok "the report at exit, after the driver shut down, has the device's free memory from NVML" \
     || bad "device free memory at exit after the driver's shutdown" "$WORK/err"
 
@@ -81,16 +81,16 @@ has "managed: managed 8MiB 2, 4MiB 0, +1 2; guard 4194304 sim 4194304" "$WORK/ou
     || bad "managed memory counted" "$WORK/out"
 rguarded GPUMEM_LIMIT=4M GPUMEM_COUNT_MANAGED=0 "$T/regress" managed
 if has "managed: managed 8MiB 0, 4MiB 0, +1 2; guard 4194304 sim 12582912" "$WORK/out" \
-   && grep -A1 -F "8388608 bytes in 1 allocation (cuMemAllocManaged, device 0) allocated from:" "$WORK/err" | grep -q " in managed_site "; then
+   && grep -A1 -F "8.0 MiB (8388608 bytes) in 1 allocation (cuMemAllocManaged, device 0) allocated from:" "$WORK/err" | grep -q " in managed_site "; then
     ok "GPUMEM_COUNT_MANAGED=0: 8 MiB managed allowed under 4M, not counted, still reported as live"
 else bad "GPUMEM_COUNT_MANAGED=0" "$WORK/out"; fi
 
 # groups biggest first (SPEC §4): 6 MiB in 1 allocation, 3 MiB in 3, 1 MiB
 # in 2, made in another order and not in order of their counts
 rguarded "$T/regress" order
-heads=$(grep -oE "^[0-9]+ bytes in [0-9]+ allocations? \(cuMemAlloc, device 0\)" "$WORK/err" | cut -d' ' -f1,4 | tr '\n' ' ')
+heads=$(grep -oE "\(([0-9]+) bytes\) in [0-9]+ allocations? \(cuMemAlloc, device 0\)" "$WORK/err" | tr -d '(' | cut -d' ' -f1,4 | tr '\n' ' ')
 if has "order: guard 10485760 sim 10485760" "$WORK/out" && [ "$heads" = "6291456 1 3145728 3 1048576 2 " ] \
-   && grep -A1 -F "6291456 bytes in 1 allocation " "$WORK/err" | grep -q " in site_big "; then
+   && grep -A1 -F "(6291456 bytes) in 1 allocation " "$WORK/err" | grep -q " in site_big "; then
     ok "live groups are listed biggest first (6, 3, 1 MiB), not in the order made or by count"
 else bad "group order: $heads" "$WORK/err"; fi
 rguarded GPUMEM_REPORT_FORMAT=json "$T/regress" order
@@ -192,7 +192,7 @@ has "api: limit -1 0, 0 4194304, 64 0; live -1 1048576, 0 1048576, 64 0" "$WORK/
 # GPUMEM_ON_LIMIT=warn never refuses, not even a request no device can hold:
 # the driver answers (out of memory) and nothing is counted as refused
 rguarded GPUMEM_LIMIT=8M GPUMEM_ON_LIMIT=warn "$T/trust" huge
-if has "huge: 2 2 2 2; guard 1048576;" "$WORK/out" && has "device 0: limit 8388608 bytes, in use 2097152, peak 2097152, refused 0" "$WORK/err" \
+if has "huge: 2 2 2 2; guard 1048576;" "$WORK/out" && has "device 0: limit 8.0 MiB (8388608 bytes), in use 2.0 MiB (2097152 bytes), peak 2.0 MiB (2097152 bytes), refused 0" "$WORK/err" \
    && has "refused: 0;" "$WORK/err" && ! has "gpumemguard: refused" "$WORK/err"; then
     ok "GPUMEM_ON_LIMIT=warn: SIZE_MAX-sized requests go to the driver, none refused by the guard"
 else bad "warn with huge requests" "$WORK/err"; fi
@@ -226,7 +226,7 @@ done
 rguarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=1M "$T/regress" refuse_dev1
 msg=$(sed -n '/^gpumemguard: the biggest live allocations on device 1:$/,/^$/p' "$WORK/err")
 if has "refuse_dev1: 2; guard 524288 262144" "$WORK/out" && has "refused cuMemAlloc of 2.0 MiB (2097152 bytes) on device 1" "$WORK/err" \
-   && grep -q "^262144 bytes in 1 allocation (cuMemAlloc, device 1) allocated from:$" <<<"$msg" && grep -q " in dev1_site " <<<"$msg" \
+   && grep -q "^256.0 KiB (262144 bytes) in 1 allocation (cuMemAlloc, device 1) allocated from:$" <<<"$msg" && grep -q " in dev1_site " <<<"$msg" \
    && ! grep -q "device 0)\| in dev0_site " <<<"$msg"; then
     ok "a refusal on device 1 shows device 1's live allocations only"
 else bad "refusal message on device 1" "$WORK/err"; fi
@@ -238,7 +238,7 @@ else bad "refusal message on device 1" "$WORK/err"; fi
 rguarded GPUMEM_LIMIT=1M "$T/regress" refuse_then
 msg=$(sed -n '/^gpumemguard: the biggest live allocations on device 0:$/,/^$/p' "$WORK/err")
 if has "refuse_then: 2; guard 700000" "$WORK/out" && has "refused cuMemAlloc of 585.9 KiB (600000 bytes) on device 0" "$WORK/err" \
-   && grep -q "^600000 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:$" <<<"$msg" \
+   && grep -q "^585.9 KiB (600000 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:$" <<<"$msg" \
    && grep -q " in held_at_refusal " <<<"$msg" && ! grep -q "700000\| in made_after_refusal \|none" <<<"$msg"; then
     ok "a refusal message lists what was live at the refusal (freed since), not an allocation made after it"
 else bad "refusal message: the state at the refusal" "$WORK/err"; fi
@@ -282,7 +282,7 @@ fi
 # of another name), not by the file it resolves to
 ln -sf "$ROOT/$T/libgmgmod2.so" "$WORK/libalias.so"
 rguarded "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$WORK/libalias.so"
-grep -A2 "568320 bytes in 1 allocation" "$WORK/err" | grep -q " in other_inner .*(libalias.so+0x[0-9a-f]*)$" \
+grep -A2 "(568320 bytes) in 1 allocation" "$WORK/err" | grep -q " in other_inner .*(libalias.so+0x[0-9a-f]*)$" \
     && ok "a library loaded through a symlink is named as loaded (libalias.so), not as the file it points to" \
     || bad "module name through a symlink" "$WORK/err"
 

@@ -132,8 +132,8 @@ if [ "$(frees "$WORK/df/dump.1")" = '[[0,66056192,67108864,"nvml"],[1,65007616,6
     ok "device free memory: NVML's in a signal dump and for another device at exit, the context's own at exit (JSON)"
 else bad "device free memory from NVML (JSON)" "$WORK/df/dump.1"; fi
 devfree "$WORK/df"
-if grep -q "^  device free at report time: 65007616 of 67108864 bytes (NVML)$" "$WORK/df/dump.1" \
-   && grep -q "^  device free at report time: 66060288 of 67108864 bytes$" "$WORK/df/dump.2" \
+if grep -q "^  device free at report time: 62.0 MiB (65007616 bytes) of 64.0 MiB (67108864 bytes) (NVML)$" "$WORK/df/dump.1" \
+   && grep -q "^  device free at report time: 63.0 MiB (66060288 bytes) of 64.0 MiB (67108864 bytes)$" "$WORK/df/dump.2" \
    && [ "$(grep -c "^init$" "$WORK/df/nvml.log")" = 1 ]; then
     ok "device free memory (text): NVML's marked (NVML); NVML opened once for the process's reports"
 else bad "device free memory from NVML (text)" "$WORK/df/dump.1"; fi
@@ -144,7 +144,7 @@ devfree "$WORK/df" GPUMEM_REPORT_FORMAT=json GPUSIM_NVML=mig
     || bad "device free memory, MIG" "$WORK/df/nvml.log"
 devfree "$WORK/df" GPUSIM_NVML=absent
 if grep -q "^  device free at report time: unknown (no context on this device, no NVML)$" "$WORK/df/dump.1" \
-   && grep -q "^  device free at report time: 66060288 of 67108864 bytes$" "$WORK/df/dump.2" && has "done" "$WORK/out"; then
+   && grep -q "^  device free at report time: 63.0 MiB (66060288 bytes) of 64.0 MiB (67108864 bytes)$" "$WORK/df/dump.2" && has "done" "$WORK/out"; then
     ok "device free memory without NVML (nvmlInit fails): unknown where no context, the driver's where one is"
 else bad "device free memory without NVML" "$WORK/df/dump.1"; fi
 # a report made where the context is current asks nothing of NVML
@@ -173,9 +173,9 @@ else bad "NVML opened for a report that does not show what it says (clean $clean
 # fragmentation: gaps appear when allocations between live ones are freed;
 # the numbers, not only the labels (tests/regress.sh pins every field)
 guarded "$T/apitest" direct families
-if has "Fragmentation, device 0:" "$WORK/err" && has "  live allocations: 6 (14255776 bytes requested, 14258176 granted)" "$WORK/err" \
+if has "Fragmentation, device 0:" "$WORK/err" && has "  live allocations: 6 (13.6 MiB (14255776 bytes) requested, 13.6 MiB (14258176 bytes) granted)" "$WORK/err" \
    && has "  size classes: 64KiB-1MiB: 1 1MiB-16MiB: 5" "$WORK/err" \
-   && has "  rounding waste: 2400 bytes" "$WORK/err" && grep -q "^  span utilisation: [0-9.]*%$" "$WORK/err" \
+   && has "  rounding waste: 2.3 KiB (2400 bytes)" "$WORK/err" && grep -q "^  span utilisation: [0-9.]*%$" "$WORK/err" \
    && grep -q "^  gaps: [1-9]" "$WORK/err"; then
     ok "fragmentation section: size classes, span, gaps, utilisation, rounding waste (the pitch's 2400 bytes)"
 else bad "fragmentation" "$WORK/err"; fi
@@ -210,8 +210,8 @@ printf 'leak:model::load_weights*\n' >"$WORK/mg/supp"
 guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/mg/supp" GPUMEM_REPORT="$WORK/mg/supp.%n" "$T/mangled"; rc=$?
 mg=$WORK/mg/supp.2 # the exit report (a dump's growth section lists suppressed stacks too)
 if [ $rc = 23 ] && grep -qE "^ +1 +1048576 model::load_weights\*$" "$mg" \
-   && has "SUMMARY: gpumemguard: 65536 bytes in 1 allocations still live at exit" "$mg" \
-   && has "65536 bytes in 1 allocation (cuMemAlloc" "$mg" && ! has "1048576 bytes in 1 allocation" "$mg"; then
+   && has "SUMMARY: gpumemguard: 65536 bytes in 1 allocation still live at exit" "$mg" \
+   && has "64.0 KiB (65536 bytes) in 1 allocation (cuMemAlloc" "$mg" && ! has "(1048576 bytes) in 1 allocation" "$mg"; then
     ok "a suppression by a demangled name (leak:model::load_weights*) matches without a C++ runtime; the other leak stays"
 else bad "suppression by a demangled name (rc $rc)" "$mg"; fi
 # libiberty is linked in hidden (the Makefile's --exclude-libs): none of its

@@ -86,7 +86,7 @@ skip() { SKIP=$((SKIP + 1)); echo "skip $1 ($2)"; }
 guarded() { env LD_PRELOAD="$PRELOAD" GPUSIM_STATS="$WORK/stats" "$@" >"$WORK/out" 2>"$WORK/err"; }
 has()  { grep -qF -- "$1" "$2"; }
 # leak NAME BYTES API: the report names the function with exact bytes
-leak() { grep -A1 -F -- "$2 bytes in 1 allocation ($3, device 0) allocated from:" "$WORK/err" | grep -q " in $1 "; }
+leak() { grep -A1 -F -- "($2 bytes) in 1 allocation ($3, device 0) allocated from:" "$WORK/err" | grep -q " in $1 "; }
 
 ROUTES="direct dlopen default gpa gpa2 gpa2_ptsz gpa_self"
 
@@ -119,8 +119,8 @@ for r in $ROUTES; do
     guarded GPUMEM_LIMIT=4M "$T/apitest" "$r" capture
     if has "capture: while capturing guard 0 sim 0" "$WORK/out" \
        && has "capture: after it 3 MiB 0, 2 MiB more 2; guard 3145728 sim 3145728" "$WORK/out" \
-       && grep -A3 "8388608 bytes in 1 allocation (cuGraphAddMemAllocNode, device 0)" "$WORK/err" | grep -q leak_captured \
-       && has "unknown frees: 0;" "$WORK/err" && has "SUMMARY: gpumemguard: 8388608 bytes in 1 allocations still live at exit" "$WORK/err"; then
+       && grep -A3 "8.0 MiB (8388608 bytes) in 1 allocation (cuGraphAddMemAllocNode, device 0)" "$WORK/err" | grep -q leak_captured \
+       && has "unknown frees: 0;" "$WORK/err" && has "SUMMARY: gpumemguard: 8388608 bytes in 1 allocation still live at exit" "$WORK/err"; then
         ok "stream capture via $r: captured cuMemAllocAsync (8 MiB under a 4 MiB limit) is a graph's node, reported, never counted; after the capture, counted again"
     else
         bad "stream capture via $r" "$WORK/out"; grep -v "    #" "$WORK/err" | sed 's/^/     | /' | head -20
@@ -159,8 +159,8 @@ for r in $ROUTES; do
        && has "unmapped, a reference left: guard 2097152 sim 2097152" "$WORK/out" \
        && has "released again: guard 0 sim 0" "$WORK/out" && has "done: guard 0 sim 0" "$WORK/out" \
        && has "unknown frees: 0;" "$WORK/err" \
-       && has "2097152 bytes in 1 allocation (cuIpcOpenMemHandle, device 0)" "$WORK/err" \
-       && has "SUMMARY: gpumemguard: 2097152 bytes in 1 allocations still live at exit" "$WORK/err" \
+       && has "2.0 MiB (2097152 bytes) in 1 allocation (cuIpcOpenMemHandle, device 0)" "$WORK/err" \
+       && has "SUMMARY: gpumemguard: 2097152 bytes in 1 allocation still live at exit" "$WORK/err" \
        && grep -q '^gpumem_site_bytes{.*rank="1",site="vmmrefs [^"]*"} 2097152$' "$WORK/vmmrefs.prom"; then
         ok "VMM references via $r: a retained handle lives until its last release (NCCL's free), an imported one is IPC (sized by its mappings, in the metrics' sites too), no unknown free"
     else
@@ -175,7 +175,7 @@ for r in $ROUTES; do
     guarded "$T/apitest" "$r" poolimport
     if has "poolimport: null out 1" "$WORK/out" && has "poolimport: imported 3: guard 3145728 sim 3145728" "$WORK/out" \
        && has "poolimport: freed: guard 0 sim 0" "$WORK/out" && has "unknown frees: 0" "$WORK/err" \
-       && grep -A1 -F "3145728 bytes in 1 allocation (cuMemPoolImportPointer, device 0) allocated from:" "$WORK/err" | grep -q "in import_leak "; then
+       && grep -A1 -F "3.0 MiB (3145728 bytes) in 1 allocation (cuMemPoolImportPointer, device 0) allocated from:" "$WORK/err" | grep -q "in import_leak "; then
         ok "cuMemPoolImportPointer via $r: reported as imported memory (3 MiB leak named import_leak), never counted, its frees known"
     else
         bad "cuMemPoolImportPointer via $r" "$WORK/out"; sed 's/^/     | /' "$WORK/err" | grep -v "    #[1-9]" | head -20
@@ -352,13 +352,13 @@ guarded "$T/apitest" direct reset
 if has "guard live 131072 sim live 131072" "$WORK/out" && leak leak_after_reset 131072 cuMemAlloc \
    && has "Reclaimed by context teardown" "$WORK/err" \
    && grep -A3 "Reclaimed by context teardown" "$WORK/err" | grep -q "leak_before_reset" \
-   && has "SUMMARY: gpumemguard: 131072 bytes in 1 allocations still live at exit, 5242880 bytes in 1 allocations reclaimed" "$WORK/err"; then
+   && has "SUMMARY: gpumemguard: 131072 bytes in 1 allocation still live at exit, 5242880 bytes in 1 allocation reclaimed" "$WORK/err"; then
     ok "cuDevicePrimaryCtxReset: released memory is listed as reclaimed, not live"
 else bad "primary context reset" "$WORK/err"; fi
 guarded "$T/apitest" direct ctxdestroy
 has "guard live 0 sim live 0" "$WORK/out" && has "Reclaimed by context teardown" "$WORK/err" \
-    && grep -A3 "393216 bytes in 1 allocation (cuMemAlloc" "$WORK/err" | grep -q leak_in_created_ctx \
-    && grep -A3 "1114112 bytes in 1 allocation (cuGraphAddMemAllocNode" "$WORK/err" | grep -q leak_graph \
+    && grep -A3 "384.0 KiB (393216 bytes) in 1 allocation (cuMemAlloc" "$WORK/err" | grep -q leak_in_created_ctx \
+    && grep -A3 "1.1 MiB (1114112 bytes) in 1 allocation (cuGraphAddMemAllocNode" "$WORK/err" | grep -q leak_graph \
     && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 1507328 bytes in 2 allocations reclaimed" "$WORK/err" \
     && ok "cuCtxDestroy: the context's memory (a graph memory node's too) stops counting and is listed as reclaimed" || bad "ctx destroy" "$WORK/err"
 
@@ -369,8 +369,8 @@ else bad "threads" "$WORK/out"; fi
 
 guarded "$T/apitest" direct fork
 parent_reports=$(grep -c "SUMMARY" "$WORK/err")
-if [ "$parent_reports" = 2 ] && grep -B0 -A0 "1111552 bytes in 1 allocations still live" "$WORK/err" >/dev/null \
-   && has "2222080 bytes in 1 allocations still live" "$WORK/err" \
+if [ "$parent_reports" = 2 ] && grep -B0 -A0 "1111552 bytes in 1 allocation still live" "$WORK/err" >/dev/null \
+   && has "2222080 bytes in 1 allocation still live" "$WORK/err" \
    && ! grep -q "3333632" "$WORK/err"; then
     ok "fork: parent and child each report only their own allocations"
 else bad "fork" "$WORK/err"; fi
@@ -490,6 +490,10 @@ fi
 
 # ------------------------------------------------ an audit against SPEC
 . tests/audit.sh
+
+# ------------------------------------------- one call site, one group
+. tests/sites/sites.sh
+. tests/everyday/everyday.sh
 
 # ------------------------------------- a report before a fatal signal
 . tests/fatal/fatal.sh

@@ -28,9 +28,32 @@ struct gmg_config gmg_cfg = {
     .python = 1,
 };
 
+/* The gpumemguard command's option that set `var` (GPUMEMGUARD_CLI_OPTIONS,
+ * "GPUMEM_LIMIT=limit ..."), into opt; 0 when none did. */
+static int cli_option(const char *var, char *opt, size_t n)
+{
+    const char *list = getenv("GPUMEMGUARD_CLI_OPTIONS");
+    size_t vl = strlen(var);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchr(p, ' ');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > vl + 1 && strncmp(p, var, vl) == 0 && p[vl] == '=' && len - vl - 1 < n) {
+            memcpy(opt, p + vl + 1, len - vl - 1);
+            opt[len - vl - 1] = 0;
+            return 1;
+        }
+        p += len + (end != NULL);
+    }
+    return 0;
+}
+
 static int bad(char *err, unsigned len, const char *var, const char *val, const char *why, const char *accepted)
 {
-    snprintf(err, len, "%s='%s' is not valid: %s. Accepted: %s.", var, val, why, accepted);
+    char opt[64];
+    if (cli_option(var, opt, sizeof opt)) /* the user typed the option, not the variable */
+        snprintf(err, len, "--%s '%s' (%s) is not valid: %s. Accepted: %s.", opt, val, var, why, accepted);
+    else
+        snprintf(err, len, "%s='%s' is not valid: %s. Accepted: %s.", var, val, why, accepted);
     return -1;
 }
 

@@ -1,5 +1,6 @@
 /*
- * exe.h - the program's own path (base layer), as /proc/self/exe names it:
+ * exe.h - the program's own path (base layer), as /proc/self/exe names it,
+ * and its command line:
  * read once per process (a forked child runs the same program; an exec
  * loads a new guard) into one static buffer, for the reports' headers and
  * the metrics file's label, so that no report or metrics write carries
@@ -10,5 +11,11 @@
 
 /* The whole path; "" if it cannot be read. Never NULL. */
 const char *gmg_exe_path(void);
+
+/* The program with its arguments, as one line (python train.py --lr 3e-4),
+ * from /proc/self/cmdline, read once (the guard's constructor asks first,
+ * before the program can rewrite its argv); cut at 4 KiB with "...". Never
+ * NULL; the path when no argument can be read. */
+const char *gmg_exe_cmdline(void);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * gpumemguard - the command of SPEC §8: runs a program under the guard.
+ * gpumemguard - the command: runs a program under the guard.
  *
  *   gpumemguard [OPTIONS] [--] PROGRAM [ARGS...]
  *   gpumemguard dump [--signal SIG] PID
@@ -15,12 +15,14 @@
  * a caller that is not a shell to see the signal itself). Signals sent to
  * the command go on to the program (see run).
  *
- * Standalone on purpose: libc, include/gpumemguard.h and the one pure parser
- * it shares with the library (base/signame), nothing else of its layers.
+ * Standalone on purpose: libc, include/gpumemguard.h, the one pure parser
+ * it shares with the library (base/signame) and the dump's answer
+ * (base/dumpask.h), nothing else of its layers.
  */
 #define _GNU_SOURCE
 #include <gpumemguard.h>
 
+#include "base/dumpask.h"
 #include "base/signame.h"
 
 #include <ctype.h>
@@ -35,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef GMG_LIBDIR
@@ -57,7 +60,10 @@ static const struct option_def {
     { "signal",         "GPUMEM_SIGNAL",        "SIG",   "dump signal: USR1 (default), USR2, HUP, PROF, RTMIN+N, a number, none" },
     { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leaks to leave out: lines of leak:PATTERN ('*' wildcards)" },
     { "error-exitcode", "GPUMEM_EXITCODE",      "N",     "exit with N (1-255) when the exit report finds leaks; 0: off" },
-    { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file, rewritten every 15 s and at exit" },
+    { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file, rewritten every --metrics-interval and at exit" },
+    { "metrics-interval", "GPUMEM_METRICS_INTERVAL", "SECS", "seconds between rewrites of the metrics file, 1-86400 (default 15)" },
+    { "count-managed",  "GPUMEM_COUNT_MANAGED", "0|1",   "1 (default): managed memory counts against the quota; 0: tracked only" },
+    { "python",         "GPUMEM_PYTHON",        "MODE",  "auto (default): Python frames in stacks when CPython runs; off" },
     { "group",          "GPUMEM_GROUP",         "NAME",  "one budget per device for the user's processes of group NAME" },
     { "log",            "GPUMEM_LOG",           "LEVEL", "quiet, info (default), debug (one line per hooked entry point)" },
 };
@@ -103,10 +109,10 @@ static void help(void)
     for (size_t i = 0; i < NOPTIONS; i++) {
         char left[64];
         snprintf(left, sizeof left, "--%s %s", options[i].name, options[i].arg);
-        printf("  %-22s %-21s %s\n", left, options[i].var, options[i].help);
+        printf("  %-24s %-23s %s\n", left, options[i].var, options[i].help);
     }
-    printf("  %-22s %-21s %s\n", "-h, --help", "", "this text");
-    printf("  %-22s %-21s %s\n", "-V, --version", "", "print the version");
+    printf("  %-24s %-23s %s\n", "-h, --help", "", "this text");
+    printf("  %-24s %-23s %s\n", "-V, --version", "", "print the version");
     printf("\n"
            "Commands:\n"
            "  dump PID               ask the running guarded process PID for a report now; it is\n"
@@ -356,10 +362,13 @@ static long program_of(long pid)
     return child;
 }
 
-/* GPUMEM_REPORT's path as the target will write it: %p its pid, %% a
- * percent sign, relative to its working directory; %n (the dump's number)
- * and the extension a comma list of formats adds are said, not guessed. */
-static void report_path(char *out, size_t n, const char *pattern, long pid)
+/* GPUMEM_REPORT's path of dump `n` of process pid, as the library writes
+ * it (report/output.c): %p its pid, %n the dump's number, %% a percent
+ * sign; without %n the second and later dumps get ".N" before the
+ * extension, which is the format's (`ext`) when it writes several;
+ * relative to its working directory. n 0: not known yet (the pattern, %n
+ * said). */
+static void report_path(char *out, size_t size, const char *pattern, long pid, unsigned n, const char *ext)
 {
     char exp[PATH_MAX], cwd[PATH_MAX] = "";
     size_t k = 0;
@@ -367,6 +376,10 @@ static void report_path(char *out, size_t n, const char *pattern, long pid)
     for (const char *c = pattern; *c && k + 24 < sizeof exp; c++) {
         if (c[0] == '%' && c[1] == 'p') {
             k += (size_t)snprintf(exp + k, sizeof exp - k, "%ld", pid);
+            c++;
+        } else if (c[0] == '%' && c[1] == 'n' && n) {
+            k += (size_t)snprintf(exp + k, sizeof exp - k, "%u", n);
+            has_n = 1;
             c++;
         } else if (c[0] == '%' && c[1] == '%') {
             exp[k++] = '%';
@@ -388,8 +401,87 @@ static void report_path(char *out, size_t n, const char *pattern, long pid)
             cwd[0] = 0;
         }
     }
-    snprintf(out, n, "%s%s%s", cwd, exp,
-             has_n ? " (%n: the dump's number)" : " (or, after the first dump, with .N before its extension)");
+    char full[2 * PATH_MAX];
+    snprintf(full, sizeof full, "%s%s", cwd, exp);
+    if (!n) {
+        snprintf(out, size, "%s%s", full,
+                 has_n ? " (%n: the dump's number)" : " (or, after the first dump, with .N before its extension)");
+        return;
+    }
+    char insert[32] = "", tail[64] = "";
+    struct stat st;
+    int stream = !ext && lstat(full, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode));
+    if (!has_n && n > 1 && !stream)
+        snprintf(insert, sizeof insert, ".%u", n);
+    if (ext) {
+        snprintf(tail, sizeof tail, "%s", ext);
+    } else if (insert[0]) {
+        char *slash = strrchr(full, '/');
+        char *base = slash ? slash + 1 : full;
+        char *dot = strrchr(base, '.');
+        if (dot && dot != base && strlen(dot) < sizeof tail) {
+            snprintf(tail, sizeof tail, "%s", dot);
+            *dot = 0;
+        }
+    }
+    snprintf(out, size, "%s%s%s", full, insert, tail);
+}
+
+/* The files of dump n, one per format of GPUMEM_REPORT_FORMAT (`formats`,
+ * NULL: text), in the order the library writes them, ", "-separated. */
+static void report_paths(char *out, size_t size, const char *pattern, const char *formats, long pid, unsigned n)
+{
+    static const char *const order[] = { "text", "json", "folded", "html", "memviz", "trace" };
+    static const char *const exts[] = { ".txt", ".json", ".folded", ".html", ".pickle", ".trace.json" };
+    int several = formats && strchr(formats, ',');
+    size_t k = 0;
+    out[0] = 0;
+    if (!several || !n) {
+        report_path(out, size, pattern, pid, n, NULL);
+        return;
+    }
+    for (size_t i = 0; i < sizeof order / sizeof order[0] && k + 8 < size; i++) {
+        size_t len = strlen(order[i]);
+        int listed = 0;
+        for (const char *p = formats; p && *p;) {
+            const char *e = strchr(p, ',');
+            size_t l = e ? (size_t)(e - p) : strlen(p);
+            listed |= l == len && strncmp(p, order[i], len) == 0;
+            p = e ? e + 1 : NULL;
+        }
+        if (!listed)
+            continue;
+        if (k)
+            k += (size_t)snprintf(out + k, size - k, ", ");
+        report_path(out + k, size - k, pattern, pid, n, exts[i]);
+        k = strlen(out);
+    }
+}
+
+/* Wait (at most `secs`) for the guard in process pid to say that the dump
+ * asked for is written (base/dumpask.h): its number, 0 when it went to no
+ * file; -1 when no answer came. GMG_DUMP_REPLY_SIG is blocked. */
+static long dump_answer(long pid, int secs)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, GMG_DUMP_REPLY_SIG);
+    struct timespec end, now;
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    end.tv_sec += secs;
+    for (;;) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long left = (long long)(end.tv_sec - now.tv_sec) * 1000000000LL + (end.tv_nsec - now.tv_nsec);
+        if (left <= 0)
+            return -1;
+        struct timespec ts = { .tv_sec = (time_t)(left / 1000000000LL), .tv_nsec = (long)(left % 1000000000LL) };
+        siginfo_t si;
+        int s = sigtimedwait(&set, &si, &ts);
+        if (s == GMG_DUMP_REPLY_SIG && si.si_code == SI_QUEUE && si.si_pid == (pid_t)pid)
+            return si.si_value.sival_int >= 0 ? si.si_value.sival_int : 0;
+        if (s < 0 && errno != EINTR && errno != EAGAIN)
+            return -1;
+    }
 }
 
 static int dump(int argc, char **argv, const char *sigopt)
@@ -485,9 +577,20 @@ static int dump(int argc, char **argv, const char *sigopt)
              "program's first CUDA call; nothing sent, since the signal would kill it",
              pid, signame(sig, sb, sizeof sb), from);
 
-    if (kill((pid_t)pid, sig) != 0)
+    /* sent with the value that asks the guard to say when the dump is
+     * written, and its number (base/dumpask.h); the answer is blocked until
+     * it is waited for */
+    sigset_t ans;
+    sigemptyset(&ans);
+    sigaddset(&ans, GMG_DUMP_REPLY_SIG);
+    sigprocmask(SIG_BLOCK, &ans, NULL);
+    union sigval ask = { .sival_int = GMG_DUMP_ASK };
+    if (sigqueue((pid_t)pid, sig, ask) != 0)
         fail(1, "dump: cannot signal process %ld: %s", pid, strerror(errno));
-    char where[2 * PATH_MAX + 128];
+    int to_file = report && strcmp(report, "stderr") && strcmp(report, "stdout") && strcmp(report, "none");
+    long n = dump_answer(pid, 10);
+    const char *formats = env ? environ_get(env, envlen, "GPUMEM_REPORT_FORMAT") : NULL;
+    char where[4 * PATH_MAX + 128];
     if (!report || strcmp(report, "stderr") == 0)
         snprintf(where, sizeof where, "its standard error");
     else if (strcmp(report, "stdout") == 0)
@@ -495,9 +598,17 @@ static int dump(int argc, char **argv, const char *sigopt)
     else if (strcmp(report, "none") == 0)
         snprintf(where, sizeof where, "nowhere (GPUMEM_REPORT=none)");
     else
-        report_path(where, sizeof where, report, pid);
+        report_paths(where, sizeof where, report, formats, pid, n > 0 ? (unsigned)n : 0);
     free(env);
-    printf("gpumemguard: sent %s to process %ld; its report goes to %s\n", signame(sig, sb, sizeof sb), pid, where);
+    sb[0] = 0;
+    signame(sig, sb, sizeof sb);
+    if (n > 0 && to_file)
+        printf("gpumemguard: sent %s to process %ld; its report is written: %s\n", sb, pid, where);
+    else if (n >= 0)
+        printf("gpumemguard: sent %s to process %ld; its report is written to %s\n", sb, pid, where);
+    else
+        printf("gpumemguard: sent %s to process %ld; its report goes to %s (not written within 10 s: the "
+               "process may be busy, or its guard older than this command)\n", sb, pid, where);
     return 0;
 }
 
@@ -591,6 +702,20 @@ static const struct option_def *find_option(const char *name, size_t n)
     return NULL;
 }
 
+/* GPUMEMGUARD_CLI_OPTIONS: "GPUMEM_LIMIT=limit GPUMEM_LOG=log", the
+ * variables the options set, so that the library's message about a bad
+ * value names the option the user typed (--limit 1gb), not only the
+ * variable. Not a GPUMEM_ name: the library refuses those it does not know. */
+static void note_option(const struct option_def *o)
+{
+    static char list[1024];
+    size_t k = strlen(list), need = strlen(o->var) + strlen(o->name) + 3;
+    if (strstr(list, o->var) || k + need >= sizeof list)
+        return;
+    snprintf(list + k, sizeof list - k, "%s%s=%s", k ? " " : "", o->var, o->name);
+    setenv("GPUMEMGUARD_CLI_OPTIONS", list, 1);
+}
+
 static void check_exitcode(const char *v)
 {
     char *end;
@@ -644,6 +769,7 @@ int main(int argc, char **argv)
             other_opt = o->name;
         if (setenv(o->var, val, 1) != 0)
             fail(1, "cannot set %s: %s", o->var, strerror(errno));
+        note_option(o);
     }
     if (i >= argc)
         usage_error("missing PROGRAM (gpumemguard [OPTIONS] -- PROGRAM [ARGS...])");

@@ -25,6 +25,7 @@
 #include "report/dumpsig.h"
 
 #include "base/config.h"
+#include "base/dumpask.h"
 #include "base/export.h"
 #include "base/log.h"
 #include "report/fatalsig.h"
@@ -180,6 +181,8 @@ static int take_once(int sig, unsigned long gen)
 static void on_signal(int sig, siginfo_t *info, void *uctx)
 {
     int saved = errno;
+    if (info && info->si_code == SI_QUEUE && info->si_value.sival_int == GMG_DUMP_ASK)
+        gmg_reporter_dump_for(info->si_pid); /* gpumemguard dump: told where it went (base/dumpask.h) */
     gmg_reporter_wake();
     struct action a;
     read_action(&a);

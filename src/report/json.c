@@ -73,6 +73,8 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
     gmg_buf_printf(b, "{\"schema\":1,\"tool\":\"gpumemguard\",\"version\":\"%s\",\"trigger\":\"%s\",\"dump\":%u,\"pid\":%d,\"exe\":",
                    GPUMEMGUARD_VERSION, gmg_trigger_name(r->trigger), r->dump, r->pid);
     gmg_buf_json_str(b, r->exe);
+    gmg_buf_printf(b, ",\"cmdline\":");
+    gmg_buf_json_str(b, r->cmdline ? r->cmdline : r->exe);
     gmg_buf_printf(b, ",\n\"devices\":[");
     for (int d = 0; d < r->ndev; d++)
         gmg_buf_printf(b, "%s{\"device\":%d,\"limit\":%llu,\"in_use\":%llu,\"peak\":%llu,\"refused\":%llu}",

@@ -20,6 +20,7 @@
 #include "core/quota.h"
 #include "core/ranges.h"
 #include "core/stacks.h"
+#include "report/sites.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,11 @@
 #include <unistd.h>
 
 static unsigned dumps;           /* reports made by this process */
+
+unsigned gmg_report_dumps_made(void)
+{
+    return __atomic_load_n(&dumps, __ATOMIC_ACQUIRE);
+}
 
 void gmg_report_model_atfork_child(void)
 {
@@ -307,6 +313,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     r->dump = __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
     r->pid = getpid();
     r->exe = gmg_exe_path();
+    r->cmdline = gmg_exe_cmdline();
     r->ndev = gmg_quota_devices_seen();
     r->grouped = gmg_quota_pooled();
     gmg_quota_refresh(); /* GPUMEM_GROUP: dead members' shares back first */
@@ -367,6 +374,11 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     r->sym = gmg_symbolizer_get();
     r->sym_lost0 = gmg_symbolizer_lost(r->sym);
     r->sym_dynamic0 = gmg_symbolizer_dynamic_only(r->sym, NULL);
+    /* one group per call site as it reads (sites.h), before suppressions,
+     * which then match every stack of a site alike */
+    gmg_sites_merge(r->sym, r->groups, &r->ngroups);
+    gmg_sites_merge(r->sym, r->reclaimed, &r->nreclaimed);
+    gmg_sites_merge(r->sym, r->growth, &r->ngrowth);
     suppress(r);
     return 0;
 }
@@ -481,8 +493,12 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     gmg_buf_printf(b, "  the refused call:\n");
     gmg_report_text_stack(&r, b, ev->stack);
     gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
-    for (size_t i = 0; i < st->ntop; i++)
-        gmg_report_text_group(&r, b, &st->top[i]);
+    struct gmg_group top[GMG_REFUSAL_STACKS]; /* by call site as it reads (sites.h) */
+    size_t ntop = st->ntop;
+    memcpy(top, st->top, ntop * sizeof *top);
+    gmg_sites_merge(r.sym, top, &ntop);
+    for (size_t i = 0; i < ntop && i < GMG_REFUSAL_SHOWN; i++)
+        gmg_report_text_group(&r, b, &top[i]);
     /* The live totals are read just after the quota said no: bytes in use
      * and no live stack means other threads' calls were under way then (a
      * reservation not yet recorded, a free not yet given back). */
@@ -508,6 +524,10 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
 void gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *), void *arg)
 {
     const struct gmg_refusal *ev = &st->ev;
+    /* once per call site as it reads: the allocation path's set goes by
+     * stack, and an unrolled loop's four addresses are one site */
+    if (!ev->abort && !gmg_sites_first_refusal(ev->stack))
+        return;
     /* one write, so that the program's own output never lands inside it */
     struct gmg_buf b = { 0 };
     gmg_report_busy_enter(); /* its caller holds the reporter's explain lock */

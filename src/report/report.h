@@ -60,6 +60,7 @@ struct gmg_report {
     const char *exe;            /* the program's whole path (a deep build or conda tree
                                    passes 255 bytes), read once: not on the stack of
                                    every report (gmg_report_build), never NULL there */
+    const char *cmdline;        /* the program with its arguments, one line (base/exe.h) */
     int ndev;                   /* devices with totals below */
     struct gmg_dev_totals dev[GMG_MAX_DEVICES];
     int grouped;                /* GPUMEM_GROUP (gmg_cfg.group names it) */
@@ -175,7 +176,8 @@ void gmg_report_check_path(void);
  * totals per stack, O(stacks), no lock, no walk of the table), so that the
  * message says what held the memory when the call was refused, not when
  * the message is written. */
-#define GMG_REFUSAL_STACKS 3
+#define GMG_REFUSAL_STACKS 16  /* taken by stack, then merged by call site (sites.h) */
+#define GMG_REFUSAL_SHOWN 3    /* ... of which the message shows the biggest */
 struct gmg_refusal_state {
     struct gmg_refusal ev;
     size_t ntop;
@@ -234,6 +236,8 @@ void gmg_report_atfork_child(void);
 void gmg_report_model_atfork_child(void);
 
 const char *gmg_trigger_name(enum gmg_trigger t);
+/* Reports made by this process so far: the number of the latest. */
+unsigned gmg_report_dumps_made(void);
 int gmg_group_is_allocation(int family);   /* not a VA range or a mapping (core/ranges.h) */
 /* Of what the guard could not track, the reserved ranges and mappings. */
 uint64_t gmg_untracked_ranges(const struct gmg_track_lost *l);

@@ -38,6 +38,8 @@
 #include "report/reporter.h"
 #include "report/fatalsig.h"
 
+#include "base/config.h"
+#include "base/dumpask.h"
 #include "base/log.h"
 #include "core/stacks.h"
 #include "core/walkgate.h"
@@ -45,9 +47,11 @@
 #include "report/symbolize.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
@@ -85,6 +89,7 @@ static int orphan;                      /* this process was forked without fork 
 static unsigned long dumps_asked;       /* by the signal handler */
 static pid_t asked_in;                  /* by the signal handler: the process the latest dump signal reached */
 static unsigned long dumps_done;        /* under dump_mu */
+static pid_t dump_asker;                /* by the signal handler: gpumemguard dump's pid (base/dumpask.h) */
 static int fatal_sig;                   /* a fatal signal's report asked for (fatalsig.c), 0: none */
 static pthread_mutex_t dump_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -102,6 +107,27 @@ static struct timespec after_ms(long long ms)
     return ts;
 }
 
+/* Tell `gpumemguard dump` (pid, which sent the dump signal with
+ * GMG_DUMP_ASK) that its dump is written, and its number; 0 when it went
+ * to no file. Only a process named gpumemguard is answered: a pid reused
+ * meanwhile by another program is not sent a signal it does not expect. */
+static void answer(pid_t pid)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, comm, sizeof comm - 1);
+    close(fd);
+    if (n <= 0 || strncmp(comm, "gpumemguard\n", 12) != 0)
+        return;
+    const char *rep = gmg_cfg.report;
+    int to_file = strcmp(rep, "stderr") && strcmp(rep, "stdout") && strcmp(rep, "none");
+    union sigval v = { .sival_int = to_file ? (int)gmg_report_dumps_made() : 0 };
+    sigqueue(pid, GMG_DUMP_REPLY_SIG, v);
+}
+
 /* The signal dumps asked for and not yet written, as one dump: by the
  * thread, or at exit by the exiting thread, whichever comes first, so that
  * a dump asked for just before exit is written before the exit report. */
@@ -111,7 +137,12 @@ static void pending_dumps(void)
     unsigned long asked = __atomic_load_n(&dumps_asked, __ATOMIC_ACQUIRE);
     if (asked != dumps_done) {
         dumps_done = asked;
+        /* taken after `asked`: an asker noted since is answered by this
+         * dump, which is made after its signal */
+        pid_t asker = __atomic_exchange_n(&dump_asker, 0, __ATOMIC_SEQ_CST);
         gmg_report_now(GMG_TRIGGER_SIGNAL);
+        if (asker > 0)
+            answer(asker);
     }
     pthread_mutex_unlock(&dump_mu);
 }
@@ -340,6 +371,11 @@ static void wake(void)
     if (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
         sem_post(&wake_sem);
     errno = saved;
+}
+
+void gmg_reporter_dump_for(pid_t pid)
+{
+    __atomic_store_n(&dump_asker, pid, __ATOMIC_SEQ_CST);
 }
 
 int gmg_reporter_fatal(int sig)

@@ -9,6 +9,8 @@
 
 #include "core/upcalls.h"
 
+#include <sys/types.h>
+
 /* Start the thread (once); 0 on success. */
 int gmg_reporter_start(void);
 
@@ -25,6 +27,10 @@ void gmg_reporter_wake(void);
  * async-signal-safe. 1: the thread writes it, then ends the process by
  * `sig`; 0: no thread here to write it; -1: one is under way already. */
 int gmg_reporter_fatal(int sig);
+
+/* The dump signal came from `gpumemguard dump` (pid), which waits to be
+ * told where the dump went (base/dumpask.h). Async-signal-safe. */
+void gmg_reporter_dump_for(pid_t pid);
 
 /* A refusal to explain: what was live at the refusal is taken here, on
  * the refusing thread (gmg_report_refusal_capture), then queued for the

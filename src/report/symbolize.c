@@ -544,6 +544,12 @@ static void name_of(struct gmg_symbolizer *s, const char *fn, struct gmg_frame_i
 {
     if (!fn)
         return;
+    /* a symbol table's name may carry its version (__libc_start_main@@GLIBC_2.34,
+     * memcpy@GLIBC_2.2.5): the function is named without it, in every format */
+    const char *at = strchr(fn, '@');
+    char *bare = at && at != fn ? strndup(fn, (size_t)(at - fn)) : NULL;
+    if (bare)
+        fn = bare;
     int status = -1;
     int mangled = fn[0] == '_' && fn[1] == 'Z';
     if (mangled && !s->demangle_tried) {
@@ -554,6 +560,7 @@ static void name_of(struct gmg_symbolizer *s, const char *fn, struct gmg_frame_i
     fi->function = (dm && status == 0) ? dm : keep(s, fn);
     if (fi->function != dm)
         free(dm);
+    free(bare);
 }
 
 void gmg_symbolizer_free(struct gmg_symbolizer *s)

@@ -1,8 +1,9 @@
 /*
  * text.c - the text report, in the LeakSanitizer spirit:
  *
- *   ==PID== gpumemguard report (exit) for /path/to/prog
- *   3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:
+ *   ==PID== gpumemguard report (exit, dump 1) for prog --its args [gpumemguard VERSION]
+ *   ==PID== program: /path/to/prog                 (when the line above does not start with it)
+ *   3.0 MiB (3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:
  *       File "train.py", line 12, in build_model     (Python frames, if any)
  *       #0 0x401136 in leak_site file.c:12 (prog+0x1136)
  *   ...
@@ -13,6 +14,8 @@
 #include "../include/gpumemguard.h"
 #include "base/config.h"
 #include "core/stacks.h"
+
+#include <string.h>
 
 static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
 {
@@ -45,10 +48,17 @@ void gmg_report_text_stack(const struct gmg_report *r, struct gmg_buf *b, uint32
     frames(r, b, stack);
 }
 
+/* "1 allocation", "2 allocations" */
+static const char *plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
+
 void gmg_report_text_group(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g)
 {
-    gmg_buf_printf(b, "%llu bytes in %llu allocation%s (%s, device %d) allocated from:\n",
-                   (unsigned long long)g->bytes, (unsigned long long)g->count, g->count == 1 ? "" : "s",
+    char sz[GMG_SIZE_LEN];
+    gmg_buf_printf(b, "%s in %llu allocation%s (%s, device %d) allocated from:\n",
+                   gmg_fmt_size(sz, sizeof sz, g->bytes), (unsigned long long)g->count, plural(g->count),
                    gmg_family_name(g->family), g->device);
     frames(r, b, g->stack);
     gmg_buf_printf(b, "\n");
@@ -77,26 +87,26 @@ static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
 {
     for (size_t i = 0; i < r->nfrag; i++) {
         const struct gmg_frag *f = &r->frag[i];
+        char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN], s3[GMG_SIZE_LEN];
         gmg_buf_printf(b, "Fragmentation, device %d:\n", f->device);
-        gmg_buf_printf(b, "  live allocations: %llu (%llu bytes requested, %llu granted)\n",
-                       (unsigned long long)f->live_allocs, (unsigned long long)f->live_bytes,
-                       (unsigned long long)f->granted);
+        gmg_buf_printf(b, "  live allocations: %llu (%s requested, %s granted)\n", (unsigned long long)f->live_allocs,
+                       gmg_fmt_size(s1, sizeof s1, f->live_bytes), gmg_fmt_size(s2, sizeof s2, f->granted));
         gmg_buf_printf(b, "  size classes:");
         for (int c = 0; c < GMG_SIZE_CLASSES; c++)
             if (f->classes[c])
                 gmg_buf_printf(b, " %s: %llu", gmg_size_class_names[c], (unsigned long long)f->classes[c]);
         gmg_buf_printf(b, "%s\n", f->live_allocs ? "" : " (none)");
         uint64_t span = f->span_hi - f->span_lo;
-        gmg_buf_printf(b, "  address span: %llu bytes [%#llx, %#llx)\n", (unsigned long long)span,
+        gmg_buf_printf(b, "  address span: %s [%#llx, %#llx)\n", gmg_fmt_size(s1, sizeof s1, span),
                        (unsigned long long)f->span_lo, (unsigned long long)f->span_hi);
-        gmg_buf_printf(b, "  gaps: %llu, %llu bytes in all, largest %llu bytes\n", (unsigned long long)f->gaps,
-                       (unsigned long long)f->gap_bytes, (unsigned long long)f->gap_largest);
+        gmg_buf_printf(b, "  gaps: %llu, %s in all, largest %s\n", (unsigned long long)f->gaps,
+                       gmg_fmt_size(s1, sizeof s1, f->gap_bytes), gmg_fmt_size(s2, sizeof s2, f->gap_largest));
         if (span)
             gmg_buf_printf(b, "  span utilisation: %.1f%%\n", 100.0 * (double)f->granted / (double)span);
-        gmg_buf_printf(b, "  rounding waste: %llu bytes\n", (unsigned long long)f->rounding);
+        gmg_buf_printf(b, "  rounding waste: %s\n", gmg_fmt_size(s1, sizeof s1, f->rounding));
         if (f->have_meminfo)
-            gmg_buf_printf(b, "  device free at report time: %llu of %llu bytes%s\n", (unsigned long long)f->dev_free,
-                           (unsigned long long)f->dev_total, f->meminfo_nvml ? " (NVML)" : "");
+            gmg_buf_printf(b, "  device free at report time: %s of %s%s\n", gmg_fmt_size(s2, sizeof s2, f->dev_free),
+                           gmg_fmt_size(s3, sizeof s3, f->dev_total), f->meminfo_nvml ? " (NVML)" : "");
         else
             gmg_buf_printf(b, "  device free at report time: unknown (no context on this device, no NVML)\n");
     }
@@ -109,9 +119,9 @@ static void untracked(const struct gmg_report *r, struct gmg_buf *b)
 {
     uint64_t allocs = r->lost.untracked_allocs - r->untracked_ranges;
     if (allocs)
-        gmg_buf_printf(b, "  %llu allocations made since start-up could not be tracked: none of them is in this "
+        gmg_buf_printf(b, "  %llu allocation%s made since start-up could not be tracked: none of them is in this "
                           "report; the %llu bytes they counted against the quota stay counted.\n",
-                       (unsigned long long)allocs, (unsigned long long)r->lost.untracked_bytes);
+                       (unsigned long long)allocs, plural(allocs), (unsigned long long)r->lost.untracked_bytes);
     if (r->untracked_live)
         gmg_buf_printf(b, "  At least %llu of them were never freed (more than the %llu frees of pointers the guard "
                           "never saw%s): leaks, for GPUMEM_EXITCODE too.\n",
@@ -141,9 +151,10 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
     if (inc & GMG_INCOMPLETE_UNTRACKED)
         untracked(r, b);
     if (inc & GMG_INCOMPLETE_UNLISTED)
-        gmg_buf_printf(b, "  %llu allocations (%llu bytes) reclaimed by context teardown could not be listed: they "
+        gmg_buf_printf(b, "  %llu allocation%s (%llu bytes) reclaimed by context teardown could not be listed: they "
                           "are not in this report; leaks, for GPUMEM_EXITCODE too.\n",
-                       (unsigned long long)r->lost.unlisted_allocs, (unsigned long long)r->lost.unlisted_bytes);
+                       (unsigned long long)r->lost.unlisted_allocs, plural(r->lost.unlisted_allocs),
+                       (unsigned long long)r->lost.unlisted_bytes);
     if (inc & GMG_INCOMPLETE_GROUPS)
         gmg_buf_printf(b, "  Some allocations are in the totals but in no stack's group above.\n");
     if (inc & GMG_INCOMPLETE_SUPPRESSIONS)
@@ -167,39 +178,39 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit\n");
         return;
     }
+    char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN];
     gmg_buf_printf(b, "==%d== gpumemguard report (%s, dump %u) for %s [gpumemguard %s]\n", r->pid,
-                   gmg_trigger_name(r->trigger), r->dump, r->exe, GPUMEMGUARD_VERSION);
+                   gmg_trigger_name(r->trigger), r->dump, r->cmdline ? r->cmdline : r->exe, GPUMEMGUARD_VERSION);
+    if (r->cmdline && strncmp(r->cmdline, r->exe, strlen(r->exe)) != 0) /* python train.py: which python */
+        gmg_buf_printf(b, "==%d== program: %s\n", r->pid, r->exe);
     for (int d = 0; d < r->ndev; d++) {
-        gmg_buf_printf(b, "==%d== device %d: limit ", r->pid, d);
-        if (r->dev[d].limit)
-            gmg_buf_printf(b, "%llu bytes", (unsigned long long)r->dev[d].limit);
-        else
-            gmg_buf_printf(b, "none");
-        gmg_buf_printf(b, ", in use %llu, peak %llu, refused %llu\n", (unsigned long long)r->dev[d].used,
-                       (unsigned long long)r->dev[d].peak, (unsigned long long)r->dev[d].refused);
+        gmg_buf_printf(b, "==%d== device %d: limit %s", r->pid, d,
+                       r->dev[d].limit ? gmg_fmt_size(s1, sizeof s1, r->dev[d].limit) : "none");
+        gmg_buf_printf(b, ", in use %s", gmg_fmt_size(s1, sizeof s1, r->dev[d].used));
+        gmg_buf_printf(b, ", peak %s, refused %llu\n", gmg_fmt_size(s2, sizeof s2, r->dev[d].peak),
+                       (unsigned long long)r->dev[d].refused);
     }
     for (int d = 0; r->grouped && d < r->ndev; d++) { /* GPUMEM_GROUP: the budget the limit above is */
-        gmg_buf_printf(b, "==%d== group %s, device %d: limit ", r->pid, gmg_cfg.group, d);
-        if (r->dev[d].limit)
-            gmg_buf_printf(b, "%llu bytes", (unsigned long long)r->dev[d].limit);
-        else
-            gmg_buf_printf(b, "none");
-        gmg_buf_printf(b, ", in use %llu by %u member%s, peak %llu\n", (unsigned long long)r->dev[d].group_used,
-                       r->group_members, r->group_members == 1 ? "" : "s", (unsigned long long)r->dev[d].group_peak);
+        gmg_buf_printf(b, "==%d== group %s, device %d: limit %s", r->pid, gmg_cfg.group, d,
+                       r->dev[d].limit ? gmg_fmt_size(s1, sizeof s1, r->dev[d].limit) : "none");
+        gmg_buf_printf(b, ", in use %s by %u member%s", gmg_fmt_size(s1, sizeof s1, r->dev[d].group_used),
+                       r->group_members, plural(r->group_members));
+        gmg_buf_printf(b, ", peak %s\n", gmg_fmt_size(s2, sizeof s2, r->dev[d].group_peak));
     }
-    gmg_buf_printf(b, "==%d== live: %llu bytes in %llu allocations; refused: %llu; unknown frees: %llu; "
+    gmg_buf_printf(b, "==%d== live: %s in %llu allocation%s; refused: %llu; unknown frees: %llu; "
                       "allocations made: %llu\n\n",
-                   r->pid, (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
-                   (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
+                   r->pid, gmg_fmt_size(s1, sizeof s1, r->live_bytes), (unsigned long long)r->live_allocs,
+                   plural(r->live_allocs), (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
                    (unsigned long long)r->total_allocs);
     if (r->live_allocs) {
         gmg_buf_printf(b, "Live allocations, by stack, biggest first:\n\n");
         groups(r, b, r->groups, r->ngroups, 1);
     }
     if (r->nreclaimed) {
-        gmg_buf_printf(b, "Reclaimed by context teardown (never freed by the program): %llu bytes in %llu "
-                          "allocations\n\n",
-                       (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs);
+        gmg_buf_printf(b, "Reclaimed by context teardown (never freed by the program): %s in %llu "
+                          "allocation%s\n\n",
+                       gmg_fmt_size(s1, sizeof s1, r->reclaimed_bytes), (unsigned long long)r->reclaimed_allocs,
+                       plural(r->reclaimed_allocs));
         groups(r, b, r->reclaimed, r->nreclaimed, 1);
     }
     int have_va = 0;
@@ -229,11 +240,12 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
     }
     gmg_report_text_dynamic_only(r, b);
     incomplete(r, b);
-    gmg_buf_printf(b, "\nSUMMARY: gpumemguard: %llu bytes in %llu allocations still live at %s",
-                   (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
+    gmg_buf_printf(b, "\nSUMMARY: gpumemguard: %llu bytes in %llu allocation%s still live at %s",
+                   (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs, plural(r->live_allocs),
                    r->trigger == GMG_TRIGGER_EXIT || r->trigger == GMG_TRIGGER_FATAL ? "exit" : "dump");
     if (r->reclaimed_allocs)
-        gmg_buf_printf(b, ", %llu bytes in %llu allocations reclaimed by context teardown",
-                       (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs);
+        gmg_buf_printf(b, ", %llu bytes in %llu allocation%s reclaimed by context teardown",
+                       (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs,
+                       plural(r->reclaimed_allocs));
     gmg_buf_printf(b, "\n");
 }

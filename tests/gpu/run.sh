@@ -53,12 +53,12 @@ for v in static shared; do
     check "1 $v cudaMemGetInfo" "total $LIMIT" "$seen" grep -q "total $LIMIT\$" "$G/$v.info.out"
     g timeout 60 "$B" reset >"$G/$v.reset.out" 2>"$G/$v.reset.err"
     seen=$(grep SUMMARY "$G/$v.reset.err" | head -1)
-    check "1 $v cudaDeviceReset" "0 live, 1048576 reclaimed" "$seen" grep -q "0 bytes in 0 allocations still live at exit, 1048576 bytes in 1 allocations reclaimed" "$G/$v.reset.err"
+    check "1 $v cudaDeviceReset" "0 live, 1048576 reclaimed" "$seen" grep -q "0 bytes in 0 allocations still live at exit, 1048576 bytes in 1 allocation reclaimed" "$G/$v.reset.err"
     # pinned host memory goes with the context (probe.txt): reclaimed at the reset, not live at exit
     g timeout 60 "$B" host >"$G/$v.host.out" 2>"$G/$v.host.err"
     seen="$(cat "$G/$v.host.out"); $(grep SUMMARY "$G/$v.host.err" | head -1)"
     check "1 $v pinned host memory, reset" "free refused; 1048576 reclaimed, 0 live" "$seen" \
-        bash -c "grep -q 'host free after reset cudaErrorInvalidValue' '$G/$v.host.out' && grep -q 'SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 1048576 bytes in 1 allocations reclaimed' '$G/$v.host.err' && grep -A8 '1048576 bytes in 1 allocation (cuMemHostAlloc' '$G/$v.host.err' | grep -q pinned_mib"
+        bash -c "grep -q 'host free after reset cudaErrorInvalidValue' '$G/$v.host.out' && grep -q 'SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 1048576 bytes in 1 allocation reclaimed' '$G/$v.host.err' && grep -A8 '1.0 MiB (1048576 bytes) in 1 allocation (cuMemHostAlloc' '$G/$v.host.err' | grep -q pinned_mib"
     g timeout 60 "$B" signal >"$G/$v.sig.out" 2>"$G/$v.sig.err"
     seen="$(grep -c 'report (signal' "$G/$v.sig.err") signal dumps, $(cat "$G/$v.sig.out")"
     check "1 $v SIGUSR1" "a signal dump, still running" "$seen" bash -c "grep -q 'report (signal' '$G/$v.sig.err' && grep -q 'still running' '$G/$v.sig.out'"
@@ -66,7 +66,7 @@ for v in static shared; do
     g GPUMEM_LIMIT=$((1 << 20)) timeout 60 "$B" graph >"$G/$v.graph.out" 2>"$G/$v.graph.err"
     seen="$(cat "$G/$v.graph.out"); $(grep SUMMARY "$G/$v.graph.err" | head -1)"
     check "1 $v graph memory nodes" "4 x cudaSuccess under a 1 MiB limit; 3145728 bytes in 1 allocation, leak_graph_node" "$seen" \
-        bash -c "grep -q 'graph cudaSuccess cudaSuccess cudaSuccess cudaSuccess' '$G/$v.graph.out' && grep -q 'SUMMARY: gpumemguard: 3145728 bytes in 1 allocation' '$G/$v.graph.err' && grep -A3 '3145728 bytes in 1 allocation (cuGraphAddMemAllocNode' '$G/$v.graph.err' | grep -q leak_graph_node"
+        bash -c "grep -q 'graph cudaSuccess cudaSuccess cudaSuccess cudaSuccess' '$G/$v.graph.out' && grep -q 'SUMMARY: gpumemguard: 3145728 bytes in 1 allocation' '$G/$v.graph.err' && grep -A3 '3.0 MiB (3145728 bytes) in 1 allocation (cuGraphAddMemAllocNode' '$G/$v.graph.err' | grep -q leak_graph_node"
     # the reporter thread has no context: the device's free memory comes from NVML
     seen=$(grep -m1 "device free at report time" "$G/$v.sig.err")
     check "1 $v SIGUSR1 device free" "a figure from NVML, near nvidia-smi's" "${seen:-none}" grep -q "device free at report time: [0-9]* of [0-9]* bytes (NVML)" "$G/$v.sig.err"

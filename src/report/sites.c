@@ -1,0 +1,198 @@
+/*
+ * sites.c - see sites.h.
+ *
+ * A site is found by a 64-bit hash of its frames as they read; stacks with
+ * the same hash are compared frame by frame (the symbolizer caches each
+ * address's names), so two sites never merge by a collision.
+ */
+#include "report/sites.h"
+
+#include "core/stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t mix(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    if (s)
+        h = mix(h, s, strlen(s));
+    return mix(h, "\x1f", 1) ^ (s ? 0 : 0x5a5a);
+}
+
+/* The next frame of `s` at or after *i that a report shows, named; 0 at the end. */
+static int next_frame(struct gmg_symbolizer *sym, const struct gmg_stack *s, uint32_t *i, struct gmg_frame_info *fi)
+{
+    for (; s && *i < s->depth; (*i)++)
+        if (!gmg_stack_is_internal(s->frames[*i])) {
+            gmg_symbolize(sym, s->frames[*i], gmg_stack_module(s, *i), fi);
+            (*i)++;
+            return 1;
+        }
+    return 0;
+}
+
+static int same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Do two frames read the same? */
+static int same_frame(const struct gmg_frame_info *a, const struct gmg_frame_info *b)
+{
+    if (a->python != b->python || !same_str(a->function, b->function) || !same_str(a->file, b->file))
+        return 0;
+    if (a->python || a->file)
+        return a->line == b->line && (a->python || same_str(a->module_path, b->module_path));
+    return same_str(a->module_path, b->module_path) && a->offset == b->offset;
+}
+
+static uint64_t frame_hash(uint64_t h, const struct gmg_frame_info *f)
+{
+    h = mix(h, &f->python, sizeof f->python);
+    h = mix_str(h, f->function);
+    h = mix_str(h, f->file);
+    if (f->python || f->file) {
+        h = mix(h, &f->line, sizeof f->line);
+        if (!f->python)
+            h = mix_str(h, f->module_path);
+    } else {
+        h = mix_str(h, f->module_path);
+        h = mix(h, &f->offset, sizeof f->offset);
+    }
+    return h;
+}
+
+/* The site's hash of a stack; a stack the depot cannot give back is a site
+ * of its own (its id in the hash). */
+static uint64_t site_hash(struct gmg_symbolizer *sym, uint32_t stack)
+{
+    const struct gmg_stack *s = gmg_stack_get(stack);
+    uint64_t h = 0xcbf29ce484222325ull;
+    if (!s)
+        return mix(h ^ 0x9e3779b97f4a7c15ull, &stack, sizeof stack);
+    struct gmg_frame_info fi;
+    uint32_t i = 0;
+    while (next_frame(sym, s, &i, &fi))
+        h = frame_hash(h, &fi);
+    return h;
+}
+
+static int same_site(struct gmg_symbolizer *sym, uint32_t x, uint32_t y)
+{
+    if (x == y)
+        return 1;
+    const struct gmg_stack *a = gmg_stack_get(x), *b = gmg_stack_get(y);
+    if (!a || !b)
+        return 0;
+    uint32_t i = 0, j = 0;
+    for (;;) {
+        struct gmg_frame_info fa, fb;
+        int ha = next_frame(sym, a, &i, &fa), hb = next_frame(sym, b, &j, &fb);
+        if (ha != hb)
+            return 0;
+        if (!ha)
+            return 1;
+        if (!same_frame(&fa, &fb))
+            return 0;
+    }
+}
+
+struct site { uint64_t hash; uint32_t stack; int used; };
+
+/* The stack that stands for `stack`'s site in the open-addressed table v
+ * (cap a power of two, never full): found, or `stack` itself, added. */
+static uint32_t site_of(struct gmg_symbolizer *sym, struct site *v, size_t cap, uint32_t stack, int *added)
+{
+    uint64_t h = site_hash(sym, stack);
+    for (size_t k = (size_t)(h >> 7) & (cap - 1);; k = (k + 1) & (cap - 1)) {
+        if (!v[k].used) {
+            v[k] = (struct site){ .hash = h, .stack = stack, .used = 1 };
+            *added = 1;
+            return stack;
+        }
+        if (v[k].hash == h && same_site(sym, v[k].stack, stack)) {
+            *added = 0;
+            return v[k].stack;
+        }
+    }
+}
+
+static int by_key(const void *a, const void *b)
+{
+    const struct gmg_group *x = a, *y = b;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    if (x->family != y->family)
+        return x->family < y->family ? -1 : 1;
+    return x->device < y->device ? -1 : x->device > y->device;
+}
+
+/* Biggest first, then as model.c orders equal groups. */
+static int by_bytes(const void *a, const void *b)
+{
+    const struct gmg_group *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return by_key(a, b);
+}
+
+void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
+{
+    if (*n < 2)
+        return;
+    size_t cap = 64;
+    while (cap < *n * 2)
+        cap *= 2;
+    struct site *v = calloc(cap, sizeof *v);
+    if (!v)
+        return; /* out of memory: grouped by stack, as recorded */
+    int merged = 0;
+    for (size_t i = 0; i < *n; i++) {
+        int added;
+        uint32_t rep = site_of(sym, v, cap, g[i].stack, &added);
+        merged |= rep != g[i].stack;
+        g[i].stack = rep;
+    }
+    free(v);
+    if (!merged)
+        return;
+    qsort(g, *n, sizeof *g, by_key);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        if (k && by_key(&g[k - 1], &g[i]) == 0) {
+            g[k - 1].bytes += g[i].bytes;
+            g[k - 1].count += g[i].count;
+        } else {
+            g[k++] = g[i];
+        }
+    }
+    *n = k;
+    qsort(g, k, sizeof *g, by_bytes);
+}
+
+#define EXPLAINED 4096
+
+static struct site explained[EXPLAINED];
+static size_t nexplained;
+
+int gmg_sites_first_refusal(uint32_t stack)
+{
+    if (nexplained >= EXPLAINED / 2) /* full: quiet rather than flood, as the allocation path's set */
+        return 0;
+    struct gmg_symbolizer *sym = gmg_symbolizer_get();
+    int added = 0;
+    site_of(sym, explained, EXPLAINED, stack, &added);
+    gmg_symbolizer_put(sym);
+    nexplained += (size_t)added;
+    return added;
+}

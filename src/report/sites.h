@@ -1,0 +1,25 @@
+/*
+ * sites.h - call sites as people read them (report layer). Two stacks that
+ * name the same frames (function, file:line and module; a frame with no
+ * file:line also by its offset; a Python frame by function, file and line)
+ * are one call site, however many return addresses the compiler made of
+ * it (an unrolled loop calls from four addresses on one source line), as
+ * memray and heaptrack group by location. The depot's stack ids stay what
+ * the allocation path records; the report groups and the refusal messages
+ * (once per site) go by site. Symbolizes, so report time only.
+ */
+#ifndef GMG_REPORT_SITES_H
+#define GMG_REPORT_SITES_H
+
+#include "report/report.h"
+
+/* Merge the groups of `g` whose stacks are one site (and whose API and
+ * device are the same): each merged group keeps the stack of its biggest
+ * member; the list comes back biggest first, *n its new length. */
+void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n);
+
+/* Refusals, once per site: 1 the first time a stack of this site is asked
+ * about, then 0. Callers are serialised (the reporter's explain lock). */
+int gmg_sites_first_refusal(uint32_t stack);
+
+#endif

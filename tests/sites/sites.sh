@@ -1,0 +1,53 @@
+# sites/sites.sh - one call site, one group: a loop built at -O2 and
+# unrolled into four call addresses on one source line is one group in
+# every format, gets one refusal message, and suppressions and growth
+# treat it as one. Sourced by run.sh (its helpers, $B, $T, $WORK, $PRELOAD).
+$CC -std=gnu11 -O2 -g -Wall -Wextra -Werror $SAN_FLAGS -I"$CUDA_INC" -o "$T/unrolled" tests/sites/unrolled.c \
+    -L"$B/sim" -l:libcuda.so.1 || exit 1
+UNR_LINE=$(grep -n UNROLLED_LINE tests/sites/unrolled.c | cut -d: -f1)
+unr_calls=$(objdump -d "$T/unrolled" 2>/dev/null | grep -c 'call.*<leak_scratch>')
+
+if [ "${unr_calls:-0}" -lt 2 ]; then
+    skip "one call site, one group" "the compiler did not unroll the loop ($unr_calls calls)"
+else
+    guarded "$T/unrolled"
+    n=$(grep -c 'allocated from:$' "$WORK/err")
+    if [ "$n" = 1 ] && has "40.0 MiB (41943040 bytes) in 4 allocations (cuMemAlloc, device 0) allocated from:" "$WORK/err" \
+       && grep -q " in main tests/sites/unrolled.c:$UNR_LINE " "$WORK/err"; then
+        ok "one call site, one group: a loop unrolled at -O2 into $unr_calls call addresses is one text group of 4 allocations"
+    else
+        bad "one call site, one group: $n groups for $unr_calls call addresses" "$WORK/err"
+    fi
+
+    guarded env GPUMEM_REPORT_FORMAT=json "$T/unrolled"
+    if jq -e '(.live | length) == 1 and .live[0].count == 4 and .live[0].bytes == 41943040' "$WORK/err" >/dev/null 2>&1; then
+        ok "one call site, one group: JSON has one live group, count 4"
+    else
+        bad "one call site, one group: JSON" "$WORK/err"
+    fi
+
+    guarded env GPUMEM_REPORT_FORMAT=folded "$T/unrolled"
+    if [ "$(grep -c 'leak_scratch' "$WORK/err")" = 1 ] && grep -q ' 41943040$' "$WORK/err"; then
+        ok "one call site, one group: folded stacks have one line of 41943040 bytes"
+    else
+        bad "one call site, one group: folded" "$WORK/err"
+    fi
+
+    # under a 25 MiB limit the third and fourth calls are refused at two
+    # stacks of the one site: one message
+    guarded env GPUMEM_LIMIT=25M "$T/unrolled"
+    if has "refused 2" "$WORK/out" && [ "$(grep -c '^gpumemguard: refused ' "$WORK/err")" = 1 ] \
+       && has "refused: 2;" "$WORK/err"; then
+        ok "one call site, one refusal message: two refusals at two call addresses of one unrolled line"
+    else
+        bad "one call site, one refusal message ($(grep -c '^gpumemguard: refused ' "$WORK/err") messages)" "$WORK/err"
+    fi
+
+    printf 'leak:leak_scratch\n' >"$WORK/unr.supp"
+    guarded env GPUMEM_SUPPRESSIONS="$WORK/unr.supp" GPUMEM_EXITCODE=23 "$T/unrolled"; rc=$?
+    if [ $rc = 0 ] && grep -Eq '^ +4 +41943040 leak_scratch$' "$WORK/err"; then
+        ok "one call site, one group: a suppression takes the whole site (4 allocations, 41943040 bytes)"
+    else
+        bad "one call site: suppression (rc $rc)" "$WORK/err"
+    fi
+fi
