@@ -6,7 +6,7 @@
 GMG=$B/gpumemguard
 
 # the program with its arguments, in text and JSON; no @GLIBC version anywhere
-guarded env GPUMEM_REPORT="$WORK/names.%n" GPUMEM_REPORT_FORMAT=text,json,folded "$T/unrolled" 1 'a b'
+guarded GPUMEM_REPORT="$WORK/names.%n" GPUMEM_REPORT_FORMAT=text,json,folded "$T/unrolled" 1 'a b'
 cmd="$T/unrolled 1 'a b'"
 if grep -qF "gpumemguard report (exit, dump 1) for $cmd [gpumemguard " "$WORK/names.1.txt" \
    && grep -qF "program: $ROOT/$T/unrolled" "$WORK/names.1.txt" \

@@ -19,14 +19,14 @@ else
         bad "one call site, one group: $n groups for $unr_calls call addresses" "$WORK/err"
     fi
 
-    guarded env GPUMEM_REPORT_FORMAT=json "$T/unrolled"
+    guarded GPUMEM_REPORT_FORMAT=json "$T/unrolled"
     if jq -e '(.live | length) == 1 and .live[0].count == 4 and .live[0].bytes == 41943040' "$WORK/err" >/dev/null 2>&1; then
         ok "one call site, one group: JSON has one live group, count 4"
     else
         bad "one call site, one group: JSON" "$WORK/err"
     fi
 
-    guarded env GPUMEM_REPORT_FORMAT=folded "$T/unrolled"
+    guarded GPUMEM_REPORT_FORMAT=folded "$T/unrolled"
     if [ "$(grep -c 'leak_scratch' "$WORK/err")" = 1 ] && grep -q ' 41943040$' "$WORK/err"; then
         ok "one call site, one group: folded stacks have one line of 41943040 bytes"
     else
@@ -35,7 +35,7 @@ else
 
     # under a 25 MiB limit the third and fourth calls are refused at two
     # stacks of the one site: one message
-    guarded env GPUMEM_LIMIT=25M "$T/unrolled"
+    guarded GPUMEM_LIMIT=25M "$T/unrolled"
     if has "refused 2" "$WORK/out" && [ "$(grep -c '^gpumemguard: refused ' "$WORK/err")" = 1 ] \
        && has "refused: 2;" "$WORK/err"; then
         ok "one call site, one refusal message: two refusals at two call addresses of one unrolled line"
@@ -44,7 +44,7 @@ else
     fi
 
     printf 'leak:leak_scratch\n' >"$WORK/unr.supp"
-    guarded env GPUMEM_SUPPRESSIONS="$WORK/unr.supp" GPUMEM_EXITCODE=23 "$T/unrolled"; rc=$?
+    guarded GPUMEM_SUPPRESSIONS="$WORK/unr.supp" GPUMEM_EXITCODE=23 "$T/unrolled"; rc=$?
     if [ $rc = 0 ] && grep -Eq '^ +4 +41943040 leak_scratch$' "$WORK/err"; then
         ok "one call site, one group: a suppression takes the whole site (4 allocations, 41943040 bytes)"
     else
