@@ -80,7 +80,7 @@ if [ $rc = 0 ] && [ -s "$WORK/r.json" ] && ! has "SUMMARY" "$WORK/err" \
     ok "gpumemguard --report FILE --format json: the exit report is JSON in FILE, nothing on stderr"
 else bad "--report/--format (rc $rc)" "$WORK/err"; fi
 cli --on-limit explode "$T/apitest" direct info; rc=$?
-[ $rc = 2 ] && has "GPUMEM_ON_LIMIT='explode' is not valid" "$WORK/err" \
+[ $rc = 2 ] && has "--on-limit 'explode' (GPUMEM_ON_LIMIT) is not valid" "$WORK/err" \
     && ok "a bad value is the library's to refuse: --on-limit explode stops the program, status 2" \
     || bad "--on-limit explode (rc $rc)" "$WORK/err"
 
@@ -203,7 +203,7 @@ if idle_run idle4 --signal PROF --report "$WORK/dumps/p.%n"; then
     idle_stop idle4 || bad "the program dumped with SIGPROF did not exit 0" "$WORK/idle4.err"
 else bad "gpumemguard --signal PROF: the library did not start" "$WORK/idle4.err"; idle_stop idle4; fi
 cli --signal RTMIN+40 -- "$T/apitest" direct info; rc=$?
-[ $rc = 2 ] && has "GPUMEM_SIGNAL='RTMIN+40' is not valid" "$WORK/err" \
+[ $rc = 2 ] && has "--signal 'RTMIN+40' (GPUMEM_SIGNAL) is not valid" "$WORK/err" \
     && ok "gpumemguard --signal RTMIN+40: the library stops it at start-up (status 2)" \
     || bad "gpumemguard --signal RTMIN+40 (rc $rc)" "$WORK/err"
 

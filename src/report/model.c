@@ -505,9 +505,10 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     uint64_t was = gmg_quota_pooled() ? ev->own : ev->in_use;
     uint64_t untracked = st->lost.untracked_allocs - gmg_untracked_ranges(&st->lost); /* ranges hold no bytes */
     if (!st->ntop && st->lost.untracked_bytes) /* the guard's own out of memory: it cannot say what holds them */
-        gmg_buf_printf(b, "  (none listed: %llu allocations could not be tracked (the guard ran out of memory), and "
+        gmg_buf_printf(b, "  (none listed: %llu allocation%s could not be tracked (the guard ran out of memory), and "
                           "%llu bytes of them stay counted)\n",
-                       (unsigned long long)untracked, (unsigned long long)st->lost.untracked_bytes);
+                       (unsigned long long)untracked, untracked == 1 ? "" : "s",
+                       (unsigned long long)st->lost.untracked_bytes);
     else if (!st->ntop && was)
         gmg_buf_printf(b, "  (none listed: the %s in use%s were held by allocations and frees under way on other "
                           "threads at the refusal)\n",
@@ -515,8 +516,9 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     else if (!st->ntop)
         gmg_buf_printf(b, "  (none)\n");
     else if (st->lost.untracked_bytes)
-        gmg_buf_printf(b, "  (and %llu allocations the guard could not track: %llu bytes counted)\n",
-                       (unsigned long long)untracked, (unsigned long long)st->lost.untracked_bytes);
+        gmg_buf_printf(b, "  (and %llu allocation%s the guard could not track: %llu bytes counted)\n",
+                       (unsigned long long)untracked, untracked == 1 ? "" : "s",
+                       (unsigned long long)st->lost.untracked_bytes);
     gmg_report_text_dynamic_only(&r, b);
     gmg_report_free(&r);
 }
