@@ -203,7 +203,7 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
                    plural(r->live_allocs), (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
                    (unsigned long long)r->total_allocs);
     if (r->live_allocs) {
-        gmg_buf_printf(b, "Live allocations, by stack, biggest first:\n\n");
+        gmg_buf_printf(b, "Live allocations, by call site, biggest first:\n\n");
         groups(r, b, r->groups, r->ngroups, 1);
     }
     if (r->nreclaimed) {
