@@ -7,8 +7,13 @@ $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror $SAN_FLAGS -I"$CUDA_INC" -o "$T/unro
 UNR_LINE=$(grep -n UNROLLED_LINE tests/sites/unrolled.c | cut -d: -f1)
 unr_calls=$(objdump -d "$T/unrolled" 2>/dev/null | grep -c 'call.*<leak_scratch>')
 
+# without file:line (a TSan build's frames have none) four call addresses
+# read as four frames (module+offset): the case needs the line
+guarded "$T/unrolled"
 if [ "${unr_calls:-0}" -lt 2 ]; then
     skip "one call site, one group" "the compiler did not unroll the loop ($unr_calls calls)"
+elif ! grep -q " in main tests/sites/unrolled.c:" "$WORK/err"; then
+    skip "one call site, one group" "frames have no file:line in this build"
 else
     guarded "$T/unrolled"
     n=$(grep -c 'allocated from:$' "$WORK/err")
