@@ -120,18 +120,23 @@ whole_reports() {
         [ -z "$judged" ] || { echo "JSON not whole, or incomplete without saying so: $judged"; bad=1; }
     fi
     # shellcheck disable=SC2086
-    [ -z "$txt" ] || awk 'function judge() {
+    # sizes read "1.0 MiB (1048576 bytes) in 1 allocation", or "600 bytes in 2 allocations"
+    [ -z "$txt" ] || awk 'function sized(s,    t) {
+                 t = s; if (t ~ /^[0-9]+ bytes? in /) B = t + 0; else { sub(/^[^(]*\(/, "", t); B = t + 0 }
+                 t = s; sub(/.* in /, "", t); C = t + 0
+             }
+             function judge() {
                  if (!started) return
-                 if (last !~ /^SUMMARY: gpumemguard: [0-9]+ bytes in [0-9]+ allocations still live at /) { print "no SUMMARY at its end: " name; bad = 1 }
+                 if (last !~ /^SUMMARY: gpumemguard: [0-9]+ bytes in [0-9]+ allocations? still live at /) { print "no SUMMARY at its end: " name; bad = 1 }
                  else if (!inc && head && !(sum == live && cnt == n && !unnamed && frag && fragn == n)) { print "incomplete without saying so: " name; bad = 1 }
              }
              FNR == 1 { judge(); started = 1; name = FILENAME; live = n = head = sec = frag = fragn = sum = cnt = unnamed = inc = 0 }
-             /^==[0-9]+== live: / { live = $3; n = $6; head = 1 }
-             /^Live allocations, by stack/ { sec = 1; next }
+             /^==[0-9]+== live: / { s = $0; sub(/^==[0-9]+== live: /, "", s); sized(s); live = B; n = C; head = 1 }
+             /^Live allocations, by / { sec = 1; next }
              /^(Reclaimed by|Address ranges|Growth since|Fragmentation, device)/ { sec = 0 }
              /^Fragmentation, device/ { frag++ }
              /^  live allocations: / { fragn += $3 }
-             sec && /^[0-9]+ bytes in [0-9]+ allocations? \(/ { sum += $1; cnt += $4 }
+             sec && / in [0-9]+ allocations? \(.*\) allocated from:$/ { sized($0); sum += B; cnt += C }
              / in \?\? (.* )?\(trust\+|no stack recorded/ { unnamed++ }
              /^WARNING: this report is incomplete/ { inc = 1 }
              { last = $0 }
