@@ -473,6 +473,9 @@ fi
 . tests/suppressions/anchors.sh
 . tests/settings/edges.sh
 
+# ------------------------------------------ the fast stack walk against libunwind
+. tests/unwind/unwind.sh
+
 # ------------------------------------------------- Python frames (issue 10)
 . tests/python.sh
 . tests/python/names.sh

@@ -1,6 +1,6 @@
 /*
  * export.h - GMG_EXPORT marks the few symbols the library exports (base
- * layer): the CUDA entry points, dlsym, the installers of a signal handler
+ * layer): the CUDA entry points, dlsym, dlclose (hooks/unload.c), the installers of a signal handler
  * (sigaction, signal, bsd_signal, ssignal, sysv_signal, __sysv_signal,
  * sigset, sigignore: report/dumpsig.c), and the public API. Everything else
  * is hidden (-fvisibility=hidden).

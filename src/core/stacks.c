@@ -18,6 +18,7 @@
 #include "core/stacks.h"
 
 #include "core/pyframes.h"
+#include "core/unwind.h"
 #include "core/walkgate.h"
 
 #define UNW_LOCAL_ONLY
@@ -26,8 +27,10 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BUCKETS 4096
 #define LOCKS 64
@@ -37,6 +40,10 @@
 #define MAX_MODULES 4096
 
 int gmg_stack_depth = 32;
+/* GMG_UNWIND_CHECK=1 (tests): every capture also walks its stack with
+ * both walkers (core/unwind.c's and libunwind's) and compares them; a
+ * difference is printed, and the counts at exit. */
+static int check_mode;
 static struct gmg_module modules[MAX_MODULES]; /* [0] unused: "unknown" */
 static unsigned nmodules = 1;
 static pthread_mutex_t modules_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -66,6 +73,8 @@ void gmg_stacks_set_depth(int depth)
 {
     __atomic_store_n(&gmg_stack_depth, depth < 0 ? 0 : depth > GMG_MAX_STACK_DEPTH ? GMG_MAX_STACK_DEPTH : depth,
                      __ATOMIC_RELAXED);
+    const char *chk = getenv("GMG_UNWIND_CHECK");
+    check_mode = chk && chk[0] == '1';
     Dl_info di;
     if (dladdr((void *)gmg_stacks_set_depth, &di) && di.dli_fbase)
         dl_iterate_phdr(find_self, di.dli_fbase);
@@ -174,7 +183,9 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
 {
     if (depth == 0)
         return 0;
-    uint64_t h = hash_frames(frames, depth);
+    /* a stack captured after a library was unloaded is another stack, even
+     * where its addresses are the same: the modules it names may not be */
+    uint64_t h = hash_frames(frames, depth) ^ (uint64_t)gmg_unwind_generation() * 0x9e3779b97f4a7c15ull;
     size_t b = h % BUCKETS;
     pthread_mutex_t *mu = &locks[b % LOCKS];
 
@@ -228,6 +239,90 @@ uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
     return s->id;
 }
 
+static unsigned long check_fast, check_slow, check_diff;
+
+static int skip_internal(void **b, int n)
+{
+    int k = 0;
+    while (k < n && gmg_stack_is_internal((uintptr_t)b[k]))
+        k++;
+    return k;
+}
+
+/* libunwind's walk, as gmg_unwind gives it from the caller; step by
+ * step (no trace cache) once a library was unloaded: unw_backtrace's
+ * per-thread cache keeps the rules of a return address for good, and a
+ * library mapped where an unloaded one was would inherit them. */
+static __attribute__((noinline)) int slow_walk(void **buf, int max)
+{
+    if (!gmg_walkgate_enter()) /* not while another thread forks */
+        return 0;
+    int n = 0;
+    if (__builtin_expect(gmg_unwind_generation() == 0, 1)) {
+        /* from here, it gives one frame more: this one's */
+        n = unw_backtrace(buf, max + 1);
+        if (n > 0)
+            memmove(buf, buf + 1, (size_t)--n * sizeof *buf);
+    } else {
+        unw_context_t uc;
+        unw_cursor_t cur;
+        unw_word_t ip;
+        if (unw_getcontext(&uc) == 0 && unw_init_local(&cur, &uc) == 0)
+            while (n < max && unw_step(&cur) > 0 && unw_get_reg(&cur, UNW_REG_IP, &ip) == 0)
+                buf[n++] = (void *)(uintptr_t)ip;
+    }
+    gmg_walkgate_leave();
+    return n;
+}
+
+static __attribute__((noinline, cold)) void check_walk(int max)
+{
+    void *a[GMG_MAX_STACK_DEPTH + 8], *b[GMG_MAX_STACK_DEPTH + 9];
+    int na = gmg_unwind(a, max, 0);
+    int nb = slow_walk(b, max);
+    if (na < 0) {
+        __atomic_fetch_add(&check_slow, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    __atomic_fetch_add(&check_fast, 1, __ATOMIC_RELAXED);
+    int sa = skip_internal(a, na), sb = skip_internal(b, nb);
+    int same = na - sa == nb - sb;
+    for (int i = 0; same && i < na - sa; i++)
+        same = a[sa + i] == b[sb + i];
+    if (same)
+        return;
+    __atomic_fetch_add(&check_diff, 1, __ATOMIC_RELAXED);
+    char line[8192];
+    int o = snprintf(line, sizeof line, "gpumemguard: unwind check: the fast walk differs from libunwind's:\n  fast:");
+    for (int i = sa; i < na && o < (int)sizeof line - 40; i++)
+        o += snprintf(line + o, sizeof line - (size_t)o, " %p", a[i]);
+    o += snprintf(line + o, sizeof line - (size_t)o, "\n  libunwind:");
+    for (int i = sb; i < nb && o < (int)sizeof line - 40; i++)
+        o += snprintf(line + o, sizeof line - (size_t)o, " %p", b[i]);
+    o += snprintf(line + o, sizeof line - (size_t)o, "\n");
+    if (write(2, line, (size_t)o) < 0)
+        return;
+}
+
+static __attribute__((destructor)) void check_summary(void)
+{
+    if (!check_mode)
+        return;
+    char line[200];
+    int o = snprintf(line, sizeof line, "gpumemguard: unwind check: %lu walks compared, %lu differ, %lu left to libunwind\n",
+                     check_fast, check_diff, check_slow);
+    if (write(2, line, (size_t)o) < 0)
+        return;
+}
+
+/* Native return addresses into buf (at most max), by the fast walker when
+ * it can, else by libunwind. */
+static inline int walk(void **buf, int max, int stop_at_interp)
+{
+    int n = gmg_unwind(buf, max, stop_at_interp);
+    return n >= 0 ? n : slow_walk(buf, max);
+}
+
 /* The combined stack: the calling thread's Python frames (innermost
  * first, at most the depth), then its native frames (the same), down to
  * the interpreter's own when there are Python frames. */
@@ -236,40 +331,26 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
     int want = __atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED);
     if (want == 0)
         return 0;
-    uintptr_t all[2 * GMG_MAX_STACK_DEPTH + 8];
+    if (__builtin_expect(check_mode, 0))
+        check_walk(want + 8);
+    uintptr_t all[2 * GMG_MAX_STACK_DEPTH + 9];
     uint32_t np = gmg_py_capture(all, (uint32_t)want);
     void **buf = (void **)(all + np);
-    /* With Python frames, the native ones that matter end where the
-     * interpreter's begin, usually within a few frames (ctypes, a Cython
-     * or C++ extension): a short walk first, the whole one if it was not. */
-    int n = 0, skip = 0, keep = 0, cut = 0;
-    for (int pass = np ? 0 : 1; pass < 2 && !cut; pass++) {
-        int max = pass == 0 && want + 8 > 24 ? 24 : want + 8;
-        n = 0;
-        if (gmg_walkgate_enter()) { /* not while another thread forks */
-            n = unw_backtrace(buf, max);
-            gmg_walkgate_leave();
-        }
-        skip = 0;
-        while (skip < n && gmg_stack_is_internal((uintptr_t)buf[skip]))
-            skip++;
-        keep = n - skip;
-        if (np) { /* the eval loop's frames, and what called it: the Python
-                     frames stand for them (and they differ from call to
-                     call as the interpreter specialises, splitting one site) */
-            int k = 0;
-            while (k < keep && !gmg_py_is_interpreter((uintptr_t)buf[skip + k]))
-                k++;
-            cut = k < keep || n < max; /* found, or the whole stack was walked */
-            keep = k;
-        }
-        if (max == want + 8)
-            break;
+    /* With Python frames, the walk ends at the first return address into
+     * the interpreter: the eval loop's frames, and what called it, are
+     * what the Python frames stand for (and they differ from call to call
+     * as the interpreter specialises, splitting one site). */
+    int n = walk(buf, want + 8, np != 0);
+    int skip = skip_internal(buf, n);
+    int keep = n - skip;
+    if (np) {
+        int k = 0;
+        while (k < keep && !gmg_py_is_interpreter((uintptr_t)buf[skip + k]))
+            k++;
+        keep = k;
     }
     if (keep > want)
         keep = want;
-    if (keep < 0)
-        keep = 0;
     if (skip)
         memmove(buf, buf + skip, (size_t)keep * sizeof *buf);
     if (np + (uint32_t)keep == 0)

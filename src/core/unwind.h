@@ -1,0 +1,45 @@
+/*
+ * unwind.h - the calling thread's native return addresses, fast (core).
+ *
+ * gmg_unwind gives the return addresses that libunwind's unw_backtrace
+ * gives for the same call, at about the price of a frame-pointer walk.
+ * Each step applies the rule of the return address it stands at: where the
+ * frame's canonical frame address is (the stack pointer or the frame
+ * pointer plus a constant), where the caller's return address and frame
+ * pointer were saved. The rule is read once from the module's DWARF call
+ * frame information (.eh_frame, found through _dl_find_object and the
+ * .eh_frame_hdr search table), then kept in a per-thread cache keyed by the
+ * return address, forgotten when a library is unloaded (a library loaded
+ * where an unloaded one was never inherits its rules). So
+ * code built with or without frame pointers is walked alike and exactly.
+ *
+ * Nothing read is trusted: every stack word read lies between the walk's
+ * starting stack pointer and the top of the thread's stack (its bounds are
+ * cached per thread), each frame's address must be above the last, and
+ * return addresses are only looked up (in the cache, then with
+ * _dl_find_object), never dereferenced. Any frame whose
+ * rule is not one of these simple forms (a signal frame, a stack realigned
+ * through an expression, code without unwind information, a stack the
+ * thread does not own such as a sigaltstack or a coroutine's) makes it
+ * answer -1: the caller then walks with libunwind, which knows them all.
+ */
+#ifndef GMG_CORE_UNWIND_H
+#define GMG_CORE_UNWIND_H
+
+/* Up to max return addresses of the caller's callers, outermost last, the
+ * first one being the return address into the caller (as unw_backtrace
+ * called from the same function gives them); the count, or -1 when this
+ * stack must be walked by libunwind. With stop_at_interp the walk ends
+ * after the first return address into the Python interpreter
+ * (gmg_py_is_interpreter): the Python frames stand for what lies below. */
+int gmg_unwind(void **buf, int max, int stop_at_interp);
+
+/* Every thread forgets the rules it learnt, before its next walk, and
+ * libunwind its caches: a library was unloaded (hooks/unload.c). */
+void gmg_unwind_forget(void);
+/* How many times that happened since start-up. libunwind's own per-thread
+ * trace cache (unw_backtrace's) is never forgotten: once a library was
+ * unloaded, libunwind walks step by step (core/stacks.c). */
+unsigned gmg_unwind_generation(void);
+
+#endif

@@ -1,0 +1,47 @@
+/*
+ * unload.c - dlclose, seen (hooks layer).
+ *
+ * The fast stack walker (core/unwind.c) keeps, per thread, the unwind rule
+ * of each return address it met. A library unloaded with dlclose may be
+ * followed by another mapped at the same addresses, whose code there is
+ * not the same: its rules must be learnt afresh. So the guard exports
+ * dlclose: the real one runs, and every thread's rules are forgotten
+ * before its next walk (before and after the call, so that no walk during
+ * it keeps a rule learnt meanwhile). Libraries the C library unloads by
+ * itself (its own NSS and iconv modules) never allocate device memory, so
+ * none of their return addresses is ever kept.
+ */
+#define _GNU_SOURCE
+#include "core/stacks.h"
+#include "core/unwind.h"
+
+#include "base/export.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int (*dlclose_fn)(void *);
+
+GMG_EXPORT int dlclose(void *handle)
+{
+    static dlclose_fn real;
+    dlclose_fn f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
+        if (!f)
+            f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.2.5");
+        if (!f)
+            return -1; /* no C library under us: nothing was loaded either */
+        __atomic_store_n(&real, f, __ATOMIC_RELEASE);
+    }
+    /* the guard's own calls close references it took with RTLD_NOLOAD:
+     * nothing is unloaded */
+    int own = gmg_stack_is_internal((uintptr_t)__builtin_return_address(0));
+    if (!own)
+        gmg_unwind_forget();
+    int r = f(handle);
+    if (!own)
+        gmg_unwind_forget();
+    return r;
+}

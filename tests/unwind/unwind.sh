@@ -1,0 +1,50 @@
+# tests/unwind/unwind.sh - sourced by tests/run.sh: the fast stack walker
+# (core/unwind.c) against libunwind on the same calls. GMG_UNWIND_CHECK=1
+# makes every capture walk its stack both ways and print any difference,
+# and at exit how many walks were compared, how many differed and how many
+# the fast walker left to libunwind (tests/unwind/unwindtest.c).
+U=$T/unwind
+mkdir -p "$U"
+ucc() { $CC -std=gnu11 -g -Wall -Wextra -Werror $SAN_FLAGS -I"$CUDA_INC" -Itests/unwind "$@" || exit 1; }
+ucc -O2 -fomit-frame-pointer -fPIC -shared -o "$U/libunwmix.so" tests/unwind/unwmix.c
+ucc -O2 -fomit-frame-pointer -fPIC -shared -DFRAME=4096 -o "$U/libunwA.so" tests/unwind/unwab.c
+ucc -O2 -fomit-frame-pointer -fPIC -shared -DFRAME=8192 -o "$U/libunwB.so" tests/unwind/unwab.c
+ucc -O1 -fPIC -shared -pthread -o "$U/libunwthr.so" tests/unwind/unwthr.c
+ucc -O1 -fno-omit-frame-pointer -rdynamic -o "$U/unwindtest" tests/unwind/unwindtest.c \
+    -L"$U" -lunwmix -lunwthr -Wl,-rpath,"$ROOT/$U" -L"$B/sim" -l:libcuda.so.1 -ldl -lpthread
+
+# unwcase NAME: run one case checked; true when it ran, walks were compared
+# fast, none differed. "fast": the least number of walks compared.
+unwcase() {
+    guarded env GMG_UNWIND_CHECK=1 GPUMEM_REPORT=stderr "$U/unwindtest" "$@" "$ROOT/$U" \
+        && has "done $1" "$WORK/out" && ! has "differs from libunwind" "$WORK/err" \
+        && grep -q "unwind check: [1-9][0-9]* walks compared, 0 differ" "$WORK/err"
+}
+ucount() { sed -n 's/.*unwind check: \(.*\)/\1/p' "$WORK/err" | tail -1; }
+
+if unwcase mixed && leak leaf_alloc 4096 cuMemAlloc \
+   && [ "$(grep -A40 "4096 bytes in 1 allocation" "$WORK/err" | grep -c " in nofp_level ")" = 15 ] \
+   && [ "$(grep -A40 "4096 bytes in 1 allocation" "$WORK/err" | grep -c " in fp_level ")" = 16 ]; then
+    ok "fast stacks = libunwind's through code with and without frame pointers mixed, 1 to 48 deep ($(ucount)); 32 frames kept of 41, alternating"
+else bad "fast walk vs libunwind, mixed frame pointers" "$WORK/err"; fi
+
+if unwcase hostile && [ "$(grep -c "in garbage_rbp_call\|in fake_frame_call" "$WORK/err")" -ge 2 ] \
+   && ! grep -q "differs" "$WORK/err"; then
+    ok "hand-made hostile frames (rbp garbage, rbp at a fake frame, code without unwind information): no crash, the same stacks as libunwind's, the real callers named ($(ucount))"
+else bad "fast walk vs libunwind, hostile frames" "$WORK/err"; fi
+
+if guarded env GMG_UNWIND_CHECK=1 GPUMEM_REPORT=stderr "$U/unwindtest" signal && has "done signal" "$WORK/out" \
+   && ! has "differs" "$WORK/err" && [ "$(grep -A12 "4096 bytes in 1 allocation" "$WORK/err" | grep -c " in signal_outer ")" -ge 2 ]; then
+    ok "allocations in signal handlers (on the thread's stack and on a sigaltstack): walked through the signal frame to the interrupted caller, as libunwind does ($(ucount))"
+else bad "fast walk vs libunwind, signal frames" "$WORK/err"; fi
+
+if unwcase dlclose && leak leaf_alloc 4096 cuMemAlloc && grep -q " in lib_alloc .*(libunwB.so+" "$WORK/err" \
+   && grep -q " in lib_alloc .*(libunwA.so+.*, unloaded)" "$WORK/err" \
+   && awk -v RS= '/libunwB.so/' "$WORK/err" | grep -q " in main .*unwindtest"; then
+    ok "a library unloaded and another mapped in its place ($(grep -c ' at ' "$WORK/out") loads: $(grep -o 'at 0x[0-9a-f]*' "$WORK/out" | tr '\n' ' ')): no rule of the first applied to the second ($(ucount))"
+else bad "fast walk vs libunwind, dlclose" "$WORK/err"; fi
+
+if unwcase threads && has "16384 bytes in 4 allocations (cuMemAlloc, device 0)" "$WORK/err" \
+   && grep -q " in thread_body " "$WORK/err" && grep -q " in run .*(libunwthr.so+" "$WORK/err"; then
+    ok "threads started by a library: their stacks walked fast to the library's thread start, as libunwind's ($(ucount))"
+else bad "fast walk vs libunwind, threads from a library" "$WORK/err"; fi
