@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EMPTY, STD_RSP, STD_RBP, LAST, OTHER };
+enum { EMPTY, STD_RSP, STD_RBP, LAST, OTHER, FP_STD /* STD_RBP, CFA = rbp + 16, rbp saved at CFA - 16 */ };
 #define RBP_KEPT INT16_MIN
 
 struct rule {
@@ -440,6 +440,8 @@ static int learn(uintptr_t ra, struct rule *out)
         out->kind = w.cfa_reg == 7 ? STD_RSP : STD_RBP;
         out->cfa_off = (int32_t)w.cfa_off;
         out->rbp_off = w.rbp.how == R_OFF ? (int16_t)w.rbp.off : RBP_KEPT;
+        if (out->kind == STD_RBP && out->cfa_off == 16 && out->rbp_off == -16)
+            out->kind = FP_STD;
     }
     return 1;
 #else
@@ -461,7 +463,7 @@ static inline __attribute__((always_inline, no_sanitize_address)) uint64_t word(
  * one learnt now; NULL when pc lies in no module. */
 static inline __attribute__((always_inline)) const struct rule *rule_of(struct tcache *c, uintptr_t pc)
 {
-    size_t i = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)) & ~(size_t)1;
+    size_t i = (size_t)(pc ^ (pc >> CACHE_BITS) ^ (pc >> 2 * CACHE_BITS)) & (CACHE - 2);
     struct rule *e = &c->r[i];
     if (e[0].pc == pc)
         return &e[0];
@@ -477,7 +479,48 @@ static inline __attribute__((always_inline)) const struct rule *rule_of(struct t
     return &e[0];
 }
 
-__attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int max, int stop_at_interp)
+/* One step out of the frame whose return address is *pc: 0, with the
+ * caller's pc, sp and fp; 1 at the end of the stack; -1 for libunwind. */
+static inline __attribute__((always_inline, no_sanitize_address)) int step(struct tcache *c, uintptr_t *pc,
+                                                                          uintptr_t *sp, uintptr_t *fp,
+                                                                          uintptr_t hi)
+{
+    const struct rule *e = rule_of(c, *pc);
+    uintptr_t ra, cfa;
+    if (__builtin_expect(e && e->kind == FP_STD, 1)) {
+        /* a frame-pointer frame: the next frame pointer is one load away,
+         * and nothing else of the rule is waited for */
+        cfa = *fp + 16;
+        if (cfa < *sp + 8 || cfa > hi)
+            return -1;
+        ra = word(*fp + 8);
+        *fp = word(*fp);
+    } else {
+        if (!e || e->kind == OTHER)
+            return -1;
+        if (e->kind == LAST)
+            return 1;
+        cfa = (e->kind == STD_RSP ? *sp : *fp) + (intptr_t)e->cfa_off;
+        /* every word read lies in [sp, hi), and each frame is above the last */
+        if (cfa < *sp + 8 || cfa > hi)
+            return -1;
+        ra = word(cfa - 8);
+        if (e->rbp_off != RBP_KEPT) {
+            uintptr_t at = cfa + (intptr_t)e->rbp_off;
+            if (at < *sp || at > hi - 8)
+                return -1;
+            *fp = word(at);
+        }
+    }
+    *sp = cfa;
+    if (ra < 0x4000)
+        return 1;
+    *pc = ra;
+    return 0;
+}
+
+__attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int max, int stop_at_interp,
+                                                              uintptr_t skip_lo, uintptr_t skip_hi)
 {
     struct tcache *c = my_cache();
     if (!c || c->bounds < 0)
@@ -495,31 +538,26 @@ __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int ma
     if (sp < c->lo || sp >= c->hi)
         return -1; /* not on the thread's own stack */
     uintptr_t hi = c->hi;
-    int n = 0;
-    while (n < max) {
-        const struct rule *e = rule_of(c, pc);
-        if (!e || e->kind == OTHER)
-            return -1;
-        if (e->kind == LAST)
-            break;
-        uintptr_t cfa = (e->kind == STD_RSP ? sp : fp) + (intptr_t)e->cfa_off;
-        /* every word read lies in [sp, hi), and each frame is above the last */
-        if (cfa < sp + 8 || cfa > hi)
-            return -1;
-        uintptr_t ra = word(cfa - 8);
-        if (e->rbp_off != RBP_KEPT) {
-            uintptr_t at = cfa + (intptr_t)e->rbp_off;
-            if (at < sp || at > hi - 8)
-                return -1;
-            fp = word(at);
+    int r, n = 0;
+    do { /* the caller's own frames, first, are left out */
+        if ((r = step(c, &pc, &sp, &fp, hi)))
+            return r < 0 ? -1 : 0;
+    } while (pc - skip_lo < skip_hi - skip_lo);
+    if (max <= 0)
+        return 0;
+    buf[n++] = (void *)pc;
+    if (stop_at_interp) {
+        while (n < max && !gmg_py_is_interpreter(pc)) {
+            if ((r = step(c, &pc, &sp, &fp, hi)))
+                return r < 0 ? -1 : n;
+            buf[n++] = (void *)pc;
         }
-        sp = cfa;
-        if (ra < 0x4000)
-            break;
-        buf[n++] = (void *)ra;
-        if (stop_at_interp && gmg_py_is_interpreter(ra))
-            break;
-        pc = ra;
+    } else {
+        while (n < max) {
+            if ((r = step(c, &pc, &sp, &fp, hi)))
+                return r < 0 ? -1 : n;
+            buf[n++] = (void *)pc;
+        }
     }
     return n;
 }

@@ -26,13 +26,16 @@
 #ifndef GMG_CORE_UNWIND_H
 #define GMG_CORE_UNWIND_H
 
-/* Up to max return addresses of the caller's callers, outermost last, the
- * first one being the return address into the caller (as unw_backtrace
- * called from the same function gives them); the count, or -1 when this
- * stack must be walked by libunwind. With stop_at_interp the walk ends
- * after the first return address into the Python interpreter
- * (gmg_py_is_interpreter): the Python frames stand for what lies below. */
-int gmg_unwind(void **buf, int max, int stop_at_interp);
+#include <stdint.h>
+
+/* Up to max return addresses of the caller's callers, outermost last, as
+ * unw_backtrace called from the same function gives them, less the first
+ * ones that lie in [skip_lo, skip_hi) (the guard's own frames): the count,
+ * or -1 when this stack must be walked by libunwind. With stop_at_interp
+ * the walk ends after the first return address into the Python
+ * interpreter (gmg_py_is_interpreter): the Python frames stand for what
+ * lies below. */
+int gmg_unwind(void **buf, int max, int stop_at_interp, uintptr_t skip_lo, uintptr_t skip_hi);
 
 /* Every thread forgets the rules it learnt, before its next walk, and
  * libunwind its caches: a library was unloaded (hooks/unload.c). */
