@@ -63,7 +63,8 @@ static const struct py_layout layouts[] = {
 #define STR_STATE 32
 #define BYTES_DATA 32
 #define OWNER_GENERATOR 1
-#define MAX_WALK 4096         /* frames looked at, kept or not */
+#define MAX_WALK 65536        /* frames looked at, kept or not */
+#define MAX_OUTER 128         /* outermost frames kept (half the deepest stack) */
 
 static int mode = 1;
 static int state;             /* 0 not looked yet, 1 found, -1 none */
@@ -355,6 +356,7 @@ struct centry {
 
 struct cache {
     struct centry e[CACHE];
+    uint32_t gap_n, gap_id;   /* the last "N frames left out" mark made */
 };
 
 static __thread struct cache *tl_cache __attribute__((tls_model("initial-exec")));
@@ -414,6 +416,32 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset)
         e->id = id;
     }
     return id;
+}
+
+/* The mark that stands for `left` frames left out of a long stack: an
+ * interned frame of its own (so every format shows it), named
+ * "[N Python frames left out]", file "", line -N. */
+static uint32_t mark(struct cache *c, uint32_t left)
+{
+    if (c && c->gap_n == left && c->gap_id)
+        return c->gap_id;
+    char fn[64];
+    snprintf(fn, sizeof fn, "[%u Python frame%s left out]", left, left == 1 ? "" : "s");
+    uint32_t id = intern(fn, "", -(int)left);
+    if (c && id) {
+        c->gap_n = left;
+        c->gap_id = id;
+    }
+    return id;
+}
+
+int gmg_py_left_out(uintptr_t w)
+{
+    const char *fn, *file;
+    int line;
+    if (!gmg_py_frame(w, &fn, &file, &line) || file[0] || line >= 0)
+        return 0;
+    return -line;
 }
 
 /* ---- the walk --------------------------------------------------------- */
@@ -495,19 +523,49 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
     }
 
     struct cache *c = my_cache();
-    uint32_t n = 0;
-    for (int walked = 0; aligned_ptr(frame) && n < max && walked < MAX_WALK; walked++) {
+    /* A stack deeper than max keeps its innermost frames (where the
+     * allocation was made), a mark saying how many were left out, and its
+     * outermost frames (the program's entry, <module>): those are read
+     * from a ring of the last ones seen, once the walk has ended. */
+    uint32_t inner = max < 3 ? max : max / 2;             /* 16 of 32 */
+    uint32_t ring_n = max - inner;                          /* outermost + 1 */
+    if (ring_n > MAX_OUTER + 1)
+        ring_n = MAX_OUTER + 1;
+    struct { const char *code; int64_t offset; } ring[MAX_OUTER + 1];
+    uint32_t n = 0, total = 0;
+    for (int walked = 0; aligned_ptr(frame) && walked < MAX_WALK; walked++) {
         const char *code;
         int64_t offset;
         int what = L->co_code >= 0 ? frame_object(frame, &code, &offset) : interpreter_frame(frame, &code, &offset);
         if (what < 0)
             break;
         if (what > 0) {
-            uint32_t id = resolve(c, code, offset);
-            if (id)
-                out[n++] = GMG_PYFRAME_TAG | id;
+            if (total < inner) {
+                uint32_t id = resolve(c, code, offset);
+                if (id)
+                    out[n++] = GMG_PYFRAME_TAG | id;
+            } else if (ring_n) {
+                ring[(total - inner) % ring_n].code = code;
+                ring[(total - inner) % ring_n].offset = offset;
+            }
+            total++;
         }
         frame = RD(const char *, frame, L->f_prev);
+    }
+    if (total <= inner || !ring_n)
+        return n;
+    uint32_t beyond = total - inner, keep = beyond, first = 0;
+    if (total > max) { /* the ring holds the last ring_n: keep all but one, for the mark */
+        keep = ring_n - 1;
+        first = (beyond - keep) % ring_n;
+        uint32_t gap = mark(c, beyond - keep);
+        if (gap)
+            out[n++] = GMG_PYFRAME_TAG | gap;
+    }
+    for (uint32_t k = 0; k < keep && n < max; k++) {
+        uint32_t id = resolve(c, ring[(first + k) % ring_n].code, ring[(first + k) % ring_n].offset);
+        if (id)
+            out[n++] = GMG_PYFRAME_TAG | id;
     }
     return n;
 }

@@ -26,7 +26,10 @@ void gmg_py_set_mode(int on);
 /* The calling thread's Python frames, innermost first, as tagged words
  * into out (at most max); 0 when there is no interpreter, no Python on
  * this thread, an unknown layout or capture is off. The interpreter is
- * looked for once, at the first capture. */
+ * looked for once, at the first capture. A stack of more than max frames
+ * keeps its innermost half, then a mark (gmg_py_left_out) saying how many
+ * frames were left out there, then its outermost frames (the program's
+ * entry point and <module> among them), max words in all. */
 uint32_t gmg_py_capture(uintptr_t *out, uint32_t max);
 /* Python frames left out of captured stacks since start-up because their
  * names could not be interned (out of memory). */
@@ -37,7 +40,11 @@ uint64_t gmg_py_lost(void);
  * are the eval loop's, which the Python frames stand for. */
 int gmg_py_is_interpreter(uintptr_t pc);
 
-/* A tagged frame's function, file and line; 0 if w names no frame. */
+/* The number of frames a mark stands for; 0 if w is no mark. */
+int gmg_py_left_out(uintptr_t w);
+
+/* A tagged frame's function, file and line; 0 if w names no frame. A
+ * mark's function is "[N Python frames left out]", its file "". */
 int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *line);
 
 /* fork child: the interned frames stay, their locks start afresh. */

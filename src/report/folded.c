@@ -15,7 +15,9 @@
 static void frame_name(struct gmg_buf *b, const struct gmg_frame_info *fi)
 {
     char tmp[1400];
-    if (fi->python) /* as py-spy writes them: "function (file:line)" */
+    if (fi->left_out) /* "[N Python frames left out]" */
+        snprintf(tmp, sizeof tmp, "%s", fi->function);
+    else if (fi->python) /* as py-spy writes them: "function (file:line)" */
         snprintf(tmp, sizeof tmp, "%s (%s:%d)", fi->function, fi->file, fi->line);
     else if (fi->function)
         snprintf(tmp, sizeof tmp, "%s", fi->function);

@@ -23,7 +23,10 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
             gmg_buf_json_str(b, fi.function);
             gmg_buf_printf(b, ",\"file\":");
             gmg_buf_json_str(b, fi.file);
-            gmg_buf_printf(b, ",\"line\":%d}", fi.line);
+            gmg_buf_printf(b, ",\"line\":%d", fi.line);
+            if (fi.left_out)
+                gmg_buf_printf(b, ",\"left_out\":%d", fi.left_out);
+            gmg_buf_printf(b, "}");
             first = 0;
             continue;
         }

@@ -471,6 +471,8 @@ static void symbolize_frame(struct gmg_symbolizer *s, uintptr_t pc, const struct
         struct gmg_frame_info fi = { .pc = pc, .python = 1 };
         if (!gmg_py_frame(pc, &fi.function, &fi.file, &fi.line))
             fi.function = "??";
+        if ((fi.left_out = gmg_py_left_out(pc)))
+            fi.line = 0;
         *out = fi;
         return;
     }

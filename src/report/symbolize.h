@@ -25,6 +25,9 @@ struct gmg_frame_info {
     int unloaded;           /* its library was unloaded since (dlclose) */
     int python;             /* a Python frame (core/pyframes.h): function,
                                file and line only */
+    int left_out;           /* a Python mark: this many frames of a long
+                               stack left out here (function says so, file
+                               "", line 0) */
 };
 
 struct gmg_symbolizer;

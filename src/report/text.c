@@ -30,6 +30,10 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
             continue;
         struct gmg_frame_info fi;
         gmg_symbolize(r->sym, s->frames[i], gmg_stack_module(s, i), &fi);
+        if (fi.left_out) { /* the middle of a long Python stack */
+            gmg_buf_printf(b, "    ... %s ...\n", fi.function);
+            continue;
+        }
         if (fi.python) { /* as a Python traceback names a frame */
             gmg_buf_printf(b, "    File \"%s\", line %d, in %s\n", fi.file, fi.line, fi.function);
             continue;
