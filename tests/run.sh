@@ -479,6 +479,7 @@ fi
 # ------------------------------------------------- Python frames (issue 10)
 . tests/python.sh
 . tests/python/names.sh
+. tests/pydeep/pydeep.sh
 . tests/pyclients.sh
 
 # -------------------------------------------------- the command (issue 11)

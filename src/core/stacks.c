@@ -87,22 +87,21 @@ int gmg_stack_is_internal(uintptr_t pc)
 
 /* Four lanes, each a chain of its own: the frames of one stack are hashed
  * in about a quarter of the time one chain takes. */
+#define MIX(h, w) ((h) = (((h) ^ (w)) * 0x100000001b3ull), (h) ^= (h) >> 29)
 static uint64_t hash_frames(const uintptr_t *f, uint32_t n)
 {
-    uint64_t h[4] = { 0xcbf29ce484222325ull ^ n, 0x84222325cbf29ce4ull, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full };
+    uint64_t a = 0xcbf29ce484222325ull ^ n, b = 0x84222325cbf29ce4ull, c = 0x9e3779b97f4a7c15ull,
+             d = 0xc2b2ae3d27d4eb4full;
     uint32_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        for (int k = 0; k < 4; k++) {
-            h[k] ^= f[i + k];
-            h[k] *= 0x100000001b3ull;
-            h[k] ^= h[k] >> 29;
-        }
-    for (; i < n; i++) {
-        h[0] ^= f[i];
-        h[0] *= 0x100000001b3ull;
-        h[0] ^= h[0] >> 29;
+    for (; i + 4 <= n; i += 4) {
+        MIX(a, f[i]);
+        MIX(b, f[i + 1]);
+        MIX(c, f[i + 2]);
+        MIX(d, f[i + 3]);
     }
-    uint64_t x = h[0] ^ (h[1] * 0xff51afd7ed558ccdull) ^ (h[2] * 0xc4ceb9fe1a85ec53ull) ^ (h[3] * 0x9e3779b97f4a7c15ull);
+    for (; i < n; i++)
+        MIX(a, f[i]);
+    uint64_t x = a ^ (b * 0xff51afd7ed558ccdull) ^ (c * 0xc4ceb9fe1a85ec53ull) ^ (d * 0x9e3779b97f4a7c15ull);
     return x ^ (x >> 31);
 }
 

@@ -41,6 +41,16 @@ struct rule {
     uint8_t kind;
 };
 
+/* A cached rule: the return address (user space: below 2^56) with the
+ * kind in the top byte, so that a frame-pointer frame is recognised by
+ * one compare; its offsets beside it. */
+#define KIND_SHIFT 56
+#define PC_MASK ((UINT64_C(1) << KIND_SHIFT) - 1)
+struct offs {
+    int32_t cfa_off;
+    int16_t rbp_off;
+};
+
 #define CACHE_BITS 11
 #define CACHE (1u << CACHE_BITS)
 
@@ -48,7 +58,8 @@ struct tcache {
     uintptr_t lo, hi;    /* the thread's stack                    */
     int bounds;          /* 1 known, -1 none to be had            */
     unsigned gen;        /* `forgets` when the rules were learnt  */
-    struct rule r[CACHE];
+    uint64_t key[CACHE]; /* two ways per set; 0: empty            */
+    struct offs off[CACHE];
 };
 
 static unsigned forgets; /* libraries unloaded: rules learnt before are void */
@@ -459,24 +470,23 @@ static inline __attribute__((always_inline, no_sanitize_address)) uint64_t word(
     return *(const loose64 *)at;
 }
 
-/* The rule for return address pc: a cached one (two ways per set), else
- * one learnt now; NULL when pc lies in no module. */
-static inline __attribute__((always_inline)) const struct rule *rule_of(struct tcache *c, uintptr_t pc)
+static inline size_t set_of(uintptr_t pc)
 {
-    size_t i = (size_t)(pc ^ (pc >> CACHE_BITS) ^ (pc >> 2 * CACHE_BITS)) & (CACHE - 2);
-    struct rule *e = &c->r[i];
-    if (e[0].pc == pc)
-        return &e[0];
-    if (e[1].pc == pc)
-        return &e[1];
-    struct rule fresh = { 0 };
-    if (!learn(pc, &fresh))
-        return NULL;
-    fresh.pc = pc;
-    if (e[0].pc) /* the newest first; the older of the two goes */
-        e[1] = e[0];
-    e[0] = fresh;
-    return &e[0];
+    return (size_t)(pc ^ (pc >> 10)) & (CACHE - 2);
+}
+
+/* The rule for return address pc, learnt now and cached (the newest of a
+ * set first, the older of the two goes); 0 when pc lies in no module. */
+static __attribute__((noinline)) int learn_cached(struct tcache *c, uintptr_t pc, struct rule *out)
+{
+    if (pc > PC_MASK || !learn(pc, out))
+        return 0;
+    size_t i = set_of(pc);
+    c->key[i + 1] = c->key[i];
+    c->off[i + 1] = c->off[i];
+    c->key[i] = pc | (uint64_t)out->kind << KIND_SHIFT;
+    c->off[i] = (struct offs){ out->cfa_off, out->rbp_off };
+    return 1;
 }
 
 /* One step out of the frame whose return address is *pc: 0, with the
@@ -485,28 +495,45 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
                                                                           uintptr_t *sp, uintptr_t *fp,
                                                                           uintptr_t hi)
 {
-    const struct rule *e = rule_of(c, *pc);
+    size_t i = set_of(*pc);
+    uint64_t fpk = *pc | (uint64_t)FP_STD << KIND_SHIFT;
     uintptr_t ra, cfa;
-    if (__builtin_expect(e && e->kind == FP_STD, 1)) {
+    if (__builtin_expect(c->key[i] == fpk || c->key[i + 1] == fpk, 1)) {
         /* a frame-pointer frame: the next frame pointer is one load away,
-         * and nothing else of the rule is waited for */
+         * and nothing else of the rule is waited for; every word read lies
+         * in [sp, hi), and each frame is above the last */
         cfa = *fp + 16;
-        if (cfa < *sp + 8 || cfa > hi)
+        if (cfa - (*sp + 8) > hi - (*sp + 8))
             return -1;
         ra = word(*fp + 8);
         *fp = word(*fp);
     } else {
-        if (!e || e->kind == OTHER)
+        struct rule e;
+        if ((c->key[i] & PC_MASK) == *pc) {
+            e.kind = (uint8_t)(c->key[i] >> KIND_SHIFT);
+            e.cfa_off = c->off[i].cfa_off;
+            e.rbp_off = c->off[i].rbp_off;
+        } else if ((c->key[i + 1] & PC_MASK) == *pc) {
+            e.kind = (uint8_t)(c->key[i + 1] >> KIND_SHIFT);
+            e.cfa_off = c->off[i + 1].cfa_off;
+            e.rbp_off = c->off[i + 1].rbp_off;
+        } else if (!learn_cached(c, *pc, &e)) {
             return -1;
-        if (e->kind == LAST)
+        }
+        if (e.kind == OTHER)
+            return -1;
+        if (e.kind == LAST)
             return 1;
-        cfa = (e->kind == STD_RSP ? *sp : *fp) + (intptr_t)e->cfa_off;
-        /* every word read lies in [sp, hi), and each frame is above the last */
+        if (e.kind == FP_STD) {
+            e.cfa_off = 16;
+            e.rbp_off = -16;
+        }
+        cfa = (e.kind == STD_RSP ? *sp : *fp) + (intptr_t)e.cfa_off;
         if (cfa < *sp + 8 || cfa > hi)
             return -1;
         ra = word(cfa - 8);
-        if (e->rbp_off != RBP_KEPT) {
-            uintptr_t at = cfa + (intptr_t)e->rbp_off;
+        if (e.rbp_off != RBP_KEPT) {
+            uintptr_t at = cfa + (intptr_t)e.rbp_off;
             if (at < *sp || at > hi - 8)
                 return -1;
             *fp = word(at);
@@ -527,7 +554,7 @@ __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int ma
         return -1;
     unsigned gen = __atomic_load_n(&forgets, __ATOMIC_ACQUIRE);
     if (__builtin_expect(gen != c->gen, 0)) {
-        memset(c->r, 0, sizeof c->r);
+        memset(c->key, 0, sizeof c->key);
         c->gen = gen;
     }
     uintptr_t pc, sp, fp;
