@@ -1,8 +1,9 @@
-# pybench.py DEPTH PAIRS - ns per cuMemAlloc_v2+cuMemFree_v2 pair made through
-# ctypes from DEPTH Python frames, against the simulated driver (best of 5
-# rounds). scripts/bench.sh runs it unguarded and guarded with GPUMEM_PYTHON
-# off and auto: the difference between those two is the cost of capturing
-# the Python frames.
+# pybench.py DEPTH PAIRS - CPU ns per cuMemAlloc_v2+cuMemFree_v2 pair made
+# through ctypes from DEPTH Python frames, against the simulated driver (the
+# thread's own CPU time, best of 9 rounds: on a shared machine other
+# programs only ever add to it). scripts/bench.sh runs it unguarded and
+# guarded with GPUMEM_PYTHON off and auto: the difference between those two
+# is the cost of capturing the Python frames.
 import ctypes
 import sys
 import time
@@ -21,11 +22,11 @@ size = ctypes.c_size_t(4096)
 
 
 def pairs(n):
-    t = time.perf_counter_ns()
+    t = time.thread_time_ns()
     for _ in range(n):
         alloc(ref, size)
         free(p)
-    return time.perf_counter_ns() - t
+    return time.thread_time_ns() - t
 
 
 def at_depth(d, n):  # the loop runs d Python frames deep (this one counts)
@@ -33,4 +34,4 @@ def at_depth(d, n):  # the loop runs d Python frames deep (this one counts)
 
 
 depth, n = int(sys.argv[1]), int(sys.argv[2])
-print(f"{min(at_depth(depth, n) for _ in range(5)) / n:.1f}")
+print(f"{min(at_depth(depth, n) for _ in range(9)) / n:.1f}")
