@@ -12,7 +12,7 @@ else
     # 40 deep: <module>, main, 41 recurse (n = 40 .. 0), leaf = 44 frames; 32 kept:
     # 16 innermost (leaf, 15 recurse), the mark (13 left out), 15 outermost (13 recurse, main, <module>)
     env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stderr GPUMEM_REPORT_FORMAT=text "$PYX" "$PYD" 40 >"$WORK/out" 2>"$WORK/err"
-    grp=$(grep -m1 -A40 -F "3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err")
+    grp=$(grep -m1 -A40 -F "(3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err")
     first=$(echo "$grp" | sed -n 2p); last_py=$(echo "$grp" | grep '^    File ' | tail -1)
     if echo "$first" | grep -qF "in leaf" && echo "$last_py" | grep -qF "in <module>" \
        && echo "$grp" | grep -B1 -F "in <module>" | head -1 | grep -qF "in main" \
@@ -40,7 +40,7 @@ PYEOF
     else bad "folded: a long Python stack's mark" "$WORK/deep.folded"; fi
     # a shallow stack has no mark, and all its frames
     env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stderr "$PYX" "$PYD" 5 >"$WORK/out" 2>"$WORK/err"
-    if ! grep -q "left out" "$WORK/err" && [ "$(grep -m1 -A40 -F "3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err" | grep -c '^    File ')" = 9 ]; then
+    if ! grep -q "left out" "$WORK/err" && [ "$(grep -m1 -A40 -F "(3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err" | grep -c '^    File ')" = 9 ]; then
         ok "a 5-deep recursion keeps all its 9 Python frames, no mark"
     else bad "a short Python stack is kept whole" "$WORK/err"; fi
 fi

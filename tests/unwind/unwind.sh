@@ -23,8 +23,8 @@ unwcase() {
 ucount() { sed -n 's/.*unwind check: \(.*\)/\1/p' "$WORK/err" | tail -1; }
 
 if unwcase mixed && leak leaf_alloc 4096 cuMemAlloc \
-   && [ "$(grep -A40 "4096 bytes in 1 allocation" "$WORK/err" | grep -c " in nofp_level ")" = 15 ] \
-   && [ "$(grep -A40 "4096 bytes in 1 allocation" "$WORK/err" | grep -c " in fp_level ")" = 16 ]; then
+   && [ "$(grep -m1 -A40 -F "(4096 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in nofp_level ")" = 15 ] \
+   && [ "$(grep -m1 -A40 -F "(4096 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in fp_level ")" = 16 ]; then
     ok "fast stacks = libunwind's through code with and without frame pointers mixed, 1 to 48 deep ($(ucount)); 32 frames kept of 41, alternating"
 else bad "fast walk vs libunwind, mixed frame pointers" "$WORK/err"; fi
 
@@ -34,7 +34,7 @@ if unwcase hostile && [ "$(grep -c "in garbage_rbp_call\|in fake_frame_call" "$W
 else bad "fast walk vs libunwind, hostile frames" "$WORK/err"; fi
 
 if guarded GMG_UNWIND_CHECK=1 GPUMEM_REPORT=stderr "$U/unwindtest" signal && has "done signal" "$WORK/out" \
-   && ! has "differs" "$WORK/err" && [ "$(grep -A12 "4096 bytes in 1 allocation" "$WORK/err" | grep -c " in signal_outer ")" -ge 2 ]; then
+   && ! has "differs" "$WORK/err" && [ "$(grep -A12 -F "(4096 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in signal_outer ")" -ge 2 ]; then
     ok "allocations in signal handlers (on the thread's stack and on a sigaltstack): walked through the signal frame to the interrupted caller, as libunwind does ($(ucount))"
 else bad "fast walk vs libunwind, signal frames" "$WORK/err"; fi
 
@@ -46,7 +46,7 @@ elif unwcase dlclose && leak leaf_alloc 4096 cuMemAlloc && grep -q " in lib_allo
     ok "a library unloaded and another mapped in its place ($(grep -c ' at ' "$WORK/out") loads: $(grep -o 'at 0x[0-9a-f]*' "$WORK/out" | tr '\n' ' ')): no rule of the first applied to the second ($(ucount))"
 else bad "fast walk vs libunwind, dlclose" "$WORK/err"; fi
 
-if unwcase threads && has "16384 bytes in 4 allocations (cuMemAlloc, device 0)" "$WORK/err" \
+if unwcase threads && has "(16384 bytes) in 4 allocations (cuMemAlloc, device 0)" "$WORK/err" \
    && grep -q " in thread_body " "$WORK/err" && grep -q " in run .*(libunwthr.so+" "$WORK/err"; then
     ok "threads started by a library: their stacks walked fast to the library's thread start, as libunwind's ($(ucount))"
 else bad "fast walk vs libunwind, threads from a library" "$WORK/err"; fi
