@@ -250,7 +250,7 @@ static void *reporter(void *arg)
         gmg_symbolizer_warm();
         gmg_walkgate_leave();
     }
-    struct timespec next_tick = after_ms((long long)tick_seconds * 1000);
+    struct timespec next_tick = after_ms(0); /* the first at once: the status page appears as the driver is used */
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
         if (wait_for_work(tick ? &next_tick : NULL)) {
@@ -264,7 +264,7 @@ static void *reporter(void *arg)
             if (!tick || !passed(&next_tick))
                 continue; /* else overdue: wake-ups that keep coming must not put it off */
         }
-        tick(); /* the metrics file, every GPUMEM_METRICS_INTERVAL */
+        tick(); /* guard.c's: the status page, the group, the metrics file */
         next_tick = after_ms((long long)tick_seconds * 1000);
     }
     return NULL;
