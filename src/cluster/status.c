@@ -34,6 +34,7 @@ static int closed;                   /* removed at exit: never made again */
 static int given_up;                 /* could not be made: not tried again */
 static char path[128];
 static char command[GMG_STATUS_CMD];
+static uint64_t my_start, my_ns;    /* read once per page */
 static uint64_t prev_used[GMG_STATUS_DEVICES];
 static struct timespec prev_at;
 static uint32_t named_stack;         /* the site named last, and its name */
@@ -150,6 +151,8 @@ static int create(void)
     page_ino = st.st_ino;
     page->magic = GMG_STATUS_MAGIC;
     read_command();
+    my_start = start_time();
+    my_ns = pid_ns();
     memset(prev_used, 0, sizeof prev_used);
     prev_at.tv_sec = 0;
     return 0;
@@ -172,8 +175,8 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
     p->size = sizeof *p;
     p->pid = owner;
     p->uid = geteuid();
-    p->start_time = start_time();
-    p->pid_ns = pid_ns();
+    p->start_time = my_start;
+    p->pid_ns = my_ns;
     p->updated_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
     if (prev_at.tv_sec || prev_at.tv_nsec) {
         long long ms = (long long)(now.tv_sec - prev_at.tv_sec) * 1000 + (now.tv_nsec - prev_at.tv_nsec) / 1000000;
