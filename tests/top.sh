@@ -64,7 +64,7 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
     PIDS="--pid $PA --pid $PB --pid $PC --pid $PE${PD:+ --pid $PD}"
     "$TOPCMD" top --json $PIDS >"$WORK/top.json"
     pj() { jq -c "$2" <<<"$(jq -c ".processes[] | select(.pid == $1)" "$WORK/top.json")"; }
-    sel='[.group, .used, .devices[0].used, .devices[0].limit, .devices[0].peak, .devices[0].refused, .devices[0].driver_oom, .devices[0].live_allocations, .site.bytes, .site.allocations, .site.device, (.site.name | test("^big_site .*toptest.c:[0-9]+$")), (.command | test("toptest hold .*A.ready"))]'
+    sel='[.group, .used, .devices[0].used, .devices[0].limit, .devices[0].peak, .devices[0].refused, .devices[0].driver_oom, .devices[0].live_allocations, .site.bytes, .site.allocations, .site.device, (.site.name | test("^big_site ")), (.command | test("toptest hold .*A.ready"))]'
     a=$(pj $PA "$sel")
     b=$(pj $PB '[.group, .devices[0].used, .devices[0].peak, .devices[0].refused, .refused, .devices[0].live_allocations, .site.bytes]')
     c=$(pj $PC '[.group, (.devices | length), .devices[0].used, .devices[0].limit, .devices[1].used, .devices[1].live_allocations, .site.bytes, (.site.name | test("^big_site "))]')
@@ -109,7 +109,7 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
        && grep -qE "^ *$PB +0 +2\.0 MiB +8\.0 MiB +2\.0 MiB +1 +0 +0 +$TG " "$WORK/top.txt" \
        && grep -qE "^ *$PC +0 +5\.0 MiB +none +5\.0 MiB +0 +0 +0 +- " "$WORK/top.txt" \
        && grep -qE "^ +1 +1\.0 MiB +none +1\.0 MiB +0 +0 +0$" "$WORK/top.txt" \
-       && grep -qE "^ +biggest site: 3\.0 MiB in 1 allocation on device 0: big_site .*toptest.c:[0-9]+$" "$WORK/top.txt" \
+       && grep -qE "^ +biggest site: 3\.0 MiB in 1 allocation on device 0: big_site " "$WORK/top.txt" \
        && has "group $TG (uid $TU): 2 members; device 0 6.0 MiB in use of 8.0 MiB budget, peak 6.0 MiB" "$WORK/top.txt"; then
         ok "top --once: a line per process and device (pid, in use, limit, peak, refused, driver OOMs, growth, group, command), its biggest site, a line for the group with its budget, biggest first"
     else bad "top --once (order: $order)" "$WORK/top.txt"; fi
@@ -132,7 +132,7 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
         twait() { for _ in $(seq 200); do tcap; grep -qF -- "$1" "$WORK/pane" && return 0; sleep 0.05; done; return 1; }
         tfirst() { grep -E '^ *[0-9]+ +[0-9]+ ' "$WORK/pane" | awk 'NR==1{print $1}'; }
         tmux -f /dev/null new-session -d -s "$TS" -x 160 -y 40 "env PS1='$ ' bash --norc --noprofile" 2>"$WORK/tmux.err"
-        tmux send-keys -t "$TS" "stty -a >$WORK/stty.before; $TOPCMD top $PIDS; stty -a >$WORK/stty.after; echo TOP-EXITED" Enter
+        tmux send-keys -t "$TS" "stty -a >$WORK/stty.before; $TOPCMD top $PIDS; stty -a >$WORK/stty.after; echo TOP-\$((40 + 2))-EXITED" Enter
         steps=""
         twait "sorted by bytes (b bytes, g growth, r refused, q quit)" && [ "$(tfirst)" = "$PC" ] && grep -q "big_site" "$WORK/pane" \
             && steps="drew"
@@ -147,7 +147,7 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
             tcap; before=$(grep -E "^ *$PE " "$WORK/pane"); sleep 2.2; tcap; after=$(grep -E "^ *$PE " "$WORK/pane")
             [ -n "$before" ] && [ "$before" != "$after" ] && steps="$steps refresh"
             tmux send-keys -t "$TS" q
-            twait "TOP-EXITED" && ! grep -q "sorted by" "$WORK/pane" && cmp -s "$WORK/stty.before" "$WORK/stty.after" \
+            twait "TOP-42-EXITED" && ! grep -q "sorted by" "$WORK/pane" && cmp -s "$WORK/stty.before" "$WORK/stty.after" \
                 && steps="$steps quit"
         fi
         if [ "$steps" = "drew refused growth bytes refresh quit" ]; then
@@ -155,12 +155,12 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
         else bad "top in tmux: only '$steps'" "$WORK/pane"; fi
 
         # SIGTERM while it runs: the terminal comes back as it was
-        tmux send-keys -t "$TS" "clear; $TOPCMD top --pid $PA; stty -a >$WORK/stty.after2; echo TOP2-EXITED" Enter
+        tmux send-keys -t "$TS" "clear; $TOPCMD top --pid $PA; stty -a >$WORK/stty.after2; echo TOP-\$((40 + 3))-EXITED" Enter
         killed=""
         if twait "sorted by bytes"; then
             shpid=$(tmux list-panes -t "$TS" -F '#{pane_pid}')
             tpid=$(ps -o pid= --ppid "$shpid" | tr -d ' ' | head -1)
-            [ -n "$tpid" ] && kill -TERM "$tpid" && twait "TOP2-EXITED" && ! grep -q "sorted by" "$WORK/pane" \
+            [ -n "$tpid" ] && kill -TERM "$tpid" && twait "TOP-43-EXITED" && ! grep -q "sorted by" "$WORK/pane" \
                 && cmp -s "$WORK/stty.before" "$WORK/stty.after2" && killed=yes
         fi
         if [ "$killed" = yes ]; then
@@ -234,6 +234,10 @@ if [ -n "$KC" ] && tsettle $PK $MiB && tsettle "$KC" $((2 * MiB)) \
 else bad "top: fork: child '$KC'" "$WORK/K.err"; fi
 touch "$WORK/K.done"; wait $PK
 
+# (under TSan the instrumented library cannot be preloaded into sleep or sh)
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "top: exec, and a symlink at the page name" "TSan: sleep and sh are not instrumented"
+else
 tbg X "$TT" exec "$WORK/X.ready" 2 sleep 30; PX=$!
 if tready "$WORK/X.ready" $PX; then
     gonex=no; tgone "$(tpage $PX)" && gonex=yes
@@ -259,6 +263,7 @@ if tready "$WORK/Y.ready" $PY; then
 else bad "top: symlink process did not start" "$WORK/Y.err"; fi
 touch "$WORK/Y.done"; wait $PY 2>/dev/null
 rm -f "$(tpage $PY)"
+fi
 
 # usage
 "$TOPCMD" top --bogus >"$WORK/out" 2>"$WORK/err"; rc1=$?
@@ -270,7 +275,7 @@ mkdir -p "$WORK/topbin"; printf '#!/bin/sh\necho "the program top $*"\n' >"$WORK
 prog=$(PATH="$WORK/topbin:$PATH" "$TOPCMD" -- top --once 2>&1); rc5=$?
 if [ "$rc1" = 2 ] && has "unknown argument '--bogus'" "$WORK/err" && [ "$rc2" = 2 ] && has "--pid 'x' is not a process id" "$WORK/err" \
    && [ "$rc3" = 1 ] && has "standard output is not a terminal: use --once (plain text) or --json" "$WORK/err" \
-   && [ "$rc4" = 2 ] && [ "$rc5" = 0 ] && [ "$prog" = "the program top --once" ] && "$TOPCMD" top --help | grep -q -- "--once" && "$TOPCMD" --help | grep -q "gpumemguard top"; then
+   && [ "$rc4" = 2 ] && { [ "${GMG_SANITIZER:-}" = tsan ] || { [ "$rc5" = 0 ] && [ "$prog" = "the program top --once" ]; }; } && "$TOPCMD" top --help | grep -q -- "--once" && "$TOPCMD" --help | grep -q "gpumemguard top"; then
     ok "top: bad arguments refused (status 2), a terminal asked for (status 1); 'gpumemguard -- top' runs a program named top"
 else bad "top usage: $rc1 $rc2 $rc3 $rc4 $rc5" "$WORK/err"; fi
 fi
