@@ -223,7 +223,7 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
             memcpy(site_name, names, sizeof site_name);
             site_name[sizeof site_name - 1] = 0;
             named_stack = top.stack;
-            named = 1;
+            named = site_name[0] != 0; /* no name this time: asked again at the next tick */
         }
         memcpy(p->site, site_name, sizeof p->site);
         p->site_bytes = top.bytes;
