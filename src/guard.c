@@ -122,6 +122,7 @@ static void first_use(void)
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
     set_tick();
+    gmg_reporter_set_before_fatal(gmg_status_unpublish);
     gmg_reporter_start();
     gmg_dumpsig_arm();
     gmg_fatalsig_arm();

@@ -284,6 +284,16 @@ void gmg_status_remove(void)
         pthread_mutex_unlock(&mu);
 }
 
+void gmg_status_unpublish(void)
+{
+    if (__atomic_load_n(&owner, __ATOMIC_ACQUIRE) != getpid())
+        return;
+    pthread_mutex_lock(&mu);
+    if (page && still_there())
+        unlink(path);
+    pthread_mutex_unlock(&mu);
+}
+
 void gmg_status_atfork_child(void)
 {
     pthread_mutex_init(&mu, NULL);

@@ -23,6 +23,11 @@ void gmg_status_tick(gmg_site_namer name_site);
 /* At exit: the page is removed, and no later tick makes it again. */
 void gmg_status_remove(void);
 
+/* Just before a fatal signal ends the process: the file goes, and a
+ * process that lives on after all (a handler of its own installed
+ * meanwhile) makes it again at its next tick. */
+void gmg_status_unpublish(void);
+
 /* In a forked child: the parent's page is left alone; the child's first
  * tick makes its own. */
 void gmg_status_atfork_child(void);

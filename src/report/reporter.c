@@ -209,6 +209,12 @@ static void drain(void)
 
 static void (*tick_fn)(void);
 static unsigned tick_seconds;
+static void (*before_fatal_fn)(void);
+
+void gmg_reporter_set_before_fatal(void (*fn)(void))
+{
+    __atomic_store_n(&before_fatal_fn, fn, __ATOMIC_RELEASE);
+}
 
 void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds)
 {
@@ -259,6 +265,9 @@ static void *reporter(void *arg)
             pending_dumps();
             if (fatal) { /* the report, then the signal ends the process as its default would */
                 gmg_report_now(GMG_TRIGGER_FATAL);
+                void (*before)(void) = __atomic_load_n(&before_fatal_fn, __ATOMIC_ACQUIRE);
+                if (before)
+                    before();
                 gmg_fatalsig_die(fatal);
             }
             if (!tick || !passed(&next_tick))
