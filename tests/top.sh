@@ -226,7 +226,7 @@ else bad "top: process F" "$WORK/F.err"; tkill $PF; fi
 
 # SIGTERM at its default action: the report, then the process ends by it, and
 # its page goes with it (no reader needed)
-if [ "${GMG_SANITIZER:-}" != tsan ]; then
+{
     tbg T "$TT" hold "$WORK/T.ready" "$WORK/T.done" $MiB 0 0 0; PT=$!
     if tready "$WORK/T.ready" $PT && tsettle $PT $MiB; then
         kill -TERM $PT; wait $PT 2>/dev/null; st=$?
@@ -235,7 +235,7 @@ if [ "${GMG_SANITIZER:-}" != tsan ]; then
         else bad "top: SIGTERM: status $st, page $(ls "$(tpage $PT)" 2>&1)" "$WORK/T.err"; fi
     else bad "top: process T" "$WORK/T.err"; tkill $PT; fi
     rm -f "$(tpage $PT)"
-fi
+}
 
 # --------------------------------------------------------------- fork, exec
 tbg K "$TT" fork "$WORK/K.ready" "$WORK/K.done" $MiB $((2 * MiB)); PK=$!
