@@ -108,8 +108,8 @@ $(DIRS_STAMP): FORCE
 	@echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' | cmp -s - $@ || echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' > $@
 FORCE:
 
-$(CLI): src/cli/gpumemguard.c src/base/signame.c src/base/signame.h src/base/dumpask.h include/gpumemguard.h $(DIRS_STAMP)
-	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -o $@ src/cli/gpumemguard.c src/base/signame.c $(EXTRA_LDFLAGS)
+$(CLI): $(wildcard src/cli/*.c src/cli/*.h) src/base/signame.c src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h include/gpumemguard.h $(DIRS_STAMP)
+	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -o $@ $(wildcard src/cli/*.c) src/base/signame.c $(EXTRA_LDFLAGS)
 
 $(PC): gpumemguard.pc.in include/gpumemguard.h $(DIRS_STAMP)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \

@@ -28,7 +28,7 @@ allowed() {
         report)  echo "base core" ;;
         cluster) echo "base core" ;;
         guard)   echo "base driver core hooks report cluster" ;;
-        cli)     echo "base" ;;
+        cli)     echo "base cluster" ;;   # cluster's layout headers only (status_layout.h); nothing of it is linked
         *)       echo "?" ;;
     esac
 }

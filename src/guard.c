@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "cluster/group.h"
 #include "cluster/metrics.h"
+#include "cluster/status.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/ranges.h"
@@ -87,8 +88,9 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The reporter thread's tick: every second under GPUMEM_GROUP (dead
- * members' reservations back), the metrics file every
+/* The reporter thread's tick, every second: under GPUMEM_GROUP dead
+ * members' reservations back; the status page `gpumemguard top` reads
+ * (every process its own, a forked child too); the metrics file every
  * GPUMEM_METRICS_INTERVAL (not in a forked child: the file is its
  * parent's). */
 static long long next_metrics_ms;
@@ -97,6 +99,12 @@ static void tick(void)
 {
     if (gmg_quota_pooled())
         gmg_group_tick();
+    if (!gmg_cfg.secure) {
+        /* a percent limit of a device not allocated on yet: its size decides it */
+        for (int d = 0; d < gmg_quota_devices_seen(); d++)
+            gmg_prepare_limit(d);
+        gmg_status_tick(gmg_report_site_names);
+    }
     if (gmg_cfg.metrics[0] && !forked_child && now_ms() >= next_metrics_ms) {
         write_metrics();
         next_metrics_ms = now_ms() + (long long)gmg_cfg.metrics_interval * 1000;
@@ -105,12 +113,8 @@ static void tick(void)
 
 static void set_tick(void)
 {
-    int metrics = gmg_cfg.metrics[0] && !forked_child;
     next_metrics_ms = now_ms() + (long long)gmg_cfg.metrics_interval * 1000;
-    if (gmg_quota_pooled())
-        gmg_reporter_set_tick(tick, 1);
-    else
-        gmg_reporter_set_tick(metrics ? tick : NULL, gmg_cfg.metrics_interval);
+    gmg_reporter_set_tick(tick, 1);
 }
 
 static void first_use(void)
@@ -118,6 +122,7 @@ static void first_use(void)
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
     set_tick();
+    gmg_reporter_set_before_fatal(gmg_status_unpublish);
     gmg_reporter_start();
     gmg_dumpsig_arm();
     gmg_fatalsig_arm();
@@ -130,6 +135,7 @@ static void child(void)
 {
     gmg_walkgate_child();
     forked_child = 1;
+    gmg_status_atfork_child();
     set_tick(); /* before the reporter restarts below */
     gmg_track_atfork_child();
     gmg_stacks_atfork_child();
@@ -205,6 +211,7 @@ __attribute__((constructor)) static void gmg_start(void)
     gmg_exe_cmdline(); /* the program's arguments, before it can rewrite its argv */
     gmg_stacks_set_depth(gmg_cfg.stack_depth);
     gmg_py_set_mode(gmg_cfg.python);
+    gmg_status_forget_exec();
     open_group();
     static const struct gmg_device_ops dev_ops = {
         .meminfo = gmg_dev_meminfo,
@@ -240,6 +247,7 @@ __attribute__((destructor)) static void gmg_stop(void)
          * the program's, libdw out of memory): the report's locks are this
          * thread's own, and the exit report would wait for them for ever */
         gmg_error("exit() called during a report on the same thread: no exit report");
+        gmg_status_remove();
         gmg_group_leave();
         return;
     }
@@ -247,6 +255,7 @@ __attribute__((destructor)) static void gmg_stop(void)
     uint64_t leaks = gmg_report_now(GMG_TRIGGER_EXIT);
     if (gmg_cfg.metrics[0] && !forked_child)
         write_metrics();
+    gmg_status_remove();
     gmg_group_leave(); /* its memory goes with the process */
     if (leaks && gmg_cfg.exitcode) {
         /* as LeakSanitizer's exitcode: the job fails on a leak. exit() would

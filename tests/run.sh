@@ -492,6 +492,9 @@ fi
 . tests/group.sh
 . tests/deploy.sh
 
+# ------------------------------------------- gpumemguard top, the status page
+. tests/top.sh
+
 # ------------------------------------------------ an audit against SPEC
 . tests/audit.sh
 

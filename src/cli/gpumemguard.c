@@ -24,6 +24,7 @@
 
 #include "base/dumpask.h"
 #include "base/signame.h"
+#include "cli/top.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -97,6 +98,7 @@ static void help(void)
 {
     printf("usage: gpumemguard [OPTIONS] [--] PROGRAM [ARGS...]\n"
            "       gpumemguard dump [--signal SIG] PID\n"
+           "       gpumemguard top [--once | --json] [--pid PID] [--group NAME]\n"
            "       gpumemguard --help | --version\n"
            "\n"
            "Runs PROGRAM with libgpumemguard.so preloaded: every CUDA device-memory allocation is\n"
@@ -119,13 +121,14 @@ static void help(void)
            "                         written where that process's GPUMEM_REPORT says (stderr by\n"
            "                         default). The signal is the process's GPUMEM_SIGNAL unless\n"
            "                         --signal is given. Refused for a process without the guard.\n"
+           "  top                    the guarded processes of this machine, live (gpumemguard top --help)\n"
            "\n"
            "Examples:\n"
            "  gpumemguard --limit 4G --error-exitcode 23 -- ./app\n"
            "  gpumemguard --report 'leaks.%%p.json' --format json python train.py\n"
            "  gpumemguard dump 12345\n"
            "\n"
-           "A program named 'dump' runs as: gpumemguard -- dump. See gpumemguard(1).\n");
+           "A program named 'dump' or 'top' runs as: gpumemguard -- dump, gpumemguard -- top. See gpumemguard(1).\n");
 }
 
 /* ------------------------------------------------------------ library */
@@ -777,6 +780,11 @@ int main(int argc, char **argv)
         if (other_opt)
             usage_error("dump takes only --signal; '--%s' has no meaning there", other_opt);
         return dump(argc - i - 1, argv + i + 1, signal_opt);
+    }
+    if (!dashdash && strcmp(argv[i], "top") == 0) {
+        if (other_opt || signal_opt)
+            usage_error("top takes none of the options that run a program ('--%s')", other_opt ? other_opt : "signal");
+        return gmg_top_main(argc - i - 1, argv + i + 1);
     }
 
     char tried[3 * PATH_MAX];

@@ -21,11 +21,9 @@
 
 #define SITES 10
 
-struct site { uint32_t stack; int device; uint64_t bytes, count; };
-
 static int by_stack(const void *a, const void *b)
 {
-    const struct site *x = a, *y = b;
+    const struct gmg_live_site *x = a, *y = b;
     if (x->stack != y->stack)
         return x->stack < y->stack ? -1 : 1;
     return x->device - y->device;
@@ -34,7 +32,7 @@ static int by_stack(const void *a, const void *b)
 /* Biggest first; equal sizes by stack and device. */
 static int by_bytes(const void *a, const void *b)
 {
-    const struct site *x = a, *y = b;
+    const struct gmg_live_site *x = a, *y = b;
     if (x->bytes != y->bytes)
         return x->bytes > y->bytes ? -1 : 1;
     return by_stack(a, b);
@@ -88,7 +86,7 @@ static void series(struct gmg_buf *b, const char *name, int dev, const char *com
     gmg_buf_printf(b, "%s{device=\"%d\",%s} %llu\n", name, dev, common, v);
 }
 
-struct sites { struct site *v; size_t n, cap; uint64_t *live; uint64_t dropped; };
+struct sites { struct gmg_live_site *v; size_t n, cap; uint64_t *live; uint64_t dropped; };
 
 /* Out of memory for the sites: said once per process; each file says how
  * many it left out (gpumem_sites_dropped), as a report says it is
@@ -110,7 +108,7 @@ static void site_add(uint32_t stack, int device, int family, uint64_t bytes, uin
         all->live[device] += count;
     if (all->n == all->cap) {
         size_t cap = all->cap ? all->cap * 2 : 64;
-        struct site *v = realloc(all->v, cap * sizeof *v);
+        struct gmg_live_site *v = realloc(all->v, cap * sizeof *v);
         if (!v) { /* its count is in `live` still; the site is not ranked */
             all->dropped++;
             return;
@@ -118,19 +116,14 @@ static void site_add(uint32_t stack, int device, int family, uint64_t bytes, uin
         all->v = v;
         all->cap = cap;
     }
-    all->v[all->n++] = (struct site){ stack, device, bytes, count };
+    all->v[all->n++] = (struct gmg_live_site){ stack, device, bytes, count };
 }
 
-/* The ten biggest live call sites (device-memory and host allocations; not
- * reserved ranges or mappings), from the live totals: O(stacks). *dropped:
- * the live totals (per stack, device and API) left out for want of memory. */
-static size_t top_sites(struct site *top, uint64_t *live, uint64_t *dropped)
+size_t gmg_live_sites_top(struct gmg_live_site *top, size_t max, uint64_t *live, uint64_t *dropped)
 {
     struct sites all = { .live = live };
     gmg_track_live_each(site_add, &all);
     *dropped = all.dropped;
-    if (all.dropped)
-        sites_dropped_once();
     if (!all.v)
         return 0;
     qsort(all.v, all.n, sizeof *all.v, by_stack);
@@ -144,8 +137,8 @@ static size_t top_sites(struct site *top, uint64_t *live, uint64_t *dropped)
         all.v[k++] = all.v[i];
     }
     qsort(all.v, k, sizeof *all.v, by_bytes);
-    if (k > SITES)
-        k = SITES;
+    if (k > max)
+        k = max;
     memcpy(top, all.v, k * sizeof *top);
     free(all.v);
     return k;
@@ -181,9 +174,11 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
             series(b, m[i].name, d, common, v);
         }
     }
-    struct site top[SITES];
+    struct gmg_live_site top[SITES];
     uint64_t live[GMG_MAX_DEVICES] = { 0 }, dropped;
-    size_t k = top_sites(top, live, &dropped);
+    size_t k = gmg_live_sites_top(top, SITES, live, &dropped);
+    if (dropped)
+        sites_dropped_once();
     metric(b, "gpumem_live_allocations", "gauge",
            "Live allocations (as the report counts them: not reserved ranges or mappings).");
     for (int d = 0; d < ndev; d++)

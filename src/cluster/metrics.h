@@ -21,6 +21,18 @@
  * each of n stacks, "function file:line" or similar into names[k * each]. */
 typedef void (*gmg_site_namer)(const uint32_t *stacks, size_t n, char *names, size_t each);
 
+/* A live call site: a stack's live bytes and allocations on one device,
+ * whatever the API. */
+struct gmg_live_site { uint32_t stack; int device; uint64_t bytes, count; };
+
+/* The `max` biggest live call sites (device-memory and host allocations;
+ * not reserved ranges or mappings) into top[], biggest first, from the live
+ * totals: O(stacks). live[GMG_MAX_DEVICES] gets each device's live
+ * allocations added; *dropped the live totals (per stack, device and API)
+ * left out for want of memory. Shared by the metrics file and the status
+ * page (cluster/status.h). */
+size_t gmg_live_sites_top(struct gmg_live_site *top, size_t max, uint64_t *live, uint64_t *dropped);
+
 /* Write the file now; 0 on success, -1 (errno set) when it could not. */
 int gmg_metrics_write(const char *path, gmg_site_namer name_site);
 

@@ -209,6 +209,12 @@ static void drain(void)
 
 static void (*tick_fn)(void);
 static unsigned tick_seconds;
+static void (*before_fatal_fn)(void);
+
+void gmg_reporter_set_before_fatal(void (*fn)(void))
+{
+    __atomic_store_n(&before_fatal_fn, fn, __ATOMIC_RELEASE);
+}
 
 void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds)
 {
@@ -250,7 +256,7 @@ static void *reporter(void *arg)
         gmg_symbolizer_warm();
         gmg_walkgate_leave();
     }
-    struct timespec next_tick = after_ms((long long)tick_seconds * 1000);
+    struct timespec next_tick = after_ms(0); /* the first at once: the status page appears as the driver is used */
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
         if (wait_for_work(tick ? &next_tick : NULL)) {
@@ -259,12 +265,15 @@ static void *reporter(void *arg)
             pending_dumps();
             if (fatal) { /* the report, then the signal ends the process as its default would */
                 gmg_report_now(GMG_TRIGGER_FATAL);
+                void (*before)(void) = __atomic_load_n(&before_fatal_fn, __ATOMIC_ACQUIRE);
+                if (before)
+                    before();
                 gmg_fatalsig_die(fatal);
             }
             if (!tick || !passed(&next_tick))
                 continue; /* else overdue: wake-ups that keep coming must not put it off */
         }
-        tick(); /* the metrics file, every GPUMEM_METRICS_INTERVAL */
+        tick(); /* guard.c's: the status page, the group, the metrics file */
         next_tick = after_ms((long long)tick_seconds * 1000);
     }
     return NULL;

@@ -17,6 +17,9 @@ int gmg_reporter_start(void);
 /* A function the thread calls every `seconds` (the metrics file), set by
  * the layer above before the thread starts. */
 void gmg_reporter_set_tick(void (*fn)(void), unsigned seconds);
+/* Called on the reporter thread after a fatal signal's report, just before
+ * the signal ends the process (guard.c: the status page goes). */
+void gmg_reporter_set_before_fatal(void (*fn)(void));
 
 /* Ask for a signal dump. Async-signal-safe: an atomic count and a
  * sem_post(3); no descriptor (a program may close and reuse any it did

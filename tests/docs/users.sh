@@ -2,7 +2,7 @@
 # product contract's sections, of issue numbers, of sessions or passes, and no
 # talk of how a test machine was lent; the README's status agrees with
 # docs/gpu-validation.md (the guard has run on a GPU and under the frameworks).
-doc_files="README.md docs/ARCHITECTURE.md docs/deploy.md docs/gpu-validation.md docs/report-format.md docs/testing.md
+doc_files="README.md docs/ARCHITECTURE.md docs/deploy.md docs/gpu-validation.md docs/report-format.md docs/testing.md docs/top.md
            docs/gpumemguard.1 tests/gpu/README.md docs/benchmarks.md CHANGELOG.md"
 doc_bad=$(grep -nHE 'SPEC|§|[Ii]ssue [0-9]|[Ii]ssues? #?[0-9]|\bsession\b|(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth) pass\b|device tool|device-tool|\blent\b|\.library/' $doc_files 2>&1)
 if [ -z "$doc_bad" ]; then

@@ -1,0 +1,323 @@
+/* status.c - see status.h; the layout is status_layout.h. */
+#define _GNU_SOURCE
+#include "cluster/status.h"
+#include "cluster/status_layout.h"
+
+#include "base/config.h"
+#include "base/limit_parse.h"
+#include "base/log.h"
+#include "core/quota.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+_Static_assert(GMG_STATUS_DEVICES == GMG_MAX_DEVICES, "one page entry per device the quota knows");
+_Static_assert(GMG_STATUS_GROUP > GMG_GROUP_NAME_MAX, "a group name fits the page");
+_Static_assert(offsetof(struct gmg_status_page, begun) + sizeof(uint64_t) == sizeof(struct gmg_status_page),
+               "begun is the last field");
+
+/* tick (reporter thread) against remove (exit) and each other */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gmg_status_page *page; /* the mapping, or NULL */
+static int owner;                    /* the pid the page is for */
+static dev_t page_dev;
+static ino_t page_ino;
+static int closed;                   /* removed at exit: never made again */
+static int given_up;                 /* could not be made: not tried again */
+static char path[128];
+static char command[GMG_STATUS_CMD];
+static uint64_t my_start, my_ns;    /* read once per page */
+static uint64_t prev_used[GMG_STATUS_DEVICES];
+static struct timespec prev_at;
+static uint32_t named_stack;         /* the site named last, and its name */
+static int named;
+static char site_name[GMG_STATUS_SITE];
+
+static void make_path(char *out, size_t n, int pid)
+{
+    snprintf(out, n, GMG_STATUS_DIR "/" GMG_STATUS_PREFIX "%u-%d", (unsigned)geteuid(), pid);
+}
+
+/* This process's start time and pid namespace, as a reader checks them. */
+static uint64_t start_time(void)
+{
+    char buf[1024], state;
+    uint64_t t = 0;
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    return gmg_status_parse_stat(buf, &state, &t) == 0 ? t : 0;
+}
+
+static uint64_t pid_ns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* The program and its arguments, as people read them: "python train.py
+ * --lr 3e-4"; control characters shown as '?'. */
+static void read_command(void)
+{
+    command[0] = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, command, sizeof command - 1);
+    close(fd);
+    if (n <= 0) {
+        command[0] = 0;
+        return;
+    }
+    while (n > 0 && command[n - 1] == 0)
+        n--;
+    for (ssize_t i = 0; i < n; i++)
+        if (command[i] == 0)
+            command[i] = ' ';
+        else if ((unsigned char)command[i] < 0x20 || command[i] == 0x7f)
+            command[i] = '?';
+    command[n] = 0;
+}
+
+/* A file at our page's name that we may replace: a regular file of ours
+ * (a page the program we were before an exec left, or a dead process's of
+ * the same pid), unless it is a valid page of another pid namespace (a
+ * container sharing /dev/shm, whose process may be alive). */
+static int stale_ours(const char *p)
+{
+    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    struct gmg_status_page old;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+    if (ok && pread(fd, &old, sizeof old, 0) == (ssize_t)sizeof old && old.magic == GMG_STATUS_MAGIC &&
+        old.pid_ns && pid_ns() && old.pid_ns != pid_ns())
+        ok = 0;
+    close(fd);
+    return ok;
+}
+
+static void unmap(void)
+{
+    if (page)
+        munmap(page, sizeof *page);
+    page = NULL;
+}
+
+static int create(void)
+{
+    int pid = getpid();
+    make_path(path, sizeof path, pid);
+    int fd = -1;
+    for (int tries = 0; tries < 2 && fd < 0; tries++) {
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && (errno != EEXIST || !stale_ours(path) || unlink(path) != 0))
+            break;
+    }
+    if (fd < 0) {
+        gmg_debug("no status page for gpumemguard top: cannot create %s: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int err = fchmod(fd, 0600) != 0 ? errno : posix_fallocate(fd, 0, sizeof *page);
+    if (!err && fstat(fd, &st) != 0)
+        err = errno;
+    void *m = err ? MAP_FAILED : mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED && !err)
+        err = errno;
+    close(fd);
+    if (err) {
+        unlink(path);
+        gmg_debug("no status page for gpumemguard top: %s: %s", path, strerror(err));
+        return -1;
+    }
+    page = m;
+    __atomic_store_n(&owner, pid, __ATOMIC_RELEASE);
+    page_dev = st.st_dev;
+    page_ino = st.st_ino;
+    page->magic = GMG_STATUS_MAGIC;
+    read_command();
+    my_start = start_time();
+    my_ns = pid_ns();
+    memset(prev_used, 0, sizeof prev_used);
+    prev_at.tv_sec = 0;
+    return 0;
+}
+
+/* Is our file still at its name? (A reader may have judged us dead: a
+ * new pid namespace, a clock jump. Then the page is made anew.) */
+static int still_there(void)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && st.st_dev == page_dev && st.st_ino == page_ino;
+}
+
+static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
+{
+    struct timespec now, real;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    clock_gettime(CLOCK_REALTIME, &real);
+    p->version = GMG_STATUS_VERSION;
+    p->size = sizeof *p;
+    p->pid = owner;
+    p->uid = geteuid();
+    p->start_time = my_start;
+    p->pid_ns = my_ns;
+    p->updated_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
+    if (prev_at.tv_sec || prev_at.tv_nsec) {
+        long long ms = (long long)(now.tv_sec - prev_at.tv_sec) * 1000 + (now.tv_nsec - prev_at.tv_nsec) / 1000000;
+        p->interval_ms = ms > 0 ? (uint32_t)ms : 0;
+    }
+    int ndev = gmg_quota_devices_seen();
+    if (ndev > GMG_STATUS_DEVICES)
+        ndev = GMG_STATUS_DEVICES;
+    p->devices = (uint32_t)ndev;
+    memcpy(p->command, command, sizeof p->command);
+    int grouped = gmg_quota_pooled();
+    if (grouped) {
+        gmg_quota_refresh();
+        snprintf(p->group, sizeof p->group, "%s", gmg_cfg.group);
+        p->group_members = gmg_quota_group_members();
+        p->flags |= GMG_STATUS_GROUPED;
+    }
+    if (gmg_cfg.stack_depth)
+        p->flags |= GMG_STATUS_STACKS;
+    uint64_t live[GMG_MAX_DEVICES] = { 0 }, dropped;
+    struct gmg_live_site top;
+    size_t k = gmg_live_sites_top(&top, 1, live, &dropped);
+    for (int d = 0; d < ndev; d++) {
+        struct gmg_status_dev *v = &p->dev[d];
+        v->used = gmg_quota_used(d);
+        v->limit = gmg_quota_limit(d);
+        v->peak = gmg_quota_peak(d);
+        v->refused = gmg_quota_refused(d);
+        v->driver_oom = 0; /* the core keeps no count of the driver's own refusals yet */
+        v->growth = p->interval_ms ? (int64_t)(v->used - prev_used[d]) : 0;
+        v->live_allocs = live[d];
+        if (grouped) {
+            v->group_used = gmg_quota_charged(d);
+            v->group_peak = gmg_quota_group_peak(d);
+        }
+        prev_used[d] = v->used;
+    }
+    prev_at = now;
+    if (k && top.bytes) {
+        if (!named || top.stack != named_stack) { /* named once per new biggest site */
+            char names[GMG_STATUS_SITE] = "";
+            if (name_site)
+                name_site(&top.stack, 1, names, sizeof names);
+            memcpy(site_name, names, sizeof site_name);
+            site_name[sizeof site_name - 1] = 0;
+            named_stack = top.stack;
+            named = site_name[0] != 0; /* no name this time: asked again at the next tick */
+        }
+        memcpy(p->site, site_name, sizeof p->site);
+        p->site_bytes = top.bytes;
+        p->site_allocs = top.count;
+        p->site_device = top.device;
+    }
+}
+
+/* The body between `done` and `begun`, under their two numbers. */
+static void publish(const struct gmg_status_page *p)
+{
+    uint64_t n = page->done + 1; /* only this thread writes */
+    __atomic_store_n(&page->begun, n, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+    size_t from = offsetof(struct gmg_status_page, version), to = offsetof(struct gmg_status_page, begun);
+    memcpy((char *)page + from, (const char *)p + from, to - from);
+    __atomic_store_n(&page->done, n, __ATOMIC_RELEASE);
+}
+
+void gmg_status_tick(gmg_site_namer name_site)
+{
+    if (gmg_cfg.secure)
+        return;
+    pthread_mutex_lock(&mu);
+    if (!__atomic_load_n(&closed, __ATOMIC_RELAXED) && !given_up) {
+        if (page && (owner != getpid() || !still_there()))
+            unmap();
+        if (!page && create() != 0)
+            given_up = 1;
+        if (page) {
+            static struct gmg_status_page p; /* 8 KiB: not on the reporter's stack; only this thread uses it */
+            memset(&p, 0, sizeof p);
+            fill(&p, name_site);
+            publish(&p);
+        }
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+void gmg_status_remove(void)
+{
+    /* a child forked without fork handlers has its parent's state: the
+     * page is not its own to remove */
+    int o = __atomic_load_n(&owner, __ATOMIC_ACQUIRE);
+    if (o && o != getpid())
+        return;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2; /* a tick under way (naming a frame) ends; one that hangs does not hold the exit */
+    int locked = pthread_mutex_timedlock(&mu, &until) == 0;
+    __atomic_store_n(&closed, 1, __ATOMIC_RELAXED);
+    if (locked && page && still_there())
+        unlink(path);
+    else if (!locked && o && still_there())
+        unlink(path); /* the tick holds on: path and inode were set before owner, and stay */
+    /* the mapping stays: a tick that did not let go may still write it */
+    if (locked)
+        pthread_mutex_unlock(&mu);
+}
+
+void gmg_status_unpublish(void)
+{
+    if (__atomic_load_n(&owner, __ATOMIC_ACQUIRE) != getpid())
+        return;
+    pthread_mutex_lock(&mu);
+    if (page && still_there())
+        unlink(path);
+    pthread_mutex_unlock(&mu);
+}
+
+void gmg_status_atfork_child(void)
+{
+    pthread_mutex_init(&mu, NULL);
+    unmap(); /* the parent's file; the child never writes it */
+    __atomic_store_n(&owner, 0, __ATOMIC_RELAXED);
+    given_up = 0;
+    named = 0;
+}
+
+void gmg_status_forget_exec(void)
+{
+    char p[sizeof path];
+    struct gmg_status_page old;
+    if (gmg_cfg.secure)
+        return;
+    make_path(p, sizeof p, getpid());
+    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return; /* the usual case: none */
+    struct stat st;
+    int ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+               pread(fd, &old, sizeof old, 0) == (ssize_t)sizeof old && old.magic == GMG_STATUS_MAGIC &&
+               old.pid == getpid() && old.start_time == start_time() && (!old.pid_ns || old.pid_ns == pid_ns());
+    close(fd);
+    if (ours)
+        unlink(p);
+}

@@ -1,0 +1,110 @@
+/*
+ * status_layout.h - the status page a guarded process publishes for
+ * `gpumemguard top` (cluster layer). cluster/status.c writes it; the
+ * command (src/cli/top.c) reads it. Header only: the layout, and the one
+ * parse of /proc/PID/stat both sides use.
+ *
+ * One file per process, GMG_STATUS_DIR "/gpumemguard-top-UID-PID" (UID the
+ * effective uid, PID the process's pid), created with O_EXCL|O_NOFOLLOW,
+ * mode 0600, owned by that user, exactly sizeof(struct gmg_status_page)
+ * bytes (allocated at once: a full /dev/shm is seen at creation, never as
+ * a SIGBUS later). The process maps it and the reporter thread rewrites it
+ * in place about once a second; it is removed at exit. A reader takes a
+ * page only when the file is a regular file (never through a symlink) of
+ * the UID in its name, mode 0600, of this size, magic and version, and
+ * when its pid is alive with the same start time (/proc/PID/stat, field
+ * 22) in the reader's pid namespace; a dead process's page is removed by
+ * the next reader that may remove it.
+ *
+ * Consistency without a lock: `begun` (the last field) is set to n before
+ * the body is written and `done` (near the start) to n after it. A reader
+ * copies the page in one read, in address order (done, body, begun) and
+ * keeps the copy when done == begun != 0; else it reads again.
+ *
+ * Byte values are bytes; device numbers are the driver's ordinals. All
+ * fields are native-endian (a reader runs on the same machine).
+ */
+#ifndef GMG_CLUSTER_STATUS_LAYOUT_H
+#define GMG_CLUSTER_STATUS_LAYOUT_H
+
+#include <stdint.h>
+
+#define GMG_STATUS_DIR      "/dev/shm"
+#define GMG_STATUS_PREFIX   "gpumemguard-top-"          /* then UID-PID */
+#define GMG_STATUS_MAGIC    0x31706f74676d6721ull       /* "!gmgtop1" */
+#define GMG_STATUS_VERSION  1
+#define GMG_STATUS_DEVICES  64                          /* as GMG_MAX_DEVICES */
+#define GMG_STATUS_CMD      1024                        /* program and arguments */
+#define GMG_STATUS_GROUP    72                          /* GPUMEM_GROUP (64 at most) */
+#define GMG_STATUS_SITE     256                         /* "function file:line" */
+
+struct gmg_status_dev {
+    uint64_t used;        /* bytes counted against the quota now (this process) */
+    uint64_t limit;       /* the quota, or the group's budget; 0: no limit */
+    uint64_t peak;        /* the most this process held at once */
+    uint64_t refused;     /* allocations the quota refused (or let over, under warn) */
+    uint64_t driver_oom;  /* CUDA_ERROR_OUT_OF_MEMORY answers from the driver itself */
+    int64_t growth;       /* used now less used at the previous write */
+    uint64_t live_allocs; /* live allocations (not reserved ranges or mappings) */
+    uint64_t group_used;  /* under GPUMEM_GROUP: every member's bytes; else 0 */
+    uint64_t group_peak;  /* under GPUMEM_GROUP: the most the group held at once */
+    uint64_t pad[3];
+};
+
+struct gmg_status_page {
+    uint64_t magic;                 /* GMG_STATUS_MAGIC */
+    uint64_t done;                  /* the number of the last write finished */
+    uint32_t version;               /* GMG_STATUS_VERSION */
+    uint32_t size;                  /* sizeof(struct gmg_status_page) */
+    int32_t pid;                    /* getpid() */
+    uint32_t uid;                   /* geteuid() */
+    uint64_t start_time;            /* /proc/self/stat field 22 (clock ticks after boot) */
+    uint64_t pid_ns;                /* inode of /proc/self/ns/pid; 0 when unknown */
+    uint64_t updated_ns;            /* CLOCK_REALTIME of this write, nanoseconds */
+    uint32_t interval_ms;           /* time since the previous write (growth's interval); 0 at the first */
+    uint32_t devices;               /* entries of dev[] in use: 1 + the highest device used */
+    uint32_t group_members;         /* under GPUMEM_GROUP: processes of the group now */
+    uint32_t flags;                 /* GMG_STATUS_* below */
+    char command[GMG_STATUS_CMD];   /* /proc/self/cmdline, arguments joined by spaces, cut short */
+    char group[GMG_STATUS_GROUP];   /* GPUMEM_GROUP, "" for none */
+    char site[GMG_STATUS_SITE];     /* the biggest live call site, "" when none is live */
+    uint64_t site_bytes;            /* its live bytes */
+    uint64_t site_allocs;           /* its live allocations */
+    int32_t site_device;            /* its device */
+    uint32_t pad0;
+    struct gmg_status_dev dev[GMG_STATUS_DEVICES];
+    uint64_t begun;                 /* the number of the last write begun (last field) */
+};
+
+#define GMG_STATUS_GROUPED   1u     /* the process is in a group (group[] named) */
+#define GMG_STATUS_STACKS    2u     /* stacks are on: site[] names a frame */
+
+#include <stdlib.h>
+#include <string.h>
+
+/* From the text of /proc/PID/stat: the process's state letter and its
+ * start time (field 22, clock ticks after boot). The command name (field
+ * 2) may hold spaces and parentheses: the fields are counted from its last
+ * ')'. 0 on success, -1 when the text is not such a line. */
+static inline int gmg_status_parse_stat(const char *text, char *state, uint64_t *start_time)
+{
+    const char *p = strrchr(text, ')');
+    if (!p || p[1] != ' ' || !p[2])
+        return -1;
+    p += 2;
+    *state = *p;
+    for (int field = 3; field < 22; field++) { /* skip to field 22 */
+        p = strchr(p, ' ');
+        if (!p)
+            return -1;
+        p++;
+    }
+    char *end;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (end == p || (*end != ' ' && *end != '\n' && *end))
+        return -1;
+    *start_time = v;
+    return 0;
+}
+
+#endif

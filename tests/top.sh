@@ -1,0 +1,294 @@
+# top.sh - `gpumemguard top`: the status page each guarded process publishes
+# under /dev/shm and the command that shows them. Sourced by run.sh (uses its
+# helpers and $B, $T, $ROOT, $WORK, $PRELOAD). Every process started here is
+# named with --pid when top is asked, so other guarded processes of this
+# machine (other test runs) never change what is checked.
+
+build toptest tests/top/toptest.c -L"$B/sim" -l:libcuda.so.1
+TT="$T/toptest"
+TOPCMD="$B/gpumemguard"
+TU=$(id -u)
+TG="gmgtop$$"
+MiB=1048576
+tpage() { echo "/dev/shm/gpumemguard-top-$TU-$1"; }
+# tbg NAME VAR=VALUE... CMD...: a guarded process in the background ($! its pid)
+tbg() { local n=$1; shift; rm -f "$WORK/$n.ready" "$WORK/$n.done"; env LD_PRELOAD="$PRELOAD" "$@" >"$WORK/$n.out" 2>"$WORK/$n.err" & }
+# tready FILE PID: up to 10 s for FILE to exist while PID lives
+tready() { for _ in $(seq 200); do [ -e "$1" ] && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done; return 1; }
+# tq PID JQ: the JSON frame's field for PID
+tq() { "$TOPCMD" top --json --pid "$1" | jq -r ".processes[0]${2}"; }
+# tsettle PID BYTES: up to 10 s until top shows PID holding BYTES
+tsettle() { for _ in $(seq 200); do [ "$(tq "$1" '.used // empty')" = "$2" ] && return 0; sleep 0.05; done; return 1; }
+# tgone PATH: up to 5 s until PATH is no more
+tgone() { for _ in $(seq 100); do [ -e "$1" ] || [ -L "$1" ] || return 0; sleep 0.05; done; return 1; }
+tkill() { for p in "$@"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; }
+# tplant SRC DST PID [START]: a copy of page SRC as DST, its pid PID (and its
+# start time START): a page a reader would take if nothing else were checked
+tplant() {
+    python3 - "$@" <<'EOF'
+import struct, sys, time
+src, dst, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for _ in range(100):
+    b = bytearray(open(src, "rb").read())
+    if b[8:16] == b[-8:] and b[8:16] != bytes(8):
+        break
+    time.sleep(0.01)
+struct.pack_into("<i", b, 24, pid)
+if len(sys.argv) > 4:
+    struct.pack_into("<Q", b, 32, int(sys.argv[4]))
+open(dst, "wb").write(b)
+EOF
+    chmod 0600 "$2"
+}
+starttime() { sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20; }
+
+if ! command -v jq >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+    skip "gpumemguard top" "no jq or python3"
+else
+# ------------------------------------------- several processes and a group
+tbg A GPUMEM_GROUP=$TG GPUMEM_LIMIT=8M "$TT" hold "$WORK/A.ready" "$WORK/A.done" $((3 * MiB)) $MiB 0 0; PA=$!
+tbg B GPUMEM_GROUP=$TG GPUMEM_LIMIT=8M "$TT" hold "$WORK/B.ready" "$WORK/B.done" $((2 * MiB)) 0 $((16 * MiB)) 0; PB=$!
+tbg C GPUSIM_DEVICES=2 "$TT" hold "$WORK/C.ready" "$WORK/C.done" $((5 * MiB)) 0 0 $MiB; PC=$!
+tbg E "$TT" grow "$WORK/E.ready" "$WORK/E.done" 2048 2000; PE=$!
+PD=""; NP=4
+if [ "${GMG_SANITIZER:-}" != tsan ]; then
+    NP=5
+    tbg D python3 tests/top/holder.py "$WORK/D.ready" "$WORK/D.done" 1572864; PD=$!
+fi
+started=1
+for n in A:$PA B:$PB C:$PC E:$PE ${PD:+D:$PD}; do
+    tready "$WORK/${n%%:*}.ready" "${n#*:}" || { started=0; bad "top: process ${n%%:*} did not start" "$WORK/${n%%:*}.err"; }
+done
+if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) && tsettle $PC $((6 * MiB)) \
+   && { [ -z "$PD" ] || tsettle $PD 1572864; }; then
+    PIDS="--pid $PA --pid $PB --pid $PC --pid $PE${PD:+ --pid $PD}"
+    "$TOPCMD" top --json $PIDS >"$WORK/top.json"
+    pj() { jq -c "$2" <<<"$(jq -c ".processes[] | select(.pid == $1)" "$WORK/top.json")"; }
+    sel='[.group, .used, .devices[0].used, .devices[0].limit, .devices[0].peak, .devices[0].refused, .devices[0].driver_oom, .devices[0].live_allocations, .site.bytes, .site.allocations, .site.device, (.site.name | test("^big_site ")), (.command | test("toptest hold .*A.ready"))]'
+    a=$(pj $PA "$sel")
+    b=$(pj $PB '[.group, .devices[0].used, .devices[0].peak, .devices[0].refused, .refused, .devices[0].live_allocations, .site.bytes]')
+    c=$(pj $PC '[.group, (.devices | length), .devices[0].used, .devices[0].limit, .devices[1].used, .devices[1].live_allocations, .site.bytes, (.site.name | test("^big_site "))]')
+    g=$(jq -c ".groups[] | select(.name == \"$TG\") | [.uid, .members, .members_shown, .devices[0].used, .devices[0].budget, .devices[0].peak]" "$WORK/top.json")
+    n=$(jq '.processes | length' "$WORK/top.json")
+    if [ "$a" = "[\"$TG\",4194304,4194304,8388608,4194304,0,0,2,3145728,1,0,true,true]" ] \
+       && [ "$b" = "[\"$TG\",2097152,2097152,1,1,1,2097152]" ] && has refused "$WORK/B.out" \
+       && [ "$c" = "[null,2,5242880,0,1048576,1,5242880,true]" ] \
+       && [ "$g" = "[$TU,2,2,6291456,8388608,6291456]" ] && [ "$n" = "$NP" ]; then
+        ok "top --json: each process's bytes in use, limit, peak, refusals, live allocations and biggest call site per device as it holds them (two devices, a refusal), the group's 6 MiB of its 8 MiB budget with 2 members"
+    else bad "top --json: A=$a B=$b C=$c group=$g n=$n" "$WORK/top.json"; fi
+
+    if [ -n "$PD" ]; then
+        L=$(grep -n '# SITE' tests/top/holder.py | cut -d: -f1)
+        d=$(pj $PD '[.site.bytes, .site.name, (.command | test("python3? tests/top/holder.py "))]')
+        if [[ "$d" =~ ^\[1572864,\"load_weights\ .*tests/top/holder.py:$L\",true\]$ ]]; then
+            ok "top: a Python program's biggest site is its Python frame (load_weights holder.py:$L), its command the interpreter with the script and arguments"
+        else bad "top: Python site: $d (line $L)" "$WORK/top.json"; fi
+    fi
+
+    # growth over the last interval: the growing process, and sorting by it
+    grew=""
+    for _ in $(seq 100); do
+        grew=$(tq $PE ' | [.growth, .devices[0].growth, .interval_ms] | @tsv')
+        read -r g1 g2 iv <<<"$grew"
+        [ "${g1:-0}" -gt 0 ] 2>/dev/null && break
+        sleep 0.05
+    done
+    if [ "${g1:-0}" -gt 0 ] && [ "$g1" = "$g2" ] && [ "$((g1 % 2048))" = 0 ] && [ "$iv" -ge 500 ] && [ "$iv" -le 3000 ] \
+       && [ "$(tq $PA '.growth')" = 0 ]; then
+        ok "top: growth over the last interval ($g1 bytes in $iv ms for a process allocating 2 KiB every 50 ms; 0 for one that holds still)"
+    else bad "top: growth: $grew" "$WORK/top.json"; fi
+
+    # the text frame
+    "$TOPCMD" top --once $PIDS >"$WORK/top.txt"
+    rows() { grep -E '^ *[0-9]+ +[0-9]+ ' "$1" | awk '{print $1}' | tr '\n' ' '; }
+    order=$(rows "$WORK/top.txt" | tr ' ' '\n' | grep -xE "$PA|$PB|$PC" | tr '\n' ' ')
+    if grep -qE "^gpumemguard top - .* - $NP processes, 1 group - sorted by bytes$" "$WORK/top.txt" \
+       && grep -qE "^ +PID +DEV +IN USE +LIMIT +PEAK +REFUSED +OOMS +GROWTH +GROUP +COMMAND$" "$WORK/top.txt" \
+       && [ "$order" = "$PC $PA $PB " ] \
+       && grep -qE "^ *$PA +0 +4\.0 MiB +8\.0 MiB +4\.0 MiB +0 +0 +0 +$TG +.*toptest hold " "$WORK/top.txt" \
+       && grep -qE "^ *$PB +0 +2\.0 MiB +8\.0 MiB +2\.0 MiB +1 +0 +0 +$TG " "$WORK/top.txt" \
+       && grep -qE "^ *$PC +0 +5\.0 MiB +none +5\.0 MiB +0 +0 +0 +- " "$WORK/top.txt" \
+       && grep -qE "^ +1 +1\.0 MiB +none +1\.0 MiB +0 +0 +0$" "$WORK/top.txt" \
+       && grep -qE "^ +biggest site: 3\.0 MiB in 1 allocation on device 0: big_site " "$WORK/top.txt" \
+       && has "group $TG (uid $TU): 2 members; device 0 6.0 MiB in use of 8.0 MiB budget, peak 6.0 MiB" "$WORK/top.txt"; then
+        ok "top --once: a line per process and device (pid, in use, limit, peak, refused, driver OOMs, growth, group, command), its biggest site, a line for the group with its budget, biggest first"
+    else bad "top --once (order: $order)" "$WORK/top.txt"; fi
+
+    r=$("$TOPCMD" top --once --sort refused $PIDS | grep -E '^ *[0-9]+ +[0-9]+ ' | awk 'NR==1{print $1}')
+    gr=$("$TOPCMD" top --once --sort growth $PIDS | grep -E '^ *[0-9]+ +[0-9]+ ' | awk 'NR==1{print $1}')
+    only=$("$TOPCMD" top --once --group "$TG" | rows /dev/stdin)
+    onlyj=$("$TOPCMD" top --json --group "$TG" | jq -c '[.processes[].pid] | sort')
+    one=$("$TOPCMD" top --json --pid $PC | jq -c '[[.processes[].pid], (.groups | length)]')
+    if [ "$r" = "$PB" ] && [ "$gr" = "$PE" ] && { [ "$only" = "$PA $PB " ] || [ "$only" = "$PB $PA " ]; } \
+       && [ "$onlyj" = "[$(printf '%s\n' $PA $PB | sort -n | paste -sd,)]" ] && [ "$one" = "[[$PC],0]" ]; then
+        ok "top: --sort refused and --sort growth put the refused and the growing process first; --group and --pid filter"
+    else bad "top: sort/filter: refused first=$r growth first=$gr group=$only/$onlyj pid=$one" "$WORK/top.txt"; fi
+
+    # ------------------------------------------------- the terminal view (tmux)
+    if command -v tmux >/dev/null 2>&1; then
+        TS="gmgtop$$"
+        tcap() { tmux capture-pane -p -t "$TS" >"$WORK/pane" 2>/dev/null; }
+        # twait TEXT: up to 10 s for the pane to show TEXT
+        twait() { for _ in $(seq 200); do tcap; grep -qF -- "$1" "$WORK/pane" && return 0; sleep 0.05; done; return 1; }
+        tfirst() { grep -E '^ *[0-9]+ +[0-9]+ ' "$WORK/pane" | awk 'NR==1{print $1}'; }
+        tmux -f /dev/null new-session -d -s "$TS" -x 160 -y 40 "env PS1='$ ' bash --norc --noprofile" 2>"$WORK/tmux.err"
+        tmux send-keys -t "$TS" "stty -a >$WORK/stty.before; $TOPCMD top $PIDS; stty -a >$WORK/stty.after; echo TOP-\$((40 + 2))-EXITED" Enter
+        steps=""
+        twait "sorted by bytes (b bytes, g growth, r refused, q quit)" && [ "$(tfirst)" = "$PC" ] && grep -q "big_site" "$WORK/pane" \
+            && steps="drew"
+        if [ "$steps" = drew ]; then
+            tmux send-keys -t "$TS" r
+            twait "sorted by refused" && [ "$(tfirst)" = "$PB" ] && steps="$steps refused"
+            tmux send-keys -t "$TS" g
+            twait "sorted by growth" && [ "$(tfirst)" = "$PE" ] && steps="$steps growth"
+            tmux send-keys -t "$TS" b
+            twait "sorted by bytes" && [ "$(tfirst)" = "$PC" ] && steps="$steps bytes"
+            # it refreshes: the growing process's bytes change on screen
+            tcap; before=$(grep -E "^ *$PE " "$WORK/pane"); sleep 2.2; tcap; after=$(grep -E "^ *$PE " "$WORK/pane")
+            [ -n "$before" ] && [ "$before" != "$after" ] && steps="$steps refresh"
+            tmux send-keys -t "$TS" q
+            twait "TOP-42-EXITED" && ! grep -q "sorted by" "$WORK/pane" && cmp -s "$WORK/stty.before" "$WORK/stty.after" \
+                && steps="$steps quit"
+        fi
+        if [ "$steps" = "drew refused growth bytes refresh quit" ]; then
+            ok "top in a terminal (tmux): draws the processes biggest first, r/g/b sort by refusals, growth and bytes, it refreshes, q quits with the screen and terminal settings restored"
+        else bad "top in tmux: only '$steps'" "$WORK/pane"; fi
+
+        # SIGTERM while it runs: the terminal comes back as it was
+        tmux send-keys -t "$TS" "clear; $TOPCMD top --pid $PA; stty -a >$WORK/stty.after2; echo TOP-\$((40 + 3))-EXITED" Enter
+        killed=""
+        if twait "sorted by bytes"; then
+            shpid=$(tmux list-panes -t "$TS" -F '#{pane_pid}')
+            tpid=$(ps -o pid= --ppid "$shpid" | tr -d ' ' | head -1)
+            [ -n "$tpid" ] && kill -TERM "$tpid" && twait "TOP-43-EXITED" && ! grep -q "sorted by" "$WORK/pane" \
+                && cmp -s "$WORK/stty.before" "$WORK/stty.after2" && killed=yes
+        fi
+        if [ "$killed" = yes ]; then
+            ok "top killed with SIGTERM: the terminal's settings and screen are restored"
+        else bad "top and SIGTERM: terminal not restored" "$WORK/pane"; fi
+        tmux kill-session -t "$TS" 2>/dev/null
+    else
+        skip "top in a terminal" "no tmux (scripts/ensure-deps.sh installs it)"
+    fi
+
+    # ---------------------------------------------- pages that are not taken
+    sleep 60 & PS=$!
+    planted=$(tpage $PS)
+    tplant "$(tpage $PA)" "$planted" $PS
+    n1=$("$TOPCMD" top --json --pid $PS | jq '.processes | length')
+    gone1=$([ -e "$planted" ] && echo kept || echo removed)
+    tplant "$(tpage $PA)" "$planted" $PS "$(starttime $PS)"
+    n2=$("$TOPCMD" top --json --pid $PS | jq '.processes | length') # the control: this one is taken
+    nobody=$(id -u nobody 2>/dev/null || echo 65534)
+    chown "$nobody" "$planted" 2>/dev/null
+    n3=$("$TOPCMD" top --json --pid $PS | jq '.processes | length')
+    gone3=$([ -e "$planted" ] && echo kept || echo removed)
+    chown "$TU" "$planted"; chmod 0644 "$planted"
+    n4=$("$TOPCMD" top --json --pid $PS | jq '.processes | length')
+    chmod 0600 "$planted"; mv "$planted" "$WORK/planted.page"; ln -s "$WORK/planted.page" "$planted"
+    n5=$("$TOPCMD" top --json --pid $PS | jq '.processes | length')
+    link5=$([ -L "$planted" ] && echo kept || echo removed)
+    rm -f "$planted"
+    if [ "$n1" = 0 ] && [ "$gone1" = removed ] && [ "$n2" = 1 ] && [ "$n3" = 0 ] && [ "$gone3" = kept ] \
+       && [ "$n4" = 0 ] && [ "$n5" = 0 ] && [ "$link5" = kept ]; then
+        ok "top: a page for a live pid with another start time is a dead process's (removed); a valid page owned by another user, of mode 0644, or reached through a symlink is ignored and left"
+    else bad "top: planted pages: start time $n1/$gone1, control $n2, other owner $n3/$gone3, mode $n4, symlink $n5/$link5"; fi
+    if [ "$TU" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+        u=$(setpriv --reuid="$nobody" --regid="$nobody" --clear-groups "$TOPCMD" top --json --pid $PA 2>&1 | jq '.processes | length' 2>&1)
+        if [ "$u" = 0 ]; then ok "top run by another user does not show root's processes"
+        else bad "top as nobody: $u processes of root's"; fi
+    fi
+    tkill $PS
+
+    touch "$WORK/A.done" "$WORK/B.done" "$WORK/C.done" "$WORK/E.done" ${PD:+"$WORK/D.done"}
+    wait $PA $PB $PC $PE $PD 2>/dev/null
+    left=""
+    for p in $PA $PB $PC $PE $PD; do [ -e "$(tpage $p)" ] && left="$left $p"; done
+    if [ -z "$left" ]; then ok "top: each process's status page is removed when it exits"
+    else bad "top: pages left after exit:$left"; fi
+else
+    bad "top: the processes never showed what they hold" "$WORK/A.err"
+    touch "$WORK/A.done" "$WORK/B.done" "$WORK/C.done" "$WORK/E.done" "$WORK/D.done"
+    wait $PA $PB $PC $PE $PD 2>/dev/null
+fi
+rm -f "/dev/shm/gpumemguard-$TU-$TG"
+
+# ------------------------------------------------------------ a dead process
+tbg F "$TT" hold "$WORK/F.ready" "$WORK/F.done" $MiB 0 0 0; PF=$!
+if tready "$WORK/F.ready" $PF && tsettle $PF $MiB; then
+    tkill $PF
+    there=$([ -e "$(tpage $PF)" ] && echo yes || echo no)
+    n=$("$TOPCMD" top --json --pid $PF | jq '.processes | length')
+    if [ "$there" = yes ] && [ "$n" = 0 ] && [ ! -e "$(tpage $PF)" ]; then
+        ok "top: a process killed with SIGKILL left its page; top skips it and removes it"
+    else bad "top: dead process: page there=$there, listed $n, after: $(ls "$(tpage $PF)" 2>&1)"; fi
+else bad "top: process F" "$WORK/F.err"; tkill $PF; fi
+
+# SIGTERM at its default action: the report, then the process ends by it, and
+# its page goes with it (no reader needed)
+{
+    tbg T "$TT" hold "$WORK/T.ready" "$WORK/T.done" $MiB 0 0 0; PT=$!
+    if tready "$WORK/T.ready" $PT && tsettle $PT $MiB; then
+        kill -TERM $PT; wait $PT 2>/dev/null; st=$?
+        if [ "$st" = 143 ] && [ ! -e "$(tpage $PT)" ] && has "fatal" "$WORK/T.err"; then
+            ok "top: a process ended by SIGTERM (its report written first) removes its own page"
+        else bad "top: SIGTERM: status $st, page $(ls "$(tpage $PT)" 2>&1)" "$WORK/T.err"; fi
+    else bad "top: process T" "$WORK/T.err"; tkill $PT; fi
+    rm -f "$(tpage $PT)"
+}
+
+# --------------------------------------------------------------- fork, exec
+tbg K "$TT" fork "$WORK/K.ready" "$WORK/K.done" $MiB $((2 * MiB)); PK=$!
+for _ in $(seq 200); do [ "$(ls "$WORK"/K.ready.* 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.05; done
+KC=$(ls "$WORK"/K.ready.* 2>/dev/null | sed 's/.*\.//' | grep -vx "$PK")
+if [ -n "$KC" ] && tsettle $PK $MiB && tsettle "$KC" $((2 * MiB)) \
+   && [ "$(tq "$KC" '.site.name | test("^small_site ")')" = true ]; then
+    ok "top: a forked child publishes a page of its own (its 2 MiB, its site) beside its parent's 1 MiB"
+else bad "top: fork: child '$KC'" "$WORK/K.err"; fi
+touch "$WORK/K.done"; wait $PK
+
+# (under TSan the instrumented library cannot be preloaded into sleep or sh)
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "top: exec, and a symlink at the page name" "TSan: sleep and sh are not instrumented"
+else
+tbg X "$TT" exec "$WORK/X.ready" 2 sleep 30; PX=$!
+if tready "$WORK/X.ready" $PX; then
+    gonex=no; tgone "$(tpage $PX)" && gonex=yes
+    n=$("$TOPCMD" top --json --pid $PX | jq '.processes | length')
+    if [ "$gonex" = yes ] && [ "$n" = 0 ] && kill -0 $PX 2>/dev/null; then
+        ok "top: a guarded process that execs another program (same pid, same start time): the old program's page goes"
+    else bad "top: exec: page gone=$gonex, listed $n" "$WORK/X.err"; fi
+else bad "top: exec: not ready" "$WORK/X.err"; fi
+tkill $PX
+
+# a symlink planted at a process's own page name is never written through
+: >"$WORK/target"
+rm -f "$WORK/Y.ready"
+env LD_PRELOAD="$PRELOAD" sh -c 'ln -s "$0" "$1$$" && exec "$2" hold "$3" "$4" 1048576 0 0 0' \
+    "$WORK/target" "/dev/shm/gpumemguard-top-$TU-" "$TT" "$WORK/Y.ready" "$WORK/Y.done" >"$WORK/Y.out" 2>"$WORK/Y.err" &
+PY=$!
+if tready "$WORK/Y.ready" $PY; then
+    sleep 1.2 # a tick or two
+    n=$("$TOPCMD" top --json --pid $PY | jq '.processes | length')
+    if [ ! -s "$WORK/target" ] && [ -L "$(tpage $PY)" ] && [ "$n" = 0 ]; then
+        ok "top: a symlink at the process's page name: the guard writes nothing through it, top lists nothing"
+    else bad "top: symlink at the page name: target $(wc -c <"$WORK/target") bytes, listed $n" "$WORK/Y.err"; fi
+else bad "top: symlink process did not start" "$WORK/Y.err"; fi
+touch "$WORK/Y.done"; wait $PY 2>/dev/null
+rm -f "$(tpage $PY)"
+fi
+
+# usage
+"$TOPCMD" top --bogus >"$WORK/out" 2>"$WORK/err"; rc1=$?
+"$TOPCMD" top --pid x >/dev/null 2>>"$WORK/err"; rc2=$?
+"$TOPCMD" top </dev/null >"$WORK/out2" 2>>"$WORK/err"; rc3=$?
+"$TOPCMD" --limit 1G top >/dev/null 2>>"$WORK/err"; rc4=$?
+# `gpumemguard -- top` runs the program top (here a script of that name), not the command
+mkdir -p "$WORK/topbin"; printf '#!/bin/sh\necho "the program top $*"\n' >"$WORK/topbin/top"; chmod +x "$WORK/topbin/top"
+prog=$(PATH="$WORK/topbin:$PATH" "$TOPCMD" -- top --once 2>&1); rc5=$?
+if [ "$rc1" = 2 ] && has "unknown argument '--bogus'" "$WORK/err" && [ "$rc2" = 2 ] && has "--pid 'x' is not a process id" "$WORK/err" \
+   && [ "$rc3" = 1 ] && has "standard output is not a terminal: use --once (plain text) or --json" "$WORK/err" \
+   && [ "$rc4" = 2 ] && { [ "${GMG_SANITIZER:-}" = tsan ] || { [ "$rc5" = 0 ] && [ "$prog" = "the program top --once" ]; }; } && "$TOPCMD" top --help | grep -q -- "--once" && "$TOPCMD" --help | grep -q "gpumemguard top"; then
+    ok "top: bad arguments refused (status 2), a terminal asked for (status 1); 'gpumemguard -- top' runs a program named top"
+else bad "top usage: $rc1 $rc2 $rc3 $rc4 $rc5" "$WORK/err"; fi
+fi
