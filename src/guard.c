@@ -19,6 +19,7 @@
 #include "base/exe.h"
 #include "base/export.h"
 #include "base/log.h"
+#include "base/self.h"
 #include "cluster/group.h"
 #include "cluster/metrics.h"
 #include "core/pyframes.h"
@@ -63,10 +64,13 @@ static int dev_total(int dev, uint64_t *total)
     return *total ? 0 : -1;
 }
 
-/* GPUMEM_METRICS: a failure is said once, then only when it changes */
+/* GPUMEM_METRICS: a failure is said once (at the first CUDA use, or at the
+ * first write), then only when it changes */
+static int metrics_failing;
+
 static void write_metrics(void)
 {
-    static int failing;
+    int failing = __atomic_load_n(&metrics_failing, __ATOMIC_RELAXED);
     char path[sizeof gmg_cfg.metrics + 32];
     /* a percent limit of a device not allocated on yet: its size decides it */
     for (int d = 0; d < gmg_quota_devices_seen(); d++)
@@ -77,6 +81,21 @@ static void write_metrics(void)
     } else if (!failing) {
         failing = 1;
         gmg_error("cannot write GPUMEM_METRICS=%s: %s", path, strerror(errno));
+    }
+    __atomic_store_n(&metrics_failing, failing, __ATOMIC_RELAXED);
+}
+
+/* Report and metrics paths that cannot be written are the environment's:
+ * said once, at the first CUDA use, so that a process that never uses CUDA
+ * (a shell under a job-wide LD_PRELOAD) prints nothing. */
+static void check_paths(void)
+{
+    gmg_report_check_path();
+    if (gmg_cfg.metrics[0] && !forked_child) {
+        char path[sizeof gmg_cfg.metrics + 32];
+        metrics_path(path, sizeof path);
+        if (gmg_metrics_check_path(gmg_cfg.metrics, path) < 0)
+            __atomic_store_n(&metrics_failing, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -117,6 +136,7 @@ static void first_use(void)
 {
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
+    check_paths();
     set_tick();
     gmg_reporter_start();
     gmg_dumpsig_arm();
@@ -128,6 +148,7 @@ static void first_use(void)
 
 static void child(void)
 {
+    gmg_self_take(); /* a fork() child: the state copied here is its own now */
     gmg_walkgate_child();
     forked_child = 1;
     set_tick(); /* before the reporter restarts below */
@@ -196,6 +217,7 @@ __attribute__((constructor)) static void gmg_start(void)
                       theirs.dli_fname, mine.dli_fname);
         return;
     }
+    gmg_self_take();
     gmg_stderr_remember();
     if (gmg_config_load(err, sizeof err) < 0) {
         gmg_error("%s", err);
@@ -212,7 +234,6 @@ __attribute__((constructor)) static void gmg_start(void)
         .total = dev_total,
     };
     gmg_report_set_device_ops(&dev_ops);
-    gmg_report_check_path();
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = gmg_reporter_refused,
@@ -234,6 +255,11 @@ __attribute__((constructor)) static void gmg_start(void)
 __attribute__((destructor)) static void gmg_stop(void)
 {
     if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
+        return;
+    /* a child made without fork handlers (_Fork, a raw clone) that exits:
+     * the table, the group membership and the exit status it would act on
+     * are its parent's, copied. It leaves them alone, and says nothing */
+    if (!gmg_self_owns())
         return;
     if (gmg_report_busy()) {
         /* exit() on a thread in the middle of a report (a signal handler of
@@ -275,6 +301,8 @@ GMG_EXPORT const char *gpumemguard_version(void)
 GMG_EXPORT int gpumemguard_dump(void)
 {
     FIRST_COPY(gpumemguard_dump);
+    if (!gmg_self_owns())
+        return -1; /* the live table is another process's (a child made without fork handlers) */
     gmg_report_now(GMG_TRIGGER_API);
     return 0;
 }
