@@ -56,6 +56,7 @@ build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build mangled tests/integration/mangled.c -L"$B/sim" -l:libcuda.so.1
 build threadquota tests/integration/threadquota.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
+build holdfast tests/group/holdfast.c -L"$B/sim" -l:libcuda.so.1
 build audit tests/integration/audit.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
@@ -490,6 +491,8 @@ fi
 
 # ---------------------------------------- group quota, deployment (issue 12)
 . tests/group.sh
+. tests/group/holds.sh
+. tests/paths/quiet.sh
 . tests/deploy.sh
 
 # ------------------------------------------------ an audit against SPEC
