@@ -252,15 +252,32 @@ __attribute__((constructor)) static void gmg_start(void)
     }
 }
 
+/* A child made without fork handlers (_Fork, a raw clone) at its exit:
+ * the live table, the quota's counters and the group membership it holds
+ * are its parent's, copied (its own allocations since cannot be told apart
+ * from them). As the fork handler would have at the fork: an empty table
+ * and counters, so that its exit report (its refusals, a dump it was asked
+ * for) lists none of its parent's allocations as its own and
+ * GPUMEM_EXITCODE does not count them; the group's slot stays the
+ * parent's (cluster/group.c knows the pid that joined); no metrics (the
+ * file is the parent's). Its allocations still live at exit go unlisted. */
+static void take_over_at_exit(void)
+{
+    gmg_self_take();
+    forked_child = 1;
+    gmg_track_atfork_child();
+    gmg_stacks_atfork_child();
+    gmg_quota_reset();
+    gmg_record_atfork_child();
+    gmg_ranges_atfork_child();
+}
+
 __attribute__((destructor)) static void gmg_stop(void)
 {
     if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
-    /* a child made without fork handlers (_Fork, a raw clone) that exits:
-     * the table, the group membership and the exit status it would act on
-     * are its parent's, copied. It leaves them alone, and says nothing */
     if (!gmg_self_owns())
-        return;
+        take_over_at_exit();
     if (gmg_report_busy()) {
         /* exit() on a thread in the middle of a report (a signal handler of
          * the program's, libdw out of memory): the report's locks are this

@@ -26,8 +26,10 @@ for how in _Fork clone; do
     gbg a GPUMEM_GROUP=$G GPUMEM_LIMIT=8M GPUMEM_EXITCODE=23 "$HF" forkraw 6291456 $how; apid=$!
     await "$WORK/a.out" held
     gtake 6291456; t=$?
-    if has "child status 0" "$WORK/a.out" && ! has "SUMMARY" "$WORK/a.err" && [ $t = 1 ] && has "refused" "$WORK/out"; then
-        ok "group: a child made by $how that returns from main: its parent's 6 MiB stay the group's (another 6 MiB of 8 refused), no report of its parent's allocations, exit status 0 under GPUMEM_EXITCODE=23"
+    # the parent is killed: the only report is the child's, which lists none of the parent's allocations
+    if has "child status 0" "$WORK/a.out" && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/a.err" \
+       && ! has "6291456 bytes in 1 allocation" "$WORK/a.err" && [ $t = 1 ] && has "refused" "$WORK/out"; then
+        ok "group: a child made by $how that returns from main: its parent's 6 MiB stay the group's (another 6 MiB of 8 refused), its exit report lists none of its parent's allocations, exit status 0 under GPUMEM_EXITCODE=23"
     else bad "group and a $how child: take rc $t, $(cat "$WORK/a.out" | tr '\n' ' ')" "$WORK/a.err"; fi
     reap $apid
 done
