@@ -22,6 +22,18 @@ nw=$(grep -c "GPUMEM_METRICS" "$WORK/err")
 if [ $rc = 0 ] && [ "$nr" = 1 ] && [ "$nm" = 1 ] && [ "$nw" = 1 ] && has "SUMMARY: gpumemguard" "$WORK/err"; then
     ok "the same paths in a CUDA program: each said once at its first CUDA use, the report on stderr, the program runs"
 else bad "unwritable paths in a CUDA program (rc $rc, report said $nr, metrics said $nm/$nw)" "$WORK/err"; fi
+# a directory, a FIFO in the file's place, a file where the directory should
+# be, a missing directory: the environment's, said once, the program runs
+mkfifo "$WORK/q-fifo.prom"; : >"$WORK/q-file"
+miss=""
+for m in "$WORK" "$WORK/q-fifo.prom" "$WORK/q-file/m.prom" "$WORK/no-such-dir/m.prom"; do
+    guarded GPUMEM_METRICS="$m" "$T/trust" nulls; rc=$?
+    [ $rc = 0 ] && [ "$(grep -c "GPUMEM_METRICS" "$WORK/err")" = 1 ] && has "GPUMEM_METRICS='$m'" "$WORK/err" \
+        && has "nulls:" "$WORK/out" || miss="$miss [$m rc $rc]"
+done
+rm -f "$WORK/q-fifo.prom" "$WORK/q-file"
+[ -z "$miss" ] && ok "GPUMEM_METRICS naming a directory, a FIFO, a path under a file or a missing directory: said once, the program runs" \
+    || bad "unwritable GPUMEM_METRICS paths:$miss" "$WORK/err"
 # the syntax of a value still stops the process at start-up, CUDA or not
 env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/m%x.prom" true >"$WORK/out" 2>"$WORK/err"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_METRICS" "$WORK/err" \
