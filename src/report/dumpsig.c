@@ -20,6 +20,10 @@
  * sigaction internally, past this one: each is interposed too, for the
  * dump signal only, and becomes a call of our sigaction with the flags and
  * mask that installer gives, so that all of them share the slots above.
+ *
+ * A vfork child shares these slots with its parent: its installations (a
+ * signal(SIGUSR1, SIG_DFL) before exec) set its own kernel action only and
+ * never the slots (base/self.h tells it from its parent by the pid).
  */
 #define _GNU_SOURCE
 #include "report/dumpsig.h"
