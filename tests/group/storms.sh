@@ -41,10 +41,10 @@ failed=0; worst=0
 for i in $(seq 1 40); do
     sleep 0.0$((RANDOM % 3))$((RANDOM % 10))
     kill -STOP $ppid
-    t0=$(date +%s%N)
+    gt0=$(date +%s%N)
     env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M GPUMEM_REPORT=none timeout 10 "$GT" info >/dev/null 2>"$WORK/err" \
         || failed=$((failed + 1))
-    ms=$((($(date +%s%N) - t0) / 1000000)); [ $ms -gt $worst ] && worst=$ms
+    ms=$((($(date +%s%N) - gt0) / 1000000)); [ $ms -gt $worst ] && worst=$ms
     kill -CONT $ppid
 done
 sreap ${cp[0]} ${cp[1]} $ppid
