@@ -29,7 +29,8 @@ extern "C" {
 const char *gpumemguard_version(void);
 
 /* Write a report now, to GPUMEM_REPORT in GPUMEM_REPORT_FORMAT, with the
- * growth since the previous dump. Returns 0. */
+ * growth since the previous dump. Returns 0; -1 (no report) in a child made
+ * without fork handlers (_Fork, a raw clone), whose records are its parent's. */
 int gpumemguard_dump(void);
 
 /* Bytes this process has counted against the quota on a device now; device

@@ -11,6 +11,10 @@ mkdir -p "$T"
 cc -std=gnu11 -O1 -g -Wall -Wextra -Werror -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$T/trust" \
     tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1 -ldl -lpthread || exit 1
 cc -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -o "$T/liboomshim.so" tests/integration/oomshim.c -ldl || exit 1
+for g in tests/integration/grouptest.c:grouptest tests/group/holdfast.c:holdfast; do
+    cc -std=gnu11 -O1 -g -Wall -Wextra -Werror -Isrc -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$T/${g#*:}" "${g%%:*}" \
+        -L"$B/sim" -l:libcuda.so.1 -ldl -lpthread || exit 1
+done
 export LD_LIBRARY_PATH="$ROOT/$B/sim${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 PRELOAD="$ROOT/$B/libgpumemguard.so"
 WORK=$(mktemp -d)
@@ -175,6 +179,9 @@ sweep "VMM handles, mappings and address ranges, up to the limit" \
 sweep "stream-ordered allocations from pools, up to the limit" \
     "nomem_pool: 4 rounds, [0-9]* from the pool then refused; guard never below the driver; sim 0 at the end" 1 \
     GPUMEM_STACK_DEPTH=0 GPUMEM_LIMIT=16M GPUMEM_REPORT=/dev/null "$T/trust" nomem_pool 4
+
+# GPUMEM_GROUP: kill and stop storms
+. tests/group/storms.sh
 
 echo
 echo "stress took $((SECONDS - t0)) s"

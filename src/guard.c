@@ -19,6 +19,7 @@
 #include "base/exe.h"
 #include "base/export.h"
 #include "base/log.h"
+#include "base/self.h"
 #include "cluster/group.h"
 #include "cluster/metrics.h"
 #include "cluster/status.h"
@@ -64,10 +65,13 @@ static int dev_total(int dev, uint64_t *total)
     return *total ? 0 : -1;
 }
 
-/* GPUMEM_METRICS: a failure is said once, then only when it changes */
+/* GPUMEM_METRICS: a failure is said once (at the first CUDA use, or at the
+ * first write), then only when it changes */
+static int metrics_failing;
+
 static void write_metrics(void)
 {
-    static int failing;
+    int failing = __atomic_load_n(&metrics_failing, __ATOMIC_RELAXED);
     char path[sizeof gmg_cfg.metrics + 32];
     /* a percent limit of a device not allocated on yet: its size decides it */
     for (int d = 0; d < gmg_quota_devices_seen(); d++)
@@ -78,6 +82,21 @@ static void write_metrics(void)
     } else if (!failing) {
         failing = 1;
         gmg_error("cannot write GPUMEM_METRICS=%s: %s", path, strerror(errno));
+    }
+    __atomic_store_n(&metrics_failing, failing, __ATOMIC_RELAXED);
+}
+
+/* Report and metrics paths that cannot be written are the environment's:
+ * said once, at the first CUDA use, so that a process that never uses CUDA
+ * (a shell under a job-wide LD_PRELOAD) prints nothing. */
+static void check_paths(void)
+{
+    gmg_report_check_path();
+    if (gmg_cfg.metrics[0] && !forked_child) {
+        char path[sizeof gmg_cfg.metrics + 32];
+        metrics_path(path, sizeof path);
+        if (gmg_metrics_check_path(gmg_cfg.metrics, path) < 0)
+            __atomic_store_n(&metrics_failing, 1, __ATOMIC_RELAXED);
     }
 }
 
@@ -121,6 +140,7 @@ static void first_use(void)
 {
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
+    check_paths();
     set_tick();
     gmg_reporter_set_before_fatal(gmg_status_unpublish);
     gmg_reporter_start();
@@ -133,6 +153,7 @@ static void first_use(void)
 
 static void child(void)
 {
+    gmg_self_take(); /* a fork() child: the state copied here is its own now */
     gmg_walkgate_child();
     forked_child = 1;
     gmg_status_atfork_child();
@@ -202,6 +223,7 @@ __attribute__((constructor)) static void gmg_start(void)
                       theirs.dli_fname, mine.dli_fname);
         return;
     }
+    gmg_self_take();
     gmg_stderr_remember();
     if (gmg_config_load(err, sizeof err) < 0) {
         gmg_error("%s", err);
@@ -219,7 +241,6 @@ __attribute__((constructor)) static void gmg_start(void)
         .total = dev_total,
     };
     gmg_report_set_device_ops(&dev_ops);
-    gmg_report_check_path();
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = gmg_reporter_refused,
@@ -238,10 +259,32 @@ __attribute__((constructor)) static void gmg_start(void)
     }
 }
 
+/* A child made without fork handlers (_Fork, a raw clone) at its exit:
+ * the live table, the quota's counters and the group membership it holds
+ * are its parent's, copied (its own allocations since cannot be told apart
+ * from them). As the fork handler would have at the fork: an empty table
+ * and counters, so that its exit report (its refusals, a dump it was asked
+ * for) lists none of its parent's allocations as its own and
+ * GPUMEM_EXITCODE does not count them; the group's slot stays the
+ * parent's (cluster/group.c knows the pid that joined); no metrics (the
+ * file is the parent's). Its allocations still live at exit go unlisted. */
+static void take_over_at_exit(void)
+{
+    gmg_self_take();
+    forked_child = 1;
+    gmg_track_atfork_child();
+    gmg_stacks_atfork_child();
+    gmg_quota_reset();
+    gmg_record_atfork_child();
+    gmg_ranges_atfork_child();
+}
+
 __attribute__((destructor)) static void gmg_stop(void)
 {
     if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
+    if (!gmg_self_owns())
+        take_over_at_exit();
     if (gmg_report_busy()) {
         /* exit() on a thread in the middle of a report (a signal handler of
          * the program's, libdw out of memory): the report's locks are this
@@ -284,6 +327,8 @@ GMG_EXPORT const char *gpumemguard_version(void)
 GMG_EXPORT int gpumemguard_dump(void)
 {
     FIRST_COPY(gpumemguard_dump);
+    if (!gmg_self_owns())
+        return -1; /* the live table is another process's (a child made without fork handlers) */
     gmg_report_now(GMG_TRIGGER_API);
     return 0;
 }

@@ -92,11 +92,12 @@ const char *gmg_path_dir(char *path)
     return path;
 }
 
-/* GPUMEM_METRICS at start-up (SPEC §3): what can never be written is a bad
- * value, said now and not at the first interval or at exit. A directory
- * that exists but is not writable yet is only said: the deploy recipes make
- * the textfile directory writable (mode 1777) from another container,
- * possibly after this process started, and each write tries again. */
+/* GPUMEM_METRICS at start-up: its syntax. Whether the path can be written
+ * (a missing directory, no permission, a directory in the file's place) is
+ * the environment's, not the value's: said once, at the process's first
+ * CUDA use (cluster/metrics.c), so that a process that never uses CUDA (a
+ * shell under a job-wide LD_PRELOAD) prints nothing; each rewrite tries
+ * again, since a deploy recipe may make the directory writable later. */
 static int metrics_check(const char *v, char *why, size_t n)
 {
     if (!*v) {
@@ -118,29 +119,6 @@ static int metrics_check(const char *v, char *why, size_t n)
             return -1;
         }
         p++;
-    }
-    char path[sizeof gmg_cfg.metrics + 32];
-    gmg_config_metrics_path(v, (int)getpid(), path, sizeof path);
-    struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-        /* the file is replaced by rename: never a directory, a device or a FIFO */
-        snprintf(why, n, "%s is %s", path, S_ISDIR(st.st_mode) ? "a directory, not a file"
-                                           : "a device, FIFO or socket, which each rewrite would replace");
-        return -1;
-    }
-    const char *dir = gmg_path_dir(path);
-    if (stat(dir, &st) != 0) {
-        if (errno == ENOENT || errno == ENOTDIR) {
-            snprintf(why, n, "directory %s does not exist", dir);
-            return -1;
-        }
-        gmg_error("GPUMEM_METRICS='%s': directory %s cannot be looked at now (%s)", v, dir, strerror(errno));
-    } else if (!S_ISDIR(st.st_mode)) {
-        snprintf(why, n, "%s is not a directory", dir);
-        return -1;
-    } else if (access(dir, W_OK | X_OK) != 0) {
-        gmg_error("GPUMEM_METRICS='%s': directory %s is not writable now (%s); each rewrite tries again", v, dir,
-                  strerror(errno));
     }
     return 0;
 }
@@ -252,8 +230,8 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         char why_m[4400];
         if (metrics_check(v, why_m, sizeof why_m) < 0)
             return bad(err, errlen, "GPUMEM_METRICS", v, why_m,
-                       "the path of a Prometheus text file in an existing directory (node_exporter's textfile "
-                       "directory, *.prom), where %p is the pid and %% a percent sign");
+                       "the path of a Prometheus text file (in node_exporter's textfile directory, *.prom), where "
+                       "%p is the pid and %% a percent sign");
         snprintf(c->metrics, sizeof c->metrics, "%s", v);
     }
     if ((v = get("GPUMEM_METRICS_INTERVAL")) != NULL) {

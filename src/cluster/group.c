@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -27,8 +28,12 @@ static ino_t seg_ino;
 static char shm_name[128];
 
 /* This process's membership. joined: 0 not yet, 1 member, -1 the last try
- * failed (tried again after a second). */
+ * failed (tried again after a second). member_pid: the process this state
+ * belongs to (the one that opened the segment, or a fork() child, whose
+ * handler takes it over); any other pid sharing this memory (a _Fork or
+ * raw clone child, a vfork child) is no member and changes nothing. */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t member_pid;
 static int joined;
 static int my_slot = -1;
 static int left;
@@ -37,7 +42,9 @@ static long long last_scan_ms;
 static uint8_t noticed[GMG_GROUP_DEVICES];
 
 #define RECLAIM_EVERY_MS 20   /* at most this often on refusals */
-#define LOCK_WAIT_MS 5000     /* the membership lock: a holder works for microseconds */
+#define LOCK_WAIT_MS 250      /* the membership lock: its holder works for microseconds; a stopped one
+                                 is waited for this long, then gone on without */
+#define CONFLICT_TRIES 8      /* a refusal that only another member's passing reservation caused */
 
 const char *gmg_group_shm_name(void) { return shm_name; }
 
@@ -48,20 +55,39 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* ------------------------------------------------------ record locks */
+/* Is the calling process the member this state is for? (getpid() is a
+ * system call; only group paths ask.) */
+static int mine(void) { return getpid() == __atomic_load_n(&member_pid, __ATOMIC_RELAXED); }
 
-static int setlk(short type, off_t start, off_t len)
+/* A process that is not the member (made without fork handlers) and
+ * shares the member's open of the segment: its descriptor would keep the
+ * member's locks, its liveness, after the member died. Closed once in that
+ * process (the number is its own from then on: never closed twice). */
+static pid_t dropped_in;
+static void drop_inherited(void)
 {
-    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len };
+    pid_t me = getpid();
+    if (__atomic_exchange_n(&dropped_in, me, __ATOMIC_RELAXED) != me && seg_fd >= 0)
+        close(seg_fd);
+}
+
+/* ---------------------------------------------- open-file-description locks */
+
+static int setlk_fd(int fd, short type, off_t start, off_t len)
+{
+    /* l_pid must be 0 for OFD locks */
+    struct flock fl = { .l_type = type, .l_whence = SEEK_SET, .l_start = start, .l_len = len, .l_pid = 0 };
     int r;
     do
-        r = fcntl(seg_fd, F_SETLK, &fl);
+        r = fcntl(fd, F_OFD_SETLK, &fl);
     while (r < 0 && errno == EINTR);
     return r;
 }
 
+static int setlk(short type, off_t start, off_t len) { return setlk_fd(seg_fd, type, start, len); }
+
 /* Byte GMG_GROUP_LOCK_MEMBERSHIP. wait_ms 0: one try. Polled rather than
- * F_SETLKW, so that a holder stopped by a debugger cannot hang us. */
+ * waited for, so that a holder stopped by a debugger cannot hang us. */
 static int membership_lock(int wait_ms)
 {
     long long until = now_ms() + wait_ms;
@@ -85,14 +111,15 @@ static void membership_unlock(void)
     errno = saved;
 }
 
-/* ---------------------------------------------------------- counters */
-
-static void sub_clamped(uint64_t *v, uint64_t n)
+/* Does another open of the segment (another process) hold a member's lock? */
+static int others_alive(void)
 {
-    uint64_t cur = __atomic_load_n(v, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n(v, &cur, cur > n ? cur - n : 0, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-        ;
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = GMG_GROUP_LOCK_SLOT(0),
+                        .l_len = GMG_GROUP_SLOTS, .l_pid = 0 };
+    return fcntl(seg_fd, F_OFD_GETLK, &fl) != 0 || fl.l_type != F_UNLCK;
 }
+
+/* ---------------------------------------------------------- counters */
 
 static void raise_peak(uint64_t *peak, uint64_t now)
 {
@@ -101,84 +128,99 @@ static void raise_peak(uint64_t *peak, uint64_t now)
         ;
 }
 
-/* A slot's bytes back to the group: taken from the slot first. */
+static uint32_t slots_in_use(void)
+{
+    uint32_t hi = __atomic_load_n(&seg->hi, __ATOMIC_SEQ_CST);
+    return hi < GMG_GROUP_SLOTS ? hi : GMG_GROUP_SLOTS;
+}
+
+/* The group's bytes on dev: the sum of its slots (UINT64_MAX if it would
+ * overflow, which only a tampered segment gives). */
+static uint64_t sum_slots(int dev)
+{
+    uint32_t hi = slots_in_use();
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < hi; i++)
+        if (__builtin_add_overflow(sum, __atomic_load_n(&seg->slot[i].bytes[dev], __ATOMIC_SEQ_CST), &sum))
+            return UINT64_MAX;
+    return sum;
+}
+
+/* A slot's bytes back to the group. */
 static void empty_slot(struct gmg_group_slot *s)
 {
-    for (int d = 0; d < GMG_GROUP_DEVICES; d++) {
-        if (!__atomic_load_n(&s->bytes[d], __ATOMIC_RELAXED))
-            continue;
-        uint64_t b = __atomic_exchange_n(&s->bytes[d], 0, __ATOMIC_ACQ_REL);
-        if (b)
-            sub_clamped(&seg->dev[d].used, b);
-    }
+    for (int d = 0; d < GMG_GROUP_DEVICES; d++)
+        if (__atomic_load_n(&s->bytes[d], __ATOMIC_RELAXED))
+            __atomic_store_n(&s->bytes[d], 0, __ATOMIC_SEQ_CST);
+}
+
+/* Take n from a member's own slot, never below 0 (the exit path may have
+ * emptied it while another thread still releases). */
+static uint64_t slot_sub(uint64_t *v, uint64_t n)
+{
+    uint64_t cur = __atomic_load_n(v, __ATOMIC_RELAXED), take;
+    do
+        take = cur < n ? cur : n;
+    while (!__atomic_compare_exchange_n(v, &cur, cur - take, 1, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    return take;
 }
 
 /* ------------------------------------------------------------ members */
 
-static void start_clean_locked(void);
-
-/* Membership lock held: does any other process hold a member's lock? */
-static int others_alive(void)
+/* Slot i, not ours: if its member is dead (state 1, its lock free), its
+ * bytes back to the group and the slot free. Its lock, held meanwhile,
+ * keeps a joiner or another reclaimer off it. 1 if it was reclaimed. */
+static int reclaim_slot(int i)
 {
-    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = GMG_GROUP_LOCK_SLOT(0),
-                        .l_len = GMG_GROUP_SLOTS };
-    return fcntl(seg_fd, F_GETLK, &fl) != 0 || fl.l_type != F_UNLCK;
-}
-
-/* Membership lock held. The slots of dead members (state 1, lock free) go
- * back: their bytes to the group, the slot to the free list. A group left
- * with no member at all starts clean (its budget too), so that a process
- * that only looks sees no dead one's numbers either. */
-static int reclaim_locked(void)
-{
-    if (my_slot < 0 && !others_alive()) {
-        start_clean_locked();
-        return 1;
-    }
+    struct gmg_group_slot *s = &seg->slot[i];
+    if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != 1)
+        return 0;
+    if (setlk(F_WRLCK, GMG_GROUP_LOCK_SLOT(i), 1) != 0)
+        return 0; /* its member lives (or someone is at the slot now) */
     int n = 0;
-    for (int i = 0; i < GMG_GROUP_SLOTS; i++) {
-        struct gmg_group_slot *s = &seg->slot[i];
-        if (i == my_slot || __atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != 1)
-            continue;
-        if (setlk(F_WRLCK, GMG_GROUP_LOCK_SLOT(i), 1) != 0)
-            continue; /* its member lives */
+    if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 1) { /* still: nobody took it meanwhile */
         int pid = s->pid;
         empty_slot(s);
         s->pid = 0;
         __atomic_store_n(&s->state, 0, __ATOMIC_RELEASE);
-        setlk(F_UNLCK, GMG_GROUP_LOCK_SLOT(i), 1);
         gmg_debug("GPUMEM_GROUP=%s: member %d is gone; its reservations are back", gmg_cfg.group, pid);
-        n++;
+        n = 1;
     }
+    setlk(F_UNLCK, GMG_GROUP_LOCK_SLOT(i), 1);
     return n;
 }
 
-/* Membership lock held, no live member: whatever the segment says is a
- * dead group's; start from nothing. */
+/* mu held: every dead member's slot back. No lock of the group's is held
+ * for the scan: each slot is settled under its own lock. */
+static int reclaim_dead(void)
+{
+    int n = 0;
+    uint32_t hi = slots_in_use();
+    for (uint32_t i = 0; i < hi; i++)
+        if ((int)i != my_slot)
+            n += reclaim_slot((int)i);
+    return n;
+}
+
+/* Membership lock held, no other live member: whatever the segment says is
+ * a dead group's; start from nothing. A slot whose lock someone holds now
+ * (a process that joined without the membership lock) is left alone. */
 static void start_clean_locked(void)
 {
     int dirty = 0;
     for (int d = 0; d < GMG_GROUP_DEVICES && !dirty; d++)
         dirty = __atomic_load_n(&seg->dev[d].budget, __ATOMIC_RELAXED) ||
-                __atomic_load_n(&seg->dev[d].used, __ATOMIC_RELAXED) ||
                 __atomic_load_n(&seg->dev[d].peak, __ATOMIC_RELAXED);
     for (int i = 0; i < GMG_GROUP_SLOTS && !dirty; i++)
         dirty = __atomic_load_n(&seg->slot[i].state, __ATOMIC_RELAXED) != 0;
     if (!dirty)
         return;
+    for (int i = 0; i < GMG_GROUP_SLOTS; i++)
+        if (i != my_slot)
+            reclaim_slot(i);
     for (int d = 0; d < GMG_GROUP_DEVICES; d++) {
         __atomic_store_n(&seg->dev[d].budget, 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&seg->dev[d].used, 0, __ATOMIC_RELAXED);
         __atomic_store_n(&seg->dev[d].peak, 0, __ATOMIC_RELAXED);
-    }
-    for (int i = 0; i < GMG_GROUP_SLOTS; i++) {
-        struct gmg_group_slot *s = &seg->slot[i];
-        if (!__atomic_load_n(&s->state, __ATOMIC_RELAXED))
-            continue;
-        for (int d = 0; d < GMG_GROUP_DEVICES; d++)
-            __atomic_store_n(&s->bytes[d], 0, __ATOMIC_RELAXED);
-        s->pid = 0;
-        __atomic_store_n(&s->state, 0, __ATOMIC_RELEASE);
     }
     __atomic_add_fetch(&seg->starts, 1, __ATOMIC_RELEASE);
 }
@@ -194,6 +236,24 @@ static int fd_is_ours(void)
 /* A failed join is said once per process (it is tried again each second). */
 static int join_said;
 #define JOIN_ERROR(...) do { if (!join_said) { join_said = 1; gmg_error(__VA_ARGS__); } } while (0)
+
+/* Take slot i for this process if it is free, or its member dead. */
+static int claim_slot(int i)
+{
+    struct gmg_group_slot *s = &seg->slot[i];
+    if (setlk(F_WRLCK, GMG_GROUP_LOCK_SLOT(i), 1) != 0)
+        return 0;
+    /* ours now: the sums must look at it before it holds a byte */
+    uint32_t hi = __atomic_load_n(&seg->hi, __ATOMIC_SEQ_CST);
+    while (hi < (uint32_t)i + 1 && !__atomic_compare_exchange_n(&seg->hi, &hi, (uint32_t)i + 1, 1,
+                                                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+    empty_slot(s); /* a dead member's, not reclaimed yet; nothing, normally */
+    s->pid = (int32_t)getpid();
+    s->joined = (uint64_t)time(NULL);
+    __atomic_store_n(&s->state, 1, __ATOMIC_SEQ_CST);
+    return 1;
+}
 
 /* mu held. */
 static int join_locked(void)
@@ -211,27 +271,25 @@ static int join_locked(void)
         }
         seg_fd = fd;
     }
-    if (membership_lock(LOCK_WAIT_MS) < 0) {
-        JOIN_ERROR("GPUMEM_GROUP=%s: cannot take the membership lock of /dev/shm%s: %s", gmg_cfg.group, shm_name,
-                  strerror(errno));
-        return -1;
-    }
-    reclaim_locked(); /* or a clean start, when no member is left */
+    /* the membership lock only decides a clean start: a holder that does
+     * not let go soon (stopped) is alive, so the group is not to start
+     * clean, and the slot is taken without it */
+    int locked = membership_lock(LOCK_WAIT_MS) == 0;
+    if (!locked)
+        gmg_debug("GPUMEM_GROUP=%s: the membership lock is held by a process that does not let go (stopped?): "
+                  "joining without it", gmg_cfg.group);
+    if (locked && !others_alive())
+        start_clean_locked();
+    else
+        reclaim_dead();
     __atomic_store_n(&last_scan_ms, now_ms(), __ATOMIC_RELAXED);
     int got = -1;
-    for (int i = 0; i < GMG_GROUP_SLOTS && got < 0; i++) {
-        struct gmg_group_slot *s = &seg->slot[i];
-        if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) != 0)
-            continue;
-        if (setlk(F_WRLCK, GMG_GROUP_LOCK_SLOT(i), 1) != 0)
-            continue;
-        empty_slot(s); /* nothing, normally: a free slot holds no bytes */
-        s->pid = (int32_t)getpid();
-        s->joined = (uint64_t)time(NULL);
-        __atomic_store_n(&s->state, 1, __ATOMIC_RELEASE);
-        got = i;
-    }
-    membership_unlock();
+    for (int pass = 0; pass < 2 && got < 0; pass++) /* free slots first, then dead members' */
+        for (int i = 0; i < GMG_GROUP_SLOTS && got < 0; i++)
+            if (__atomic_load_n(&seg->slot[i].state, __ATOMIC_ACQUIRE) == (uint32_t)pass && claim_slot(i))
+                got = i;
+    if (locked)
+        membership_unlock();
     if (got < 0) {
         JOIN_ERROR("GPUMEM_GROUP=%s: the group has %d live members already; this process's allocations are "
                   "refused under a budget, uncounted without one", gmg_cfg.group, GMG_GROUP_SLOTS);
@@ -261,8 +319,10 @@ static int ensure_joined(void)
     return j == 1;
 }
 
-/* Reclaim now if nobody of ours did lately and the lock is free at once.
- * Returns how many dead members were found. */
+/* Reclaim now if nobody of ours did lately. A process that has not joined
+ * and finds no member alive starts the group clean (if the membership lock
+ * is free at once), so that a process that only looks sees no dead one's
+ * numbers either. Returns how many dead members were found. */
 static int reclaim_now(int force)
 {
     long long t = now_ms();
@@ -271,9 +331,15 @@ static int reclaim_now(int force)
     if (pthread_mutex_trylock(&mu) != 0)
         return 0;
     int n = 0;
-    if (fd_is_ours() && membership_lock(0) == 0) {
-        n = reclaim_locked();
-        membership_unlock();
+    if (fd_is_ours()) {
+        if (my_slot < 0 && !others_alive() && membership_lock(0) == 0) {
+            if (!others_alive())
+                start_clean_locked();
+            membership_unlock();
+            n = 1;
+        } else {
+            n = reclaim_dead();
+        }
         __atomic_store_n(&last_scan_ms, t, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&mu);
@@ -282,32 +348,33 @@ static int reclaim_now(int force)
 
 void gmg_group_tick(void)
 {
-    if (seg)
+    if (seg && mine())
         reclaim_now(1);
 }
 
 /* --------------------------------------------------------- the budget */
 
-static uint64_t wanted(uint64_t mine) { return mine ? mine : GMG_GROUP_NOLIMIT; }
+static uint64_t wanted(uint64_t mine_limit) { return mine_limit ? mine_limit : GMG_GROUP_NOLIMIT; }
 
-/* The group's budget for dev, set from `mine` by the first member to
+/* The group's budget for dev, set from `mine_limit` by the first member to
  * reserve there. 0: no limit; GMG_QUOTA_UNKNOWN: not set, and ours is not
  * known yet (refuse, as the quota does). */
-static uint64_t settle_budget(int dev, uint64_t mine)
+static uint64_t settle_budget(int dev, uint64_t mine_limit)
 {
     uint64_t *b = &seg->dev[dev].budget;
     uint64_t cur = __atomic_load_n(b, __ATOMIC_ACQUIRE);
-    if (cur == 0 && mine != GMG_QUOTA_UNKNOWN) {
-        uint64_t want = wanted(mine);
+    if (cur == 0 && mine_limit != GMG_QUOTA_UNKNOWN) {
+        uint64_t want = wanted(mine_limit);
         if (__atomic_compare_exchange_n(b, &cur, want, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             cur = want;
     }
     if (cur == 0)
         return GMG_QUOTA_UNKNOWN;
-    if (mine != GMG_QUOTA_UNKNOWN && cur != wanted(mine) && !__atomic_exchange_n(&noticed[dev], 1, __ATOMIC_RELAXED)) {
+    if (mine_limit != GMG_QUOTA_UNKNOWN && cur != wanted(mine_limit) &&
+        !__atomic_exchange_n(&noticed[dev], 1, __ATOMIC_RELAXED)) {
         char a[GMG_SIZE_LEN], g[GMG_SIZE_LEN];
-        if (mine)
-            gmg_fmt_size(a, sizeof a, mine);
+        if (mine_limit)
+            gmg_fmt_size(a, sizeof a, mine_limit);
         else
             snprintf(a, sizeof a, "none");
         if (cur != GMG_GROUP_NOLIMIT)
@@ -320,82 +387,104 @@ static uint64_t settle_budget(int dev, uint64_t mine)
     return cur == GMG_GROUP_NOLIMIT ? 0 : cur;
 }
 
-static uint64_t g_budget(int dev, uint64_t mine)
+static uint64_t g_budget(int dev, uint64_t mine_limit)
 {
     uint64_t cur = __atomic_load_n(&seg->dev[dev].budget, __ATOMIC_ACQUIRE);
     if (cur == 0)
-        return mine == GMG_QUOTA_UNKNOWN ? 1 : mine;
+        return mine_limit == GMG_QUOTA_UNKNOWN ? 1 : mine_limit;
     return cur == GMG_GROUP_NOLIMIT ? 0 : cur;
 }
 
-static int g_reserve(int dev, uint64_t bytes, uint64_t mine, int warn, int *over)
+/* Not the member (a child made without fork handlers, a vfork child): it
+ * joins nothing; under a budget its allocations are refused. */
+static int not_member(int dev, uint64_t mine_limit, int warn)
 {
-    if (!ensure_joined()) {
-        uint64_t b = g_budget(dev, mine);
-        return b && !warn ? 0 : -1;
+    uint64_t b = g_budget(dev, mine_limit);
+    return b && !warn ? 0 : -1;
+}
+
+static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int *over)
+{
+    if (!mine()) {
+        drop_inherited();
+        return not_member(dev, mine_limit, warn);
     }
-    uint64_t budget = settle_budget(dev, mine);
+    if (!ensure_joined())
+        return not_member(dev, mine_limit, warn);
+    uint64_t budget = settle_budget(dev, mine_limit);
     if (budget == GMG_QUOTA_UNKNOWN)
         return 0;
-    struct gmg_group_dev *d = &seg->dev[dev];
-    int reclaimed = 0, o;
-    uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED), next;
+    uint64_t *slot = &seg->slot[my_slot].bytes[dev], sum;
+    int reclaimed = 0, conflicts = 0;
     for (;;) {
-        if (__builtin_add_overflow(cur, bytes, &next))
+        if (__builtin_add_overflow(__atomic_load_n(slot, __ATOMIC_RELAXED), bytes, &sum))
             return budget && !warn ? 0 : -1;
-        o = budget && next > budget;
-        if (o && !warn) {
-            /* a dead member's share may be what is missing */
-            if (!reclaimed && reclaim_now(0) > 0) {
-                reclaimed = 1;
-                cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
-                continue;
-            }
-            return 0;
+        /* one instruction: killed before it, nothing is ours; after it, the
+         * slot says exactly what we took */
+        __atomic_fetch_add(slot, bytes, __ATOMIC_SEQ_CST);
+        sum = sum_slots(dev);
+        int o = budget && sum > budget;
+        if (!o || warn) {
+            if (over)
+                *over = o;
+            return 1;
         }
-        if (__atomic_compare_exchange_n(&d->used, &cur, next, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-            break;
+        slot_sub(slot, bytes);
+        /* a dead member's share may be what is missing */
+        if (!reclaimed && reclaim_now(0) > 0) {
+            reclaimed = 1;
+            continue;
+        }
+        /* or another member's reservation, counted in our sum while it was
+         * counting ours, and taken back since: the group had room */
+        uint64_t now = sum_slots(dev);
+        if (conflicts++ < CONFLICT_TRIES && now <= budget && budget - now >= bytes) {
+            sched_yield();
+            continue;
+        }
+        return 0;
     }
-    if (over)
-        *over = o;
-    __atomic_fetch_add(&seg->slot[my_slot].bytes[dev], bytes, __ATOMIC_ACQ_REL);
-    return 1;
 }
 
 static void g_release(int dev, uint64_t bytes)
 {
-    if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&left, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&left, __ATOMIC_ACQUIRE) || !mine())
         return;
-    uint64_t *mine = &seg->slot[my_slot].bytes[dev];
-    uint64_t cur = __atomic_load_n(mine, __ATOMIC_RELAXED), take;
-    do
-        take = cur < bytes ? cur : bytes;
-    while (!__atomic_compare_exchange_n(mine, &cur, cur - take, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
-    if (take)
-        sub_clamped(&seg->dev[dev].used, take);
+    slot_sub(&seg->slot[my_slot].bytes[dev], bytes);
 }
 
-static uint64_t g_used(int dev) { return __atomic_load_n(&seg->dev[dev].used, __ATOMIC_ACQUIRE); }
+static uint64_t g_used(int dev) { return sum_slots(dev); }
 
 /* Before cuMemGetInfo, a report or the metrics: dead members' shares back,
  * so that a process that only looks sees them gone too. */
-static void g_refresh(void) { reclaim_now(1); }
+static void g_refresh(void)
+{
+    if (mine())
+        reclaim_now(1);
+}
+
 static uint64_t g_peak(int dev) { return __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE); }
 
 /* An allocation was made: the group's peak, raised here rather than at the
- * reservation (which the driver may fail), from the group's bytes now. */
+ * reservation (which the driver may fail), from the group's bytes now. A
+ * sum that another member's passing reservation took above the budget
+ * (which it takes back) is the budget. */
 static void g_commit(int dev)
 {
-    if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&left, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&left, __ATOMIC_ACQUIRE) || !mine())
         return;
     struct gmg_group_dev *d = &seg->dev[dev];
-    raise_peak(&d->peak, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
+    uint64_t now = sum_slots(dev), budget = __atomic_load_n(&d->budget, __ATOMIC_ACQUIRE);
+    if (budget && budget != GMG_GROUP_NOLIMIT && now > budget && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN)
+        now = budget;
+    raise_peak(&d->peak, now);
 }
 
 static unsigned g_members(void)
 {
     unsigned n = 0;
-    for (int i = 0; i < GMG_GROUP_SLOTS; i++)
+    uint32_t hi = slots_in_use();
+    for (uint32_t i = 0; i < hi; i++)
         n += __atomic_load_n(&seg->slot[i].state, __ATOMIC_ACQUIRE) == 1;
     return n;
 }
@@ -415,7 +504,7 @@ const struct gmg_quota_pool *gmg_group_pool(void) { return seg ? &pool : NULL; }
 
 void gmg_group_leave(void)
 {
-    if (!seg)
+    if (!seg || !mine())
         return;
     pthread_mutex_lock(&mu);
     if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) == 1 && !__atomic_exchange_n(&left, 1, __ATOMIC_ACQ_REL))
@@ -427,12 +516,23 @@ void gmg_group_leave(void)
 void gmg_group_atfork_child(void)
 {
     pthread_mutex_init(&mu, NULL);
+    __atomic_store_n(&member_pid, getpid(), __ATOMIC_RELAXED);
     joined = 0;
     my_slot = -1;
     left = 0;
     join_failed_ms = 0;
     last_scan_ms = 0;
     join_said = 0;
+    if (seg_fd < 0)
+        return;
+    /* the inherited descriptor shares the parent's open of the segment,
+     * and with it the parent's locks: kept, the parent would seem alive
+     * for as long as this child lives. An open of our own instead (the
+     * parent's locks stay with the parent's open). */
+    int fd = shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    close(seg_fd);
+    seg_fd = -1;
+    seg_fd = fd; /* -1: the join says so */
 }
 
 /* -------------------------------------------------------------- open */
@@ -449,15 +549,44 @@ static void init_locked(struct gmg_group_seg *s, const char *name)
     __atomic_store_n(&s->magic, GMG_GROUP_MAGIC, __ATOMIC_RELEASE);
 }
 
+/* An initialised segment: is it this guard's, this user's and this group's? */
+static int check_header(const struct gmg_group_seg *s, const char *name, unsigned uid, char *err, unsigned errlen)
+{
+    const char *what = "GPUMEM_GROUP";
+    uint64_t magic = __atomic_load_n(&s->magic, __ATOMIC_ACQUIRE);
+    if (magic != GMG_GROUP_MAGIC || s->version != GMG_GROUP_VERSION || s->size != sizeof *s ||
+        s->slots != GMG_GROUP_SLOTS || s->devices != GMG_GROUP_DEVICES || s->uid != uid) {
+        unsigned v = magic == GMG_GROUP_MAGIC ? s->version : 0;
+        snprintf(err, errlen, "%s=%s: /dev/shm%s is not a group segment of this guard (%s %u, this guard's is %d%s); "
+                 "give this one another name, or remove the file once no process uses it; refused", what, name,
+                 shm_name, magic == GMG_GROUP_MAGIC ? "version" : "unknown contents, version", v, GMG_GROUP_VERSION,
+                 magic == GMG_GROUP_MAGIC && v < GMG_GROUP_VERSION ? ": made by an older gpumemguard" : "");
+        return -1;
+    }
+    if (strncmp(s->name, name, sizeof s->name) != 0) {
+        char other[sizeof s->name + 1];
+        memcpy(other, s->name, sizeof s->name);
+        other[sizeof s->name] = 0;
+        snprintf(err, errlen, "%s=%s: /dev/shm%s says it is the segment of group '%s', not '%s' (copied or linked "
+                 "from another group's?); joining it would share that group's budget; remove the file once no process "
+                 "uses it; refused", what, name, shm_name, other, name);
+        return -1;
+    }
+    return 0;
+}
+
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
 
 int gmg_group_open(const char *name, char *err, unsigned errlen)
 {
     unsigned uid = (unsigned)geteuid();
     snprintf(shm_name, sizeof shm_name, "/gpumemguard-%u-%s", uid, name);
+    __atomic_store_n(&member_pid, getpid(), __ATOMIC_RELAXED);
     const char *what = "GPUMEM_GROUP";
     void *map = MAP_FAILED;
-    int created = 1;
+    int created = 1, locked = 0;
+    char p[200];
+    snprintf(p, sizeof p, "/dev/shm%s", shm_name);
     /* O_NOFOLLOW: never through a symlink; glibc adds O_CLOEXEC too */
     int fd = shm_open(shm_name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0 && errno == EEXIST) {
@@ -467,73 +596,83 @@ int gmg_group_open(const char *name, char *err, unsigned errlen)
     if (fd < 0) {
         int e = errno;
         struct stat st;
-        char p[200];
-        snprintf(p, sizeof p, "/dev/shm%s", shm_name);
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+            FAIL("%s=%s: %s is a directory, not the group's shared-memory segment; remove it (rmdir %s) once "
+                 "nothing uses it, or give the group another name; refused", what, name, p, p);
+        if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode))
+            FAIL("%s=%s: cannot open the group's shared memory %s: it is a symbolic link, which is never followed; "
+                 "remove it, or give the group another name; refused", what, name, p);
         if ((e == EACCES || e == EPERM) && lstat(p, &st) == 0 && st.st_uid != uid)
-            FAIL("%s=%s: /dev/shm%s is owned by uid %u, not by this user (uid %u): another user's segment is "
-                 "never shared; refused", what, name, shm_name, (unsigned)st.st_uid, uid);
-        FAIL("%s=%s: cannot open the group's shared memory /dev/shm%s: %s", what, name, shm_name, strerror(e));
+            FAIL("%s=%s: %s is owned by uid %u, not by this user (uid %u): another user's segment is "
+                 "never shared; refused", what, name, p, (unsigned)st.st_uid, uid);
+        if (lstat(p, &st) == 0 && !S_ISREG(st.st_mode))
+            FAIL("%s=%s: %s is not a regular file (a device, FIFO or socket), so not the group's segment; remove "
+                 "it, or give the group another name; refused", what, name, p);
+        FAIL("%s=%s: cannot open the group's shared memory %s: %s", what, name, p, strerror(e));
     }
     seg_fd = fd;
     if (created && fchmod(fd, 0600) != 0)
-        FAIL("%s=%s: cannot set mode 0600 on /dev/shm%s: %s", what, name, shm_name, strerror(errno));
+        FAIL("%s=%s: cannot set mode 0600 on %s: %s", what, name, p, strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0)
-        FAIL("%s=%s: cannot stat /dev/shm%s: %s", what, name, shm_name, strerror(errno));
+        FAIL("%s=%s: cannot stat %s: %s", what, name, p, strerror(errno));
     if (st.st_uid != uid)
-        FAIL("%s=%s: /dev/shm%s is owned by uid %u, not by this user (uid %u): another user's segment is never "
-             "shared; refused", what, name, shm_name, (unsigned)st.st_uid, uid);
+        FAIL("%s=%s: %s is owned by uid %u, not by this user (uid %u): another user's segment is never "
+             "shared; refused", what, name, p, (unsigned)st.st_uid, uid);
     if (!S_ISREG(st.st_mode))
-        FAIL("%s=%s: /dev/shm%s is not a regular file; refused", what, name, shm_name);
+        FAIL("%s=%s: %s is not a regular file; refused", what, name, p);
     if (st.st_mode & 077)
-        FAIL("%s=%s: /dev/shm%s has mode %04o, not 0600 (others could change the group's numbers); refused",
-             what, name, shm_name, (unsigned)(st.st_mode & 07777));
+        FAIL("%s=%s: %s has mode %04o, not 0600 (others could change the group's numbers); refused",
+             what, name, p, (unsigned)(st.st_mode & 07777));
+    if (st.st_nlink != 1)
+        FAIL("%s=%s: %s has %lu links, not 1: it is also another name's (another group's segment linked under this "
+             "group's name?), and joining it would share that group's budget; remove it once no process uses it, "
+             "or give the group another name; refused", what, name, p, (unsigned long)st.st_nlink);
     seg_dev = st.st_dev;
     seg_ino = st.st_ino;
-    if (membership_lock(LOCK_WAIT_MS) < 0)
-        FAIL("%s=%s: cannot lock /dev/shm%s: %s", what, name, shm_name, strerror(errno));
-    if (fstat(fd, &st) != 0) {
-        membership_unlock();
-        FAIL("%s=%s: cannot stat /dev/shm%s: %s", what, name, shm_name, strerror(errno));
-    }
+    /* a holder that does not let go within the wait is alive (stopped?):
+     * the segment is then made, and the group not to start clean */
+    locked = membership_lock(LOCK_WAIT_MS) == 0;
+    if (fstat(fd, &st) != 0)
+        FAIL("%s=%s: cannot stat %s: %s", what, name, p, strerror(errno));
     size_t size = sizeof(struct gmg_group_seg);
     if (st.st_size == 0) {
+        if (!locked)
+            FAIL("%s=%s: %s is being made by a process that holds its lock and does not let go (stopped?)", what,
+                 name, p);
         /* every page now, so that a full /dev/shm is an error here rather
          * than a SIGBUS later */
         int e = posix_fallocate(fd, 0, (off_t)size);
-        if (e) {
-            membership_unlock();
-            FAIL("%s=%s: no room for the group's %zu bytes in /dev/shm%s: %s", what, name, size, shm_name, strerror(e));
-        }
+        if (e)
+            FAIL("%s=%s: no room for the group's %zu bytes in %s: %s", what, name, size, p, strerror(e));
     } else if ((size_t)st.st_size != size) {
-        membership_unlock();
-        FAIL("%s=%s: /dev/shm%s is %lld bytes, not the %zu bytes of this guard's group segment (version %d): another "
+        FAIL("%s=%s: %s is %lld bytes, not the %zu bytes of this guard's group segment (version %d): another "
              "version of gpumemguard uses this group; give this one another name, or remove the file once no "
-             "process uses it; refused", what, name, shm_name, (long long)st.st_size, size, GMG_GROUP_VERSION);
+             "process uses it; refused", what, name, p, (long long)st.st_size, size, GMG_GROUP_VERSION);
     }
     map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        membership_unlock();
-        FAIL("%s=%s: cannot map /dev/shm%s: %s", what, name, shm_name, strerror(errno));
-    }
+    if (map == MAP_FAILED)
+        FAIL("%s=%s: cannot map %s: %s", what, name, p, strerror(errno));
     struct gmg_group_seg *s = map;
-    uint64_t magic = __atomic_load_n(&s->magic, __ATOMIC_ACQUIRE);
-    if (magic == 0) {
+    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == 0) {
+        if (!locked)
+            FAIL("%s=%s: %s is being made by a process that holds its lock and does not let go (stopped?)", what,
+                 name, p);
         init_locked(s, name); /* new, or its creator died before it was ready */
-    } else if (magic != GMG_GROUP_MAGIC || s->version != GMG_GROUP_VERSION || s->size != size ||
-               s->slots != GMG_GROUP_SLOTS || s->devices != GMG_GROUP_DEVICES || s->uid != uid) {
-        unsigned v = magic == GMG_GROUP_MAGIC ? s->version : 0;
-        membership_unlock();
-        FAIL("%s=%s: /dev/shm%s is not a group segment of this guard (%s %u, this guard's is %d); give this one "
-             "another name, or remove the file once no process uses it; refused", what, name, shm_name,
-             magic == GMG_GROUP_MAGIC ? "version" : "unknown contents, version", v, GMG_GROUP_VERSION);
     }
+    if (check_header(s, name, uid, err, errlen) < 0)
+        goto fail_quiet;
     seg = s;
-    if (!others_alive()) /* a group nobody is in: what it says is a dead one's */
+    if (locked && !others_alive()) /* a group nobody is in: what it says is a dead one's */
         start_clean_locked();
-    membership_unlock();
+    if (locked)
+        membership_unlock();
     return 0;
 fail:
+    (void)0;
+fail_quiet:
+    if (locked)
+        membership_unlock();
     if (map != MAP_FAILED)
         munmap(map, sizeof(struct gmg_group_seg));
     if (fd >= 0)

@@ -10,11 +10,18 @@
  * (gmg_quota_set_pool), so that the core never calls upward.
  *
  * A process joins the group (takes a member slot) at its first reservation.
- * The reservations of a member that died, SIGKILL included, go back to the
- * group when another member finds it dead: at a join, when a reservation
- * would be refused, and every second on the reporter thread. A group whose
+ * The group's bytes are the sum of the slots, each changed by one atomic
+ * instruction at a time, so the reservations of a member that died at any
+ * instruction, SIGKILL included, go back exactly when another member finds
+ * it dead: at a join, when a reservation would be refused, before numbers
+ * are shown, and every second on the reporter thread. A group whose
  * members are all gone starts clean at the next join: no later process
- * sees a dead one's numbers.
+ * sees a dead one's numbers. No lock shared with other processes is held
+ * for long, and none is waited for more than 250 ms: a stopped member
+ * stalls nobody. Only the process that opened the segment (or a fork()
+ * child, after gmg_group_atfork_child) is a member: a child made without
+ * fork handlers or by vfork, with the same memory and another pid, never
+ * acts on the membership.
  */
 #ifndef GMG_CLUSTER_GROUP_H
 #define GMG_CLUSTER_GROUP_H
@@ -33,11 +40,13 @@ const struct gmg_quota_pool *gmg_group_pool(void);
 void gmg_group_tick(void);
 
 /* Exit: give this process's reservations back now (its memory goes with
- * it); later releases leave the group's counters alone. */
+ * it); later releases leave the group's counters alone. Nothing in a
+ * process that is not the member. */
 void gmg_group_leave(void);
 
-/* fork child: it holds nothing and no slot; it joins as a new member at its
- * first reservation. */
+/* fork child: it holds nothing and no slot, and opens the segment anew (the
+ * inherited open carries its parent's locks); it joins as a new member at
+ * its first reservation. */
 void gmg_group_atfork_child(void);
 
 /* The segment's name, "/gpumemguard-UID-NAME" ("" before open). */

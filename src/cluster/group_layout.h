@@ -4,23 +4,35 @@
  * writes it; tests read it from outside.
  *
  * One POSIX shared-memory object per user and group name,
- * /dev/shm/gpumemguard-UID-NAME, mode 0600, never unlinked by the guard.
+ * /dev/shm/gpumemguard-UID-NAME, mode 0600, one link, the group's name
+ * inside it; never unlinked by the guard.
  *
- * Liveness is a record lock, not a pid: a member holds an fcntl write lock
- * on byte GMG_GROUP_LOCK_SLOT(i) of the object for as long as it lives, and
- * the kernel drops it when the process dies (SIGKILL included), execs, or
- * forks (a child holds none of its parent's locks). A slot in state 1 whose
- * byte can be locked by someone else belongs to a dead process: its bytes go
- * back to the group. Byte GMG_GROUP_LOCK_MEMBERSHIP serialises joining,
- * reclaiming and the clean start of a group that has no live member.
+ * What the group holds is the sum of its slots: there is no shared
+ * counter. A member reserves with one atomic add to its own slot, then
+ * sums every slot (a sequentially consistent add, then loads: of two
+ * members adding at once, the later one sees the other's bytes) and takes
+ * its add back if the sum is above the budget. Each step is one atomic
+ * instruction on the member's own slot, so a member killed at any
+ * instruction leaves in its slot exactly what it took, and reclaiming the
+ * slot gives back exactly that: never more, never less.
  *
- * Invariant: for every device, dev[d].used >= the sum of slot[i].bytes[d];
- * a reservation adds to dev[d].used first (a compare-and-swap against the
- * budget) and to its slot second; a release and a reclaim take from the
- * slot first and then the same amount from dev[d].used. So the counters
- * never underflow, and a process killed between the two steps leaves at
- * most that one call's bytes counted (never fewer), until the group next
- * starts clean.
+ * Liveness is an open-file-description lock (F_OFD_SETLK), not a pid: a
+ * member holds a write lock on byte GMG_GROUP_LOCK_SLOT(i) through its own
+ * open of the object for as long as it lives. The kernel drops it when the
+ * last descriptor of that open is closed: at death (SIGKILL included) or
+ * exec (the descriptor is close-on-exec). Closing another descriptor of
+ * the same file (a program reading the group's numbers) leaves it alone,
+ * as it would not a POSIX record lock. A child made by fork() opens the
+ * object anew and holds none of its parent's locks. A slot in state 1
+ * whose byte can be locked by someone else belongs to a dead process: its
+ * bytes go back to the group. Byte GMG_GROUP_LOCK_MEMBERSHIP serialises
+ * the clean start of a group that has no live member (and a segment's
+ * initialisation); it is held for microseconds, and a process that cannot
+ * have it within a bounded wait goes on without it (its holder lives, so
+ * the group is not to start clean).
+ *
+ * Version 1 kept a shared counter `used` beside the slots; its segments
+ * are refused by version 2 (same size: the version field tells them apart).
  */
 #ifndef GMG_CLUSTER_GROUP_LAYOUT_H
 #define GMG_CLUSTER_GROUP_LAYOUT_H
@@ -28,7 +40,7 @@
 #include <stdint.h>
 
 #define GMG_GROUP_MAGIC   0x70756f7267676d67ull  /* "gmggroup" */
-#define GMG_GROUP_VERSION 1
+#define GMG_GROUP_VERSION 2
 #define GMG_GROUP_SLOTS   256                    /* live members at once */
 #define GMG_GROUP_DEVICES 64
 #define GMG_GROUP_NOLIMIT UINT64_MAX             /* budget: the group has no limit */
@@ -38,13 +50,12 @@
 
 struct gmg_group_dev {
     uint64_t budget;   /* 0: not set yet; GMG_GROUP_NOLIMIT: none; else bytes */
-    uint64_t used;     /* bytes reserved by every member */
-    uint64_t peak;     /* the most `used` was since the group started clean */
-    uint64_t pad[5];
+    uint64_t peak;     /* the most the slots held at once since the group started clean */
+    uint64_t pad[6];
 } __attribute__((aligned(64)));
 
 struct gmg_group_slot {
-    uint32_t state;    /* 0: free, 1: a member (alive while it holds its lock) */
+    uint32_t state;    /* 0: free, 1: a member (alive while its lock is held) */
     int32_t pid;       /* the member's pid (for people: liveness is the lock) */
     uint64_t joined;   /* CLOCK_REALTIME seconds when it joined */
     uint64_t bytes[GMG_GROUP_DEVICES];   /* what that member holds, per device */
@@ -57,7 +68,8 @@ struct gmg_group_seg {
     uint32_t slots, devices;
     uint32_t uid;      /* the owner, as the name says */
     uint32_t starts;   /* clean starts of the group */
-    char name[72];
+    char name[72];     /* the group's name (GPUMEM_GROUP) */
+    uint32_t hi;       /* no slot at or above this index has been used: sums stop here */
     struct gmg_group_dev dev[GMG_GROUP_DEVICES];
     struct gmg_group_slot slot[GMG_GROUP_SLOTS];
 };

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SITES 10
@@ -231,6 +232,20 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
     gmg_buf_printf(b, "gpumem_sites_dropped{%s} %llu\n", common, (unsigned long long)dropped);
 }
 
+/* The temporary file beside `path` (same directory: rename is atomic only
+ * there), named so that it always fits NAME_MAX whatever the file's own
+ * name (a legal 255-byte name leaves no room for a suffix), starts with a
+ * dot and does not end in .prom, so that node_exporter's textfile
+ * collector never reads it half-written. */
+static void temp_name(char *out, size_t n, const char *path)
+{
+    static unsigned count;
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    snprintf(out, n, "%.*s.gpumem-metrics.%d.%u.tmp", dirlen, path, (int)getpid(),
+             __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED));
+}
+
 int gmg_metrics_write(const char *path, gmg_site_namer name_site)
 {
     struct gmg_buf b = { 0 };
@@ -240,18 +255,53 @@ int gmg_metrics_write(const char *path, gmg_site_namer name_site)
         errno = ENOMEM;
         return -1;
     }
-    char tmp[4200];
-    static unsigned count;
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d.%u", path, (int)getpid(), __atomic_fetch_add(&count, 1, __ATOMIC_RELAXED));
-    /* readable by node_exporter, which runs as another user */
+    char tmp[PATH_MAX + 64];
+    temp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    int rc = fd < 0 ? -1 : gmg_write_all(fd, b.p, b.len);
-    if (fd >= 0 && close(fd) != 0)
+    /* readable by node_exporter, which runs as another user: 0644 whatever
+     * the umask (077 would make it 0600) */
+    int rc = fd < 0 || fchmod(fd, 0644) != 0 ? -1 : gmg_write_all(fd, b.p, b.len);
+    int saved = errno;
+    if (fd >= 0 && close(fd) != 0 && rc == 0) {
         rc = -1;
-    if (rc == 0 && rename(tmp, path) != 0)
+        saved = errno;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
         rc = -1;
+        saved = errno;
+    }
     if (rc != 0 && fd >= 0)
         unlink(tmp);
     gmg_buf_free(&b);
+    errno = saved;
     return rc;
+}
+
+int gmg_metrics_check_path(const char *setting, const char *path)
+{
+    char dirbuf[PATH_MAX + 64];
+    struct stat st;
+    snprintf(dirbuf, sizeof dirbuf, "%s", path);
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        /* the file is replaced by rename: never a directory, a device or a FIFO */
+        gmg_error("GPUMEM_METRICS='%s': %s is %s; no metrics are written", setting, path,
+                  S_ISDIR(st.st_mode) ? "a directory, not a file" : "a device, FIFO or socket, which each rewrite would replace");
+        return -1;
+    }
+    const char *dir = gmg_path_dir(dirbuf);
+    if (stat(dir, &st) != 0) {
+        gmg_error("GPUMEM_METRICS='%s': directory %s %s (%s); each rewrite tries again", setting, dir,
+                  errno == ENOENT || errno == ENOTDIR ? "does not exist" : "cannot be looked at", strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        gmg_error("GPUMEM_METRICS='%s': %s is not a directory; each rewrite tries again", setting, dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        gmg_error("GPUMEM_METRICS='%s': directory %s is not writable (%s); each rewrite tries again", setting, dir,
+                  strerror(errno));
+        return -1;
+    }
+    return 0;
 }

@@ -10,6 +10,8 @@
  * budget, peak and members (label `group`; the same in every member's
  * file). Every series carries `pid` and `exe`. A forked child writes no
  * metrics (the file is its parent's); guard.c expands %p in the path.
+ * The file is mode 0644 whatever the umask (node_exporter runs as another
+ * user); the temporary name beside it always fits NAME_MAX.
  */
 #ifndef GMG_CLUSTER_METRICS_H
 #define GMG_CLUSTER_METRICS_H
@@ -35,5 +37,10 @@ size_t gmg_live_sites_top(struct gmg_live_site *top, size_t max, uint64_t *live,
 
 /* Write the file now; 0 on success, -1 (errno set) when it could not. */
 int gmg_metrics_write(const char *path, gmg_site_namer name_site);
+
+/* At the process's first CUDA use: can `path` (GPUMEM_METRICS=`setting`,
+ * %p expanded) be written? 0, or -1 after saying once why not (a missing
+ * directory, no permission, a directory in the file's place). */
+int gmg_metrics_check_path(const char *setting, const char *path);
 
 #endif

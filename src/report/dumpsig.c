@@ -20,6 +20,10 @@
  * sigaction internally, past this one: each is interposed too, for the
  * dump signal only, and becomes a call of our sigaction with the flags and
  * mask that installer gives, so that all of them share the slots above.
+ *
+ * A vfork child shares these slots with its parent: its installations (a
+ * signal(SIGUSR1, SIG_DFL) before exec) set its own kernel action only and
+ * never the slots (base/self.h tells it from its parent by the pid).
  */
 #define _GNU_SOURCE
 #include "report/dumpsig.h"
@@ -28,6 +32,7 @@
 #include "base/dumpask.h"
 #include "base/export.h"
 #include "base/log.h"
+#include "base/self.h"
 #include "report/fatalsig.h"
 #include "report/reporter.h"
 
@@ -247,6 +252,20 @@ GMG_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction 
         if (gmg_fatalsig_covers(sig)) /* SIGTERM, SIGINT, SIGHUP: fatalsig.c's while at their default */
             return gmg_fatalsig_sigaction(real, sig, act, old);
         return real(sig, act, old);
+    }
+    if (!gmg_self_owns()) {
+        /* a vfork child (its parent's memory, another process) or a child
+         * made without fork handlers: the recorded action is the parent's
+         * and must stay so; the child's own kernel action is set as asked
+         * and what it reads back is still what the program installed */
+        struct action a;
+        if (!__atomic_load_n(&active_sig, __ATOMIC_ACQUIRE))
+            return real(sig, act, old);
+        read_action(&a);
+        int rc = real(sig, act, NULL);
+        if (rc == 0 && old)
+            *old = a.sa;
+        return rc;
     }
     /* the dump signal: under the installers' lock even before it is armed,
      * so that arming on another thread sees this installation, or this one

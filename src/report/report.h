@@ -167,7 +167,8 @@ void gmg_report_busy_leave(void);
  * frame outside the guard, into names[k * each] (one symbolizer for all). */
 void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t each);
 
-/* Start-up: say now if GPUMEM_REPORT's directory cannot take reports. */
+/* At the process's first CUDA use: say once if GPUMEM_REPORT's directory
+ * cannot take reports (they go to stderr then). */
 void gmg_report_check_path(void);
 
 /* A refusal as it stood at the refusal: the call, and the few biggest live

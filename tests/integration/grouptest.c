@@ -20,7 +20,7 @@
  *   grouptest info                      print cuMemGetInfo and cuDeviceTotalMem
  *   grouptest leak BYTES                print cuMemGetInfo, allocate BYTES, exit without freeing
  *   grouptest peek NAME                 read /dev/shm/NAME from outside (no guard needed):
- *                                       device 0's used, peak, budget, live members
+ *                                       device 0's used (the sum of the slots), peak, budget, live members
  *   grouptest size                      the segment's size in bytes
  *   grouptest forkjoin BYTES            allocate, fork: the child allocates BYTES too and
  *                                       exits; both print cuMemGetInfo
@@ -232,17 +232,20 @@ static int peek(const char *name)
         return 1;
     }
     int live = 0, slots = 0;
+    uint64_t used = 0; /* the group's bytes: the sum of its slots */
+    for (int i = 0; i < GMG_GROUP_SLOTS; i++)
+        used += __atomic_load_n(&s->slot[i].bytes[0], __ATOMIC_ACQUIRE);
     for (int i = 0; i < GMG_GROUP_SLOTS; i++) {
         if (__atomic_load_n(&s->slot[i].state, __ATOMIC_ACQUIRE) != 1)
             continue;
         slots++;
         struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = GMG_GROUP_LOCK_SLOT(i), .l_len = 1 };
-        if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
+        if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK)
             live++;
     }
     uint64_t budget = s->dev[0].budget;
     printf("used %llu peak %llu budget %lld members %d slots %d starts %u\n",
-           (unsigned long long)__atomic_load_n(&s->dev[0].used, __ATOMIC_ACQUIRE),
+           (unsigned long long)used,
            (unsigned long long)s->dev[0].peak, budget == GMG_GROUP_NOLIMIT ? -1 : (long long)budget, live, slots,
            s->starts);
     return 0;

@@ -1,0 +1,226 @@
+/*
+ * holdfast.c - a group member that something happens to: tests/group/holds.sh
+ * run it under the guard (GPUMEM_GROUP) and check that the group's budget
+ * holds whatever the member does or has done to it.
+ *
+ *   holdfast forkraw BYTES HOW      hold BYTES, then make a child with HOW (_Fork: glibc's
+ *                                   fork without handlers; clone: a raw clone system call)
+ *                                   that returns from main (exit status 0, running the
+ *                                   guard's exit path); print "child status N", "held", wait
+ *   holdfast closeseg BYTES SHM     hold BYTES, then open /dev/shm/SHM, read its first bytes
+ *                                   and close it (as a monitoring helper in the same process
+ *                                   would); print "held", wait
+ *   holdfast lockmem SHM            no guard needed: take the group's membership lock (an
+ *                                   open-file-description lock on byte 0 of /dev/shm/SHM) and
+ *                                   hold it; print "locked", wait (a stopped member holding it)
+ *   holdfast poll BYTES             hold BYTES, print "polling", then ask cuMemGetInfo for
+ *                                   ever (what a server's health check does)
+ *   holdfast churn SEED             4 threads allocate and free 64-768 KiB for ever, refusals
+ *                                   taken as they come (members of a kill storm)
+ *   holdfast vforksig               install a SIGUSR1 handler, vfork a child that sets
+ *                                   SIGUSR1 to SIG_DFL and execs /bin/true, then raise SIGUSR1:
+ *                                   "handler ran N" (1 when the child left the parent alone)
+ */
+#define _GNU_SOURCE
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../integration/testlib.h"
+
+static CUcontext ctx;
+
+static void hold(size_t bytes)
+{
+    CUdeviceptr p;
+    if (bytes)
+        TL_CHECK(cuMemAlloc_v2(&p, bytes));
+}
+
+static void forever(void)
+{
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
+/* ------------------------------------------------------------ forkraw */
+
+static int forkraw(size_t bytes, const char *how)
+{
+    hold(bytes);
+    fflush(stdout);
+    pid_t pid;
+    if (!strcmp(how, "_Fork"))
+        pid = _Fork();
+    else if (!strcmp(how, "clone"))
+        pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+    else
+        return 2;
+    if (pid < 0) {
+        perror(how);
+        return 1;
+    }
+    if (pid == 0)
+        return -1; /* the child returns from main */
+    int st = 0;
+    waitpid(pid, &st, 0);
+    printf("child status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+    printf("held\n");
+    forever();
+    return 0;
+}
+
+/* ----------------------------------------------------------- closeseg */
+
+static void closeseg(size_t bytes, const char *shm)
+{
+    hold(bytes);
+    char path[300];
+    snprintf(path, sizeof path, "/dev/shm/%s", shm);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        exit(1);
+    }
+    char head[64];
+    if (read(fd, head, sizeof head) < 0)
+        perror("read");
+    close(fd);
+    printf("held\n");
+    forever();
+}
+
+/* ------------------------------------------------------------ lockmem */
+
+static void lockmem(const char *shm)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/dev/shm/%s", shm);
+    int fd = open(path, O_RDWR);
+    struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1, .l_pid = 0 };
+    if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) != 0) {
+        perror(path);
+        exit(1);
+    }
+    printf("locked\n");
+    forever();
+}
+
+/* --------------------------------------------------------------- poll */
+
+static void poll_info(size_t bytes)
+{
+    hold(bytes);
+    printf("polling\n");
+    fflush(stdout);
+    size_t f, t;
+    for (;;)
+        TL_CHECK(cuMemGetInfo_v2(&f, &t));
+}
+
+/* -------------------------------------------------------------- churn */
+
+static void *churner(void *arg)
+{
+    unsigned seed = (unsigned)(uintptr_t)arg;
+    TL_CHECK(cuCtxSetCurrent(ctx));
+    enum { N = 8 };
+    CUdeviceptr p[N] = { 0 };
+    for (;;) {
+        int k = rand_r(&seed) % N;
+        if (p[k]) {
+            TL_CHECK(cuMemFree_v2(p[k]));
+            p[k] = 0;
+            continue;
+        }
+        size_t n = 65536 + (size_t)(rand_r(&seed) % (704 * 1024));
+        CUresult r = cuMemAlloc_v2(&p[k], n);
+        if (r == CUDA_ERROR_OUT_OF_MEMORY)
+            p[k] = 0;
+        else if (r != CUDA_SUCCESS) {
+            printf("FAIL alloc %d\n", (int)r);
+            fflush(stdout);
+            exit(1);
+        }
+    }
+    return NULL;
+}
+
+static void churn(unsigned seed)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, churner, (void *)(uintptr_t)(seed * 31u + (unsigned)i));
+    printf("churning\n");
+    forever();
+}
+
+/* ----------------------------------------------------------- vforksig */
+
+static volatile sig_atomic_t ran;
+static void on_usr1(int sig) { (void)sig; ran++; }
+
+static void vforksig(void)
+{
+    signal(SIGUSR1, on_usr1);
+    pid_t pid = vfork();
+    if (pid == 0) {
+        signal(SIGUSR1, SIG_DFL); /* the child's own, before exec */
+        execl("/bin/true", "true", (char *)NULL);
+        _exit(127);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    raise(SIGUSR1);
+    /* the handler runs on this thread before raise returns; the dump the
+     * guard asks of its reporter may come later: wait a little for it */
+    struct timespec ts = { 0, 100 * 1000000 };
+    nanosleep(&ts, NULL);
+    printf("handler ran %d\n", (int)ran);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: holdfast MODE ARGS...\n");
+        return 2;
+    }
+    const char *m = argv[1];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(m, "lockmem") && argc > 2) {
+        lockmem(argv[2]);
+        return 0;
+    }
+    ctx = tl_setup(0);
+    if (!strcmp(m, "forkraw") && argc > 3) {
+        int rc = forkraw(strtoull(argv[2], NULL, 0), argv[3]);
+        return rc < 0 ? 0 : rc; /* the child: back from main, exit status 0 */
+    }
+    if (!strcmp(m, "closeseg") && argc > 3)
+        closeseg(strtoull(argv[2], NULL, 0), argv[3]);
+    else if (!strcmp(m, "poll") && argc > 2)
+        poll_info(strtoull(argv[2], NULL, 0));
+    else if (!strcmp(m, "churn") && argc > 2)
+        churn((unsigned)atoi(argv[2]));
+    else if (!strcmp(m, "vforksig"))
+        vforksig();
+    else {
+        fprintf(stderr, "holdfast: bad mode or arguments\n");
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,146 @@
+# holds.sh - GPUMEM_GROUP holds whatever happens to a member: children made
+# without fork handlers, a program closing the segment's file, kills at any
+# moment, a member stopped while it works, a vfork child, segments that are
+# not the group's own. Sourced by run.sh (uses its helpers); every segment
+# made here is removed at the end.
+
+GT="$T/grouptest"
+HF="$T/holdfast"
+GU=$(id -u)
+SHM=/dev/shm
+seg() { echo "gpumemguard-$GU-$1"; }
+# gbg OUT VAR=VALUE... CMD...: a guarded process in the background ($! its pid)
+gbg() { local out=$1; shift; rm -f "$WORK/$out.out"; env LD_PRELOAD="$PRELOAD" "$@" >"$WORK/$out.out" 2>"$WORK/$out.err" & }
+# await FILE WORD: until FILE says WORD (10 s)
+await() { for _ in $(seq 1 1000); do grep -q -- "$2" "$1" 2>/dev/null && return 0; sleep 0.01; done; return 1; }
+# reap PID...: kill -9 and wait, without the shell's "Killed" lines
+reap() { for p in "$@"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; }
+peek() { "$GT" peek "$(seg "$1")"; }
+HP="gmghold$$"
+# gtake BYTES: a new member asks for BYTES of the group $G at once
+gtake() { guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take "$1" 0; }
+
+# ------------------------------------- a child made without fork handlers
+for how in _Fork clone; do
+    if [ "${GMG_SANITIZER:-}" = tsan ]; then
+        skip "group: a child made by $how" "TSan sees no fork it did not make itself (as in trust.sh); plain and ASan builds run it"
+        continue
+    fi
+    G=${HP}f$how
+    gbg a GPUMEM_GROUP=$G GPUMEM_LIMIT=8M GPUMEM_EXITCODE=23 "$HF" forkraw 6291456 $how; apid=$!
+    await "$WORK/a.out" held
+    gtake 6291456; t=$?
+    # the parent is killed: the only report is the child's, which lists none of the parent's allocations
+    if has "child status 0" "$WORK/a.out" && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/a.err" \
+       && ! has "6291456 bytes in 1 allocation" "$WORK/a.err" && [ $t = 1 ] && has "refused" "$WORK/out"; then
+        ok "group: a child made by $how that returns from main: its parent's 6 MiB stay the group's (another 6 MiB of 8 refused), its exit report lists none of its parent's allocations, exit status 0 under GPUMEM_EXITCODE=23"
+    else bad "group and a $how child: take rc $t, $(cat "$WORK/a.out" | tr '\n' ' ')" "$WORK/a.err"; fi
+    reap $apid
+done
+
+# --------------------------------- the program closes the segment's file
+G=${HP}c
+gbg a GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" closeseg 6291456 "$(seg $G)"; apid=$!
+await "$WORK/a.out" held
+gtake 6291456; t=$?
+read -r _ used _ _ _ _ _ members _ <<<"$(peek $G)"
+if [ $t = 1 ] && [ "$used" = 6291456 ] && [ "$members" = 1 ]; then
+    ok "group: a member that opens and closes the segment's file itself stays alive: its 6 MiB stay held (another 6 MiB of 8 refused)"
+else bad "group: a close of the segment's file (take rc $t, used $used, members $members)" "$WORK/out"; fi
+reap $apid
+
+# --------------------------------------- a member holding the membership lock
+# (as one stopped by SIGSTOP or a debugger at the wrong moment would): a new
+# process starts and allocates after a short bounded wait
+G=${HP}l
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" info # makes the segment
+"$HF" lockmem "$(seg $G)" >"$WORK/l.out" 2>&1 & lpid=$!
+await "$WORK/l.out" locked
+t0=$(date +%s%N)
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take 1048576 0; rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+if [ $rc = 0 ] && has "took after" "$WORK/out" && [ $ms -lt 4000 ]; then
+    ok "group: the membership lock held by a process that does not let go: a new member starts and allocates ($ms ms)"
+else bad "group: membership lock held (rc $rc, $ms ms)" "$WORK/err"; fi
+reap $lpid
+
+# a member stopped over and over while it polls cuMemGetInfo: every new
+# process of the group starts and allocates, each within the bounded wait
+G=${HP}p
+gbg p GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" poll 1048576; ppid=$!
+await "$WORK/p.out" polling
+worst=0; failed=0
+slow=2000; [ -n "${GMG_SANITIZER:-}" ] && slow=5000 # a sanitizer's start-up is slower (the old wait was 5 s, then status 2)
+for i in $(seq 1 12); do
+    sleep 0.0$((RANDOM % 10))
+    kill -STOP $ppid
+    t0=$(date +%s%N)
+    guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take 1048576 0 || failed=$((failed + 1))
+    ms=$((($(date +%s%N) - t0) / 1000000)); [ $ms -gt $worst ] && worst=$ms
+    kill -CONT $ppid
+done
+[ $failed = 0 ] && [ $worst -lt $slow ] \
+    && ok "group: a member stopped 12 times while polling cuMemGetInfo: every new member started and allocated (slowest $worst ms)" \
+    || bad "group: stopped member ($failed failed, slowest $worst ms)" "$WORK/err"
+reap $ppid
+
+# ------------------------------------------- kills: exactly the survivors' bytes
+# 4 members churn (4 threads each, 64-768 KiB at a time, near the budget)
+# and are killed with SIGKILL at random moments, 40 times; one member holds
+# 1 MiB throughout (the group never starts clean). After the storm the group
+# holds exactly that 1 MiB: a new member sees 7 MiB of 8 free.
+G=${HP}k
+gbg s GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" member 1048576 "$WORK/never" 0 0; spid=$!
+await "$WORK/s.out" joined
+declare -a cp
+for k in 0 1 2 3; do env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M GPUMEM_REPORT=none "$HF" churn $k >/dev/null 2>&1 & cp[$k]=$!; done
+for i in $(seq 1 40); do
+    sleep 0.0$((RANDOM % 5))$((RANDOM % 10))
+    k=$((RANDOM % 4))
+    reap ${cp[$k]}
+    env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M GPUMEM_REPORT=none "$HF" churn $((i + 4)) >/dev/null 2>&1 & cp[$k]=$!
+done
+reap "${cp[@]}"
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" info
+[ "$(cat "$WORK/out")" = "free 7340032 total 8388608 devtotal 8388608" ] \
+    && ok "group: 40 SIGKILLs of members allocating near the budget: the group holds exactly the survivor's 1 MiB" \
+    || bad "group: after 40 kills [$(cat "$WORK/out")], expected 7 MiB free" "$WORK/err"
+reap $spid
+
+# ------------------------------------------------------- a vfork child
+guarded GPUMEM_REPORT=/dev/null "$HF" vforksig
+has "handler ran 1" "$WORK/out" \
+    && ok "a vfork child that sets the dump signal to SIG_DFL before exec leaves its parent's handler in place" \
+    || bad "vfork child and the dump signal: $(cat "$WORK/out")" "$WORK/err"
+
+# -------------------------------------------- segments that are not the group's
+G=${HP}o
+gbg a GPUMEM_GROUP=$G GPUMEM_LIMIT=1M "$GT" hold 1048576; apid=$!
+await "$WORK/a.out" held
+ln "$SHM/$(seg $G)" "$SHM/$(seg ${HP}h)"
+guarded GPUMEM_GROUP=${HP}h GPUMEM_LIMIT=8M "$GT" info; rc=$?
+[ $rc = 2 ] && has "has 2 links, not 1" "$WORK/err" && [ ! -s "$WORK/out" ] \
+    && ok "group: a hard link to another group's segment under this group's name is refused at start-up" \
+    || bad "group: a hard-linked segment (rc $rc)" "$WORK/err"
+cp "$SHM/$(seg $G)" "$SHM/$(seg ${HP}y)"; chmod 600 "$SHM/$(seg ${HP}y)"
+guarded GPUMEM_GROUP=${HP}y GPUMEM_LIMIT=8M "$GT" info; rc=$?
+[ $rc = 2 ] && has "says it is the segment of group '$G', not '${HP}y'" "$WORK/err" \
+    && ok "group: a copy of another group's segment under this group's name is refused (the name inside is checked)" \
+    || bad "group: a copied segment (rc $rc)" "$WORK/err"
+reap $apid
+mkdir "$SHM/$(seg ${HP}d)"
+guarded GPUMEM_GROUP=${HP}d "$GT" info; rc=$?
+[ $rc = 2 ] && has "is a directory, not the group's shared-memory segment; remove it (rmdir" "$WORK/err" \
+    && ok "group: a directory at the segment's path is refused saying what it is and what to do" \
+    || bad "group: a directory segment (rc $rc)" "$WORK/err"
+rmdir "$SHM/$(seg ${HP}d)"
+# a segment of the previous layout (version 1: a shared counter beside the
+# slots, the same size): refused as an older one, never read as this one
+python3 -c 'import struct,sys; n=int(sys.argv[1]); sys.stdout.buffer.write(struct.pack("<QIIIII", 0x70756f7267676d67, 1, n, 256, 64, int(sys.argv[2])).ljust(n, b"\0"))' "$("$GT" size)" "$GU" >"$SHM/$(seg ${HP}v)"
+chmod 600 "$SHM/$(seg ${HP}v)"
+guarded GPUMEM_GROUP=${HP}v "$GT" info; rc=$?
+[ $rc = 2 ] && has "(version 1, this guard's is 2: made by an older gpumemguard)" "$WORK/err" \
+    && ok "group: a segment of the older layout is refused as such, never misread" \
+    || bad "group: an older segment (rc $rc)" "$WORK/err"
+
+rm -rf "$SHM/gpumemguard-$GU-$HP"*
