@@ -55,7 +55,7 @@ ZDEFS     ?= -Wl,-z,defs
 LAYERS   := base driver core hooks report cluster
 LIB_SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) src/guard.c src/guard_main.c
 LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def
-LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS))
+LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/page_assets.o
 LIB      := $(B)/libgpumemguard.so
 SIM      := $(B)/sim/libcuda.so.1
 NVML     := $(B)/sim/libnvidia-ml.so.1
@@ -90,6 +90,18 @@ $(B)/obj/%.o: src/%.c $(LIB_HDRS) include/gpumemguard.h $(FLAGS_STAMP) | $(DEPS_
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
+# The HTML page's own style and code (src/report/page/), as C strings for
+# base/page.c: in the library (GPUMEM_REPORT_FORMAT=html) and the command
+# (gpumemguard view).
+PAGE_SRCS := src/report/page/page.css src/report/page/page.js
+PAGE_C    := $(B)/gen/page_assets.c
+$(PAGE_C): $(PAGE_SRCS) scripts/gen_page.sh
+	@mkdir -p $(dir $@)
+	sh scripts/gen_page.sh $(PAGE_SRCS) > $@.tmp && mv $@.tmp $@
+$(B)/obj/gen/page_assets.o: $(PAGE_C) $(FLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
 # dlsym must forward RTLD_NEXT as a tail call; TSan's function-exit hook would
 # prevent that, so the file holding it is built without TSan.
 $(B)/obj/driver/routes.o: LIB_CFLAGS := $(filter-out -fsanitize=thread,$(LIB_CFLAGS))
@@ -108,8 +120,9 @@ $(DIRS_STAMP): FORCE
 	@echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' | cmp -s - $@ || echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' > $@
 FORCE:
 
-$(CLI): $(wildcard src/cli/*.c src/cli/*.h) src/base/signame.c src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h include/gpumemguard.h $(DIRS_STAMP)
-	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -o $@ $(wildcard src/cli/*.c) src/base/signame.c $(EXTRA_LDFLAGS)
+CLI_SRCS := $(wildcard src/cli/*.c) src/base/signame.c src/base/page.c src/base/buf.c
+$(CLI): $(CLI_SRCS) $(wildcard src/cli/*.h) src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h src/base/page.h src/base/buf.h $(PAGE_C) include/gpumemguard.h $(DIRS_STAMP)
+	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -o $@ $(CLI_SRCS) $(PAGE_C) $(EXTRA_LDFLAGS)
 
 $(PC): gpumemguard.pc.in include/gpumemguard.h $(DIRS_STAMP)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \

@@ -157,7 +157,7 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         snprintf(c->report, sizeof c->report, "%s", v);
     }
     if ((v = get("GPUMEM_REPORT_FORMAT")) != NULL) {
-        static const char *const w[] = { "text", "json", "folded" };
+        static const char *const w[] = { "text", "json", "folded", "html", "memviz", "trace" };
         int bits = 0;
         const char *p = v;
         for (;;) {
@@ -168,11 +168,11 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
             if (n > 0 && n < sizeof word) {
                 memcpy(word, p, n);
                 word[n] = 0;
-                k = parse_word(word, w, 3);
+                k = parse_word(word, w, 6);
             }
             if (k < 0)
                 return bad(err, errlen, "GPUMEM_REPORT_FORMAT", v, n ? "unknown format" : "empty item",
-                           "text, json, folded, or a comma list of them");
+                           "text, json, folded, html, memviz, trace, or a comma list of them");
             bits |= 1 << k;
             if (!comma)
                 break;

@@ -16,7 +16,7 @@ enum gmg_on_limit { GMG_ON_LIMIT_FAIL, GMG_ON_LIMIT_ABORT, GMG_ON_LIMIT_WARN };
 /* GPUMEM_GROUP: 1 to 64 of A-Z a-z 0-9 . _ - (it names a file in /dev/shm). */
 #define GMG_GROUP_NAME_MAX 64
 
-enum { GMG_FMT_TEXT = 1, GMG_FMT_JSON = 2, GMG_FMT_FOLDED = 4 };
+enum { GMG_FMT_TEXT = 1, GMG_FMT_JSON = 2, GMG_FMT_FOLDED = 4, GMG_FMT_HTML = 8, GMG_FMT_MEMVIZ = 16, GMG_FMT_TRACE = 32 };
 
 struct gmg_config {
     struct gmg_limits limits;

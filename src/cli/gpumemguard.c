@@ -3,6 +3,7 @@
  *
  *   gpumemguard [OPTIONS] [--] PROGRAM [ARGS...]
  *   gpumemguard dump [--signal SIG] PID
+ *   gpumemguard view REPORT.json [-o OUT.html]      (cli/view.c)
  *   gpumemguard --help | --version
  *
  * Each option sets one GPUMEM_* variable; the library checks the values at
@@ -25,6 +26,7 @@
 #include "base/dumpask.h"
 #include "base/signame.h"
 #include "cli/top.h"
+#include "cli/view.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -56,7 +58,7 @@ static const struct option_def {
     { "limit",          "GPUMEM_LIMIT",         "SIZE",  "quota: 4G for every device, 0:4G,1:2G per device, 1.5G, 25%" },
     { "on-limit",       "GPUMEM_ON_LIMIT",      "ACT",   "at the quota: fail (default), abort (report, then abort), warn" },
     { "report",         "GPUMEM_REPORT",        "DEST",  "stderr (default), stdout, none, or a path (%p pid, %n dump number)" },
-    { "format",         "GPUMEM_REPORT_FORMAT", "FMT",   "text (default), json, folded, or a comma list" },
+    { "format",         "GPUMEM_REPORT_FORMAT", "FMT",   "text (default), json, folded, html, memviz, trace, or a comma list" },
     { "stack-depth",    "GPUMEM_STACK_DEPTH",   "N",     "frames kept per allocation, 0-256 (default 32; 0: no stacks)" },
     { "signal",         "GPUMEM_SIGNAL",        "SIG",   "dump signal: USR1 (default), USR2, HUP, PROF, RTMIN+N, a number, none" },
     { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leaks to leave out: lines of leak:PATTERN ('*' wildcards)" },
@@ -99,6 +101,7 @@ static void help(void)
     printf("usage: gpumemguard [OPTIONS] [--] PROGRAM [ARGS...]\n"
            "       gpumemguard dump [--signal SIG] PID\n"
            "       gpumemguard top [--once | --json] [--pid PID] [--group NAME]\n"
+           "       gpumemguard view REPORT.json [-o OUT.html]\n"
            "       gpumemguard --help | --version\n"
            "\n"
            "Runs PROGRAM with libgpumemguard.so preloaded: every CUDA device-memory allocation is\n"
@@ -122,6 +125,9 @@ static void help(void)
            "                         default). The signal is the process's GPUMEM_SIGNAL unless\n"
            "                         --signal is given. Refused for a process without the guard.\n"
            "  top                    the guarded processes of this machine, live (gpumemguard top --help)\n"
+           "  view REPORT.json [-o OUT.html]\n"
+           "                         the HTML page (as --format html writes it) of a saved JSON\n"
+           "                         report; OUT.html defaults to REPORT.html beside it\n"
            "\n"
            "Examples:\n"
            "  gpumemguard --limit 4G --error-exitcode 23 -- ./app\n"
@@ -785,6 +791,11 @@ int main(int argc, char **argv)
         if (other_opt || signal_opt)
             usage_error("top takes none of the options that run a program ('--%s')", other_opt ? other_opt : "signal");
         return gmg_top_main(argc - i - 1, argv + i + 1);
+    }
+    if (!dashdash && strcmp(argv[i], "view") == 0) {
+        if (other_opt || signal_opt)
+            usage_error("view takes no option before it; '--%s' has no meaning there", other_opt ? other_opt : "signal");
+        return gmg_view_main(argc - i - 1, argv + i + 1);
     }
 
     char tried[3 * PATH_MAX];

@@ -14,6 +14,11 @@
  *                  shows it
  * What the driver says comes through gmg_report_dev (report.h).
  *
+ *   map            the span's blocks by address, for the HTML page: each
+ *                  allocation, or past GMG_FRAG_MAP_MAX of them, runs of
+ *                  neighbours split at the largest gaps (so the gaps that
+ *                  matter stay exact and the map's size is bounded)
+ *
  * The report's walk of the table hands each record to gmg_frag_note, which
  * keeps only (address, size) of each device pointer, 16 bytes, per device;
  * the rest is computed from those once the table's locks are let go.
@@ -120,6 +125,83 @@ static void sort_spans(struct gmg_span *v, size_t n)
     }
 }
 
+/* The gap before spans[i] (0 when it starts inside what came before). */
+static uint64_t gap_before(uint64_t end, const struct gmg_span *sp) { return sp->lo > end ? sp->lo - end : 0; }
+
+/* Sift a min-heap of gap sizes down from slot i. */
+static void heap_down(uint64_t *h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        if (l < n && h[l] < h[m])
+            m = l;
+        if (l + 1 < n && h[l + 1] < h[m])
+            m = l + 1;
+        if (m == i)
+            return;
+        uint64_t t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* The map of k sorted spans (granted ends): one block per allocation, or
+ * at most GMG_FRAG_MAP_MAX blocks split at the largest gaps. */
+static void make_map(struct gmg_frag *f, const struct gmg_span *sp, size_t k)
+{
+    size_t nb = k < GMG_FRAG_MAP_MAX ? k : GMG_FRAG_MAP_MAX;
+    uint64_t threshold = 0;
+    size_t ties = 0;                   /* splits left at gaps equal to the threshold */
+    if (k > GMG_FRAG_MAP_MAX) {        /* the GMG_FRAG_MAP_MAX - 1 largest gaps, with a min-heap */
+        size_t want = GMG_FRAG_MAP_MAX - 1, n = 0;
+        uint64_t *h = malloc(want * sizeof *h);
+        if (!h)
+            return;
+        uint64_t end = sp[0].hi;
+        for (size_t i = 1; i < k; i++) {
+            uint64_t g = gap_before(end, &sp[i]);
+            if (sp[i].hi > end)
+                end = sp[i].hi;
+            if (n < want) {
+                h[n++] = g;
+                if (n == want)
+                    for (size_t j = want / 2 + 1; j-- > 0;)
+                        heap_down(h, n, j);
+            } else if (g > h[0]) {
+                h[0] = g;
+                heap_down(h, n, 0);
+            }
+        }
+        threshold = h[0];
+        size_t above = 0;
+        for (size_t j = 0; j < n; j++)
+            above += h[j] > threshold;
+        ties = want - above;
+        free(h);
+        f->map_merged = 1;
+    }
+    f->map = calloc(nb, sizeof *f->map);
+    if (!f->map)
+        return;
+    struct gmg_frag_block *b = f->map;
+    *b = (struct gmg_frag_block){ sp[0].lo, sp[0].hi, 1, sp[0].hi - sp[0].lo };
+    for (size_t i = 1; i < k; i++) {
+        uint64_t g = gap_before(b->hi, &sp[i]);
+        int split = k <= GMG_FRAG_MAP_MAX || g > threshold || (g == threshold && ties && (ties--, 1));
+        if (split && (size_t)(b - f->map) + 1 < nb) {
+            b++;
+            *b = (struct gmg_frag_block){ sp[i].lo, sp[i].hi, 1, sp[i].hi - sp[i].lo };
+            continue;
+        }
+        b->count++;
+        b->granted += sp[i].hi - sp[i].lo;
+        if (sp[i].hi > b->hi)
+            b->hi = sp[i].hi;
+    }
+    f->nmap = (size_t)(b - f->map) + 1;
+}
+
 void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nrecords)
 {
     int ndev = r->ndev > 0 ? r->ndev : 0;
@@ -171,6 +253,7 @@ void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nr
                     end = sp[i].hi;
             }
             f->span_hi = end;
+            make_map(f, sp, k);
         }
     }
 }

@@ -1,11 +1,13 @@
 /*
  * json.c - the JSON report, "schema": 1, documented field by field in
- * docs/report-format.md.
+ * docs/report-format.md. The HTML page embeds the same document, its lists
+ * of groups cut to the biggest (gmg_report_json_capped).
  */
 #include "report/report.h"
 
 #include "../include/gpumemguard.h"
 #include "base/config.h"
+#include "base/page.h"
 #include "core/stacks.h"
 
 static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
@@ -52,14 +54,25 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
     gmg_buf_printf(b, "]");
 }
 
+/* A list of groups under `key`; with a cap, the groups past the `cap`
+ * biggest are summed into "KEY_folded": {"groups", "bytes", "count"}. */
 static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_group *g,
-                   size_t n, int alloc)
+                   size_t n, int alloc, size_t cap)
 {
     gmg_buf_printf(b, ",\n\"%s\":[", key);
     int first = 1;
+    size_t kept = 0;
+    uint64_t fold_groups = 0, fold_bytes = 0, fold_count = 0;
     for (size_t i = 0; i < n; i++) {
         if (gmg_group_is_allocation(g[i].family) != alloc)
             continue;
+        if (cap && kept == cap) {
+            fold_groups++;
+            fold_bytes += g[i].bytes;
+            fold_count += g[i].count;
+            continue;
+        }
+        kept++;
         gmg_buf_printf(b, "%s\n {\"bytes\":%llu,\"count\":%llu,\"api\":\"%s\",\"device\":%d,\"stack_id\":%u,"
                           "\"frames\":",
                        first ? "" : ",", (unsigned long long)g[i].bytes, (unsigned long long)g[i].count,
@@ -69,12 +82,32 @@ static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *ke
         first = 0;
     }
     gmg_buf_printf(b, "]");
+    if (fold_groups)
+        gmg_buf_printf(b, ",\"%s_folded\":{\"groups\":%llu,\"bytes\":%llu,\"count\":%llu}", key,
+                       (unsigned long long)fold_groups, (unsigned long long)fold_bytes, (unsigned long long)fold_count);
+}
+
+/* The address map of a device's span: [offset from span_start, bytes,
+ * allocations, granted bytes] per block. */
+static void frag_map(struct gmg_buf *b, const struct gmg_frag *f)
+{
+    gmg_buf_printf(b, ",\"map\":[");
+    for (size_t i = 0; i < f->nmap; i++)
+        gmg_buf_printf(b, "%s[%llu,%llu,%llu,%llu]", i ? "," : "", (unsigned long long)(f->map[i].lo - f->span_lo),
+                       (unsigned long long)(f->map[i].hi - f->map[i].lo), (unsigned long long)f->map[i].count,
+                       (unsigned long long)f->map[i].granted);
+    gmg_buf_printf(b, "],\"map_merged\":%s", f->map_merged ? "true" : "false");
 }
 
 void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
 {
-    gmg_buf_printf(b, "{\"schema\":1,\"tool\":\"gpumemguard\",\"version\":\"%s\",\"trigger\":\"%s\",\"dump\":%u,\"pid\":%d,\"exe\":",
-                   GPUMEMGUARD_VERSION, gmg_trigger_name(r->trigger), r->dump, r->pid);
+    gmg_report_json_capped(r, b, 0);
+}
+
+void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_t cap)
+{
+    gmg_buf_printf(b, "{\"schema\":%d,\"tool\":\"gpumemguard\",\"version\":\"%s\",\"trigger\":\"%s\",\"dump\":%u,\"pid\":%d,\"exe\":",
+                   GMG_REPORT_SCHEMA, GPUMEMGUARD_VERSION, gmg_trigger_name(r->trigger), r->dump, r->pid);
     gmg_buf_json_str(b, r->exe);
     gmg_buf_printf(b, ",\"cmdline\":");
     gmg_buf_json_str(b, r->cmdline ? r->cmdline : r->exe);
@@ -103,11 +136,11 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
                    (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs,
                    (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
                    (unsigned long long)r->total_allocs);
-    groups(r, b, "live", r->groups, r->ngroups, 1);
-    groups(r, b, "reclaimed", r->reclaimed, r->nreclaimed, 1);
-    groups(r, b, "address_ranges", r->groups, r->ngroups, 0);
+    groups(r, b, "live", r->groups, r->ngroups, 1, cap);
+    groups(r, b, "reclaimed", r->reclaimed, r->nreclaimed, 1, cap);
+    groups(r, b, "address_ranges", r->groups, r->ngroups, 0, cap);
     if (r->has_growth)
-        groups(r, b, "growth", r->growth, r->ngrowth, 1);
+        groups(r, b, "growth", r->growth, r->ngrowth, 1, cap);
     else
         gmg_buf_printf(b, ",\n\"growth\":null");
     gmg_buf_printf(b, ",\n\"fragmentation\":[");
@@ -123,11 +156,13 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
         uint64_t span = f->span_hi - f->span_lo;
         gmg_buf_printf(b, "},\"span_start\":\"%#llx\",\"span_end\":\"%#llx\",\"span_bytes\":%llu,\"gaps\":%llu,"
                           "\"gap_bytes\":%llu,\"largest_gap\":%llu,\"span_utilisation\":%.4f,"
-                          "\"rounding_waste\":%llu,\"device_free\":",
+                          "\"rounding_waste\":%llu",
                        (unsigned long long)f->span_lo, (unsigned long long)f->span_hi, (unsigned long long)span,
                        (unsigned long long)f->gaps, (unsigned long long)f->gap_bytes,
                        (unsigned long long)f->gap_largest, span ? (double)f->granted / (double)span : 0.0,
                        (unsigned long long)f->rounding);
+        frag_map(b, f);
+        gmg_buf_printf(b, ",\"device_free\":");
         if (f->have_meminfo)
             gmg_buf_printf(b, "%llu,\"device_total\":%llu,\"device_free_from\":\"%s\"}",
                            (unsigned long long)f->dev_free, (unsigned long long)f->dev_total,

@@ -388,6 +388,8 @@ void gmg_report_free(struct gmg_report *r)
     free(r->groups);
     free(r->reclaimed);
     free(r->growth);
+    for (size_t i = 0; r->frag && i < r->nfrag; i++)
+        free(r->frag[i].map);
     free(r->frag);
     free(r->supp);
     gmg_symbolizer_put(r->sym);

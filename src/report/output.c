@@ -207,6 +207,8 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
         gmg_report_json(r, &b);
     else if (fmt == GMG_FMT_FOLDED)
         gmg_report_folded(r, &b);
+    else if (fmt == GMG_FMT_HTML)
+        gmg_report_html(r, &b);
     else
         gmg_report_text(r, &b);
     if (b.failed) {
@@ -265,7 +267,7 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
          * GPUMEM_REPORT=none (a report built for GPUMEM_EXITCODE) must not
          * cost the program */
         if (strcmp(gmg_cfg.report, "none") != 0 &&
-            ((gmg_cfg.formats & GMG_FMT_JSON) || ((gmg_cfg.formats & GMG_FMT_TEXT) && !clean)))
+            ((gmg_cfg.formats & (GMG_FMT_JSON | GMG_FMT_HTML)) || ((gmg_cfg.formats & GMG_FMT_TEXT) && !clean)))
             gmg_frag_meminfo(&r);
         if ((gmg_cfg.formats & GMG_FMT_TEXT) && !silent)
             lost |= emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
@@ -273,6 +275,8 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
             lost |= emit(&r, GMG_FMT_JSON, several ? ".json" : NULL);
         if (gmg_cfg.formats & GMG_FMT_FOLDED)
             lost |= emit(&r, GMG_FMT_FOLDED, several ? ".folded" : NULL);
+        if (gmg_cfg.formats & GMG_FMT_HTML)
+            lost |= emit(&r, GMG_FMT_HTML, several ? ".html" : NULL);
         /* A dump that lists growth marked it listed. If any of its reports
          * was lost, or its groups could not all be made, the next dump
          * lists that growth again: twice rather than never. */

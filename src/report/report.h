@@ -33,6 +33,11 @@ struct gmg_group {
 
 #define GMG_SIZE_CLASSES 8
 
+/* One block of the address map: an allocation, or (past GMG_FRAG_MAP_MAX
+ * allocations on a device) neighbours merged between the largest gaps. */
+struct gmg_frag_block { uint64_t lo, hi, count, granted; };
+#define GMG_FRAG_MAP_MAX 2000
+
 struct gmg_frag {
     int device;
     uint64_t live_bytes, live_allocs;       /* device-pointer allocations      */
@@ -44,6 +49,9 @@ struct gmg_frag {
     uint64_t dev_free, dev_total;           /* at report time, when have_meminfo */
     int have_meminfo;
     int meminfo_nvml;                       /* ... NVML's, not the context's cuMemGetInfo */
+    struct gmg_frag_block *map;             /* the span's blocks, by address (NULL: none kept) */
+    size_t nmap;
+    int map_merged;                         /* blocks of several allocations */
 };
 
 extern const char *const gmg_size_class_names[GMG_SIZE_CLASSES];
@@ -219,6 +227,13 @@ void gmg_frag_meminfo(struct gmg_report *r);
 /* Writers. */
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b);
 void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b);
+/* The JSON report with each list of groups cut to its `cap` biggest (0:
+ * all), the rest summed into "LIST_folded" (the HTML page's data). */
+void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_t cap);
+/* The HTML page (base/page.h) around the capped JSON report. */
+void gmg_report_html(const struct gmg_report *r, struct gmg_buf *b);
+/* Chrome trace events (Perfetto, chrome://tracing). */
+void gmg_report_trace(const struct gmg_report *r, struct gmg_buf *b);
 void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b);
 
 /* A stack's frames in the text format. */

@@ -1,0 +1,371 @@
+/*
+ * view.c - see view.h. The file must be one well-formed JSON document (a
+ * strict reader below: RFC 8259, nesting at most 512 deep) whose top-level
+ * object says "tool": "gpumemguard" and a "schema" this command knows;
+ * anything else is refused with a message saying which, and status 1.
+ */
+#define _GNU_SOURCE
+#include "cli/view.h"
+
+#include <gpumemguard.h>
+
+#include "base/buf.h"
+#include "base/page.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct reader {
+    const char *p, *start, *end;
+    const char *why;        /* the first error */
+    int depth;
+    /* the top-level object's "tool" and "schema" */
+    int tool_ok, have_schema;
+    double schema;
+};
+
+static void ws(struct reader *r)
+{
+    while (r->p < r->end && (*r->p == ' ' || *r->p == '\t' || *r->p == '\n' || *r->p == '\r'))
+        r->p++;
+}
+
+static int fail(struct reader *r, const char *why)
+{
+    if (!r->why)
+        r->why = why;
+    return -1;
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A string; its bytes (escapes kept as written) into [*s, *e). */
+static int string(struct reader *r, const char **s, const char **e)
+{
+    if (r->p >= r->end || *r->p != '"')
+        return fail(r, "a string expected");
+    *s = ++r->p;
+    while (r->p < r->end && *r->p != '"') {
+        unsigned char c = (unsigned char)*r->p;
+        if (c < 0x20)
+            return fail(r, "a control character inside a string");
+        if (c == '\\') {
+            r->p++;
+            if (r->p >= r->end)
+                break;
+            if (*r->p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (r->p + i >= r->end || hexval(r->p[i]) < 0)
+                        return fail(r, "a bad \\u escape");
+                r->p += 4;
+            } else if (!strchr("\"\\/bfnrt", *r->p)) {
+                return fail(r, "a bad escape");
+            }
+        } else if (c >= 0x80) {
+            size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+            if (!n || c > 0xF4 || r->p + n > r->end)
+                return fail(r, "bytes that are not UTF-8");
+            for (size_t i = 1; i < n; i++)
+                if (((unsigned char)r->p[i] & 0xC0) != 0x80)
+                    return fail(r, "bytes that are not UTF-8");
+            r->p += n - 1;
+        }
+        r->p++;
+    }
+    if (r->p >= r->end)
+        return fail(r, "a string not closed");
+    *e = r->p++;
+    return 0;
+}
+
+static int number(struct reader *r, double *out)
+{
+    const char *s = r->p;
+    if (r->p < r->end && *r->p == '-')
+        r->p++;
+    if (r->p < r->end && *r->p == '0')
+        r->p++;
+    else if (r->p < r->end && *r->p >= '1' && *r->p <= '9')
+        while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+            r->p++;
+    else
+        return fail(r, "a value expected");
+    if (r->p < r->end && *r->p == '.') {
+        r->p++;
+        if (r->p >= r->end || *r->p < '0' || *r->p > '9')
+            return fail(r, "a bad number");
+        while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+            r->p++;
+    }
+    if (r->p < r->end && (*r->p == 'e' || *r->p == 'E')) {
+        r->p++;
+        if (r->p < r->end && (*r->p == '+' || *r->p == '-'))
+            r->p++;
+        if (r->p >= r->end || *r->p < '0' || *r->p > '9')
+            return fail(r, "a bad number");
+        while (r->p < r->end && *r->p >= '0' && *r->p <= '9')
+            r->p++;
+    }
+    if (out) {
+        char tmp[64];
+        size_t n = (size_t)(r->p - s) < sizeof tmp - 1 ? (size_t)(r->p - s) : sizeof tmp - 1;
+        memcpy(tmp, s, n);
+        tmp[n] = 0;
+        *out = strtod(tmp, NULL);
+    }
+    return 0;
+}
+
+static int literal(struct reader *r, const char *word)
+{
+    size_t n = strlen(word);
+    if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+        return fail(r, "a value expected");
+    r->p += n;
+    return 0;
+}
+
+static int value(struct reader *r, int top);
+
+static int object(struct reader *r, int top)
+{
+    r->p++;
+    ws(r);
+    if (r->p < r->end && *r->p == '}') {
+        r->p++;
+        return 0;
+    }
+    for (;;) {
+        const char *ks, *ke;
+        ws(r);
+        if (string(r, &ks, &ke) < 0)
+            return -1;
+        ws(r);
+        if (r->p >= r->end || *r->p != ':')
+            return fail(r, "':' expected");
+        r->p++;
+        ws(r);
+        size_t kn = (size_t)(ke - ks);
+        if (top && kn == 4 && memcmp(ks, "tool", 4) == 0 && r->p < r->end && *r->p == '"') {
+            const char *vs, *ve;
+            if (string(r, &vs, &ve) < 0)
+                return -1;
+            r->tool_ok = ve - vs == 11 && memcmp(vs, "gpumemguard", 11) == 0;
+        } else if (top && kn == 6 && memcmp(ks, "schema", 6) == 0 && r->p < r->end &&
+                   (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))) {
+            if (number(r, &r->schema) < 0)
+                return -1;
+            r->have_schema = 1;
+        } else if (value(r, 0) < 0) {
+            return -1;
+        }
+        ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (r->p < r->end && *r->p == '}') {
+            r->p++;
+            return 0;
+        }
+        return fail(r, "',' or '}' expected");
+    }
+}
+
+static int array(struct reader *r)
+{
+    r->p++;
+    ws(r);
+    if (r->p < r->end && *r->p == ']') {
+        r->p++;
+        return 0;
+    }
+    for (;;) {
+        ws(r);
+        if (value(r, 0) < 0)
+            return -1;
+        ws(r);
+        if (r->p < r->end && *r->p == ',') {
+            r->p++;
+            continue;
+        }
+        if (r->p < r->end && *r->p == ']') {
+            r->p++;
+            return 0;
+        }
+        return fail(r, "',' or ']' expected");
+    }
+}
+
+static int value(struct reader *r, int top)
+{
+    ws(r);
+    if (r->p >= r->end)
+        return fail(r, "a value expected");
+    if (++r->depth > 512)
+        return fail(r, "nesting deeper than 512");
+    int rc;
+    const char *s, *e;
+    switch (*r->p) {
+    case '{': rc = object(r, top); break;
+    case '[': rc = array(r); break;
+    case '"': rc = string(r, &s, &e); break;
+    case 't': rc = literal(r, "true"); break;
+    case 'f': rc = literal(r, "false"); break;
+    case 'n': rc = literal(r, "null"); break;
+    default: rc = number(r, NULL); break;
+    }
+    r->depth--;
+    return rc;
+}
+
+static char *read_all(const char *path, size_t *n)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0;
+    char *p = malloc(cap);
+    while (p) {
+        size_t got = fread(p + len, 1, cap - len, f);
+        len += got;
+        if (len < cap) {
+            if (ferror(f)) {
+                free(p);
+                p = NULL;
+            }
+            break;
+        }
+        char *q = realloc(p, cap * 2);
+        if (!q) {
+            free(p);
+            p = NULL;
+            errno = ENOMEM;
+            break;
+        }
+        p = q;
+        cap *= 2;
+    }
+    int err = errno;
+    if (f != stdin)
+        fclose(f);
+    errno = err;
+    *n = len;
+    return p;
+}
+
+static int usage(void)
+{
+    fputs("usage: gpumemguard view REPORT.json [-o OUT.html]\n"
+          "  the HTML page of a JSON report (GPUMEM_REPORT_FORMAT=json); OUT.html defaults to REPORT.html\n"
+          "  beside it ('-' reads standard input or writes standard output)\n",
+          stderr);
+    return 2;
+}
+
+int gmg_view_main(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) {
+            if (i + 1 >= argc)
+                return fprintf(stderr, "gpumemguard view: %s needs a file name\n", argv[i]), usage();
+            out = argv[++i];
+        } else if (strncmp(argv[i], "--output=", 9) == 0) {
+            out = argv[i] + 9;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage();
+            return 0;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return fprintf(stderr, "gpumemguard view: unknown option '%s'\n", argv[i]), usage();
+        } else if (!in) {
+            in = argv[i];
+        } else {
+            return fprintf(stderr, "gpumemguard view: one report at a time ('%s' is a second)\n", argv[i]), usage();
+        }
+    }
+    if (!in)
+        return fprintf(stderr, "gpumemguard view: missing REPORT.json\n"), usage();
+    size_t n;
+    char *json = read_all(in, &n);
+    if (!json) {
+        fprintf(stderr, "gpumemguard view: cannot read %s: %s\n", in, strerror(errno));
+        return 1;
+    }
+    struct reader r = { .p = json, .start = json, .end = json + n };
+    ws(&r);
+    int ok = r.p < r.end && *r.p == '{' && value(&r, 1) == 0;
+    if (ok) {
+        ws(&r);
+        if (r.p != r.end)
+            ok = fail(&r, "text after the JSON document") == 0;
+    }
+    if (!ok) {
+        if (!r.why)
+            r.why = "a JSON object expected";
+        fprintf(stderr, "gpumemguard view: %s is not a gpumemguard JSON report: not JSON (%s at byte %zu)\n", in,
+                r.why, (size_t)(r.p - r.start));
+        free(json);
+        return 1;
+    }
+    if (!r.tool_ok || !r.have_schema) {
+        fprintf(stderr, "gpumemguard view: %s is JSON but not a gpumemguard report (it has no %s); write one with "
+                "GPUMEM_REPORT_FORMAT=json\n", in, !r.tool_ok ? "\"tool\": \"gpumemguard\"" : "\"schema\"");
+        free(json);
+        return 1;
+    }
+    if (r.schema > GMG_REPORT_SCHEMA || r.schema < 1 || r.schema != (double)(long)r.schema) {
+        fprintf(stderr, "gpumemguard view: %s is a report of schema %g, which this gpumemguard (%s) cannot read: it "
+                "reads schema 1 to %d; use the gpumemguard that wrote it, or a newer one\n", in, r.schema,
+                GPUMEMGUARD_VERSION, GMG_REPORT_SCHEMA);
+        free(json);
+        return 1;
+    }
+    struct gmg_buf page = { 0 };
+    gmg_page_write(&page, json, n);
+    free(json);
+    if (page.failed) {
+        fprintf(stderr, "gpumemguard view: out of memory\n");
+        return 1;
+    }
+    char *def = NULL;
+    if (!out) {
+        if (strcmp(in, "-") == 0) {
+            out = "-";
+        } else {
+            size_t len = strlen(in);
+            const char *slash = strrchr(in, '/'), *dot = strrchr(in, '.');
+            if (dot && (!slash || dot > slash + 1))
+                len = (size_t)(dot - in);
+            if (asprintf(&def, "%.*s.html", (int)len, in) < 0) {
+                fprintf(stderr, "gpumemguard view: out of memory\n");
+                gmg_buf_free(&page);
+                return 1;
+            }
+            out = def;
+        }
+    }
+    int rc = 0;
+    if (strcmp(out, "-") == 0) {
+        if (fwrite(page.p, 1, page.len, stdout) != page.len || fflush(stdout) != 0) {
+            fprintf(stderr, "gpumemguard view: cannot write standard output: %s\n", strerror(errno));
+            rc = 1;
+        }
+    } else {
+        FILE *f = fopen(out, "wb");
+        if (!f || fwrite(page.p, 1, page.len, f) != page.len || fclose(f) != 0) {
+            fprintf(stderr, "gpumemguard view: cannot write %s: %s\n", out, strerror(errno));
+            rc = 1;
+        } else {
+            printf("%s\n", out);
+        }
+    }
+    gmg_buf_free(&page);
+    free(def);
+    return rc;
+}
