@@ -3,7 +3,8 @@
 # missing: libunwind-dev (stacks), uthash-dev (tables), libdw-dev (DWARF
 # symbolization), libiberty-dev (the C++ demangler, linked in statically),
 # jq (JSON checks in tests), clang (TSan, the fuzz target), tmux (drives
-# gpumemguard top's terminal view in the tests).
+# gpumemguard top's terminal view in the tests), chromium and a font (the
+# tests load every HTML report in headless Chromium).
 set -eu
 missing=""
 have_hdr() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/$(uname -m)-linux-gnu/$1" ]; }
@@ -14,6 +15,8 @@ have_hdr libiberty/demangle.h || missing="$missing libiberty-dev"
 command -v jq >/dev/null 2>&1 || missing="$missing jq"
 command -v clang >/dev/null 2>&1 || missing="$missing clang"
 command -v tmux >/dev/null 2>&1 || missing="$missing tmux"
+command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || missing="$missing fonts-dejavu-core"
 # promtool (Debian's prometheus package) checks the metrics file in the
 # tests; best effort: without it the test checks the file's form itself
 if ! command -v promtool >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -510,6 +510,9 @@ fi
 # ------------------------------------------------ the docs are for users
 . tests/docs/users.sh
 
+# ------------------------------------ pictures: the HTML page, view
+. tests/pictures.sh
+
 echo
 echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
 [ "$FAIL" -eq 0 ]

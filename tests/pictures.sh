@@ -1,0 +1,210 @@
+# pictures.sh - the HTML report and `gpumemguard view`: every page a test
+# makes is loaded in a real browser (headless Chromium), which must run its
+# script with no error and show the numbers of the JSON report of the same
+# run; names that are markup run nothing; screenshots are kept under
+# $B/pictures. Sourced by run.sh (uses its helpers and $B, $T, $ROOT, $WORK,
+# $CC, $SAN_FLAGS, $CUDA_INC, $PRELOAD).
+
+PICS=$B/pictures
+mkdir -p "$PICS"
+GMG=$B/gpumemguard
+CHROME=$(command -v chromium || command -v chromium-browser || true)
+build hostile_names tests/integration/hostile_names.c -L"$B/sim" -l:libcuda.so.1
+build stacks tests/bench/stacks.c -L"$B/sim" -l:libcuda.so.1
+
+# browse PAGE NAME: PAGE in headless Chromium (a profile of its own); its
+# DOM after the page's script in $WORK/NAME.dom, the browser's log in
+# $WORK/NAME.log. 0 when the page says it is drawn (data-gmg-ready) and
+# the console got nothing (no error, no uncaught exception, no message).
+browse() {
+    local page=$1 name=$2
+    rm -rf "$WORK/chrome-$name"
+    HOME=$WORK timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+        --user-data-dir="$WORK/chrome-$name" --enable-logging=stderr --v=0 --dump-dom \
+        "file://$(cd "$(dirname "$page")" && pwd)/$(basename "$page")" >"$WORK/$name.dom" 2>"$WORK/$name.log"
+    { grep ':CONSOLE' "$WORK/$name.log"; grep -o 'id="gmg-error">[^<]*' "$WORK/$name.dom"; } >"$WORK/$name.why"
+    grep -q 'data-gmg-ready="1"' "$WORK/$name.dom" && ! grep -q ':CONSOLE' "$WORK/$name.log"
+}
+# shot PAGE PNG: a screenshot, 1280 pixels wide
+shot() {
+    rm -rf "$WORK/chrome-shot"
+    HOME=$WORK timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+        --user-data-dir="$WORK/chrome-shot" --hide-scrollbars --window-size=1280,${3:-2300} --screenshot="$2" \
+        "file://$(cd "$(dirname "$1")" && pwd)/$(basename "$1")" >/dev/null 2>&1 && [ -s "$2" ]
+}
+# embedded PAGE: the JSON the page carries, as jq reads it
+embedded() { sed -z 's/.*<script type="application\/json" id="gmg-data">//; s/<\/script>.*//' "$1"; }
+# dom_has NAME TEXT...: every TEXT is in the DOM of page NAME; the missing ones in $miss
+dom_has() { local n=$1 t; shift; for t in "$@"; do grep -qF -- "$t" "$WORK/$n.dom" || miss="$miss [$t]"; done; }
+
+if [ -z "$CHROME" ]; then
+    skip "HTML pages in a browser" "no chromium on this machine (scripts/ensure-deps.sh installs it)"
+fi
+
+# ------------------------------------------ a real run: JSON and HTML at once
+guarded GPUMEM_REPORT="$WORK/fam" GPUMEM_REPORT_FORMAT=json,html "$T/apitest" direct families
+FJ=$WORK/fam.json FH=$WORK/fam.html
+if [ -s "$FJ" ] && [ -s "$FH" ] && embedded "$FH" | jq -S . >"$WORK/emb.json" 2>/dev/null && jq -S . "$FJ" >"$WORK/fj.json" \
+   && cmp -s "$WORK/emb.json" "$WORK/fj.json" && ! grep -q -i -E '<(script|link|img|iframe)[^>]* (src|href)=' "$FH" \
+   && [ "$(grep -o -i '</script' "$FH" | wc -l)" = 2 ] \
+   && [ "$(grep -o -E '[a-z]+://[^"'"'"' ]*' "$FH" | sort -u)" = "http://www.w3.org/2000/svg" ]; then
+    ok "html: one self-contained page (no src or href, no URL but the SVG namespace, the page's own two scripts) carrying exactly the JSON report of the same run"
+else bad "html page and JSON report" "$WORK/err"; fi
+
+# the map of the span: one block per allocation, its gaps those of the figures
+if jq -e '.fragmentation[0] | (.map | length) == .live_allocations and .map_merged == false
+          and ([.map[][2]] | add) == .live_allocations and ([.map[][3]] | add) == .granted_bytes
+          and (([range(1; .map | length) as $i | .map[$i][0] - (.map[$i - 1][0] + .map[$i - 1][1]) | select(. > 0)]
+                | [length, (add // 0), (max // 0)]) == [.gaps, .gap_bytes, .largest_gap])
+          and (.map[-1][0] + .map[-1][1]) == .span_bytes' "$FJ" >/dev/null; then
+    ok "json: fragmentation[].map draws the span: one block per allocation, and its gaps are the section's (count, bytes, largest)"
+else bad "fragmentation map" "$FJ"; fi
+
+if [ -n "$CHROME" ]; then
+    if browse "$FH" fam; then
+        miss=""
+        dom_has fam "$(jq -r '.totals | "(\(.live_bytes) bytes) in \(.live_allocations) allocations"' "$FJ")" \
+            "$(jq -r '.devices[0] | "in use \(.in_use) bytes"' "$FJ" | sed 's/in use \([0-9]*\) bytes/(\1 bytes), peak/')" \
+            "$(jq -r '.devices[0] | "(\(.peak) bytes), refused \(.refused)"' "$FJ")" \
+            "$(jq -r '.fragmentation[0] | "(\(.span_bytes) bytes)"' "$FJ")" \
+            "$(jq -r '.fragmentation[0] | "largest \(.largest_gap / 1024 | floor).0 KiB (\(.largest_gap) bytes)"' "$FJ")" \
+            "$(jq -r '.version' "$FJ")" "$(jq -r '.exe' "$FJ")"
+        for b in $(jq -r '.live[].bytes' "$FJ"); do dom_has fam ">$b</td>"; done
+        for f in $(jq -r '.live[].frames[0].function' "$FJ" | sort -u); do dom_has fam ">$f "; done
+        nb=$(grep -o 'class="block"' "$WORK/fam.dom" | wc -l)
+        [ "$nb" = "$(jq '.fragmentation[0].map | length' "$FJ")" ] || miss="$miss [map blocks: $nb]"
+        # what the report lacks is said, not left blank
+        dom_has fam "No timeline: this report carries no samples" "does not say what was live at the peak" \
+            "This report names no owners"
+        [ -z "$miss" ] && ok "html in Chromium: no script error; it shows the JSON report's totals, each device's in use and peak, every group's bytes and function, the span and its blocks, and says what it lacks" \
+            || bad "html in Chromium: missing$miss" "$WORK/fam.why"
+    else bad "html in Chromium: script error or not drawn" "$WORK/fam.why"; fi
+    shot "$FH" "$PICS/report.png" && ok "html: screenshot in $PICS/report.png" || bad "html screenshot"
+fi
+
+# ------------------------------------------------------------ gpumemguard view
+if "$GMG" view "$FJ" -o "$WORK/v.html" >"$WORK/out" 2>"$WORK/err" && cmp -s "$WORK/v.html" "$FH" \
+   && [ "$(cat "$WORK/out")" = "$WORK/v.html" ] && cp "$FJ" "$WORK/saved.json" && "$GMG" view "$WORK/saved.json" >"$WORK/out" 2>&1 \
+   && cmp -s "$WORK/saved.html" "$FH" && "$GMG" view - -o - <"$FJ" | cmp -s - "$FH"; then
+    ok "view REPORT.json [-o OUT.html]: the very page the run wrote (default OUT: REPORT.html; '-' for stdin and stdout)"
+else bad "view of a saved report" "$WORK/err"; fi
+
+# refused: what is no report, or a newer one; clear message, status 1, nothing written
+printf 'hello\n' >"$WORK/text.json"
+printf '{"tool":"other","schema":1}' >"$WORK/other.json"
+head -c 300 "$FJ" >"$WORK/cut.json"
+jq -c '.schema = 99' "$FJ" >"$WORK/newer.json"
+printf '[1,2]' >"$WORK/array.json"
+miss=""
+for c in "text:is not a gpumemguard JSON report: not JSON" "other:is JSON but not a gpumemguard report" \
+         "cut:is not a gpumemguard JSON report: not JSON (" "array:is not a gpumemguard JSON report" \
+         "newer:is a report of schema 99, which this gpumemguard" "missing:cannot read $WORK/missing.json"; do
+    f=${c%%:*}; msg=${c#*:}
+    rm -f "$WORK/$f.html"
+    "$GMG" view "$WORK/$f.json" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    { [ $rc = 1 ] && has "$msg" "$WORK/err" && [ ! -e "$WORK/$f.html" ]; } || miss="$miss $f(rc $rc: $(head -c 200 "$WORK/err"))"
+done
+"$GMG" view >"$WORK/out" 2>"$WORK/err"; rc=$?
+{ [ $rc = 2 ] && has "missing REPORT.json" "$WORK/err"; } || miss="$miss no-argument(rc $rc)"
+"$GMG" --limit 1G view "$FJ" >"$WORK/out" 2>"$WORK/err"; rc=$?
+{ [ $rc = 2 ] && has "view takes no option" "$WORK/err"; } || miss="$miss option(rc $rc)"
+[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, a newer schema and a missing file: status 1, a message saying which, no page" \
+    || bad "view refusals:$miss"
+"$GMG" --help >"$WORK/out" 2>&1
+has "view REPORT.json [-o OUT.html]" "$WORK/out" && has "html, memviz, trace" "$WORK/out" \
+    && ok "gpumemguard --help lists view and the html, memviz and trace formats" || bad "--help: view" "$WORK/out"
+
+# -------- the timeline, the peak, pools and owners (a report that has them)
+jq '.devices[0].limit = 33554432 | .devices[0].driver_oom = 2
+    | .timeline = {"start_unix_ms": 1764072000000, "interval_ms": 100,
+        "devices": [{"device": 0, "samples": [[0,0],[100,4194304],[200,16777216],[300,23450880],[400,20971520],[500,21353728]]}],
+        "group": null,
+        "events": [{"t_ms": 150, "kind": "refusal", "device": 0, "bytes": 8388608},
+                   {"t_ms": 250, "kind": "driver_oom", "device": 0, "bytes": 1048576},
+                   {"t_ms": 300, "kind": "peak", "device": 0, "bytes": 23450880},
+                   {"t_ms": 450, "kind": "dump", "device": 0, "bytes": 20971520}]}
+    | .at_peak = [{"device": 0, "bytes": 23450880, "groups": .live[0:3]}]
+    | .live[1].owner = "libtorch_cuda.so" | .live[1].pool = "PyTorch" | .live[2].owner = "libnccl.so.2"
+    | .owners = [{"owner": "libtorch_cuda.so", "bytes": .live[1].bytes, "allocations": 1},
+                 {"owner": "libnccl.so.2", "bytes": .live[2].bytes, "allocations": 1}]' "$FJ" >"$WORK/tl.json"
+if "$GMG" view "$WORK/tl.json" -o "$WORK/tl.html" >/dev/null 2>"$WORK/err" && [ -n "$CHROME" ]; then
+    if browse "$WORK/tl.html" tl; then
+        miss=""
+        dom_has tl 'class="timeline"' "limit 32.0 MiB" "refusal at 0.15 s: 8.0 MiB (8388608 bytes)" \
+            "driver out of memory at 0.25 s: 1.0 MiB (1048576 bytes)" "peak at 0.30 s: 22.4 MiB (23450880 bytes)" \
+            "dump at 0.45 s: 20.0 MiB (20971520 bytes)" "6 samples, every 100 ms" "driver out of memory 2" \
+            "Device 0: 22.4 MiB (23450880 bytes) at the peak" "retained by pool PyTorch" \
+            "<td>libnccl.so.2</td>" 'id="gmg-owners"' "Retained by pools: "
+        [ "$(grep -o '<canvas' "$WORK/tl.dom" | wc -l)" = 2 ] || miss="$miss [two flame graphs]"
+        [ -z "$miss" ] && ok "view in Chromium: the timeline with its limit, refusal, driver OOM, peak and dump; the peak's flame graph; pools apart from leaks; owners" \
+            || bad "view in Chromium: missing$miss" "$WORK/tl.why"
+    else bad "view in Chromium: script error or not drawn" "$WORK/tl.why"; fi
+    shot "$WORK/tl.html" "$PICS/view.png" 2600 && ok "view: screenshot in $PICS/view.png" || bad "view screenshot"
+elif [ -n "$CHROME" ]; then bad "view of a report with a timeline" "$WORK/err"; fi
+
+# ------------------------------------- a clean run: every section says so
+guarded GPUMEM_REPORT="$WORK/clean.html" GPUMEM_REPORT_FORMAT=html "$T/apitest" direct nulls
+if [ -n "$CHROME" ] && [ -s "$WORK/clean.html" ]; then
+    if browse "$WORK/clean.html" clean; then
+        miss=""
+        dom_has clean "Nothing is live." "Nothing live at exit: no leak." "0 bytes in 0 allocations" \
+            "This report does not say what was live at the peak."
+        grep -q -E "No live device allocation: the address span is empty.|No device: nothing to map." "$WORK/clean.dom" \
+            || miss="$miss [fragmentation's empty state]"
+        [ -z "$miss" ] && ok "html of a clean run: no script error; every section says it is empty" \
+            || bad "clean html: missing$miss" "$WORK/clean.dom"
+    else bad "clean html: script error or not drawn" "$WORK/clean.why"; fi
+elif [ -n "$CHROME" ]; then bad "clean html not written" "$WORK/err"; fi
+
+# -------------------------------- many stacks: the page keeps the biggest
+guarded GPUMEM_REPORT="$WORK/many" GPUMEM_REPORT_FORMAT=json,html "$T/stacks" 2400 1200
+if [ -s "$WORK/many.html" ] && embedded "$WORK/many.html" >"$WORK/many.emb" \
+   && jq -e '(.live | length) == 1000 and .live_folded.groups == 200 and .live_folded.count == 400
+             and (([.live[].bytes] | add) + .live_folded.bytes) == .totals.live_bytes' "$WORK/many.emb" >/dev/null \
+   && jq -e '(.live | length) == 1200 and (has("live_folded") | not)' "$WORK/many.json" >/dev/null \
+   && jq -e '.fragmentation[0] | (.map | length) <= 2000 and .map_merged and ([.map[][2]] | add) == .live_allocations
+             and ([.map[][3]] | add) == .granted_bytes' "$WORK/many.json" >/dev/null; then
+    ok "html over 1200 stacks: the 1000 biggest groups, the other 200 summed in live_folded (JSON lists all 1200); the map merges 2400 allocations into at most 2000 blocks"
+else bad "html over many stacks" "$WORK/err"; fi
+if [ -n "$CHROME" ]; then
+    miss=""; browse "$WORK/many.html" many && dom_has many "200 smaller groups (200.0 KiB (204800 bytes)) are folded into" \
+        "Showing the first 300 of 1000 groups" "split at the 1999 largest gaps" && [ -z "$miss" ] \
+        && ok "html over many stacks in Chromium: says what it folded and what it does not list" \
+        || bad "html over many stacks in Chromium:${miss:-} " "$WORK/many.why"
+fi
+
+# ------------------------------- names that are markup: shown, never run
+guarded GPUMEM_REPORT="$WORK/hn" GPUMEM_REPORT_FORMAT=json,html "$T/hostile_names"
+hostile_ok() { # NAME HTML: the page runs none of the names' scripts and shows them as text
+    local n=$1 h=$2
+    [ "$(grep -o -i '</script' "$h" | wc -l)" = 2 ] || return 1
+    browse "$h" "$n" || return 1
+    [ "$(sed -n 's/.*<title>\([^<]*\)<\/title>.*/\1/p' "$WORK/$n.dom" | head -1)" = "gpumemguard report" ] || return 1
+    ! grep -q -i '<img' "$WORK/$n.dom" && tr -d '\n' <"$WORK/$n.dom" | grep -q '</script></body></html>$' 
+}
+if jq -e '[.live[].frames[0].function] | index("</script><script>document.title='"'"'PWNED-C'"'"';document.body.append('"'"'PWNED-C'"'"')</script>") != null
+          and index("operator\"\" _x(char const*)") != null and index("void leak<char>()") != null' "$WORK/hn.json" >/dev/null; then
+    miss=""
+    if [ -z "$CHROME" ]; then :
+    elif hostile_ok hn "$WORK/hn.html" && miss="" && dom_has hn "&lt;/script&gt;&lt;script&gt;document.title='PWNED-C'" \
+         "operator\"\" _x(char const*)" "void leak&lt;char&gt;()" && [ -z "$miss" ]; then
+        ok "html: native names '</script><script>...', 'operator\"\" _x', 'leak<char>' shown as text in Chromium, no script of theirs run"
+    else bad "hostile native names in the page:${miss:-}" "$WORK/hn.dom"; fi
+else bad "hostile native names in the report" "$WORK/hn.json"; fi
+
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "markup in Python names" "TSan: the instrumented library cannot run in an uninstrumented interpreter"
+elif ! command -v python3 >/dev/null 2>&1; then
+    skip "markup in Python names" "no python3"
+else
+    guarded GPUMEM_REPORT="$WORK/hp" GPUMEM_REPORT_FORMAT=json,html python3 tests/python/hostile_names.py
+    if jq -e '.live[0].frames[0] | .file == "</script><script>document.title='"'"'PWNED-PY'"'"';document.body.append('"'"'PWNED-PY'"'"')</script><!--\u2028\u2029"
+              and (.function | startswith("<img src=x onerror="))' "$WORK/hp.json" >/dev/null; then
+        miss=""
+    if [ -z "$CHROME" ]; then :
+        elif hostile_ok hp "$WORK/hp.html" && ! grep -q "$(printf '\342\200\250')" "$WORK/hp.html" && miss="" \
+             && dom_has hp "File \"&lt;/script&gt;&lt;script&gt;document.title='PWNED-PY'" "in &lt;img src=x onerror=" && [ -z "$miss" ]; then
+            ok "html: a Python file '</script><script>...<!--' and function '<img onerror=...>' (U+2028 too) shown as text in Chromium, no script of theirs run"
+        else bad "hostile Python names in the page:${miss:-}" "$WORK/hp.dom"; fi
+    else bad "hostile Python names in the report" "$WORK/err"; fi
+fi
