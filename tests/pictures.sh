@@ -82,6 +82,25 @@ if [ -n "$CHROME" ]; then
     shot "$FH" "$PICS/report.png" && ok "html: screenshot in $PICS/report.png" || bad "html screenshot"
 fi
 
+# ------------------------------------------------- memviz: torch's snapshot
+# read as memory_viz reads it (its opcodes, its memo, its block layout) and
+# by Python's pickle, field by field against the JSON report of the run
+memviz_check() { # NAME: $WORK/NAME.pickle against $WORK/NAME.json
+    python3 tests/python/memviz_read.py "$WORK/$1.pickle" "$WORK/$1.json" >"$WORK/mv.out" 2>&1
+}
+if ! command -v python3 >/dev/null 2>&1; then
+    skip "memviz snapshots" "no python3 to read them"
+else
+    guarded GPUMEM_REPORT="$WORK/mv" GPUMEM_REPORT_FORMAT=json,memviz "$T/apitest" direct families
+    if memviz_check mv && has "memviz ok: 6 segments" "$WORK/mv.out" && [ "$(head -c 2 "$WORK/mv.pickle" | od -An -tx1 | tr -d ' ')" = 8002 ]; then
+        ok "memviz: a protocol-2 pickle of torch's snapshot shape (segments of blocks, device_traces, no 'category'), read with memory_viz's opcodes and Python's pickle alike, every segment an allocation of the JSON report"
+    else bad "memviz of a run" "$WORK/mv.out"; fi
+    guarded GPUMEM_REPORT="$WORK/mvmany" GPUMEM_REPORT_FORMAT=json,memviz "$T/stacks" 2400 1200
+    if memviz_check mvmany && has "memviz ok: 2400 segments" "$WORK/mv.out"; then
+        ok "memviz over 2400 allocations in 1200 stacks: each stack's frames written once, fetched from the memo after"
+    else bad "memviz over many stacks" "$WORK/mv.out"; fi
+fi
+
 # ------------------------------------------------------------ gpumemguard view
 if "$GMG" view "$FJ" -o "$WORK/v.html" >"$WORK/out" 2>"$WORK/err" && cmp -s "$WORK/v.html" "$FH" \
    && [ "$(cat "$WORK/out")" = "$WORK/v.html" ] && cp "$FJ" "$WORK/saved.json" && "$GMG" view "$WORK/saved.json" >"$WORK/out" 2>&1 \
@@ -197,7 +216,15 @@ if [ "${GMG_SANITIZER:-}" = tsan ]; then
 elif ! command -v python3 >/dev/null 2>&1; then
     skip "markup in Python names" "no python3"
 else
-    guarded GPUMEM_REPORT="$WORK/hp" GPUMEM_REPORT_FORMAT=json,html python3 tests/python/hostile_names.py
+    guarded GPUMEM_REPORT="$WORK/hp" GPUMEM_REPORT_FORMAT=json,html,memviz python3 tests/python/hostile_names.py
+    if memviz_check hp && python3 -c '
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))["segments"][0]["frames"]
+py = [f for f in s if f["filename"].startswith("</script>")]
+assert py and py[0]["name"].startswith("<img") and py[0]["line"] == 3 and s.index(py[0]) > 0, s
+' "$WORK/hp.pickle" 2>>"$WORK/mv.out"; then
+        ok "memviz of a Python program: its Python frames (any name, U+2028 too) after the native ones, innermost first"
+    else bad "memviz of a Python program" "$WORK/mv.out"; fi
     if jq -e '.live[0].frames[0] | .file == "</script><script>document.title='"'"'PWNED-PY'"'"';document.body.append('"'"'PWNED-PY'"'"')</script><!--\u2028\u2029"
               and (.function | startswith("<img src=x onerror="))' "$WORK/hp.json" >/dev/null; then
         miss=""

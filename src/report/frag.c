@@ -44,7 +44,7 @@ const char *const gmg_size_class_names[GMG_SIZE_CLASSES] = {
  * another process's memory, graph memory nodes in the graph's own reserved
  * range (backed only from a launch to their free), a host pool's
  * allocations in host memory. */
-static int in_address_space(const struct gmg_alloc *a)
+int gmg_frag_counts(const struct gmg_alloc *a)
 {
     return a->space == GMG_SPACE_DEVPTR && a->family != GMG_FAM_IPC && a->family != GMG_FAM_POOL_IMPORT &&
            a->family != GMG_FAM_GRAPH && a->family != GMG_FAM_HOST; /* a host pool's allocation */
@@ -52,7 +52,7 @@ static int in_address_space(const struct gmg_alloc *a)
 
 void gmg_frag_note(struct gmg_frag_input *in, int ndev, const struct gmg_alloc *a)
 {
-    if (a->device < 0 || a->device >= ndev || !in_address_space(a))
+    if (a->device < 0 || a->device >= ndev || !gmg_frag_counts(a))
         return;
     struct gmg_frag_input *d = &in[a->device];
     if (d->n == d->cap && !d->failed) {

@@ -274,8 +274,26 @@ unsigned gmg_report_incomplete(const struct gmg_report *r)
     return inc;
 }
 
+/* One live allocation for the memviz snapshot; out of memory, the list
+ * stops and the report says it is incomplete (fragmentation). */
+static void live_note(struct gmg_report *r, const struct gmg_alloc *a)
+{
+    if (r->nallocs == r->allocs_cap) {
+        size_t cap = r->allocs_cap ? r->allocs_cap * 2 : 1024;
+        struct gmg_live *v = r->incomplete & GMG_INCOMPLETE_FRAGMENTATION ? NULL : realloc(r->allocs, cap * sizeof *v);
+        if (!v) {
+            r->incomplete |= GMG_INCOMPLETE_FRAGMENTATION;
+            return;
+        }
+        r->allocs = v;
+        r->allocs_cap = cap;
+    }
+    r->allocs[r->nallocs++] = (struct gmg_live){ a->value, gmg_alloc_requested(a), a->stack, a->device, a->family };
+}
+
 struct walk {
     struct gmg_report *r;
+    int allocs_too;                /* memviz: each allocation too */
     struct groups live, reclaimed, growth;
     int growth_too;
     struct gmg_frag_input *frag;   /* per device, NULL when out of memory */
@@ -295,6 +313,8 @@ static void walk_live(const struct gmg_alloc *a, int fresh, void *arg)
         group_add(&w->growth, a->stack, a->family, a->device, a->size, 1);
     if (w->frag)
         gmg_frag_note(w->frag, w->r->ndev, a);
+    if (w->allocs_too && gmg_frag_counts(a) && a->device >= 0)
+        live_note(w->r, a);
 }
 
 static void walk_reclaimed(const struct gmg_alloc *a, int fresh, void *arg)
@@ -341,6 +361,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     memset(&w, 0, sizeof w);
     w.r = r;
     w.growth_too = trigger == GMG_TRIGGER_SIGNAL || trigger == GMG_TRIGGER_API;
+    w.allocs_too = (gmg_cfg.formats & GMG_FMT_MEMVIZ) && strcmp(gmg_cfg.report, "none") != 0;
     w.frag = calloc((size_t)(r->ndev > 0 ? r->ndev : 0) + 1, sizeof *w.frag);
     gmg_track_lost(&r->lost); /* before the walk: none of these is in it */
     gmg_track_walk(w.growth_too, walk_live, &w);
@@ -388,6 +409,7 @@ void gmg_report_free(struct gmg_report *r)
     free(r->groups);
     free(r->reclaimed);
     free(r->growth);
+    free(r->allocs);
     for (size_t i = 0; r->frag && i < r->nfrag; i++)
         free(r->frag[i].map);
     free(r->frag);

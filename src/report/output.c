@@ -209,6 +209,8 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
         gmg_report_folded(r, &b);
     else if (fmt == GMG_FMT_HTML)
         gmg_report_html(r, &b);
+    else if (fmt == GMG_FMT_MEMVIZ)
+        gmg_report_memviz(r, &b);
     else
         gmg_report_text(r, &b);
     if (b.failed) {
@@ -277,6 +279,8 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
             lost |= emit(&r, GMG_FMT_FOLDED, several ? ".folded" : NULL);
         if (gmg_cfg.formats & GMG_FMT_HTML)
             lost |= emit(&r, GMG_FMT_HTML, several ? ".html" : NULL);
+        if (gmg_cfg.formats & GMG_FMT_MEMVIZ)
+            lost |= emit(&r, GMG_FMT_MEMVIZ, several ? ".pickle" : NULL);
         /* A dump that lists growth marked it listed. If any of its reports
          * was lost, or its groups could not all be made, the next dump
          * lists that growth again: twice rather than never. */

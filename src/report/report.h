@@ -81,6 +81,10 @@ struct gmg_report {
     struct gmg_group *growth;   size_t ngrowth;    /* signal/API dumps only    */
     int has_growth;
     struct gmg_frag *frag;      size_t nfrag;
+    /* GPUMEM_REPORT_FORMAT=memviz only: each live device allocation of the
+     * driver's allocator (as fragmentation counts them), by address */
+    struct gmg_live { uint64_t addr, size; uint32_t stack; int8_t device; uint8_t family; } *allocs;
+    size_t nallocs, allocs_cap;
     struct gmg_symbolizer *sym;
     /* GPUMEM_SUPPRESSIONS: per pattern, the groups it took out of the live
      * and reclaimed lists (and so out of the totals above and the leaks) */
@@ -218,6 +222,9 @@ void gmg_report_free(struct gmg_report *r);
 struct gmg_span { uint64_t lo, hi; };
 struct gmg_frag_input { struct gmg_span *v; size_t n, cap; int failed; };
 void gmg_frag_note(struct gmg_frag_input *in, int ndev, const struct gmg_alloc *a);
+/* Is the record a device pointer of the driver's own allocator (what
+ * fragmentation and the memviz snapshot count)? */
+int gmg_frag_counts(const struct gmg_alloc *a);
 void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nrecords);
 /* Each device's free memory, into r->frag (gmg_report_dev.meminfo): apart
  * from compute, for the reports that show it only (output.c), since where
@@ -232,6 +239,8 @@ void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b);
 void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_t cap);
 /* The HTML page (base/page.h) around the capped JSON report. */
 void gmg_report_html(const struct gmg_report *r, struct gmg_buf *b);
+/* A pickle of the shape of torch.cuda.memory._snapshot() (memviz.c). */
+void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b);
 /* Chrome trace events (Perfetto, chrome://tracing). */
 void gmg_report_trace(const struct gmg_report *r, struct gmg_buf *b);
 void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b);

@@ -155,7 +155,8 @@
     var body = [];
     var series = tl && (tl.devices || []).filter(function (s) { return s.device === dev.device; })[0];
     var gseries = tl && Array.isArray(tl.group) ? tl.group.filter(function (s) { return s.device === dev.device; })[0] : null;
-    var events = tl ? (tl.events || []).filter(function (e) { return e.device === dev.device; }) : [];
+    /* an event of no one device (a dump: device -1) is marked on each */
+    var events = tl ? (tl.events || []).filter(function (e) { return e.device === dev.device || !(e.device >= 0); }) : [];
     if (!tl) return [empty('No timeline: this report carries no samples of in-use bytes over time.')];
     if ((!series || !series.samples.length) && !events.length)
       return [empty('No samples for this device: the run ended before the first sample was taken.')];
@@ -215,7 +216,8 @@
       legend.appendChild(el('span', {}, [el('i', { style: 'background: ' + st.color }), st.label + ' \u00d7' + counts[k]]));
     });
     body.push(legend);
-    body.push(el('p', { cls: 'note', text: plural(samples.length, 'sample') + (tl.interval_ms ? ', every ' + tl.interval_ms + ' ms' : '') + (tl.start_unix_ms ? ', from ' + new Date(tl.start_unix_ms).toISOString() : '') }));
+    body.push(el('p', { cls: 'note', text: plural(samples.length, 'sample') + (tl.interval_ms ? ', every ' + tl.interval_ms + ' ms' : '') + (tl.start_unix_ms ? ', from ' + new Date(tl.start_unix_ms).toISOString() : '') +
+      (tl.events_dropped ? '; ' + plural(tl.events_dropped, 'more event') + ' not kept (the list was full)' : '') }));
     return body;
   }
   function timelines() {
@@ -375,6 +377,16 @@
         var pf = flame(allocGroups(p.groups), p.groups_folded, 'was live at the peak');
         toDraw.push(pf);
         peaks.push(pf);
+      });
+    }
+    if (Array.isArray(R.at_peak_since_dump)) {
+      peaks.push(el('h3', { text: 'Since the previous dump' }));
+      if (!R.at_peak_since_dump.length) peaks.push(empty('No peak since the previous dump.'));
+      R.at_peak_since_dump.forEach(function (p) {
+        peaks.push(el('h3', { text: 'Device ' + p.device + ': ' + size(p.bytes) + ' at the peak since the previous dump' }));
+        var sf = flame(allocGroups(p.groups), p.groups_folded, 'was live at that peak');
+        toDraw.push(sf);
+        peaks.push(sf);
       });
     }
     app.appendChild(card('Live at the peak', peaks));

@@ -1,0 +1,243 @@
+/*
+ * memviz.c - a snapshot in the shape of torch.cuda.memory._snapshot(), as
+ * a pickle (protocol 2), that PyTorch's memory_viz opens:
+ *
+ *   {"segments": [{"device", "address", "total_size", "allocated_size",
+ *                  "active_size", "requested_size", "stream", "segment_type",
+ *                  "is_expandable", "frames",
+ *                  "blocks": [{"address", "size", "requested_size",
+ *                              "state": "active_allocated", "frames"}]}],
+ *    "device_traces": [[], ...]}                       (one list per device)
+ *
+ * A segment is one live allocation of the driver's allocator (the device
+ * pointers fragmentation counts), by address; its one block is that
+ * allocation, granted size (the request rounded up to 512 bytes) and
+ * requested size. Frames are {"filename", "line", "name"}, innermost
+ * first: the native frames, then the Python ones. memory_viz's own reader
+ * (MemoryViz.js) knows only some opcodes: this writes PROTO 2, EMPTY_DICT,
+ * EMPTY_LIST, MARK, SETITEMS, APPENDS, BINUNICODE, BININT1, BININT2,
+ * BININT, LONG1, NEWFALSE, LONG_BINPUT and LONG_BINGET (a stack's frames
+ * are written once and fetched from the memo after), and never the
+ * "category" key. No history is recorded, so device_traces are empty.
+ */
+#include "report/report.h"
+
+#include "core/pyframes.h"
+#include "core/stacks.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GRANULARITY 512u
+
+static void op(struct gmg_buf *b, unsigned char c) { gmg_buf_put(b, (const char *)&c, 1); }
+
+static void u32(struct gmg_buf *b, uint32_t v)
+{
+    unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16), (unsigned char)(v >> 24) };
+    gmg_buf_put(b, (const char *)x, 4);
+}
+
+static void integer(struct gmg_buf *b, uint64_t v)
+{
+    if (v < 256) {
+        op(b, 'K'); /* BININT1 */
+        op(b, (unsigned char)v);
+    } else if (v < 65536) {
+        op(b, 'M'); /* BININT2 */
+        op(b, (unsigned char)v);
+        op(b, (unsigned char)(v >> 8));
+    } else if (v < 0x80000000u) {
+        op(b, 'J'); /* BININT */
+        u32(b, (uint32_t)v);
+    } else {   /* LONG1: little-endian two's complement, a sign byte when the top bit is set */
+        unsigned char x[9];
+        int n = 0;
+        for (uint64_t t = v; t; t >>= 8)
+            x[n++] = (unsigned char)t;
+        if (x[n - 1] & 0x80)
+            x[n++] = 0;
+        op(b, 0x8a);
+        op(b, (unsigned char)n);
+        gmg_buf_put(b, (const char *)x, (size_t)n);
+    }
+}
+
+/* BINUNICODE: UTF-8, a byte of no well-formed sequence as U+FFFD. */
+static void str(struct gmg_buf *b, const char *s)
+{
+    if (!s)
+        s = "??";
+    size_t n = 0;
+    for (const char *p = s; *p;) {
+        size_t k = gmg_utf8_seq(p);
+        n += k ? k : 3;
+        p += k ? k : 1;
+    }
+    op(b, 'X');
+    u32(b, (uint32_t)n);
+    for (const char *p = s; *p;) {
+        size_t k = gmg_utf8_seq(p);
+        gmg_buf_put(b, k ? p : "\xef\xbf\xbd", k ? k : 3);
+        p += k ? k : 1;
+    }
+}
+
+static void key(struct gmg_buf *b, const char *k) { str(b, k); }
+
+static void frame(struct gmg_buf *b, const struct gmg_frame_info *fi)
+{
+    char name[1200];
+    op(b, '}');
+    op(b, '(');
+    key(b, "filename");
+    str(b, fi->file ? fi->file : fi->module ? fi->module : "??");
+    key(b, "line");
+    integer(b, fi->file && fi->line > 0 ? (uint64_t)fi->line : 0);
+    key(b, "name");
+    if (fi->function || fi->python) {
+        str(b, fi->function);
+    } else {
+        snprintf(name, sizeof name, "%s+%#lx", fi->module ? fi->module : "??", (unsigned long)fi->offset);
+        str(b, name);
+    }
+    op(b, 'u');
+}
+
+/* Frames of a stack: the native ones, then the Python ones, each
+ * innermost first (the depot keeps the Python frames first). */
+static void frames_of(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
+{
+    const struct gmg_stack *s = gmg_stack_get(stack);
+    op(b, ']');
+    if (!s || !s->depth)
+        return;
+    uint32_t np = 0;
+    while (np < s->depth && gmg_is_pyframe(s->frames[np]))
+        np++;
+    op(b, '(');
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = pass ? 0 : np; i < (pass ? np : s->depth); i++) {
+            if (gmg_stack_is_internal(s->frames[i]))
+                continue;
+            struct gmg_frame_info fi;
+            gmg_symbolize(r->sym, s->frames[i], gmg_stack_module(s, i), &fi);
+            frame(b, &fi);
+        }
+    op(b, 'e');
+}
+
+/* Stacks whose frames are in the memo already: open addressing. */
+struct seen { uint32_t *v; size_t cap; };
+
+static int seen_add(struct seen *s, uint32_t stack)
+{
+    uint32_t k = stack + 1; /* 0: an empty slot */
+    for (size_t i = (k * 2654435761u) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        if (s->v[i] == k)
+            return 1;
+        if (!s->v[i]) {
+            s->v[i] = k;
+            return 0;
+        }
+    }
+}
+
+static int by_address(const void *a, const void *b)
+{
+    const struct gmg_live *x = a, *y = b;
+    if (x->device != y->device)
+        return x->device < y->device ? -1 : 1;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
+{
+    size_t cap = 64;
+    while (cap < 2 * (r->ngroups + 1))
+        cap *= 2;
+    struct seen seen = { calloc(cap, sizeof(uint32_t)), cap };
+    if (!seen.v) {
+        b->failed = 1;
+        return;
+    }
+    /* sorted in place: the list is the report's own, for this format only */
+    if (r->nallocs > 1)
+        qsort(r->allocs, r->nallocs, sizeof *r->allocs, by_address);
+    op(b, 0x80);
+    op(b, 2); /* PROTO 2 */
+    op(b, '}');
+    op(b, '(');
+    key(b, "segments");
+    op(b, ']');
+    if (r->nallocs)
+        op(b, '(');
+    for (size_t i = 0; i < r->nallocs; i++) {
+        const struct gmg_live *a = &r->allocs[i];
+        uint64_t granted = (a->size + GRANULARITY - 1) / GRANULARITY * GRANULARITY;
+        if (!granted)
+            granted = GRANULARITY;
+        op(b, '}');
+        op(b, '(');
+        key(b, "device");
+        integer(b, (uint64_t)a->device);
+        key(b, "address");
+        integer(b, a->addr);
+        key(b, "total_size");
+        integer(b, granted);
+        key(b, "allocated_size");
+        integer(b, granted);
+        key(b, "active_size");
+        integer(b, granted);
+        key(b, "requested_size");
+        integer(b, a->size);
+        key(b, "stream");
+        integer(b, 0);
+        key(b, "segment_type");
+        str(b, granted < (1u << 20) ? "small" : "large");
+        key(b, "is_expandable");
+        op(b, 0x89); /* NEWFALSE */
+        key(b, "frames");
+        if (seen_add(&seen, a->stack)) {
+            op(b, 'j'); /* LONG_BINGET */
+            u32(b, a->stack);
+        } else {
+            frames_of(r, b, a->stack);
+            op(b, 'r'); /* LONG_BINPUT: the memo's key is the stack's id */
+            u32(b, a->stack);
+        }
+        key(b, "blocks");
+        op(b, ']');
+        op(b, '(');
+        op(b, '}');
+        op(b, '(');
+        key(b, "address");
+        integer(b, a->addr);
+        key(b, "size");
+        integer(b, granted);
+        key(b, "requested_size");
+        integer(b, a->size);
+        key(b, "state");
+        str(b, "active_allocated");
+        key(b, "frames");
+        op(b, 'j');
+        u32(b, a->stack);
+        op(b, 'u');
+        op(b, 'e');
+        op(b, 'u');
+    }
+    if (r->nallocs)
+        op(b, 'e');
+    key(b, "device_traces");
+    op(b, ']');
+    if (r->ndev > 0) {
+        op(b, '(');
+        for (int d = 0; d < r->ndev; d++)
+            op(b, ']');
+        op(b, 'e');
+    }
+    op(b, 'u');
+    op(b, '.');
+    free(seen.v);
+}
