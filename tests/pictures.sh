@@ -158,7 +158,8 @@ if "$GMG" view "$WORK/tl.json" -o "$WORK/tl.html" >/dev/null 2>"$WORK/err" && [ 
         [ -z "$miss" ] && ok "view in Chromium: the timeline with its limit, refusal, driver OOM, peak and dump; the peak's flame graph; pools apart from leaks; owners" \
             || bad "view in Chromium: missing$miss" "$WORK/tl.why"
     else bad "view in Chromium: script error or not drawn" "$WORK/tl.why"; fi
-    shot "$WORK/tl.html" "$PICS/view.png" 2600 && ok "view: screenshot in $PICS/view.png" || bad "view screenshot"
+    shot "$WORK/tl.html" "$PICS/view.png" 2600 && shot "$WORK/tl.html" "$PICS/readme.png" 1500 \
+        && ok "view: screenshots in $PICS/view.png and readme.png (the README's picture)" || bad "view screenshot"
 elif [ -n "$CHROME" ]; then bad "view of a report with a timeline" "$WORK/err"; fi
 
 # ------------------------------------- a clean run: every section says so
