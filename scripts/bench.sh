@@ -14,6 +14,8 @@
 #     nothing live (its libraries, its thread), which no allocation adds;
 #   - a report over 1M live allocations through the public API: its time
 #     and the most memory it added while written;
+#   - the HTML page over 1M live allocations in 100,000 stacks: seconds to
+#     write it, its size, its script's time in headless Chromium;
 #   - a refusal message at 1M live: from the refused call to the message,
 #     the first (it makes the symbolizer) and the next at a new call site.
 # Pair costs are CPU time in the least disturbed of 40 rounds of a process,
@@ -136,6 +138,20 @@ report() { for i in 1 2 3; do env LD_PRELOAD="$LIB" "$@" "$B/bench" report "$LIV
 set -- $(report GPUMEM_STACK_DEPTH=0); ro_s=$1; ro_kb=$2
 set -- $(report GPUMEM_STACK_DEPTH=32); rf_s=$1; rf_kb=$2
 echo "| report: seconds, and MB added while written | $LIVE | 1 | - | | $ro_s s, $(calc "$ro_kb / 1024" 1) MB | $rf_s s, $(calc "$rf_kb / 1024" 1) MB | | | < 0.3 s, ≤ 32 MB | $(awk -v a="$ro_s" -v b="$rf_s" -v c="$ro_kb" -v d="$rf_kb" 'BEGIN { print (a < 0.3 && b < 0.3 && c <= 32768 && d <= 32768) ? "yes" : "no" }') |"
+
+# the HTML page over 1M live allocations in 100,000 distinct stacks
+# (tests/bench/stacks.c): the report's time, the page's size, and the ms
+# its script takes to read and draw it in headless Chromium (when there)
+cc -std=gnu11 -O2 -g -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$B/bench_stacks" tests/bench/stacks.c -L"$B/sim" -l:libcuda.so.1 -ldl
+html() { for i in 1 2 3; do env LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 GPUMEM_REPORT_FORMAT=html GPUMEM_REPORT="$SNAP/page.html" \
+         "$B/bench_stacks" "$LIVE" 100000; done | median; }
+h_s=$(html); h_mb=$(calc "$(stat -c %s "$SNAP/page.html") / 1048576" 1)
+CHROME=$(command -v chromium || true); h_ms="-"
+if [ -n "$CHROME" ]; then
+    h_ms=$(HOME=$SNAP timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --user-data-dir="$SNAP/chrome" \
+           --dump-dom "file://$SNAP/page.html" 2>/dev/null | sed -n 's/.*data-gmg-ms="\([0-9]*\)".*/\1/p' | head -1)
+fi
+echo "| HTML page, 100,000 stacks: seconds to write it, its MB, and ms for its script to draw it in Chromium | $LIVE | 1 | - | | | $h_s s, $h_mb MB, ${h_ms:--} ms | | | < 1 s, < 10 MB | $(awk -v a="$h_s" -v b="$h_mb" 'BEGIN { print (a < 1 && b < 10) ? "yes" : "no" }') |"
 
 # a refusal message at 1M live: the first, the next at a new call site
 # (stacks off: every call site is one, explained once)
