@@ -101,6 +101,18 @@ else
     else bad "memviz over many stacks" "$WORK/mv.out"; fi
 fi
 
+# ------------------------------------------------ trace: Chrome trace events
+guarded GPUMEM_REPORT="$WORK/tr" GPUMEM_REPORT_FORMAT=json,trace "$T/apitest" direct families
+if jq -e --slurpfile r "$WORK/tr.json" '.traceEvents as $e | $r[0] as $r
+        | ($e | map(select(.ph == "M" and .name == "process_name")) | .[0].args.name) == $r.exe
+        and ([$e[] | select(.ph == "C" and (.name | startswith("in use, device ")))] | length) >= ($r.devices | length)
+        and all($r.devices[]; . as $d | [$e[] | select(.ph == "C" and .name == "in use, device \($d.device)")] | last.args.bytes == $d.in_use)
+        and all($e[]; (.ts // 0) >= 0 and (.pid == $r.pid))
+        and ([$e[] | select(.ph == "i" and .s == "p")] | last | .name == "report (exit, dump 1)"
+             and .args.live_bytes == $r.totals.live_bytes and .args.refused == $r.totals.refused)' "$WORK/tr.trace.json" >/dev/null; then
+    ok "trace: Chrome trace events (traceEvents): the process named, a counter per device ending at the JSON report's in-use bytes, the report as an instant event"
+else bad "trace of a run" "$WORK/tr.trace.json"; fi
+
 # ------------------------------------------------------------ gpumemguard view
 if "$GMG" view "$FJ" -o "$WORK/v.html" >"$WORK/out" 2>"$WORK/err" && cmp -s "$WORK/v.html" "$FH" \
    && [ "$(cat "$WORK/out")" = "$WORK/v.html" ] && cp "$FJ" "$WORK/saved.json" && "$GMG" view "$WORK/saved.json" >"$WORK/out" 2>&1 \

@@ -211,6 +211,8 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
         gmg_report_html(r, &b);
     else if (fmt == GMG_FMT_MEMVIZ)
         gmg_report_memviz(r, &b);
+    else if (fmt == GMG_FMT_TRACE)
+        gmg_report_trace(r, &b);
     else
         gmg_report_text(r, &b);
     if (b.failed) {
@@ -281,6 +283,8 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
             lost |= emit(&r, GMG_FMT_HTML, several ? ".html" : NULL);
         if (gmg_cfg.formats & GMG_FMT_MEMVIZ)
             lost |= emit(&r, GMG_FMT_MEMVIZ, several ? ".pickle" : NULL);
+        if (gmg_cfg.formats & GMG_FMT_TRACE)
+            lost |= emit(&r, GMG_FMT_TRACE, several ? ".trace.json" : NULL);
         /* A dump that lists growth marked it listed. If any of its reports
          * was lost, or its groups could not all be made, the next dump
          * lists that growth again: twice rather than never. */
