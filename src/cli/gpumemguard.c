@@ -16,9 +16,10 @@
  * a caller that is not a shell to see the signal itself). Signals sent to
  * the command go on to the program (see run).
  *
- * Standalone on purpose: libc, include/gpumemguard.h, the one pure parser
- * it shares with the library (base/signame) and the dump's answer
- * (base/dumpask.h), nothing else of its layers.
+ * Standalone on purpose: libc, include/gpumemguard.h, the pure parts it
+ * shares with the library (base/signame; for `view`, base/page and
+ * base/buf) and the dump's answer (base/dumpask.h), nothing else of its
+ * layers.
  */
 #define _GNU_SOURCE
 #include <gpumemguard.h>
