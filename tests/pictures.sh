@@ -214,7 +214,8 @@ hostile_ok() { # NAME HTML: the page runs none of the names' scripts and shows t
     [ "$(sed -n 's/.*<title>\([^<]*\)<\/title>.*/\1/p' "$WORK/$n.dom" | head -1)" = "gpumemguard report" ] || return 1
     ! grep -q -i '<img' "$WORK/$n.dom" && tr -d '\n' <"$WORK/$n.dom" | grep -q '</script></body></html>$' 
 }
-if jq -e '[.live[].frames[0].function] | index("</script><script>document.title='"'"'PWNED-C'"'"';document.body.append('"'"'PWNED-C'"'"')</script>") != null
+# (clang keeps the assembler name's quotes in the symbol: "\"</script>...\"")
+if jq -e '[.live[].frames[0].function | ltrimstr("\"") | rtrimstr("\"")] | index("</script><script>document.title='"'"'PWNED-C'"'"';document.body.append('"'"'PWNED-C'"'"')</script>") != null
           and index("operator\"\" _x(char const*)") != null and index("void leak<char>()") != null' "$WORK/hn.json" >/dev/null; then
     miss=""
     if [ -z "$CHROME" ]; then :
