@@ -141,6 +141,13 @@ done
 { [ $rc = 2 ] && has "view takes no option" "$WORK/err"; } || miss="$miss option(rc $rc)"
 [ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, a newer schema and a missing file: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
+# a page that cannot be written: status 1 and why; a device is never removed
+if [ -c /dev/full ] && [ -w /dev/full ]; then
+    "$GMG" view "$FJ" -o /dev/full >"$WORK/out" 2>"$WORK/err"; rc=$?
+    [ $rc = 1 ] && has "cannot write /dev/full: No space left on device" "$WORK/err" && [ -c /dev/full ] \
+        && ok "view -o /dev/full: status 1, 'No space left on device', the device left in place" \
+        || bad "view -o /dev/full (rc $rc)" "$WORK/err"
+fi
 "$GMG" --help >"$WORK/out" 2>&1
 has "view REPORT.json [-o OUT.html]" "$WORK/out" && has "html, memviz, trace" "$WORK/out" \
     && ok "gpumemguard --help lists view and the html, memviz and trace formats" || bad "--help: view" "$WORK/out"

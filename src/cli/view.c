@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct reader {
     const char *p, *start, *end;
@@ -358,8 +360,18 @@ int gmg_view_main(int argc, char **argv)
         }
     } else {
         FILE *f = fopen(out, "wb");
-        if (!f || fwrite(page.p, 1, page.len, f) != page.len || fclose(f) != 0) {
-            fprintf(stderr, "gpumemguard view: cannot write %s: %s\n", out, strerror(errno));
+        struct stat st;
+        int regular = f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+        int ok = f && fwrite(page.p, 1, page.len, f) == page.len;
+        int err = errno;
+        if (f && fclose(f) != 0 && ok) {
+            ok = 0;
+            err = errno;
+        }
+        if (!ok) {
+            fprintf(stderr, "gpumemguard view: cannot write %s: %s\n", out, strerror(err));
+            if (regular)
+                unlink(out); /* no page cut short (a device or FIFO is left alone) */
             rc = 1;
         } else {
             printf("%s\n", out);
