@@ -105,7 +105,8 @@
   /* ---- header ---- */
   var leaksWord = R.trigger === 'exit' ? 'leak' : 'live';
   function header() {
-    var prog = Array.isArray(R.argv) ? R.argv.join(' ') : (R.command || R.exe || '?');
+    /* the program with its arguments where the report has them */
+    var prog = R.cmdline || (Array.isArray(R.argv) ? R.argv.join(' ') : R.command) || R.exe || '?';
     app.appendChild(el('h1', { text: 'gpumemguard report' }));
     app.appendChild(el('p', { cls: 'sub', id: 'gmg-program', text: prog }));
     var facts = el('dl', { cls: 'facts', id: 'gmg-facts' });
