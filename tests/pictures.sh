@@ -153,7 +153,7 @@ has "view REPORT.json [-o OUT.html]" "$WORK/out" && has "html, memviz, trace" "$
     && ok "gpumemguard --help lists view and the html, memviz and trace formats" || bad "--help: view" "$WORK/out"
 
 # -------- the timeline, the peak, pools and owners (a report that has them)
-jq '.devices[0].limit = 33554432 | .devices[0].driver_oom = 2
+jq '.devices[0].limit = 33554432 | .devices[0].driver_oom = 2 | .cmdline = "python train.py --lr 3e-4"
     | .timeline = {"start_unix_ms": 1764072000000, "interval_ms": 100,
         "devices": [{"device": 0, "samples": [[0,0],[100,4194304],[200,16777216],[300,23450880],[400,20971520],[500,21353728]]}],
         "group": null,
@@ -172,9 +172,9 @@ if "$GMG" view "$WORK/tl.json" -o "$WORK/tl.html" >/dev/null 2>"$WORK/err" && [ 
             "driver out of memory at 0.25 s: 1.0 MiB (1048576 bytes)" "peak at 0.30 s: 22.4 MiB (23450880 bytes)" \
             "dump at 0.45 s: 20.0 MiB (20971520 bytes)" "6 samples, every 100 ms" "driver out of memory 2" \
             "Device 0: 22.4 MiB (23450880 bytes) at the peak" "retained by pool PyTorch" \
-            "<td>libnccl.so.2</td>" 'id="gmg-owners"' "Retained by pools: "
+            "<td>libnccl.so.2</td>" 'id="gmg-owners"' "Retained by pools: " '<p class="sub" id="gmg-program">python train.py --lr 3e-4</p>'
         [ "$(grep -o '<canvas' "$WORK/tl.dom" | wc -l)" = 2 ] || miss="$miss [two flame graphs]"
-        [ -z "$miss" ] && ok "view in Chromium: the timeline with its limit, refusal, driver OOM, peak and dump; the peak's flame graph; pools apart from leaks; owners" \
+        [ -z "$miss" ] && ok "view in Chromium: the timeline with its limit, refusal, driver OOM, peak and dump; the peak's flame graph; pools apart from leaks; owners; the program with its arguments" \
             || bad "view in Chromium: missing$miss" "$WORK/tl.why"
     else bad "view in Chromium: script error or not drawn" "$WORK/tl.why"; fi
     shot "$WORK/tl.html" "$PICS/view.png" 2600 && shot "$WORK/tl.html" "$PICS/readme.png" 1500 \
