@@ -195,6 +195,16 @@ if [ -n "$CHROME" ] && [ -s "$WORK/clean.html" ]; then
     else bad "clean html: script error or not drawn" "$WORK/clean.why"; fi
 elif [ -n "$CHROME" ]; then bad "clean html not written" "$WORK/err"; fi
 
+# ------------------------------------ a dump: what grew since the previous
+guarded GPUMEM_REPORT="$WORK/dump.%n" GPUMEM_REPORT_FORMAT=json,html "$T/stacks" 20 10
+if [ -n "$CHROME" ] && [ -s "$WORK/dump.1.html" ] && jq -e '.trigger == "request" and (.growth | length) == 10' "$WORK/dump.1.json" >/dev/null; then
+    miss=""
+    browse "$WORK/dump.1.html" dump && dom_has dump "$(jq -r '"request, dump 1, pid \(.pid)"' "$WORK/dump.1.json")" \
+        "$(jq -r '"(\([.growth[].bytes] | add) bytes) in \([.growth[].count] | add) allocations, 10 groups"' "$WORK/dump.1.json")" \
+        && [ -z "$miss" ] && ok "html of a dump: the trigger and what grew since the previous dump, as its JSON report says" \
+        || bad "html of a dump:${miss:-}" "$WORK/dump.why"
+elif [ -n "$CHROME" ]; then bad "html of a dump not written" "$WORK/err"; fi
+
 # -------------------------------- many stacks: the page keeps the biggest
 guarded GPUMEM_REPORT="$WORK/many" GPUMEM_REPORT_FORMAT=json,html "$T/stacks" 2400 1200
 if [ -s "$WORK/many.html" ] && embedded "$WORK/many.html" >"$WORK/many.emb" \

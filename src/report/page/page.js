@@ -121,6 +121,11 @@
     fact('refused', String(t.refused || 0), 'gmg-refused');
     fact('allocations made', String(t.allocations_made || 0));
     if (t.unknown_frees) fact('unknown frees', String(t.unknown_frees));
+    if (Array.isArray(R.growth)) {
+      var gb = 0, gc = 0;
+      R.growth.forEach(function (g) { gb += g.bytes; gc += g.count; });
+      fact('grew since the previous dump', size(gb) + ' in ' + plural(gc, 'allocation') + ', ' + plural(R.growth.length, 'group'), 'gmg-growth');
+    }
     (R.devices || []).forEach(function (d) {
       var s = 'limit ' + (d.limit ? size(d.limit) : 'none') + ', in use ' + size(d.in_use) + ', peak ' + size(d.peak) +
               ', refused ' + d.refused;
