@@ -150,6 +150,7 @@ pyclients:
 
 test: all pyclients
 	@scripts/check-layers.sh --self-test >/dev/null && scripts/check-layers.sh
+	@scripts/check-circles.py --self-test >/dev/null && scripts/check-circles.py
 	@tests/run.sh $(B)
 
 demo: all

@@ -1,6 +1,8 @@
 /*
  * model.c - building the report model, and the refusal explanation. Output
- * destinations live in output.c, formats in text.c, json.c and folded.c.
+ * destinations live in output.c, formats in text.c, json.c, folded.c,
+ * html.c, memviz.c and trace.c, and what a report says of itself (its
+ * leaks, whether it is clean or incomplete), which formats read, in facts.c.
  *
  * A report never copies the table: one walk (core/track.c, shards locked
  * one at a time) adds each record into groups by (stack, family, device),
@@ -38,31 +40,6 @@ void gmg_report_model_atfork_child(void)
 {
     dumps = 0;
     gmg_symbolizer_atfork_child();
-}
-
-const char *gmg_trigger_name(enum gmg_trigger t)
-{
-    switch (t) {
-    case GMG_TRIGGER_EXIT: return "exit";
-    case GMG_TRIGGER_SIGNAL: return "signal";
-    case GMG_TRIGGER_REFUSAL: return "refusal";
-    case GMG_TRIGGER_FATAL: return "fatal_signal";
-    default: return "request";
-    }
-}
-
-int gmg_group_is_allocation(int family)
-{
-    return !gmg_family_is_range(family);
-}
-
-uint64_t gmg_untracked_ranges(const struct gmg_track_lost *l)
-{
-    uint64_t n = 0;
-    for (int f = 0; f < GMG_FAM_COUNT; f++)
-        if (gmg_family_is_range(f))
-            n += l->untracked_by_family[f];
-    return n < l->untracked_allocs ? n : l->untracked_allocs; /* each read on its own */
 }
 
 /* Untracked allocations never freed, at the least: family against family
@@ -238,40 +215,6 @@ void gmg_report_site_names(const uint32_t *stacks, size_t n, char *names, size_t
         }
     }
     gmg_symbolizer_put(sym);
-}
-
-uint64_t gmg_report_leaks(const struct gmg_report *r)
-{
-    /* reclaimed ones the guard could not list (out of memory) are leaks as
-     * much as the listed ones: no stack, so no suppression can match them */
-    return r->live_allocs + r->reclaimed_allocs + r->lost.unlisted_allocs + r->untracked_live;
-}
-
-int gmg_report_clean(const struct gmg_report *r)
-{
-    return r->trigger == GMG_TRIGGER_EXIT && !gmg_report_leaks(r) && !r->refused && !r->unknown_frees &&
-           !r->any_suppressed && !gmg_report_incomplete(r);
-}
-
-const char *gmg_incomplete_name(int i)
-{
-    static const char *const names[GMG_INCOMPLETE_KINDS] = { "untracked", "unlisted", "groups", "suppressions",
-                                                             "fragmentation", "names", "stacks", "contexts" };
-    return i >= 0 && i < GMG_INCOMPLETE_KINDS ? names[i] : "?";
-}
-
-const char *gmg_report_dynamic_only(const struct gmg_report *r)
-{
-    const char *why;
-    return gmg_symbolizer_dynamic_only(r->sym, &why) > r->sym_dynamic0 ? why : NULL;
-}
-
-unsigned gmg_report_incomplete(const struct gmg_report *r)
-{
-    unsigned inc = r->incomplete;
-    if (r->sym ? gmg_symbolizer_lost(r->sym) > r->sym_lost0 : r->ngroups + r->nreclaimed + r->ngrowth > 0)
-        inc |= GMG_INCOMPLETE_NAMES;
-    return inc;
 }
 
 /* One live allocation for the memviz snapshot; out of memory, the list
