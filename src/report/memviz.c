@@ -144,14 +144,6 @@ static int seen_add(struct seen *s, uint32_t stack)
     }
 }
 
-static int by_address(const void *a, const void *b)
-{
-    const struct gmg_live *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
 {
     size_t cap = 64;
@@ -162,9 +154,6 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
         b->failed = 1;
         return;
     }
-    /* sorted in place: the list is the report's own, for this format only */
-    if (r->nallocs > 1)
-        qsort(r->allocs, r->nallocs, sizeof *r->allocs, by_address);
     op(b, 0x80);
     op(b, 2); /* PROTO 2 */
     op(b, '}');
