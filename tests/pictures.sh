@@ -201,7 +201,8 @@ if [ -n "$CHROME" ] && [ -s "$WORK/dump.1.html" ] && jq -e '.trigger == "request
     miss=""
     browse "$WORK/dump.1.html" dump && dom_has dump "$(jq -r '"request, dump 1, pid \(.pid)"' "$WORK/dump.1.json")" \
         "$(jq -r '"(\([.growth[].bytes] | add) bytes) in \([.growth[].count] | add) allocations, 10 groups"' "$WORK/dump.1.json")" \
-        && [ -z "$miss" ] && ok "html of a dump: the trigger and what grew since the previous dump, as its JSON report says" \
+        && browse "$WORK/dump.2.html" dump2 && dom_has dump2 "$(jq -r '"exit, dump 2, pid \(.pid)"' "$WORK/dump.2.json")" \
+        && [ -z "$miss" ] && ok "html of a dump: the trigger and what grew since the previous dump, as its JSON report says (and the exit report after it)" \
         || bad "html of a dump:${miss:-}" "$WORK/dump.why"
 elif [ -n "$CHROME" ]; then bad "html of a dump not written" "$WORK/err"; fi
 
