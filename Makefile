@@ -53,8 +53,8 @@ ZDEFS     ?= -Wl,-z,defs
 # The layers of SPEC §7 (docs/ARCHITECTURE.md); scripts/check-layers.sh keeps
 # every #include pointing down.
 LAYERS   := base driver core hooks report cluster
-LIB_SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) src/guard.c src/guard_main.c
-LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def
+LIB_SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) src/guard.c src/guard_main.c src/api.c
+LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def src/api.h
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/page_assets.o
 LIB      := $(B)/libgpumemguard.so
 SIM      := $(B)/sim/libcuda.so.1

@@ -41,6 +41,60 @@ unsigned long long gpumemguard_live_bytes(int device);
  * the group's budget. */
 unsigned long long gpumemguard_limit(int device);
 
+/*
+ * For test harnesses (the pytest plugin's limit_gpu_memory and
+ * limit_gpu_leaks): how high a stretch of the program went, and what it
+ * allocated and left live. From Python, look them up with ctypes:
+ * ctypes.CDLL(None).gpumemguard_peak_reset, as dlsym(RTLD_DEFAULT, ...).
+ */
+
+/* Start a new peak window on every device: its base and its peak become
+ * the bytes in use now. The peak of the reports is not touched. An
+ * allocation that another thread makes while the window is reset may be
+ * missed by the new window's peak. */
+void gpumemguard_peak_reset(void);
+
+/* The highest bytes in use on a device since the last
+ * gpumemguard_peak_reset (since start-up without one); device -1: the
+ * highest of any device. */
+unsigned long long gpumemguard_peak(int device);
+
+/* How far the bytes in use rose above the window's base at most: the
+ * window's peak less its base; device -1: the most on any one device. */
+unsigned long long gpumemguard_peak_growth(int device);
+
+/* A mark: a point in the sequence of allocations, for gpumemguard_since.
+ * Returns the mark (1 or more), or -1 when 64 marks are held already.
+ * Release each when done. A mark of a parent process means nothing in a
+ * forked child (every call with it there returns -1). */
+int gpumemguard_mark(void);
+/* 0, or -1 for a mark not held. */
+int gpumemguard_mark_release(int mark);
+
+/* The allocations made since `mark` and still live (those the exit report
+ * would list as live: not reserved address ranges nor mappings), on
+ * `device` or, for -1, on every device (pinned host memory included, as a
+ * report lists it): their bytes and how many (either pointer may be NULL).
+ * `flags`: 0 (no other value is accepted yet). Returns 0, or -1 for a mark
+ * not held by this process, a bad device or flags. */
+int gpumemguard_since(int mark, int device, int flags, unsigned long long *bytes, unsigned long long *count);
+
+/* The same allocations as text: grouped by identical stack, biggest
+ * first, each group as the text report writes it (its size line, then its
+ * frames, the Python frames first); at most max_groups groups (-1: all),
+ * then one line for the rest. Writes at most size bytes into buf, NUL
+ * included, as snprintf does; returns the length of the whole text, or -1
+ * as gpumemguard_since does (or out of memory). Symbolizes: not for a
+ * signal handler. */
+long gpumemguard_since_text(int mark, int device, int flags, int max_groups, char *buf, unsigned long size);
+
+/* A size as GPUMEM_LIMIT reads one: bytes, K M G T and KiB MiB GiB TiB
+ * (1024-based), kB MB GB TB (1000-based), B, decimals ("1.5G"); "0" is 0.
+ * A percentage or a per-device list is refused (no device here). Returns
+ * 0 and *bytes, or -1 with the reason in err (errlen bytes at most, NUL
+ * included; err may be NULL). */
+int gpumemguard_parse_size(const char *text, unsigned long long *bytes, char *err, unsigned long errlen);
+
 #ifdef __cplusplus
 }
 #endif

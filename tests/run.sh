@@ -497,6 +497,9 @@ fi
 # ------------------------------------------- gpumemguard top, the status page
 . tests/top.sh
 
+# ------------------------- the public API for test harnesses, from C
+. tests/api.sh
+
 # ------------------------------------------------ an audit against SPEC
 . tests/audit.sh
 

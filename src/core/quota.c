@@ -12,6 +12,8 @@
 struct devq {
     uint64_t used;
     uint64_t peak;
+    uint64_t wpeak;        /* the window's peak (gmg_quota_window_reset), never above peak */
+    uint64_t wbase;        /* the bytes in use when the window began */
     uint64_t refused;
     uint64_t limit;        /* resolved; valid when resolved != 0 */
     uint64_t total;        /* the device's memory, as the hooks learnt it */
@@ -43,7 +45,7 @@ __thread struct gmg_quota_pending gmg_quota_pending_tl __attribute__((tls_model(
  * (quota.h) until the caller commits. */
 static inline void note_high(struct devq *d, int dev, uint64_t now)
 {
-    if (__builtin_expect(now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED), 0)) {
+    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_RELAXED), 0)) {
         gmg_quota_pending_tl.high = now;
         gmg_quota_pending_tl.dev = dev;
     }
@@ -120,11 +122,20 @@ static void note_dev(int dev)
         ;
 }
 
+static void raise_to(uint64_t *peak, uint64_t now)
+{
+    uint64_t p = __atomic_load_n(peak, __ATOMIC_RELAXED);
+    while (now > p && !__atomic_compare_exchange_n(peak, &p, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+/* The peak and the window's peak. Every test for a new high compares with
+ * the window's (wpeak <= peak), so that a new high of a window is pending
+ * like one of the whole run; without a reset the two are one number. */
 static void raise_peak(struct devq *d, uint64_t now)
 {
-    uint64_t p = __atomic_load_n(&d->peak, __ATOMIC_RELAXED);
-    while (now > p && !__atomic_compare_exchange_n(&d->peak, &p, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-        ;
+    raise_to(&d->wpeak, now);
+    raise_to(&d->peak, now);
 }
 
 /*
@@ -349,7 +360,7 @@ static uint64_t drain_locked(int dev)
  * past the peak, the bytes in use decide. */
 static inline void high_check(struct devq *d, int dev, uint64_t now)
 {
-    if (__builtin_expect(now > __atomic_load_n(&d->peak, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_RELAXED), 0))
         note_high(d, dev, snapshot(dev));
 }
 
@@ -458,7 +469,7 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
         }
         uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
         TEST_HOOK();
-        if (cur + bytes > __atomic_load_n(&d->peak, __ATOMIC_RELAXED) && credit_take_any(dev, bytes)) {
+        if (cur + bytes > __atomic_load_n(&d->wpeak, __ATOMIC_RELAXED) && credit_take_any(dev, bytes)) {
             /* the counter read again: another thread may have raised it,
              * and taken its reading, since cur (tests/unit/test_quota_peak.c) */
             high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
@@ -541,6 +552,24 @@ uint64_t gmg_quota_used(int dev) { return valid(dev) ? snapshot(dev) : 0; }
 
 uint64_t gmg_quota_counter(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].used, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE) : 0; }
+uint64_t gmg_quota_window_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].wpeak, __ATOMIC_ACQUIRE) : 0; }
+uint64_t gmg_quota_window_base(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].wbase, __ATOMIC_ACQUIRE) : 0; }
+
+/* The window starts at the bytes in use now. A reservation made while it
+ * is reset compared its high with the old window's peak, higher: the
+ * second reading takes in what such one added before it; one made after
+ * the store compares with the new peak. A high pending on another thread
+ * (reserved before the reset, committed after) raises the new window too:
+ * its bytes were in use in it. */
+void gmg_quota_window_reset(int dev)
+{
+    if (!valid(dev))
+        return;
+    uint64_t now = snapshot(dev);
+    __atomic_store_n(&q[dev].wbase, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&q[dev].wpeak, now, __ATOMIC_SEQ_CST);
+    raise_to(&q[dev].wpeak, snapshot(dev));
+}
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 
 void gmg_quota_count_alloc(int dev)
@@ -582,6 +611,7 @@ void gmg_quota_reset(void)
     for (int i = 0; i < GMG_MAX_DEVICES; i++) {
         q[i].used = 0;
         q[i].peak = 0;
+        q[i].wpeak = q[i].wbase = 0;
         q[i].refused = 0;
         q[i].xfer = 0;
     }

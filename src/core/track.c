@@ -716,6 +716,30 @@ void gmg_track_marks_undo(void)
     memcpy(marks_walked, marks_kept, sizeof marks_walked);
 }
 
+_Static_assert(GMG_TRACK_SHARDS == SHARDS, "a mark holds each shard's number");
+
+void gmg_track_mark(struct gmg_track_mark *m)
+{
+    for (int i = 0; i < SHARDS; i++) {
+        gmg_lock(&shards[i].mu);
+        m->seq[i] = shards[i].seq;
+        gmg_unlock(&shards[i].mu);
+    }
+}
+
+void gmg_track_walk_since(const struct gmg_track_mark *m, gmg_walk_fn fn, void *arg)
+{
+    for (int i = 0; i < SHARDS; i++) {
+        struct shard *s = &shards[i];
+        gmg_lock(&s->mu);
+        uint32_t span = s->seq - m->seq[i];
+        for (struct gmg_alloc *a = span ? s->head : NULL; a; a = a->hh.next)
+            if (a->space && a->seq - m->seq[i] - 1 < span)
+                fn(a, !a->seen, arg);
+        gmg_unlock(&s->mu);
+    }
+}
+
 void gmg_track_reclaimed_walk(gmg_walk_fn fn, void *arg)
 {
     pthread_mutex_lock(&reclaimed_mu);

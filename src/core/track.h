@@ -116,6 +116,15 @@ void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg);
  * dump). Records are told apart by their shard's sequence numbers: those
  * made after the last kept walk and before this one. The caller keeps
  * marking walks apart (the reports' lock). */
+/* A point in the sequence of records each shard numbers (the public API's
+ * marks): walk_since calls fn on every live record made after it, shards
+ * locked one at a time, as walk does (fresh as there, nothing marked). A
+ * record whose free failed and that came back keeps its number. A fork
+ * child's shards number from 0 again: a parent's mark means nothing there. */
+#define GMG_TRACK_SHARDS 256
+struct gmg_track_mark { uint32_t seq[GMG_TRACK_SHARDS]; };
+void gmg_track_mark(struct gmg_track_mark *m);
+void gmg_track_walk_since(const struct gmg_track_mark *m, gmg_walk_fn fn, void *arg);
 void gmg_track_marks_keep(void);
 void gmg_track_marks_undo(void);
 void gmg_track_reclaimed_walk(gmg_walk_fn fn, void *arg);

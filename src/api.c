@@ -1,0 +1,302 @@
+/*
+ * api.c - the public API for test harnesses (include/gpumemguard.h): a
+ * window over the peak that a test resets, marks in the sequence of
+ * allocations and what was made since one and is still live (bytes,
+ * count, and the groups by stack as the text report writes them), and the
+ * GPUMEM_LIMIT size parser. Nothing here runs on the allocation path: a
+ * mark reads each shard's number, the window's reset the quota's counters;
+ * the walks and the symbolization run on the calling thread, as a
+ * gpumemguard_dump() does.
+ */
+#define _GNU_SOURCE
+#include "../include/gpumemguard.h"
+#include "api.h"
+#include "base/buf.h"
+#include "base/export.h"
+#include "base/limit_parse.h"
+#include "core/quota.h"
+#include "core/track.h"
+#include "report/report.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The public API of a copy that stays out of the way: the first copy's. */
+#define FIRST_COPY(fn, ...)                                                   \
+    do {                                                                      \
+        __typeof__(&fn) first_ = (__typeof__(&fn))gmg_guard_first_copy(#fn);  \
+        if (first_)                                                           \
+            return first_(__VA_ARGS__);                                       \
+    } while (0)
+
+/* ------------------------------------------------------------ peak window */
+
+GMG_EXPORT void gpumemguard_peak_reset(void)
+{
+    void (*first)(void) = (void (*)(void))gmg_guard_first_copy("gpumemguard_peak_reset");
+    if (first) {
+        first();
+        return;
+    }
+    for (int d = 0; d < GMG_MAX_DEVICES; d++)
+        gmg_quota_window_reset(d);
+}
+
+GMG_EXPORT unsigned long long gpumemguard_peak(int device)
+{
+    FIRST_COPY(gpumemguard_peak, device);
+    if (device >= 0)
+        return gmg_quota_window_peak(device);
+    uint64_t most = 0;
+    for (int d = 0; d < gmg_quota_devices_seen(); d++)
+        if (gmg_quota_window_peak(d) > most)
+            most = gmg_quota_window_peak(d);
+    return most;
+}
+
+static uint64_t growth(int d)
+{
+    uint64_t peak = gmg_quota_window_peak(d), base = gmg_quota_window_base(d);
+    return peak > base ? peak - base : 0;
+}
+
+GMG_EXPORT unsigned long long gpumemguard_peak_growth(int device)
+{
+    FIRST_COPY(gpumemguard_peak_growth, device);
+    if (device >= 0)
+        return growth(device);
+    uint64_t most = 0;
+    for (int d = 0; d < gmg_quota_devices_seen(); d++)
+        if (growth(d) > most)
+            most = growth(d);
+    return most;
+}
+
+/* ------------------------------------------------------------ marks */
+
+#define MARKS 64
+static struct {
+    int used;
+    pid_t pid;              /* a fork child's shards number afresh: its parent's marks mean nothing */
+    struct gmg_track_mark m;
+} marks[MARKS];
+static pthread_mutex_t marks_mu = PTHREAD_MUTEX_INITIALIZER;
+
+GMG_EXPORT int gpumemguard_mark(void)
+{
+    FIRST_COPY(gpumemguard_mark);
+    int id = -1;
+    pthread_mutex_lock(&marks_mu);
+    for (int i = 0; i < MARKS && id < 0; i++)
+        if (!marks[i].used) {
+            marks[i].used = 1;
+            marks[i].pid = getpid();
+            gmg_track_mark(&marks[i].m);
+            id = i + 1;
+        }
+    pthread_mutex_unlock(&marks_mu);
+    return id;
+}
+
+GMG_EXPORT int gpumemguard_mark_release(int mark)
+{
+    FIRST_COPY(gpumemguard_mark_release, mark);
+    int ok = -1;
+    pthread_mutex_lock(&marks_mu);
+    if (mark >= 1 && mark <= MARKS && marks[mark - 1].used) {
+        marks[mark - 1].used = 0;
+        ok = 0;
+    }
+    pthread_mutex_unlock(&marks_mu);
+    return ok;
+}
+
+/* A copy of a valid mark of this process; -1 for anything else. */
+static int mark_get(int mark, struct gmg_track_mark *out)
+{
+    int ok = -1;
+    pthread_mutex_lock(&marks_mu);
+    if (mark >= 1 && mark <= MARKS && marks[mark - 1].used && marks[mark - 1].pid == getpid()) {
+        *out = marks[mark - 1].m;
+        ok = 0;
+    }
+    pthread_mutex_unlock(&marks_mu);
+    return ok;
+}
+
+/* What a walk since a mark gathers: the totals and, for the text, one
+ * entry per record (merged into groups afterwards, off the shards' locks). */
+struct since {
+    int device;
+    uint64_t bytes, count;
+    int collect;
+    struct gmg_group *v;
+    size_t n, cap;
+    int failed;
+};
+
+static void since_fn(const struct gmg_alloc *a, int fresh, void *arg)
+{
+    struct since *s = arg;
+    (void)fresh;
+    if (!gmg_group_is_allocation(a->family) || (s->device >= 0 && a->device != s->device))
+        return;
+    s->bytes += a->size;
+    s->count++;
+    if (!s->collect || s->failed)
+        return;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        struct gmg_group *v = realloc(s->v, cap * sizeof *v);
+        if (!v) {
+            s->failed = 1;
+            return;
+        }
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (struct gmg_group){ .stack = a->stack, .family = a->family, .device = a->device,
+                                       .bytes = a->size, .count = 1 };
+}
+
+static int since_walk(int mark, int device, int flags, struct since *s)
+{
+    struct gmg_track_mark m;
+    if (flags != 0 || device < -1 || device >= GMG_MAX_DEVICES || mark_get(mark, &m) < 0)
+        return -1;
+    s->device = device;
+    gmg_track_walk_since(&m, since_fn, s);
+    return 0;
+}
+
+GMG_EXPORT int gpumemguard_since(int mark, int device, int flags, unsigned long long *bytes,
+                                 unsigned long long *count)
+{
+    FIRST_COPY(gpumemguard_since, mark, device, flags, bytes, count);
+    struct since s;
+    memset(&s, 0, sizeof s);
+    if (since_walk(mark, device, flags, &s) < 0)
+        return -1;
+    if (bytes)
+        *bytes = s.bytes;
+    if (count)
+        *count = s.count;
+    return 0;
+}
+
+static int by_key(const void *x, const void *y)
+{
+    const struct gmg_group *a = x, *b = y;
+    if (a->stack != b->stack)
+        return a->stack < b->stack ? -1 : 1;
+    if (a->family != b->family)
+        return a->family < b->family ? -1 : 1;
+    return a->device < b->device ? -1 : a->device > b->device;
+}
+
+/* Biggest first, then as the key orders them: one order for equal groups. */
+static int by_bytes(const void *x, const void *y)
+{
+    const struct gmg_group *a = x, *b = y;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return by_key(x, y);
+}
+
+GMG_EXPORT long gpumemguard_since_text(int mark, int device, int flags, int max_groups, char *buf,
+                                       unsigned long size)
+{
+    FIRST_COPY(gpumemguard_since_text, mark, device, flags, max_groups, buf, size);
+    struct since s;
+    memset(&s, 0, sizeof s);
+    s.collect = 1;
+    if ((!buf && size) || since_walk(mark, device, flags, &s) < 0) {
+        free(s.v);
+        return -1;
+    }
+    size_t n = 0;
+    if (s.n) {
+        qsort(s.v, s.n, sizeof *s.v, by_key);
+        for (size_t i = 1; i < s.n; i++) {
+            if (by_key(&s.v[n], &s.v[i]) == 0) {
+                s.v[n].bytes += s.v[i].bytes;
+                s.v[n].count += s.v[i].count;
+            } else {
+                s.v[++n] = s.v[i];
+            }
+        }
+        n++;
+        qsort(s.v, n, sizeof *s.v, by_bytes);
+    }
+    struct gmg_buf b = { 0 };
+    struct gmg_report r;
+    memset(&r, 0, sizeof r);
+    size_t shown = max_groups < 0 || (size_t)max_groups > n ? n : (size_t)max_groups;
+    gmg_report_busy_enter();
+    r.sym = shown ? gmg_symbolizer_get() : NULL;
+    for (size_t i = 0; i < shown; i++)
+        gmg_report_text_group(&r, &b, &s.v[i]);
+    gmg_symbolizer_put(r.sym);
+    gmg_report_busy_leave();
+    if (shown < n) {
+        uint64_t rest = 0, rest_n = 0;
+        for (size_t i = shown; i < n; i++) {
+            rest += s.v[i].bytes;
+            rest_n += s.v[i].count;
+        }
+        gmg_buf_printf(&b, "... and %zu more stack%s: %llu bytes in %llu allocation%s\n", n - shown,
+                       n - shown == 1 ? "" : "s", (unsigned long long)rest, (unsigned long long)rest_n,
+                       rest_n == 1 ? "" : "s");
+    }
+    if (s.failed)
+        gmg_buf_printf(&b, "(out of memory: not every allocation is in a stack above)\n");
+    free(s.v);
+    if (b.failed) {
+        gmg_buf_free(&b);
+        return -1;
+    }
+    if (size) {
+        size_t k = b.len < size - 1 ? b.len : size - 1;
+        if (k)
+            memcpy(buf, b.p, k);
+        buf[k] = '\0';
+    }
+    long need = (long)b.len;
+    gmg_buf_free(&b);
+    return need;
+}
+
+/* ------------------------------------------------------------ sizes */
+
+GMG_EXPORT int gpumemguard_parse_size(const char *text, unsigned long long *bytes, char *err,
+                                      unsigned long errlen)
+{
+    FIRST_COPY(gpumemguard_parse_size, text, bytes, err, errlen);
+    char why[256];
+    struct gmg_limits l;
+    const char *what = NULL;
+    if (!text) {
+        what = "no size given";
+    } else if (strchr(text, ':') || strchr(text, ',')) {
+        what = "one size is wanted, not a list per device";
+    } else if (gmg_limit_parse(text, &l, why, sizeof why) < 0) {
+        what = why;
+    } else if (l.dev[0].kind == GMG_LIMIT_PERCENT) {
+        what = "a percentage needs a device's memory: give bytes";
+    }
+    if (what) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", what);
+        return -1;
+    }
+    if (bytes)
+        *bytes = l.dev[0].kind == GMG_LIMIT_BYTES ? l.dev[0].bytes : 0;
+    if (err && errlen)
+        err[0] = '\0';
+    return 0;
+}
