@@ -8,6 +8,7 @@
 #   make stress     bounded storms: threads, signals, forks, report paths
 #   make mutate     mutation testing of src/ on a fixed sample (slow; docs/testing.md)
 #   make install PREFIX=/usr/local DESTDIR=   (LIBDIR= for lib64 systems)
+#   make wheel      dist/gpumemguard-VERSION-py3-none-manylinux_*_x86_64.whl (pip install)
 #   make help       every target, one line each
 #
 # Missing Debian packages (libunwind-dev, uthash-dev, libdw-dev, libiberty-dev)
@@ -63,7 +64,7 @@ CLI      := $(B)/gpumemguard
 PC       := $(B)/gpumemguard.pc
 DATA     := tests/data/cudart-13.0-getprocaddress.txt
 
-.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients mutate FORCE
+.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients mutate wheel FORCE
 all: deps $(LIB) $(SIM) $(NVML) $(CLI)
 
 DEPS_STAMP := $(B)/.deps-ok
@@ -148,6 +149,11 @@ $(NVML): tests/sim/nvml.c $(SIM)
 pyclients:
 	@scripts/pyclients.sh $(B)
 
+# The Python wheel: library, command and pytest plugin, the libraries they
+# need bundled (auditwheel, from PyPI into $(B)/wheel-venv).
+wheel: all
+	@scripts/wheel.sh $(B)
+
 test: all pyclients
 	@scripts/check-layers.sh --self-test >/dev/null && scripts/check-layers.sh
 	@scripts/check-circles.py --self-test >/dev/null && scripts/check-circles.py
@@ -216,6 +222,7 @@ help:
 	@echo '  bench        the benchmarks (docs/benchmarks.md)'
 	@echo '  mutate       mutation testing: the sample of tests/mutants.txt against make test (slow; docs/testing.md)'
 	@echo '  fuzz         libFuzzer on the GPUMEM_LIMIT parser for FUZZ_SECONDS (default 60)'
+	@echo '  wheel        build dist/gpumemguard-VERSION-py3-none-manylinux_*_x86_64.whl: library, command, pytest plugin'
 	@echo '  install      install library, header, command, man page, pkg-config file (PREFIX, LIBDIR, DESTDIR)'
 	@echo '  uninstall    remove exactly the files install installs (same PREFIX, LIBDIR, DESTDIR)'
 	@echo '  deps         install missing build dependencies with apt-get (as root)'

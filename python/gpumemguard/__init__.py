@@ -1,0 +1,150 @@
+"""gpumemguard: the GPU memory guard for CUDA programs, from Python.
+
+The package carries the library (libgpumemguard.so), the `gpumemguard`
+command and the libraries they need. `gpumemguard -- python train.py` (or
+`python -m gpumemguard -- python train.py`) runs a program under the guard;
+`pytest --gpumem` runs a test session under it (see pytest_plugin).
+
+In a process the guard is loaded into, `Guard()` reads it through its public
+C API (gpumemguard.h): bytes in use, the peak window, what was allocated
+since a mark.
+"""
+import ctypes
+import os
+
+__all__ = ["Guard", "GuardNotLoaded", "command_path", "library_path", "format_size", "__version__"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_NATIVE = os.path.join(_HERE, "_native")
+
+
+def _read_version():
+    try:
+        with open(os.path.join(_HERE, "VERSION")) as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
+__version__ = _read_version()
+
+
+def command_path():
+    """The bundled `gpumemguard` command (it finds the library beside it)."""
+    return os.path.join(_NATIVE, "gpumemguard")
+
+
+def library_path():
+    """The bundled libgpumemguard.so, for LD_PRELOAD."""
+    return os.path.join(_NATIVE, "libgpumemguard.so")
+
+
+def format_size(n):
+    """A size as the guard's reports write it: "3.0 MiB (3145728 bytes)"."""
+    if n < 1024:
+        return "1 byte" if n == 1 else "%d bytes" % n
+    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return "%.1f %s (%d bytes)" % (n / float(1 << shift), unit, n)
+    return "%d bytes" % n  # not reached
+
+
+class GuardNotLoaded(RuntimeError):
+    """The process does not run under the guard."""
+
+
+class Guard(object):
+    """The guard's public C API in this process, found as dlsym(RTLD_DEFAULT)
+    finds it (the library is preloaded: it is in the global scope)."""
+
+    MAX_DEVICES = 64
+
+    def __init__(self):
+        lib = ctypes.CDLL(None)
+        try:
+            lib.gpumemguard_peak_reset
+        except AttributeError:
+            raise GuardNotLoaded("libgpumemguard.so is not loaded in this process "
+                                 "(run it with `gpumemguard -- ...` or LD_PRELOAD)")
+        ull, c_int = ctypes.c_ulonglong, ctypes.c_int
+        self._lib = lib
+        sig = {
+            "gpumemguard_version": (ctypes.c_char_p, []),
+            "gpumemguard_live_bytes": (ull, [c_int]),
+            "gpumemguard_limit": (ull, [c_int]),
+            "gpumemguard_dump": (c_int, []),
+            "gpumemguard_peak_reset": (None, []),
+            "gpumemguard_peak": (ull, [c_int]),
+            "gpumemguard_peak_growth": (ull, [c_int]),
+            "gpumemguard_mark": (c_int, []),
+            "gpumemguard_mark_release": (c_int, [c_int]),
+            "gpumemguard_since": (c_int, [c_int, c_int, c_int, ctypes.POINTER(ull), ctypes.POINTER(ull)]),
+            "gpumemguard_since_text": (ctypes.c_long, [c_int, c_int, c_int, c_int, ctypes.c_char_p, ctypes.c_ulong]),
+            "gpumemguard_parse_size": (c_int, [ctypes.c_char_p, ctypes.POINTER(ull), ctypes.c_char_p, ctypes.c_ulong]),
+        }
+        for name, (res, args) in sig.items():
+            f = getattr(lib, name)
+            f.restype = res
+            f.argtypes = args
+
+    @staticmethod
+    def loaded():
+        """Whether the guard is loaded in this process."""
+        try:
+            ctypes.CDLL(None).gpumemguard_peak_reset
+            return True
+        except AttributeError:
+            return False
+
+    def version(self):
+        return self._lib.gpumemguard_version().decode()
+
+    def live_bytes(self, device=-1):
+        """Bytes counted against the quota now; device -1: every device."""
+        return self._lib.gpumemguard_live_bytes(device)
+
+    def parse_size(self, text):
+        """Bytes of a size written as GPUMEM_LIMIT takes one ("512MiB", "1.5G");
+        ValueError with the parser's reason otherwise."""
+        out = ctypes.c_ulonglong(0)
+        err = ctypes.create_string_buffer(512)
+        if not isinstance(text, str):
+            raise ValueError("a size is a string such as '512MiB', not %r" % (text,))
+        if self._lib.gpumemguard_parse_size(text.encode(), ctypes.byref(out), err, len(err)) != 0:
+            raise ValueError(err.value.decode(errors="replace"))
+        return out.value
+
+    def peak_reset(self):
+        self._lib.gpumemguard_peak_reset()
+
+    def peak(self, device=-1):
+        return self._lib.gpumemguard_peak(device)
+
+    def peak_growth(self, device=-1):
+        """How far the bytes in use rose above the window's start at most."""
+        return self._lib.gpumemguard_peak_growth(device)
+
+    def mark(self):
+        m = self._lib.gpumemguard_mark()
+        if m < 0:
+            raise RuntimeError("gpumemguard: no mark left (64 held)")
+        return m
+
+    def mark_release(self, mark):
+        self._lib.gpumemguard_mark_release(mark)
+
+    def since(self, mark, device=-1):
+        """(bytes, count) of the allocations made since the mark, still live."""
+        b, n = ctypes.c_ulonglong(0), ctypes.c_ulonglong(0)
+        if self._lib.gpumemguard_since(mark, device, 0, ctypes.byref(b), ctypes.byref(n)) != 0:
+            raise ValueError("gpumemguard: mark %r is not held by this process" % (mark,))
+        return b.value, n.value
+
+    def since_text(self, mark, device=-1, max_groups=-1):
+        """Those allocations grouped by stack, biggest first, as text."""
+        need = self._lib.gpumemguard_since_text(mark, device, 0, max_groups, None, 0)
+        if need < 0:
+            raise ValueError("gpumemguard: mark %r is not held by this process" % (mark,))
+        buf = ctypes.create_string_buffer(need + 1)
+        self._lib.gpumemguard_since_text(mark, device, 0, max_groups, buf, len(buf))
+        return buf.value.decode(errors="replace")
