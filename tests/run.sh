@@ -500,6 +500,9 @@ fi
 # ------------------------- the public API for test harnesses, from C
 . tests/api.sh
 
+# ------------------------------- the wheel and the pytest plugin, from PyPI
+. tests/wheel.sh
+
 # ------------------------------------------------ an audit against SPEC
 . tests/audit.sh
 

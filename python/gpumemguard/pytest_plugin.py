@@ -1,0 +1,241 @@
+"""pytest plugin: GPU memory budgets per test, read from the guard.
+
+    pytest --gpumem [--gpumem-limit SIZE]
+
+`--gpumem` runs the session under the guard: when pytest was not started
+under it, the plugin runs the same command again (the interpreter's whole
+command line, the same environment and directory) with the guard's library
+preloaded, through the bundled `gpumemguard` command, and exits with its
+status. pytest-xdist's workers inherit the guard; each worker is its own
+process with its own numbers.
+
+Markers:
+
+  @pytest.mark.limit_gpu_memory("512MiB")
+      the test fails when its own peak exceeds the size: the most the bytes
+      in use on one device rose above what was in use when the test began.
+  @pytest.mark.limit_gpu_leaks("1MiB")
+      the test fails when the allocations it made and left live exceed the
+      size (after a garbage collection).
+
+Sizes are written as GPUMEM_LIMIT takes them ("512MiB", "1.5G", "4096") and
+parsed by the library's own parser; a bad one is a usage error.
+`--gpumem-limit SIZE` applies limit_gpu_memory to every test without the
+marker. What is measured is the test's call (its body), not its fixtures'
+set-up and tear-down.
+"""
+import gc
+import os
+import re
+import sys
+
+import pytest
+
+from . import Guard, GuardNotLoaded, command_path, format_size
+
+REEXEC_ENV = "GPUMEMGUARD_PYTEST_REEXEC"
+SHOWN_STACKS = 5
+MAX_DEVICES = 64
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("gpumemguard", "GPU memory (gpumemguard)")
+    group.addoption("--gpumem", action="store_true", default=False,
+                    help="run the session under gpumemguard and enforce the limit_gpu_memory and "
+                         "limit_gpu_leaks markers")
+    group.addoption("--gpumem-limit", metavar="SIZE", default=None,
+                    help="a GPU memory budget for every test without a limit_gpu_memory marker: its "
+                         "own peak on any device (sizes as GPUMEM_LIMIT takes them: 512MiB, 1.5G)")
+
+
+def _under_guard():
+    return Guard.loaded()
+
+
+def _reexec(config):
+    """pytest again, under the guard, in this process's place."""
+    if os.environ.get(REEXEC_ENV):
+        raise pytest.UsageError(
+            "--gpumem: pytest was run again under gpumemguard, but the guard is not loaded in it "
+            "(LD_PRELOAD removed on the way?)")
+    argv = list(getattr(sys, "orig_argv", None) or [sys.executable] + sys.argv)
+    argv[0] = sys.executable
+    capman = config.pluginmanager.getplugin("capturemanager")
+    if capman is not None:
+        capman.stop_global_capturing()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    env = dict(os.environ)
+    env[REEXEC_ENV] = "1"
+    os.chdir(str(config.invocation_params.dir))
+    cmd = command_path()
+    try:
+        os.execve(cmd, [cmd, "--"] + argv, env)
+    except OSError as e:
+        raise pytest.UsageError("--gpumem: cannot run %s: %s" % (cmd, e.strerror))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    if config.getoption("gpumem") and not _under_guard() and not hasattr(config, "workerinput"):
+        _reexec(config)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "limit_gpu_memory(size): fail the test when its own GPU memory peak "
+                                       "(on any device) exceeds size (with --gpumem)")
+    config.addinivalue_line("markers", "limit_gpu_leaks(size): fail the test when the GPU memory it allocated "
+                                       "and left live exceeds size (with --gpumem)")
+    if not config.getoption("gpumem"):
+        return
+    try:
+        guard = Guard()
+    except GuardNotLoaded as e:
+        raise pytest.UsageError("--gpumem: %s" % e)
+    default = None
+    text = config.getoption("gpumem_limit")
+    if text is not None:
+        try:
+            default = guard.parse_size(text)
+        except ValueError as e:
+            raise pytest.UsageError("--gpumem-limit %r: %s" % (text, e))
+    config.pluginmanager.register(GpuMemPlugin(guard, default), "gpumemguard-session")
+
+
+def _marker_size(guard, item, name):
+    m = item.get_closest_marker(name)
+    if m is None:
+        return None
+    if len(m.args) != 1 or m.kwargs:
+        raise pytest.UsageError("%s: @pytest.mark.%s takes one size, e.g. %s(\"512MiB\")"
+                                % (item.nodeid, name, name))
+    try:
+        return guard.parse_size(m.args[0])
+    except ValueError as e:
+        raise pytest.UsageError("%s: @pytest.mark.%s(%r): %s" % (item.nodeid, name, m.args[0], e))
+
+
+_FRAME = re.compile(r'^\s+File "(.*)", line -?\d+, in ')
+
+
+def _harness_dirs():
+    """Where pytest's, pluggy's, xdist's and execnet's own frames are."""
+    dirs = [os.path.dirname(os.path.abspath(__file__)) + os.sep]
+    for name in ("_pytest", "pytest", "pluggy", "xdist", "execnet"):
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, "__file__", None):
+            dirs.append(os.path.dirname(os.path.abspath(mod.__file__)) + os.sep)
+    return tuple(dirs)
+
+
+def _trim(text):
+    """The stacks without the frames of the test harness (pytest calling the
+    test, the plugins, the `pytest` script, runpy): the test's own are left."""
+    dirs = _harness_dirs()
+    out = []
+    for line in text.splitlines():
+        m = _FRAME.match(line)
+        if m:
+            f = m.group(1)
+            if f.startswith(dirs) or f.startswith("<frozen runpy") or os.path.basename(f) in ("pytest", "py.test"):
+                continue
+        out.append(line)
+    return "\n".join(out) + ("\n" if out else "")
+
+
+class GpuMemPlugin(object):
+    def __init__(self, guard, default_limit):
+        self.guard = guard
+        self.default_limit = default_limit
+        self.limits = {}          # nodeid -> (peak limit, leak limit)
+        self.results = []         # (nodeid, peak, leaked, over) from every report, workers' too
+        self.worker = None
+
+    # ---------------------------------------------------------- collection
+
+    def pytest_collection_modifyitems(self, session, config, items):
+        for item in items:
+            peak = _marker_size(self.guard, item, "limit_gpu_memory")
+            if peak is None and self.default_limit:
+                peak = self.default_limit
+            self.limits[item.nodeid] = (peak, _marker_size(self.guard, item, "limit_gpu_leaks"))
+
+    # ---------------------------------------------------------- the test's call
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item):
+        peak_limit, leak_limit = self.limits.get(item.nodeid, (self.default_limit, None))
+        guard = self.guard
+        mark = guard.mark()
+        guard.peak_reset()
+        try:
+            outcome = yield
+            peak = guard.peak_growth(-1)
+            if leak_limit is not None:
+                gc.collect()
+            leaked, leaked_n = guard.since(mark)
+            item.user_properties.append(("gpumem_peak", peak))
+            item.user_properties.append(("gpumem_leaked", leaked))
+            if outcome.excinfo is not None:
+                return  # the test failed on its own: that is its message
+            problems = []
+            if peak_limit is not None and peak > peak_limit:
+                problems.append(self._peak_message(peak_limit, peak, mark))
+            if leak_limit is not None and leaked > leak_limit:
+                problems.append(self._leak_message(leak_limit, leaked, leaked_n, mark))
+            if problems:
+                item.user_properties.append(("gpumem_over", 1))
+                outcome.force_exception(pytest.fail.Exception("\n\n".join(problems), pytrace=False))
+        finally:
+            guard.mark_release(mark)
+
+    def _devices_over(self):
+        out = []
+        for d in range(MAX_DEVICES):
+            g = self.guard.peak_growth(d)
+            if g:
+                out.append((g, d))
+        return sorted(out, reverse=True)
+
+    def _stacks(self, mark, title):
+        text = _trim(self.guard.since_text(mark, -1, SHOWN_STACKS))
+        if not text.strip():
+            return ""
+        return "\n%s\n%s" % (title, text.rstrip("\n"))
+
+    def _peak_message(self, limit, peak, mark):
+        devs = self._devices_over()
+        where = ", ".join("device %d: %s" % (d, format_size(g)) for g, d in devs if g > limit) or "?"
+        msg = ("Test was limited to %s of GPU memory but its peak was %s above what was in use when it "
+               "started (%s)" % (format_size(limit), format_size(peak), where))
+        stacks = self._stacks(mark, "Allocations the test made and still holds, biggest first "
+                                    "(Python frames first, pytest's own left out):")
+        return msg + (stacks or "\n(the test freed everything it allocated before it ended)")
+
+    def _leak_message(self, limit, leaked, count, mark):
+        msg = ("Test was limited to %s of GPU memory leaks but left %s in %d allocation%s live"
+               % (format_size(limit), format_size(leaked), count, "" if count == 1 else "s"))
+        return msg + self._stacks(mark, "Leaked allocations, biggest first (Python frames first, pytest's own "
+                                        "left out):")
+
+    # ---------------------------------------------------------- the summary
+
+    def pytest_runtest_logreport(self, report):
+        if report.when != "call":
+            return
+        props = dict(report.user_properties)
+        if "gpumem_peak" in props:
+            self.results.append((report.nodeid, props["gpumem_peak"], props["gpumem_leaked"],
+                                 props.get("gpumem_over", 0)))
+
+    def pytest_terminal_summary(self, terminalreporter):
+        if not self.results:
+            terminalreporter.write_line("gpumemguard: no test measured")
+            return
+        top = max(self.results, key=lambda r: r[1])
+        over = sum(1 for r in self.results if r[3])
+        leaked = sum(1 for r in self.results if r[2])
+        terminalreporter.write_line(
+            "gpumemguard: %d test%s measured, %d over a GPU memory limit, %d left GPU memory live; "
+            "highest peak %s in %s" % (len(self.results), "" if len(self.results) == 1 else "s", over, leaked,
+                                       format_size(top[1]), top[0]))

@@ -1,0 +1,155 @@
+# wheel.sh - the Python wheel and its pytest plugin, for real: the wheel is
+# built as `make wheel` builds it, installed with pip into a fresh virtual
+# environment together with pytest, pytest-xdist and cuda-bindings (from
+# PyPI; pip's cache keeps it quick), and everything runs from a directory
+# away from the build tree with an environment that names no part of it
+# (but the simulated driver's directory, which stands for the real driver):
+# the command, `python -m gpumemguard`, a cuda-bindings client under the
+# guard, and `pytest --gpumem` on tests/wheel/sample_gpumem.py, serially and
+# under pytest-xdist, its failures' text checked. Skipped only when PyPI
+# cannot be reached (or under a sanitizer). Sourced by run.sh (its helpers,
+# $B, $ROOT, $WORK).
+
+WH_PINS="pytest==9.2.0 pytest-xdist==3.8.0 execnet==2.1.2 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4
+Pygments==2.21.0 cuda-bindings==13.0.3 cuda-pathfinder==1.9.1"
+WH_VERSION=$(sed -n 's/^#define GPUMEMGUARD_VERSION "\(.*\)"/\1/p' include/gpumemguard.h)
+wh_skip=""
+if [ -n "${GMG_SANITIZER:-}" ]; then
+    wh_skip="not under $GMG_SANITIZER: the wheel bundles the release build"
+elif ! timeout 20 python3 -c 'import urllib.request; urllib.request.urlopen("https://pypi.org/simple/pytest/", timeout=15)' \
+        >/dev/null 2>&1; then
+    wh_skip="PyPI cannot be reached"
+fi
+
+# clean CMD...: in $WORK/away, an environment without the build tree: the
+# venv's bin and the system's on PATH; the simulated driver as the driver
+wh_clean() {
+    (cd "$WORK/away" && env -i HOME="$HOME" PATH="$WORK/wvenv/bin:/usr/local/bin:/usr/bin:/bin" \
+        LD_LIBRARY_PATH="$ROOT/$B/sim" "$@")
+}
+
+wh_run() {
+    # the wheel, built as make wheel builds it
+    if ! DIST="$WORK/dist" scripts/wheel.sh "$B" >"$WORK/wheel.out" 2>&1; then
+        bad "make wheel" "$WORK/wheel.out"; return
+    fi
+    local whl
+    whl=$(tail -1 "$WORK/wheel.out")
+    case $whl in
+        "$WORK"/dist/gpumemguard-"$WH_VERSION"-py3-none-manylinux_2_[0-9]*_x86_64.whl) ;;
+        *) bad "make wheel: unexpected name '$whl'" "$WORK/wheel.out"; return ;;
+    esac
+    # the library's own libraries are in the wheel, and its RUNPATH finds them there
+    if unzip -l "$whl" | grep -q 'gpumemguard.libs/libdw-' && unzip -l "$whl" | grep -q 'gpumemguard.libs/libunwind-' \
+       && unzip -l "$whl" | grep -q 'gpumemguard/_native/gpumemguard$' \
+       && unzip -l "$whl" | grep -q 'gpumemguard/_native/libgpumemguard.so$'; then
+        ok "make wheel: $(basename "$whl") with the library, the command, the plugin and libdw/libunwind bundled"
+    else
+        bad "make wheel: contents" <(unzip -l "$whl"); return
+    fi
+
+    # a fresh venv: the wheel and the test tools from PyPI
+    mkdir -p "$WORK/away"
+    python3 -m venv "$WORK/wvenv" >"$WORK/pip.out" 2>&1 || { bad "python3 -m venv" "$WORK/pip.out"; return; }
+    # shellcheck disable=SC2086 # the pins are words
+    if ! PIP_DISABLE_PIP_VERSION_CHECK=1 timeout 600 "$WORK/wvenv/bin/python" -m pip install -q --no-input \
+            --progress-bar off "$whl" $WH_PINS >>"$WORK/pip.out" 2>&1; then
+        bad "pip install of the wheel, pytest, pytest-xdist and cuda-bindings" "$WORK/pip.out"; return
+    fi
+    local site
+    site=$("$WORK/wvenv/bin/python" -c 'import gpumemguard, os; print(os.path.dirname(gpumemguard.__file__))')
+
+    # the command, from the console entry point and python -m
+    wh_clean gpumemguard --version >"$WORK/out" 2>&1; local rc=$?
+    if [ $rc = 0 ] && [ "$(cat "$WORK/out")" = "gpumemguard $WH_VERSION" ]; then
+        ok "pip-installed gpumemguard --version, away from the build tree"
+    else
+        bad "pip-installed gpumemguard --version (rc $rc)" "$WORK/out"
+    fi
+    wh_clean python -m gpumemguard -- python -c \
+        'import os, gpumemguard; print(gpumemguard.Guard().version(), os.environ["LD_PRELOAD"])' \
+        >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && [ "$(cat "$WORK/out")" = "$WH_VERSION $site/_native/libgpumemguard.so" ] \
+       && ! grep -q "$ROOT" "$WORK/out"; then
+        ok "python -m gpumemguard -- python -c ...: the library loaded from the installed package"
+    else
+        bad "python -m gpumemguard -- python -c ... (rc $rc): $(cat "$WORK/out")" "$WORK/err"
+    fi
+
+    # a cuda-bindings client under the guard, on the simulated driver
+    cp tests/python/client_bindings.py "$WORK/away/"
+    wh_clean gpumemguard --report "$WORK/away/client.json" --format json -- python client_bindings.py \
+        >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && has "client_bindings ok" "$WORK/out" \
+       && jq -e '(.live | length) == 1 and .live[0].bytes == 3538944 and .live[0].api == "cuMemAlloc"
+                 and any(.live[0].frames[]; .lang == "python" and .function == "main")' \
+             "$WORK/away/client.json" >/dev/null 2>&1; then
+        ok "pip-installed guard on a cuda-bindings client: its 3538944-byte leak, with its Python frames"
+    else
+        bad "pip-installed guard on a cuda-bindings client (rc $rc)" "$WORK/err"
+    fi
+
+    # pytest --gpumem, started without the guard: run again under it
+    cp tests/wheel/sample_gpumem.py tests/wheel/bad_marker.py "$WORK/away/"
+    wh_clean GMG_SAMPLE_ENV="kept, with spaces" pytest -p no:cacheprovider --gpumem --gpumem-limit 32MiB \
+        -k "not overlap" -rA sample_gpumem.py >"$WORK/pt.out" 2>&1; rc=$?
+    local peakmsg="Test was limited to 16.0 MiB (16777216 bytes) of GPU memory but its peak was 24.0 MiB (25165824 bytes)"
+    local leakmsg="Test was limited to 1.0 MiB (1048576 bytes) of GPU memory leaks but left 6.0 MiB (6291456 bytes) in 2 allocations live"
+    local defmsg="Test was limited to 32.0 MiB (33554432 bytes) of GPU memory but its peak was 40.0 MiB (41943040 bytes)"
+    wh_verdicts() { # the outcome of every test in $1
+        for t in within_budget:PASSED over_budget:FAILED leaks:FAILED small_leak_allowed:PASSED \
+                 default_budget:FAILED marker_over_default:PASSED fixture_memory_not_counted:PASSED \
+                 fails_on_its_own:FAILED env_and_guard_kept:PASSED; do
+            grep -q "^${t#*:} sample_gpumem.py::test_${t%:*}\b" "$1" || echo "test_${t%:*} not ${t#*:}"
+        done
+    }
+    local wrong
+    wrong=$(wh_verdicts "$WORK/pt.out")
+    # the leak's stack: Python frames first, the test's own function, no pytest frame
+    local stack
+    stack=$(grep -A12 -F "$leakmsg" "$WORK/pt.out")
+    if [ $rc = 1 ] && [ -z "$wrong" ] && has "$peakmsg" "$WORK/pt.out" && has "$leakmsg" "$WORK/pt.out" \
+       && has "$defmsg" "$WORK/pt.out" && has "2 deselected" "$WORK/pt.out" \
+       && grep -A1 "^3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:" <<<"$stack" | tail -1 \
+            | grep -q '^    File ".*sample_gpumem.py", line [0-9]*, in ' \
+       && grep -q 'in test_leaks$' <<<"$stack" && grep -q 'in hold_site$' <<<"$stack" \
+       && ! grep -q '_pytest\|pluggy' <<<"$stack" && has "AssertionError: its own failure" "$WORK/pt.out" \
+       && has "gpumemguard: 9 tests measured, 3 over a GPU memory limit, 2 left GPU memory live; highest peak 40.0 MiB (41943040 bytes) in sample_gpumem.py::test_default_budget" "$WORK/pt.out" \
+       && has "SUMMARY: gpumemguard: 8388608 bytes in 3 allocations still live at exit" "$WORK/pt.out"; then
+        ok "pytest --gpumem (run again under the guard, arguments and environment kept): limit_gpu_memory, limit_gpu_leaks, --gpumem-limit; messages with the numbers and the leak's stacks, Python frames first; the session's summary line"
+    else
+        bad "pytest --gpumem (rc $rc)${wrong:+: $wrong}" "$WORK/pt.out"
+    fi
+
+    # under pytest-xdist: each worker guarded, its numbers its own (two
+    # workers at 12 MiB at once, each under a 16 MiB budget)
+    mkdir -p "$WORK/away/ov"
+    wh_clean GMG_SAMPLE_ENV="kept, with spaces" GMG_OVERLAP_DIR="$WORK/away/ov" GPUMEM_REPORT=none \
+        python -m pytest -p no:cacheprovider --gpumem --gpumem-limit 32MiB -n 2 -rA sample_gpumem.py \
+        >"$WORK/px.out" 2>&1; rc=$?
+    wrong=$(wh_verdicts "$WORK/px.out")
+    if [ $rc = 1 ] && [ -z "$wrong" ] && has "PASSED sample_gpumem.py::test_overlap_a" "$WORK/px.out" \
+       && has "PASSED sample_gpumem.py::test_overlap_b" "$WORK/px.out" && has "$peakmsg" "$WORK/px.out" \
+       && has "$leakmsg" "$WORK/px.out" && has "[gw1]" "$WORK/px.out" \
+       && has "gpumemguard: 11 tests measured, 3 over a GPU memory limit, 2 left GPU memory live;" "$WORK/px.out"; then
+        ok "pytest --gpumem -n 2 (pytest-xdist): every worker under the guard with numbers of its own; the same verdicts and messages; one summary"
+    else
+        bad "pytest --gpumem -n 2 (rc $rc)${wrong:+: $wrong}" "$WORK/px.out"
+    fi
+
+    # bad sizes: usage errors, before any test runs
+    wh_clean pytest -p no:cacheprovider --gpumem --gpumem-limit 12parsecs sample_gpumem.py >"$WORK/out" 2>&1; rc=$?
+    wh_clean pytest -p no:cacheprovider --gpumem bad_marker.py >"$WORK/out2" 2>&1; local rc2=$?
+    if [ $rc = 4 ] && grep -q "^ERROR: --gpumem-limit '12parsecs': " "$WORK/out" && ! has "PASSED" "$WORK/out" \
+       && [ $rc2 = 4 ] && grep -q "^ERROR: bad_marker.py::test_bad_size: @pytest.mark.limit_gpu_memory('12 parsecs'): " "$WORK/out2"; then
+        ok "pytest --gpumem: a bad size (option or marker) is a usage error naming it, with the parser's reason"
+    else
+        bad "pytest --gpumem bad sizes (rc $rc, $rc2): $(grep ERROR "$WORK/out2")" "$WORK/out"
+    fi
+}
+
+if [ -n "$wh_skip" ]; then
+    skip "the wheel and the pytest plugin" "$wh_skip"
+else
+    wh_run
+fi
