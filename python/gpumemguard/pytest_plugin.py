@@ -149,16 +149,29 @@ class GpuMemPlugin(object):
         self.default_limit = default_limit
         self.limits = {}          # nodeid -> (peak limit, leak limit)
         self.results = []         # (nodeid, peak, leaked, over) from every report, workers' too
-        self.worker = None
+        self.bad = {}             # nodeid -> a marker's bad size (under xdist)
 
     # ---------------------------------------------------------- collection
 
     def pytest_collection_modifyitems(self, session, config, items):
+        # A bad size stops the session before any test runs. An xdist worker
+        # cannot stop it cleanly (its error would be an internal error of
+        # the session): there the test errors at set-up, with the same text.
+        worker = hasattr(config, "workerinput")
         for item in items:
-            peak = _marker_size(self.guard, item, "limit_gpu_memory")
-            if peak is None and self.default_limit:
-                peak = self.default_limit
-            self.limits[item.nodeid] = (peak, _marker_size(self.guard, item, "limit_gpu_leaks"))
+            try:
+                peak = _marker_size(self.guard, item, "limit_gpu_memory")
+                if peak is None and self.default_limit:
+                    peak = self.default_limit
+                self.limits[item.nodeid] = (peak, _marker_size(self.guard, item, "limit_gpu_leaks"))
+            except pytest.UsageError as e:
+                if not worker:
+                    raise
+                self.bad[item.nodeid] = str(e)
+
+    def pytest_runtest_setup(self, item):
+        if item.nodeid in self.bad:
+            pytest.fail("usage error: %s" % self.bad[item.nodeid], pytrace=False)
 
     # ---------------------------------------------------------- the test's call
 
