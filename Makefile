@@ -55,7 +55,7 @@ ZDEFS     ?= -Wl,-z,defs
 # every #include pointing down.
 LAYERS   := base driver core hooks report cluster
 LIB_SRCS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.c)) src/guard.c src/guard_main.c src/api.c
-LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def src/api.h
+LIB_HDRS := $(foreach l,$(LAYERS),$(wildcard src/$(l)/*.h)) src/driver/hooks.def
 LIB_OBJS := $(patsubst src/%.c,$(B)/obj/%.o,$(LIB_SRCS)) $(B)/obj/gen/page_assets.o
 LIB      := $(B)/libgpumemguard.so
 SIM      := $(B)/sim/libcuda.so.1

@@ -10,24 +10,38 @@
  */
 #define _GNU_SOURCE
 #include "../include/gpumemguard.h"
-#include "api.h"
 #include "base/buf.h"
 #include "base/export.h"
 #include "base/limit_parse.h"
 #include "core/quota.h"
 #include "core/track.h"
+#include "driver/routes.h"
 #include "report/report.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-/* The public API of a copy that stays out of the way: the first copy's. */
+/* A copy of the library loaded after another stays out of its way
+ * (guard.c): its API answers with the first copy's `name`, found first in
+ * the global scope. NULL when this copy is the first (or the only one). */
+static void copy_marker(void) {}
+
+static void *first_copy(const char *name)
+{
+    void *p = gmg_real_dlsym(RTLD_DEFAULT, name);
+    Dl_info mine, theirs;
+    if (!p || !dladdr((void *)copy_marker, &mine) || !dladdr(p, &theirs) || mine.dli_fbase == theirs.dli_fbase)
+        return NULL;
+    return p;
+}
+
 #define FIRST_COPY(fn, ...)                                                   \
     do {                                                                      \
-        __typeof__(&fn) first_ = (__typeof__(&fn))gmg_guard_first_copy(#fn);  \
+        __typeof__(&fn) first_ = (__typeof__(&fn))first_copy(#fn);            \
         if (first_)                                                           \
             return first_(__VA_ARGS__);                                       \
     } while (0)
@@ -36,12 +50,13 @@
 
 GMG_EXPORT void gpumemguard_peak_reset(void)
 {
-    void (*first)(void) = (void (*)(void))gmg_guard_first_copy("gpumemguard_peak_reset");
+    void (*first)(void) = (void (*)(void))first_copy("gpumemguard_peak_reset");
     if (first) {
         first();
         return;
     }
-    for (int d = 0; d < GMG_MAX_DEVICES; d++)
+    /* a device not used yet has a window at 0 already */
+    for (int d = 0; d < gmg_quota_devices_seen(); d++)
         gmg_quota_window_reset(d);
 }
 

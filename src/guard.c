@@ -15,7 +15,6 @@
  */
 #define _GNU_SOURCE
 #include "../include/gpumemguard.h"
-#include "api.h"
 #include "base/config.h"
 #include "base/exe.h"
 #include "base/export.h"
@@ -310,11 +309,6 @@ __attribute__((destructor)) static void gmg_stop(void)
         fcloseall();
         _exit(gmg_cfg.exitcode);
     }
-}
-
-void *gmg_guard_first_copy(const char *name)
-{
-    return inert ? earlier_copy(name) : NULL;
 }
 
 /* The public API of a copy that stays out (earlier_copy): the first copy's. */
