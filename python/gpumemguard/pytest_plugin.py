@@ -45,7 +45,7 @@ def pytest_addoption(parser):
                          "limit_gpu_leaks markers")
     group.addoption("--gpumem-limit", metavar="SIZE", default=None,
                     help="a GPU memory budget for every test without a limit_gpu_memory marker: its "
-                         "own peak on any device (sizes as GPUMEM_LIMIT takes them: 512MiB, 1.5G)")
+                         "own peak on any device (sizes as GPUMEM_LIMIT takes them: 512MiB, 1.5G; 0: none)")
 
 
 def _under_guard():
