@@ -11,8 +11,12 @@ import hashlib
 import os
 import stat
 import sys
-import tomllib
 import zipfile
+
+try:
+    import tomllib
+except ImportError:
+    sys.exit("mkwheel.py: Python 3.11 or later is needed (tomllib); set PYTHON= to one")
 
 TAG = "py3-none-linux_x86_64"
 
