@@ -234,7 +234,7 @@ class GpuMemPlugin(object):
     # ---------------------------------------------------------- the summary
 
     def pytest_runtest_logreport(self, report):
-        if report.when != "call":
+        if report.when != "call" or report.skipped:
             return
         props = dict(report.user_properties)
         if "gpumem_peak" in props:
