@@ -16,3 +16,17 @@ for api_mode in api fork; do
         bad "public API from C ($api_mode, rc $api_rc)" "$WORK/out"
     fi
 done
+
+# a second copy of the library, opened by path, answers with the first's
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "public API from C through a second copy" "two TSan-built copies of one library crash TSan's runtime at exit"
+else
+    mkdir -p "$WORK/apicopy"; cp "$B/libgpumemguard.so" "$WORK/apicopy/libgpumemguard.so"
+    guarded "$T/windows" copy "$WORK/apicopy/libgpumemguard.so"; api_rc=$?
+    if [ $api_rc = 0 ] && has "ok a second copy answers with the first's marks and window" "$WORK/out" \
+       && ! has "FAIL" "$WORK/out"; then
+        ok "public API from C through a second copy of the library: the first copy's marks, allocations and window"
+    else
+        bad "public API from C through a second copy (rc $api_rc)" "$WORK/out"
+    fi
+fi

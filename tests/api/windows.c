@@ -7,6 +7,7 @@
  *
  *   windows api       every check below
  *   windows fork      a parent's mark in a forked child
+ *   windows copy PATH the API of a second copy of the library, at PATH
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -195,6 +196,34 @@ static void api(void)
     check(bad_ok && parse_size(NULL, &v, NULL, 0) == -1, "bad sizes refused with a reason", "see above");
 }
 
+/* A second copy of the library, opened by path: it stays out of the
+ * first's way, and its API answers with the first's (the marks, windows
+ * and allocations are the first copy's). */
+static void copy(const char *path)
+{
+    tl_setup(0);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    int (*mark2)(void) = h ? (int (*)(void))dlsym(h, "gpumemguard_mark") : NULL;
+    int (*since2)(int, int, int, unsigned long long *, unsigned long long *) =
+        h ? (int (*)(int, int, int, unsigned long long *, unsigned long long *))dlsym(h, "gpumemguard_since") : NULL;
+    void (*reset2)(void) = h ? (void (*)(void))dlsym(h, "gpumemguard_peak_reset") : NULL;
+    unsigned long long (*growth2)(int) = h ? (unsigned long long (*)(int))dlsym(h, "gpumemguard_peak_growth") : NULL;
+    if (!mark2 || !since2 || !reset2 || !growth2 || (void *)mark2 == (void *)mark) {
+        printf("FAIL copy: no second copy at %s\n", path);
+        failed = 1;
+        return;
+    }
+    reset2();
+    int m = mark2();
+    CUdeviceptr p = alloc(3 * MiB);
+    unsigned long long bytes = 0, count = 0;
+    int r = since(m, -1, 0, &bytes, &count);  /* the first copy's call, the second's mark */
+    check(m > 0 && r == 0 && bytes == 3 * MiB && count == 1 && growth2(0) == 3 * MiB && peak_growth(0) == 3 * MiB,
+          "a second copy answers with the first's marks and window", "mark %d rc %d: %llu bytes %llu, growth %llu",
+          m, r, bytes, count, growth2(0));
+    TL_CHECK(cuMemFree(p));
+}
+
 static void forked(void)
 {
     tl_setup(0);
@@ -228,6 +257,8 @@ int main(int argc, char **argv)
     LOOK(parse_size, "gpumemguard_parse_size");
     if (argc > 1 && strcmp(argv[1], "fork") == 0)
         forked();
+    else if (argc > 2 && strcmp(argv[1], "copy") == 0)
+        copy(argv[2]);
     else
         api();
     printf("windows done\n");
