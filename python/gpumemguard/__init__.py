@@ -43,10 +43,12 @@ def format_size(n):
     """A size as the guard's reports write it: "3.0 MiB (3145728 bytes)"."""
     if n < 1024:
         return "1 byte" if n == 1 else "%d bytes" % n
-    for unit, shift in (("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return "%.1f %s (%d bytes)" % (n / float(1 << shift), unit, n)
-    return "%d bytes" % n  # not reached
+    v, units = n / 1024.0, ("KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
+    u = 0
+    while v >= 1023.95 and u < len(units) - 1:  # 1048575 bytes: 1.0 MiB, never 1024.0 KiB
+        v /= 1024.0
+        u += 1
+    return "%.1f %s (%d bytes)" % (v, units[u], n)
 
 
 class GuardNotLoaded(RuntimeError):
@@ -142,9 +144,12 @@ class Guard(object):
 
     def since_text(self, mark, device=-1, max_groups=-1):
         """Those allocations grouped by stack, biggest first, as text."""
-        need = self._lib.gpumemguard_since_text(mark, device, 0, max_groups, None, 0)
-        if need < 0:
-            raise ValueError("gpumemguard: mark %r is not held by this process" % (mark,))
-        buf = ctypes.create_string_buffer(need + 1)
-        self._lib.gpumemguard_since_text(mark, device, 0, max_groups, buf, len(buf))
-        return buf.value.decode(errors="replace")
+        size = 16384
+        while True:  # other threads may allocate meanwhile: until the text fits
+            buf = ctypes.create_string_buffer(size)
+            need = self._lib.gpumemguard_since_text(mark, device, 0, max_groups, buf, len(buf))
+            if need < 0:
+                raise ValueError("gpumemguard: mark %r is not held by this process" % (mark,))
+            if need < size:
+                return buf.value.decode(errors="replace")
+            size = need + 4096
