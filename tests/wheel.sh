@@ -40,12 +40,14 @@ wh_run() {
         *) bad "make wheel: unexpected name '$whl'" "$WORK/wheel.out"; return ;;
     esac
     # the library's own libraries are in the wheel, and its RUNPATH finds them there
-    if unzip -l "$whl" | grep -q 'gpumemguard.libs/libdw-' && unzip -l "$whl" | grep -q 'gpumemguard.libs/libunwind-' \
-       && unzip -l "$whl" | grep -q 'gpumemguard/_native/gpumemguard$' \
-       && unzip -l "$whl" | grep -q 'gpumemguard/_native/libgpumemguard.so$'; then
+    python3 -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$whl" >"$WORK/names"
+    if grep -q '^gpumemguard.libs/libdw-' "$WORK/names" && grep -q '^gpumemguard.libs/libunwind-' "$WORK/names" \
+       && grep -q '^gpumemguard/_native/gpumemguard$' "$WORK/names" \
+       && grep -q '^gpumemguard/_native/libgpumemguard.so$' "$WORK/names" \
+       && grep -q '^gpumemguard/pytest_plugin.py$' "$WORK/names"; then
         ok "make wheel: $(basename "$whl") with the library, the command, the plugin and libdw/libunwind bundled"
     else
-        bad "make wheel: contents" <(unzip -l "$whl"); return
+        bad "make wheel: contents" "$WORK/names"; return
     fi
 
     # a fresh venv: the wheel and the test tools from PyPI
