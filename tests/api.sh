@@ -30,3 +30,10 @@ else
         bad "public API from C through a second copy (rc $api_rc)" "$WORK/out"
     fi
 fi
+
+# the quota's peak window beneath it (tests/unit/test_quota_window.c)
+if timeout 60 "$T/test_quota_window" >"$WORK/out" 2>&1; then
+    ok "the quota's peak window: base and peak at a reset, highs below the run's peak, roll-backs and credit not counted, threads at once ($(tail -1 "$WORK/out"))"
+else
+    bad "the quota's peak window (tests/unit/test_quota_window.c)" "$WORK/out"
+fi
