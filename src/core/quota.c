@@ -560,15 +560,23 @@ uint64_t gmg_quota_window_base(int dev) { return valid(dev) ? __atomic_load_n(&q
  * second reading takes in what such one added before it; one made after
  * the store compares with the new peak. A high pending on another thread
  * (reserved before the reset, committed after) raises the new window too:
- * its bytes were in use in it. */
+ * its bytes were in use in it. A reading may hold a reservation the
+ * driver will still refuse: never above the peak, which every test for a
+ * new high of the run would otherwise miss (they compare with wpeak). */
+static uint64_t in_use_at_most_peak(int dev)
+{
+    uint64_t now = snapshot(dev), peak = __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE);
+    return now < peak ? now : peak;
+}
+
 void gmg_quota_window_reset(int dev)
 {
     if (!valid(dev))
         return;
-    uint64_t now = snapshot(dev);
+    uint64_t now = in_use_at_most_peak(dev);
     __atomic_store_n(&q[dev].wbase, now, __ATOMIC_RELAXED);
     __atomic_store_n(&q[dev].wpeak, now, __ATOMIC_SEQ_CST);
-    raise_to(&q[dev].wpeak, snapshot(dev));
+    raise_to(&q[dev].wpeak, in_use_at_most_peak(dev));
 }
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 

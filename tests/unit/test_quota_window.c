@@ -3,7 +3,8 @@
  * public API's gpumemguard_peak_reset starts: its base and peak are the
  * bytes in use at the reset; a later high raises it even below the run's
  * peak (which it never lowers); a reservation rolled back (the driver
- * failed) raises neither; credit held by a free is not in use; threads
+ * failed) raises neither, nor does a reset while it is in flight; credit
+ * held by a free is not in use; threads
  * holding memory at once make the window's peak their sum, with and
  * without a limit. Prints "window: N checks, M failed"; exits 1 on a
  * failed check.
@@ -134,6 +135,19 @@ int main(void)
         CHECK(gmg_quota_window_peak(1) == 6 * MiB && gmg_quota_window_peak(d) == 1 * MiB, "per device");
         gmg_quota_release(1, 6 * MiB);
         CHECK(gmg_quota_window_peak(-1) == 0 && gmg_quota_window_base(GMG_MAX_DEVICES) == 0, "bad devices: 0");
+        /* a reset while a reservation above the peak is in flight, which
+         * the driver then refuses: the window never goes above the peak,
+         * or the run's next high below it would be missed */
+        alloc(3, 10 * MiB);
+        gmg_quota_release(3, 10 * MiB);
+        CHECK(gmg_quota_reserve(3, 20 * MiB, NULL) == 1, "reserve");
+        gmg_quota_window_reset(3);
+        gmg_quota_release(3, 20 * MiB);
+        alloc(3, 12 * MiB);
+        CHECK(gmg_quota_peak(3) == 12 * MiB && gmg_quota_window_peak(3) == 12 * MiB,
+              "a reset during a refused reservation: the run's next high still counts (peak %llu, window %llu)",
+              (unsigned long long)gmg_quota_peak(3), (unsigned long long)gmg_quota_window_peak(3));
+        gmg_quota_release(3, 12 * MiB);
         /* threads: a fresh window catches what they held at once */
         gmg_quota_window_reset(2);
         threads(2);
