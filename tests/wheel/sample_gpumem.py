@@ -2,7 +2,6 @@
 `pytest --gpumem`, installed from the wheel): cuda-bindings on the simulated
 driver; some pass, some fail on purpose, and the shell test checks the text."""
 import os
-import time
 
 import pytest
 from cuda.bindings import driver as cu
@@ -87,32 +86,6 @@ def test_fixture_memory_not_counted(big_buffer):
 @pytest.mark.limit_gpu_memory("1MiB")
 def test_fails_on_its_own():
     assert 1 == 2, "its own failure"
-
-
-# Under pytest-xdist: two workers at once, each at 12 MiB while the other
-# is too; each one's numbers are its own, so neither exceeds 16 MiB.
-def overlap(me, other):
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        pytest.skip("only under pytest-xdist")
-    d = os.environ["GMG_OVERLAP_DIR"]
-    p = alloc(12 * MiB)
-    open(os.path.join(d, me), "w").close()
-    deadline = time.time() + 30
-    while not os.path.exists(os.path.join(d, other)):
-        assert time.time() < deadline, "the other worker never held its memory"
-        time.sleep(0.05)
-    time.sleep(0.2)
-    free(p)
-
-
-@pytest.mark.limit_gpu_memory("16MiB")
-def test_overlap_a():
-    overlap("a", "b")
-
-
-@pytest.mark.limit_gpu_memory("16MiB")
-def test_overlap_b():
-    overlap("b", "a")
 
 
 def test_env_and_guard_kept():
