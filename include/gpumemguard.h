@@ -79,10 +79,11 @@ int gpumemguard_mark_release(int mark);
  * not held by this process, a bad device or flags. */
 int gpumemguard_since(int mark, int device, int flags, unsigned long long *bytes, unsigned long long *count);
 
-/* The same allocations as text: grouped by identical stack, biggest
- * first, each group as the text report writes it (its size line, then its
- * frames, the Python frames first); at most max_groups groups (-1: all),
- * then one line for the rest. Writes at most size bytes into buf, NUL
+/* The same allocations as text: grouped by call site as the reports group
+ * them (stacks that name the same frames are one), biggest first, each
+ * group as the text report writes it (its size line, then its frames, the
+ * Python frames first); at most max_groups groups (-1: all), then one line
+ * for the rest. Writes at most size bytes into buf, NUL
  * included, as snprintf does; returns the length of the whole text, or -1
  * as gpumemguard_since does (or out of memory). Symbolizes: not for a
  * signal handler. */

@@ -2,7 +2,7 @@
  * api.c - the public API for test harnesses (include/gpumemguard.h): a
  * window over the peak that a test resets, marks in the sequence of
  * allocations and what was made since one and is still live (bytes,
- * count, and the groups by stack as the text report writes them), and the
+ * count, and the groups by call site as the text report writes them), and the
  * GPUMEM_LIMIT size parser. Nothing here runs on the allocation path: a
  * mark reads each shard's number, the window's reset the quota's counters;
  * the walks and the symbolization run on the calling thread, as a
@@ -17,6 +17,7 @@
 #include "core/track.h"
 #include "driver/routes.h"
 #include "report/report.h"
+#include "report/sites.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -251,21 +252,25 @@ GMG_EXPORT long gpumemguard_since_text(int mark, int device, int flags, int max_
     struct gmg_buf b = { 0 };
     struct gmg_report r;
     memset(&r, 0, sizeof r);
-    size_t shown = max_groups < 0 || (size_t)max_groups > n ? n : (size_t)max_groups;
     gmg_report_busy_enter();
-    r.sym = shown ? gmg_symbolizer_get() : NULL;
+    r.sym = n ? gmg_symbolizer_get() : NULL;
+    /* one group per call site as it reads, as the reports group (sites.h) */
+    if (r.sym)
+        gmg_sites_merge(r.sym, s.v, &n);
+    size_t shown = max_groups < 0 || (size_t)max_groups > n ? n : (size_t)max_groups;
     for (size_t i = 0; i < shown; i++)
         gmg_report_text_group(&r, &b, &s.v[i]);
     gmg_symbolizer_put(r.sym);
     gmg_report_busy_leave();
     if (shown < n) {
         uint64_t rest = 0, rest_n = 0;
+        char sz[GMG_SIZE_LEN];
         for (size_t i = shown; i < n; i++) {
             rest += s.v[i].bytes;
             rest_n += s.v[i].count;
         }
-        gmg_buf_printf(&b, "... and %zu more stack%s: %llu bytes in %llu allocation%s\n", n - shown,
-                       n - shown == 1 ? "" : "s", (unsigned long long)rest, (unsigned long long)rest_n,
+        gmg_buf_printf(&b, "... and %zu more call site%s: %s in %llu allocation%s\n", n - shown,
+                       n - shown == 1 ? "" : "s", gmg_fmt_size(sz, sizeof sz, rest), (unsigned long long)rest_n,
                        rest_n == 1 ? "" : "s");
     }
     if (s.failed)

@@ -112,7 +112,7 @@ wh_run() {
     stack=$(grep -A12 -F "$leakmsg" "$WORK/pt.out")
     if [ $rc = 1 ] && [ -z "$wrong" ] && has "$peakmsg" "$WORK/pt.out" && has "$leakmsg" "$WORK/pt.out" \
        && has "$defmsg" "$WORK/pt.out" \
-       && grep -A1 "^3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:" <<<"$stack" | tail -1 \
+       && grep -A1 "^3.0 MiB (3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" <<<"$stack" | tail -1 \
             | grep -q '^    File ".*sample_gpumem.py", line [0-9]*, in ' \
        && grep -q 'in test_leaks$' <<<"$stack" && grep -q 'in hold_site$' <<<"$stack" \
        && ! grep -q '_pytest\|pluggy' <<<"$stack" && has "AssertionError: its own failure" "$WORK/pt.out" \

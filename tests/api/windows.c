@@ -134,13 +134,13 @@ static void api(void)
     /* the text: biggest group first, with its function; the rest in a line */
     char buf[16384];
     long n = since_text(m, 0, 0, -1, buf, sizeof buf);
-    const char *big = strstr(buf, "3145728 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:");
-    const char *small = strstr(buf, "2097152 bytes in 2 allocations (cuMemAlloc, device 0) allocated from:");
+    const char *big = strstr(buf, "3.0 MiB (3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:");
+    const char *small = strstr(buf, "2.0 MiB (2097152 bytes) in 2 allocations (cuMemAlloc, device 0) allocated from:");
     check(n > 0 && (size_t)n == strlen(buf) && big && small && big < small && strstr(big, " in leaky_big ")
           && strstr(small, " in leaky_small ") && !strstr(buf, "device 1"), "text", "%ld bytes:\n%s", n, buf);
     long one = since_text(m, -1, 0, 1, buf, sizeof buf);
     check(one > 0 && strstr(buf, "leaky_big") && !strstr(buf, "leaky_small")
-          && strstr(buf, "... and 2 more stacks: 3145728 bytes in 3 allocations\n"), "text: max_groups",
+          && strstr(buf, "... and 2 more call sites: 3.0 MiB (3145728 bytes) in 3 allocations\n"), "text: max_groups",
           "%s", buf);
     char tiny[8];
     long whole = since_text(m, -1, 0, 1, tiny, sizeof tiny);
