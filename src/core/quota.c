@@ -45,7 +45,7 @@ __thread struct gmg_quota_pending gmg_quota_pending_tl __attribute__((tls_model(
  * (quota.h) until the caller commits. */
 static inline void note_high(struct devq *d, int dev, uint64_t now)
 {
-    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_RELAXED), 0)) {
+    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE), 0)) {
         gmg_quota_pending_tl.high = now;
         gmg_quota_pending_tl.dev = dev;
     }
@@ -122,20 +122,24 @@ static void note_dev(int dev)
         ;
 }
 
-static void raise_to(uint64_t *peak, uint64_t now)
+static void raise_to(uint64_t *peak, uint64_t now, int order)
 {
     uint64_t p = __atomic_load_n(peak, __ATOMIC_RELAXED);
-    while (now > p && !__atomic_compare_exchange_n(peak, &p, now, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    while (now > p && !__atomic_compare_exchange_n(peak, &p, now, 1, order, __ATOMIC_RELAXED))
         ;
 }
 
 /* The peak and the window's peak. Every test for a new high compares with
- * the window's (wpeak <= peak), so that a new high of a window is pending
- * like one of the whole run; without a reset the two are one number. */
+ * the window's, so that a new high of a window is pending like one of the
+ * whole run; without a reset the two are one number. The peak is raised
+ * first, and the window's with release (its readers acquire): a thread
+ * that finds its high below the window's peak, and so leaves nothing
+ * pending, finds the peak at that height already, never a peak lower than
+ * the bytes it just saw in use (tests/unit/test_quota.c). */
 static void raise_peak(struct devq *d, uint64_t now)
 {
-    raise_to(&d->wpeak, now);
-    raise_to(&d->peak, now);
+    raise_to(&d->peak, now, __ATOMIC_RELAXED);
+    raise_to(&d->wpeak, now, __ATOMIC_RELEASE);
 }
 
 /*
@@ -360,7 +364,7 @@ static uint64_t drain_locked(int dev)
  * past the peak, the bytes in use decide. */
 static inline void high_check(struct devq *d, int dev, uint64_t now)
 {
-    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_RELAXED), 0))
+    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE), 0))
         note_high(d, dev, snapshot(dev));
 }
 
@@ -469,7 +473,7 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
         }
         uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
         TEST_HOOK();
-        if (cur + bytes > __atomic_load_n(&d->wpeak, __ATOMIC_RELAXED) && credit_take_any(dev, bytes)) {
+        if (cur + bytes > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE) && credit_take_any(dev, bytes)) {
             /* the counter read again: another thread may have raised it,
              * and taken its reading, since cur (tests/unit/test_quota_peak.c) */
             high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
@@ -576,7 +580,7 @@ void gmg_quota_window_reset(int dev)
     uint64_t now = in_use_at_most_peak(dev);
     __atomic_store_n(&q[dev].wbase, now, __ATOMIC_RELAXED);
     __atomic_store_n(&q[dev].wpeak, now, __ATOMIC_SEQ_CST);
-    raise_to(&q[dev].wpeak, in_use_at_most_peak(dev));
+    raise_to(&q[dev].wpeak, in_use_at_most_peak(dev), __ATOMIC_RELEASE);
 }
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 
