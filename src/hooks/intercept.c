@@ -119,6 +119,7 @@ static inline __attribute__((always_inline)) CUresult begin_settle(struct gmg_op
 
 CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
 {
+    op->asked = bytes;
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
     int over = 0;
@@ -130,6 +131,7 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
  * and its least are no cost of the others. */
 CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes, uint64_t least, int counted)
 {
+    op->asked = least; /* what the call asked for; the driver picks the pitch */
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
     dev = op->dev;
@@ -191,6 +193,8 @@ void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, 
     if (r != CUDA_SUCCESS) {
         if (op->counted)
             gmg_quota_release(op->dev, op->reserved);
+        if (__builtin_expect(r == CUDA_ERROR_OUT_OF_MEMORY, 0) && requested && gmg_driver_oom_family(op->family))
+            gmg_driver_oom(op, op->asked ? op->asked : requested);
         return;
     }
     if (op->counted) {
