@@ -73,8 +73,8 @@ else
     bad "at_peak in JSON: $(jq -c '[.at_peak[] | {bytes, g: [.groups[] | [.frames[0].function, .bytes, .count]]}]' "$WORK/peak.json" 2>&1 | head -c 400)"
 fi
 guarded GPUSIM_MEM=64M "$T/driverooms" peak
-if awk '/^Live at the peak of device 0 \(7340032 bytes\)/ {s = 1; next} s && /^4194304 bytes in 2 allocations \(cuMemAlloc, device 0\)/ {b = 1}
-        s && /^3145728 bytes in 3 allocations \(cuMemAlloc, device 0\)/ && b {a = 1} END {exit !(s && a && b)}' "$WORK/err" \
+if awk '/^Live at the peak of device 0 \(7340032 bytes\)/ {s = 1; next} s && /^4.0 MiB \(4194304 bytes\) in 2 allocations \(cuMemAlloc, device 0\)/ {b = 1}
+        s && /^3.0 MiB \(3145728 bytes\) in 3 allocations \(cuMemAlloc, device 0\)/ && b {a = 1} END {exit !(s && a && b)}' "$WORK/err" \
    && awk '/^gpumemguard: the driver refused cuMemAlloc/ {a = NR} /^gpumemguard: the biggest live/ && a {b = NR}
            /^gpumemguard: live at the peak of device 0 \(7340032 bytes\), biggest first:/ && b {c = NR} / in peak_b / && c && !d {d = NR}
            END {exit !(a < b && b < c && c < d)}' "$WORK/err"; then
