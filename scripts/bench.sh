@@ -252,11 +252,10 @@ echo "NVTX region register+unregister pairs: not measured (this build has no NVT
 # is kept on every allocation and free (core/peak.c): its cost is measured
 # against a copy of the library built without it (-DGMG_NO_PEAK), each the
 # best of REPS processes, alternating, 1 thread, stacks off, against the
-# per-thread-range driver as the pair rows above. The report row times a
-# report (folded, which builds what was live at the peak but prints only the
-# live stacks) over 1,000,000 live allocations made from 100,000 distinct
-# stacks, with and without peak tracking: the difference is what the peak's
-# make-up costs a report. The out-of-memory row asks the 64 GiB simulated
+# per-thread-range driver as the pair rows above. The 100,000-stack row
+# times an out-of-memory message, which reads the peak's make-up of every
+# stack, over 1,000,000 live allocations made from 100,000 distinct stacks,
+# with and without peak tracking. The out-of-memory row asks the 64 GiB simulated
 # device for 1 TiB with no GPUMEM_LIMIT at 1,000,000 live (bench.c, refusal).
 echo
 echo "Peak tracking and the driver's out of memory ($(date -u +%F)):"
