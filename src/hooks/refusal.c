@@ -6,7 +6,6 @@
 #include "base/log.h"
 #include "core/quota.h"
 #include "core/upcalls.h"
-#include "hooks/devfacts.h"
 
 #include <stdlib.h>
 
@@ -41,7 +40,7 @@ static int first_in(struct site_set *set, uint32_t stack)
 
 static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
 
-void gmg_driver_oom(struct gmg_op *op, uint64_t bytes)
+void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t dev_free)
 {
     gmg_quota_count_driver_oom(op->dev);
     if (!first_in(&driver_sites, op->stack))
@@ -55,10 +54,9 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes)
         .own = gmg_quota_used(op->dev),
         .stack = op->stack,
         .driver = 1,
+        .free_known = free_known,
+        .dev_free = dev_free,
     };
-    uint64_t total;
-    if (op->dev >= 0 && gmg_dev_meminfo(op->dev, &ev.dev_free, &total) >= 0)
-        ev.free_known = 1;
     gmg_upcall_refused(&ev);
 }
 
