@@ -26,6 +26,10 @@ cat <<'EOF'
    2. The exit report: what is still allocated, grouped by call site, biggest first. train_step leaked
       5 x 16 MiB (scripts/demo_leaky.c:14); load_model's 64 MiB of weights were never freed either.
    3. The last line, SUMMARY: the bytes still live at exit.
+   4. Then the same loop with no quota, asking the 1 GiB device for 2 GiB: "gpumemguard: the driver refused
+      cuMemAlloc of 2.0 GiB ..." is the driver's own out of memory, explained the same way, ending with what
+      was live at the device's peak (train_step's 1 MiB scratch buffer too, freed since); the exit report's
+      "Live at the peak of device 0" section says the same.
 EOF
 export LD_LIBRARY_PATH="$DRIVER_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" GPUSIM_MEM=1G
 echo
@@ -38,3 +42,8 @@ echo "== 2. the same by hand: the library preloaded, the limit in the environmen
 echo "   LD_PRELOAD=$LIB GPUMEM_LIMIT=256M $B/demo/leaky"
 echo
 env LD_PRELOAD="$LIB" GPUMEM_LIMIT=256M "$B/demo/leaky"
+echo
+echo "== 3. the driver's own out of memory, no quota: the same loop asks the 1 GiB device for 2 GiB"
+echo "   LD_PRELOAD=$LIB $B/demo/leaky oom"
+echo
+env LD_PRELOAD="$LIB" "$B/demo/leaky" oom

@@ -1,8 +1,11 @@
 /* demo_leaky.c - the demo's program: a "training loop" that leaks a buffer
- * per step and finally asks for more than its quota allows. */
+ * per step and finally asks for more than its quota allows. With "oom", the
+ * same loop, then a batch larger than the whole device: the driver's own
+ * out of memory, no quota involved. */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <stdio.h>
+#include <string.h>
 
 static CUdeviceptr weights;
 
@@ -24,7 +27,14 @@ __attribute__((noinline)) static void big_batch(void)
     printf("demo: a 200 MiB batch buffer: %s\n", r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "allocated");
 }
 
-int main(void)
+__attribute__((noinline)) static void huge_batch(void)
+{
+    CUdeviceptr p;
+    CUresult r = cuMemAlloc_v2(&p, 2ull << 30);
+    printf("demo: a 2 GiB batch buffer: %s\n", r == CUDA_ERROR_OUT_OF_MEMORY ? "CUDA_ERROR_OUT_OF_MEMORY" : "allocated");
+}
+
+int main(int argc, char **argv)
 {
     CUcontext ctx;
     CUdevice dev;
@@ -37,6 +47,10 @@ int main(void)
     load_model();
     for (volatile int i = 0; i < 5; i++) /* one call site */
         train_step(i);
+    if (argc > 1 && strcmp(argv[1], "oom") == 0) {
+        huge_batch(); /* more than the device has */
+        return 0;
+    }
     big_batch();
     size_t freeb, total;
     cuMemGetInfo_v2(&freeb, &total);

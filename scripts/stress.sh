@@ -137,7 +137,7 @@ whole_reports() {
              FNR == 1 { judge(); started = 1; name = FILENAME; live = n = head = sec = frag = fragn = sum = cnt = unnamed = inc = 0 }
              /^==[0-9]+== live: / { s = $0; sub(/^==[0-9]+== live: /, "", s); sized(s); live = B; n = C; head = 1 }
              /^Live allocations, by / { sec = 1; next }
-             /^(Reclaimed by|Address ranges|Growth since|Fragmentation, device)/ { sec = 0 }
+             /^(Reclaimed by|Address ranges|Growth since|Live at the peak of device|Fragmentation, device)/ { sec = 0 }
              /^Fragmentation, device/ { frag++ }
              /^  live allocations: / { fragn += $3 }
              sec && / in [0-9]+ allocations? \(.*\) allocated from:$/ { sized($0); sum += B; cnt += C }

@@ -49,7 +49,7 @@ for v in 3.10 3.11 3.12 3.13; do
     exp2=$(printf '    File "%s", line %s, in alloc\n    File "%s", line %s, in optimizer_state' "$PYF" "$L_ALLOC" "$PYF" "$(line optimizer_state)")
     if [ "$(after '6.0 MiB (6291456 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp1" ] && \
        [ "$(after '1.0 MiB (1048576 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:' 2)" = "$exp2" ] && \
-       ! has "(3145728 bytes) in" "$WORK/err" && has "7340032 bytes in 2 allocations still live" "$WORK/err" && \
+       ! before_peak "$WORK/err" | grep -qF "(3145728 bytes) in" && has "7340032 bytes in 2 allocations still live" "$WORK/err" && \
        grep -A3 -F "(6291456 bytes) in 1" "$WORK/err" | grep -q "in sites$" && \
        grep -A20 -F "(6291456 bytes) in 1" "$WORK/err" | grep -q "^    #0 .*(libffi"; then
         ok "Python $v: two call sites, two groups: 'File \"frames.py\", line N, in model_weights' above the native frames"
@@ -111,7 +111,7 @@ PYEOF
     # the innermost 8 and the outermost 7 kept, with a mark for the 89
     # left out between them (<module>, deep, 101 recurse, alloc: 104)
     pyrun "$PY" deep GPUMEM_STACK_DEPTH=16
-    n=$(grep -A40 -F "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" "$WORK/err" | grep -c '^    File "')
+    n=$(before_peak "$WORK/err" | grep -A40 -F "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" | grep -c '^    File "')
     if [ "$n" = 15 ] && after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 3 | sed -n 2,3p | grep -c "in recurse$" | grep -qx 2 \
        && after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 9 | tail -1 | grep -qxF "    ... [89 Python frames left out] ..." \
        && after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 16 | tail -1 | grep -q "in <module>$"; then

@@ -88,7 +88,7 @@ else bad "GPUMEM_COUNT_MANAGED=0" "$WORK/out"; fi
 # groups biggest first (SPEC §4): 6 MiB in 1 allocation, 3 MiB in 3, 1 MiB
 # in 2, made in another order and not in order of their counts
 rguarded "$T/regress" order
-heads=$(grep -oE "\(([0-9]+) bytes\) in [0-9]+ allocations? \(cuMemAlloc, device 0\)" "$WORK/err" | tr -d '(' | cut -d' ' -f1,4 | tr '\n' ' ')
+heads=$(before_peak "$WORK/err" | grep -oE "\(([0-9]+) bytes\) in [0-9]+ allocations? \(cuMemAlloc, device 0\)" | tr -d '(' | cut -d' ' -f1,4 | tr '\n' ' ')
 if has "order: guard 10485760 sim 10485760" "$WORK/out" && [ "$heads" = "6291456 1 3145728 3 1048576 2 " ] \
    && grep -A1 -F "(6291456 bytes) in 1 allocation " "$WORK/err" | grep -q " in site_big "; then
     ok "live groups are listed biggest first (6, 3, 1 MiB), not in the order made or by count"

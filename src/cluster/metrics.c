@@ -165,13 +165,15 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
         { "gpumem_refused_allocations_total", "counter", "Allocations the quota refused (or allowed over it, under warn).", 3 },
         { "gpumem_allocations_total", "counter", "Allocations made through the guard.", 4 },
         { "gpumem_frees_total", "counter", "Frees of allocations the guard tracked.", 5 },
+        { "gpumem_driver_oom_total", "counter", "Allocations the driver itself refused with CUDA_ERROR_OUT_OF_MEMORY.", 6 },
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         metric(b, m[i].name, m[i].type, m[i].help);
         for (int d = 0; d < ndev; d++) {
             uint64_t v = m[i].what == 0 ? gmg_quota_used(d) : m[i].what == 1 ? gmg_quota_limit(d)
                        : m[i].what == 2 ? gmg_quota_peak(d) : m[i].what == 3 ? gmg_quota_refused(d)
-                       : m[i].what == 4 ? gmg_quota_allocs(d) : gmg_quota_frees(d);
+                       : m[i].what == 4 ? gmg_quota_allocs(d) : m[i].what == 5 ? gmg_quota_frees(d)
+                       : gmg_quota_driver_oom(d);
             series(b, m[i].name, d, common, v);
         }
     }

@@ -205,7 +205,7 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
         v->limit = gmg_quota_limit(d);
         v->peak = gmg_quota_peak(d);
         v->refused = gmg_quota_refused(d);
-        v->driver_oom = 0; /* the core keeps no count of the driver's own refusals yet */
+        v->driver_oom = gmg_quota_driver_oom(d);
         v->growth = p->interval_ms ? (int64_t)(v->used - prev_used[d]) : 0;
         v->live_allocs = live[d];
         if (grouped) {

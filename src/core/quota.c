@@ -15,6 +15,7 @@ struct devq {
     uint64_t wpeak;        /* the window's peak (gmg_quota_window_reset), never above peak */
     uint64_t wbase;        /* the bytes in use when the window began */
     uint64_t refused;
+    uint64_t driver_oom;   /* allocations the driver itself refused: out of memory */
     uint64_t limit;        /* resolved; valid when resolved != 0 */
     uint64_t total;        /* the device's memory, as the hooks learnt it */
     int resolved;
@@ -583,6 +584,15 @@ void gmg_quota_window_reset(int dev)
     raise_to(&q[dev].wpeak, in_use_at_most_peak(dev), __ATOMIC_RELEASE);
 }
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
+uint64_t gmg_quota_driver_oom(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].driver_oom, __ATOMIC_ACQUIRE) : 0; }
+
+void gmg_quota_count_driver_oom(int dev)
+{
+    if (valid(dev)) {
+        note_dev(dev);
+        __atomic_fetch_add(&q[dev].driver_oom, 1, __ATOMIC_RELAXED);
+    }
+}
 
 void gmg_quota_count_alloc(int dev)
 {
@@ -625,6 +635,7 @@ void gmg_quota_reset(void)
         q[i].peak = 0;
         q[i].wpeak = q[i].wbase = 0;
         q[i].refused = 0;
+        q[i].driver_oom = 0;
         q[i].xfer = 0;
     }
     /* only this thread lives on in the child: every credit and count gone */

@@ -69,6 +69,9 @@ uint64_t gmg_quota_window_peak(int dev);
 uint64_t gmg_quota_window_base(int dev);
 uint64_t gmg_quota_refused(int dev);
 void gmg_quota_count_refusal(int dev);
+/* The driver's own CUDA_ERROR_OUT_OF_MEMORY on an allocation of dev's. */
+void gmg_quota_count_driver_oom(int dev);
+uint64_t gmg_quota_driver_oom(int dev);
 /* Allocations and frees made on a device: counted per CPU, beside the
  * CPU's credit (no cache line shared by every CPU), summed when read.
  * allocs(-1): on every device. */

@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "core/stacks.h"
 
+#include "core/peak.h"
 #include "core/pyframes.h"
 #include "core/unwind.h"
 #include "core/walkgate.h"
@@ -386,6 +387,7 @@ struct live_slot {
     uint32_t tag;              /* 0: free; else live_tag(device, family) */
     uint64_t bytes, count;
     struct live_slot *next;    /* further (device, family) pairs of the stack */
+    struct gmg_peak_slot peak; /* its counted allocations, and at the peak (core/peak.h) */
 };
 
 static struct live_slot *live_chunks[CHUNKS];
@@ -441,12 +443,18 @@ static struct live_slot *live_slot_of(uint32_t id, int device, int family, int *
     }
 }
 
-int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign)
+int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign, int counted)
 {
     int oom;
     struct live_slot *s = live_slot_of(id, device, family, &oom);
     if (!s)
         return oom ? -1 : 0;
+#ifndef GMG_NO_PEAK /* scripts/bench.sh builds a copy without it, to measure it */
+    if (counted && device >= 0 && bytes < GMG_PEAK_MAX_RECORD)
+        gmg_peak_slot_move(&s->peak, device, bytes, sign);
+#else
+    (void)counted;
+#endif
     if (sign > 0) {
         __atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
         __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
@@ -476,6 +484,32 @@ void gmg_stack_live_each(gmg_live_fn fn, void *arg)
             for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
                  s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
                 live_visit(id, s, fn, arg);
+        }
+    }
+}
+
+static void peak_visit(uint32_t id, struct live_slot *s, int device, uint64_t gen, gmg_live_fn fn, void *arg)
+{
+    uint32_t tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
+    if (!tag || (int8_t)(tag & 0xff) != device)
+        return;
+    uint64_t bytes, count;
+    gmg_peak_slot_at(&s->peak, gen, &bytes, &count);
+    if (count)
+        fn(id, device, (int)(tag >> 8 & 0xff), bytes, count, arg);
+}
+
+void gmg_stack_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg)
+{
+    uint32_t n = __atomic_load_n(&next_id, __ATOMIC_RELAXED);
+    for (uint32_t c = 0; c < CHUNKS && (c << CHUNK_BITS) < n; c++) {
+        struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; chunk && i < (1u << CHUNK_BITS); i++) {
+            uint32_t id = c << CHUNK_BITS | i;
+            peak_visit(id, &chunk[i], device, gen, fn, arg);
+            for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
+                 s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
+                peak_visit(id, s, device, gen, fn, arg);
         }
     }
 }

@@ -12,6 +12,7 @@
 
 #include "base/lock.h"
 #include "base/log.h"
+#include "core/peak.h"
 #include "core/stacks.h"
 
 #include <pthread.h>
@@ -35,6 +36,7 @@ struct zero_total {
     struct zero_total *next;
     int device, family;
     uint64_t bytes, count;
+    struct gmg_peak_slot peak; /* its counted allocations, and at the peak (core/peak.h) */
 };
 
 /*
@@ -137,12 +139,16 @@ static __attribute__((noinline)) struct zero_total *zero_find(struct shard *s, c
 static inline int live_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
     if (a->stack)
-        return gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign);
+        return gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign, a->counted);
     /* usually one (device, family) per shard: the first */
     struct zero_total *z = s->zero;
     if (__builtin_expect(!z || z->device != a->device || z->family != a->family, 0))
         if (!(z = zero_find(s, a, sign > 0)))
             return sign > 0 ? -1 : 0;
+#ifndef GMG_NO_PEAK /* scripts/bench.sh builds a copy without it, to measure it */
+    if (a->counted && a->device >= 0 && a->size < GMG_PEAK_MAX_RECORD) /* under the shard's lock */
+        gmg_peak_slot_move(&z->peak, a->device, a->size, sign);
+#endif
     bump64(&z->bytes, sign, a->size);
     bump64(&z->count, sign, 1);
     return 0;
@@ -784,6 +790,29 @@ void gmg_track_live_each(gmg_live_fn fn, void *arg)
     gmg_stack_live_each(fn, arg);
 }
 
+void gmg_track_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg)
+{
+    /* stack 0: the shards' totals (a list that only grows), each read under
+     * its own small lock: never the shard's, which an allocation holds
+     * while it may wait for the device's peak lock, held here */
+    uint64_t by_family[GMG_FAM_COUNT][2];
+    memset(by_family, 0, sizeof by_family);
+    for (int i = 0; i < SHARDS; i++) {
+        for (struct zero_total *z = __atomic_load_n(&shards[i].zero, __ATOMIC_ACQUIRE); z; z = z->next) {
+            if (z->device != device || z->family < 0 || z->family >= GMG_FAM_COUNT)
+                continue;
+            uint64_t bytes, count;
+            gmg_peak_slot_at(&z->peak, gen, &bytes, &count);
+            by_family[z->family][0] += bytes;
+            by_family[z->family][1] += count;
+        }
+    }
+    for (int f = 0; f < GMG_FAM_COUNT; f++)
+        if (by_family[f][1])
+            fn(0, device, f, by_family[f][0], by_family[f][1], arg);
+    gmg_stack_peak_each(device, gen, fn, arg);
+}
+
 void gmg_track_lost(struct gmg_track_lost *out)
 {
     out->untracked_allocs = __atomic_load_n(&untracked_allocs, __ATOMIC_RELAXED);
@@ -821,4 +850,5 @@ void gmg_track_atfork_child(void)
     untracked_said = 0;
     memset(marks_kept, 0, sizeof marks_kept); /* the shards' numbers start again */
     memset(marks_walked, 0, sizeof marks_walked);
+    gmg_peak_atfork_child(); /* nothing tracked: no peak either */
 }

@@ -136,6 +136,14 @@ void gmg_track_live_each(void (*fn)(uint32_t stack, int device, int family, uint
                                     void *arg),
                          void *arg);
 
+/* What was live at the peak of generation `gen` on `device` (its latest:
+ * the caller holds gmg_peak_lock, core/peak.h), per (stack, family),
+ * counted allocations only, in O(stacks + shards). */
+void gmg_track_peak_each(int device, uint64_t gen,
+                         void (*fn)(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count,
+                                    void *arg),
+                         void *arg);
+
 size_t gmg_track_count(void);
 
 /* What out of memory kept from reports since start-up (or fork):

@@ -22,6 +22,9 @@ struct gmg_refusal {
     uint64_t own;        /* this process's part of in_use            */
     uint32_t stack;      /* the refused call's own stack (depot id)  */
     int abort;           /* GPUMEM_ON_LIMIT=abort: the caller aborts */
+    int driver;          /* the driver refused (out of memory), not the quota */
+    int free_known;      /* driver: dev_free was read                */
+    uint64_t dev_free;   /* driver: the device's free memory then    */
 };
 
 struct gmg_upcalls {

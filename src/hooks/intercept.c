@@ -119,6 +119,7 @@ static inline __attribute__((always_inline)) CUresult begin_settle(struct gmg_op
 
 CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int counted)
 {
+    op->asked = bytes;
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
     int over = 0;
@@ -130,6 +131,7 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
  * and its least are no cost of the others. */
 CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes, uint64_t least, int counted)
 {
+    op->asked = least; /* what the call asked for; the driver picks the pitch */
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
     dev = op->dev;
@@ -186,11 +188,22 @@ void gmg_drop_record(const struct gmg_gone *g, void *unused)
         gmg_quota_release(g->device, g->size);
 }
 
+/* The driver's own out of memory: the device's free memory read here (the
+ * hooks' device facts), then counted and explained (refusal.c). */
+static __attribute__((noinline, cold)) void driver_oom(struct gmg_op *op, uint64_t bytes)
+{
+    uint64_t freeb = 0, total;
+    int known = op->dev >= 0 && gmg_dev_meminfo(op->dev, &freeb, &total) >= 0;
+    gmg_driver_oom(op, bytes, known, freeb);
+}
+
 void gmg_end(struct gmg_op *op, CUresult r, enum gmg_space space, uint64_t key, uint64_t size, uint64_t requested)
 {
     if (r != CUDA_SUCCESS) {
         if (op->counted)
             gmg_quota_release(op->dev, op->reserved);
+        if (__builtin_expect(r == CUDA_ERROR_OUT_OF_MEMORY, 0) && requested && gmg_driver_oom_family(op->family))
+            driver_oom(op, op->asked ? op->asked : requested);
         return;
     }
     if (op->counted) {

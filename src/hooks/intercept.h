@@ -24,7 +24,23 @@ struct gmg_op {
     uint64_t reserved;    /* bytes reserved in the quota */
     uint32_t stack;
     int counted;
+    uint64_t asked;       /* bytes the call asked for (a driver's out of memory names them) */
 };
+
+/* The families whose CUDA_ERROR_OUT_OF_MEMORY is the driver's out of
+ * memory, reported (refusal.h): allocations, not mappings, ranges or
+ * imports. */
+static inline int gmg_driver_oom_family(int family)
+{
+    switch (family) {
+    case GMG_FAM_LINEAR: case GMG_FAM_PITCH: case GMG_FAM_MANAGED: case GMG_FAM_ASYNC: case GMG_FAM_VMM:
+    case GMG_FAM_VMM_HOST: case GMG_FAM_ARRAY: case GMG_FAM_MIPMAP: case GMG_FAM_HOST: case GMG_FAM_HOST_REGISTER:
+    case GMG_FAM_GRAPH:
+        return 1;
+    default:
+        return 0;
+    }
+}
 
 /* First step of every exported wrapper. */
 void gmg_enter(enum gmg_hook_id id);

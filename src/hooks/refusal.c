@@ -11,16 +11,20 @@
 
 #define SITES 4096
 
-/* Call sites already explained: an open-addressed set of stack ids. */
-static uint32_t sites[SITES];
-static int site_zero_seen;
+/* Call sites already explained: an open-addressed set of stack ids; one
+ * for the quota's refusals, one for the driver's out of memory. */
+struct site_set {
+    uint32_t sites[SITES];
+    int zero_seen;
+};
+static struct site_set quota_sites, driver_sites;
 
-static int first_time(uint32_t stack)
+static int first_in(struct site_set *set, uint32_t stack)
 {
     if (stack == 0)
-        return !__atomic_exchange_n(&site_zero_seen, 1, __ATOMIC_RELAXED);
+        return !__atomic_exchange_n(&set->zero_seen, 1, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < SITES; i++) {
-        uint32_t *slot = &sites[(stack * 2654435761u + i) % SITES];
+        uint32_t *slot = &set->sites[(stack * 2654435761u + i) % SITES];
         uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         if (cur == stack)
             return 0;
@@ -32,6 +36,28 @@ static int first_time(uint32_t stack)
         }
     }
     return 0; /* set full: stay quiet rather than flood */
+}
+
+static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
+
+void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t dev_free)
+{
+    gmg_quota_count_driver_oom(op->dev);
+    if (!first_in(&driver_sites, op->stack))
+        return;
+    struct gmg_refusal ev = {
+        .family = op->family,
+        .device = op->dev,
+        .bytes = bytes,
+        .limit = gmg_quota_limit(op->dev),
+        .in_use = gmg_quota_charged(op->dev),
+        .own = gmg_quota_used(op->dev),
+        .stack = op->stack,
+        .driver = 1,
+        .free_known = free_known,
+        .dev_free = dev_free,
+    };
+    gmg_upcall_refused(&ev);
 }
 
 CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)

@@ -13,6 +13,13 @@
 
 CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes);
 
+/* The driver answered an allocation of `bytes` with CUDA_ERROR_OUT_OF_MEMORY:
+ * counted, and explained as a refusal is (once per call site, by the
+ * reporter thread), with the device's free memory the caller read
+ * (free_known 0: it could not); the caller returns the driver's answer
+ * unchanged. */
+void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t dev_free);
+
 /* GPUMEM_ON_LIMIT=warn: the allocation went over and was allowed. */
 void gmg_warn_over(struct gmg_op *op, uint64_t bytes);
 

@@ -9,6 +9,7 @@
 #include "base/config.h"
 #include "base/page.h"
 #include "core/stacks.h"
+#include "report/timeline.h"
 
 static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack)
 {
@@ -54,12 +55,12 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
     gmg_buf_printf(b, "]");
 }
 
-/* A list of groups under `key`; with a cap, the groups past the `cap`
- * biggest are summed into "KEY_folded": {"groups", "bytes", "count"}. */
-static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_group *g,
-                   size_t n, int alloc, size_t cap)
+/* A list of groups, as an array; with a cap, the groups past the `cap`
+ * biggest are summed into a sibling "KEY_folded": {"groups", "bytes", "count"}. */
+static void group_array(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_group *g,
+                        size_t n, int alloc, size_t cap)
 {
-    gmg_buf_printf(b, ",\n\"%s\":[", key);
+    gmg_buf_printf(b, "[");
     int first = 1;
     size_t kept = 0;
     uint64_t fold_groups = 0, fold_bytes = 0, fold_count = 0;
@@ -99,6 +100,28 @@ static void frag_map(struct gmg_buf *b, const struct gmg_frag *f)
     gmg_buf_printf(b, "],\"map_merged\":%s", f->map_merged ? "true" : "false");
 }
 
+/* A list of groups under `key` (group_array). */
+static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_group *g,
+                   size_t n, int alloc, size_t cap)
+{
+    gmg_buf_printf(b, ",\n\"%s\":", key);
+    group_array(r, b, key, g, n, alloc, cap);
+}
+
+/* [{"device","bytes","groups":[... as live[] ...]}] */
+static void at_peak(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_at_peak *p,
+                    size_t n)
+{
+    gmg_buf_printf(b, ",\n\"%s\":[", key);
+    for (size_t i = 0; i < n; i++) {
+        gmg_buf_printf(b, "%s\n {\"device\":%d,\"bytes\":%llu,\"groups\":", i ? "," : "", p[i].device,
+                       (unsigned long long)p[i].bytes);
+        group_array(r, b, "groups", p[i].groups, p[i].ngroups, 1, 0); /* every group, as live[] */
+        gmg_buf_printf(b, "}");
+    }
+    gmg_buf_printf(b, "]");
+}
+
 void gmg_report_json(const struct gmg_report *r, struct gmg_buf *b)
 {
     gmg_report_json_capped(r, b, 0);
@@ -113,9 +136,11 @@ void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_
     gmg_buf_json_str(b, r->cmdline ? r->cmdline : r->exe);
     gmg_buf_printf(b, ",\n\"devices\":[");
     for (int d = 0; d < r->ndev; d++)
-        gmg_buf_printf(b, "%s{\"device\":%d,\"limit\":%llu,\"in_use\":%llu,\"peak\":%llu,\"refused\":%llu}",
+        gmg_buf_printf(b, "%s{\"device\":%d,\"limit\":%llu,\"in_use\":%llu,\"peak\":%llu,\"refused\":%llu,"
+                          "\"driver_oom\":%llu}",
                        d ? "," : "", d, (unsigned long long)r->dev[d].limit, (unsigned long long)r->dev[d].used,
-                       (unsigned long long)r->dev[d].peak, (unsigned long long)r->dev[d].refused);
+                       (unsigned long long)r->dev[d].peak, (unsigned long long)r->dev[d].refused,
+                       (unsigned long long)r->dev[d].driver_oom);
     gmg_buf_printf(b, "],\n\"group\":");
     if (r->grouped) { /* GPUMEM_GROUP: its budget and all members' bytes */
         gmg_buf_printf(b, "{\"name\":");
@@ -143,6 +168,13 @@ void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_
         groups(r, b, "growth", r->growth, r->ngrowth, 1, cap);
     else
         gmg_buf_printf(b, ",\n\"growth\":null");
+    at_peak(r, b, "at_peak", r->at_peak, r->nat_peak);
+    if (r->has_since_peak)
+        at_peak(r, b, "at_peak_since_dump", r->since_peak, r->nsince_peak);
+    else
+        gmg_buf_printf(b, ",\n\"at_peak_since_dump\":null");
+    gmg_buf_printf(b, ",\n\"timeline\":");
+    gmg_timeline_json(r->timeline, b);
     gmg_buf_printf(b, ",\n\"fragmentation\":[");
     for (size_t i = 0; i < r->nfrag; i++) {
         const struct gmg_frag *f = &r->frag[i];

@@ -22,7 +22,9 @@
 #include "core/quota.h"
 #include "core/ranges.h"
 #include "core/stacks.h"
+#include "report/atpeak.h"
 #include "report/sites.h"
+#include "report/timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +42,8 @@ void gmg_report_model_atfork_child(void)
 {
     dumps = 0;
     gmg_symbolizer_atfork_child();
+    gmg_at_peak_atfork_child();
+    gmg_timeline_atfork_child();
 }
 
 /* Untracked allocations never freed, at the least: family against family
@@ -299,6 +303,8 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->dev[d].peak = gmg_quota_peak(d);
         r->dev[d].refused = gmg_quota_refused(d);
         r->refused += r->dev[d].refused;
+        r->dev[d].driver_oom = gmg_quota_driver_oom(d);
+        r->driver_oom += r->dev[d].driver_oom;
         r->dev[d].group_used = gmg_quota_charged(d);
         r->dev[d].group_peak = gmg_quota_group_peak(d);
     }
@@ -346,6 +352,10 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->incomplete |= GMG_INCOMPLETE_STACKS;
     if (gmg_ctx_unindexed())
         r->incomplete |= GMG_INCOMPLETE_CONTEXTS;
+    gmg_at_peak_build(r, w.growth_too); /* a signal or API dump starts the next window */
+    if (w.growth_too)
+        gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes);
+    r->timeline = gmg_timeline_copy();
     r->sym = gmg_symbolizer_get();
     r->sym_lost0 = gmg_symbolizer_lost(r->sym);
     r->sym_dynamic0 = gmg_symbolizer_dynamic_only(r->sym, NULL);
@@ -354,6 +364,10 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     gmg_sites_merge(r->sym, r->groups, &r->ngroups);
     gmg_sites_merge(r->sym, r->reclaimed, &r->nreclaimed);
     gmg_sites_merge(r->sym, r->growth, &r->ngrowth);
+    for (size_t i = 0; i < r->nat_peak; i++)
+        gmg_sites_merge(r->sym, r->at_peak[i].groups, &r->at_peak[i].ngroups);
+    for (size_t i = 0; i < r->nsince_peak; i++)
+        gmg_sites_merge(r->sym, r->since_peak[i].groups, &r->since_peak[i].ngroups);
     suppress(r);
     return 0;
 }
@@ -368,6 +382,8 @@ void gmg_report_free(struct gmg_report *r)
         free(r->frag[i].map);
     free(r->frag);
     free(r->supp);
+    gmg_at_peak_free(r);
+    gmg_timeline_free(r->timeline);
     gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);
 }
@@ -431,6 +447,26 @@ void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal
 static void refusal_line(const struct gmg_refusal *ev, const char *outcome, char *out, size_t n)
 {
     char req[GMG_SIZE_LEN], lim[GMG_SIZE_LEN], use[GMG_SIZE_LEN];
+    if (ev->driver) { /* the driver's own out of memory: no quota involved */
+        char freeb[GMG_SIZE_LEN + 32];
+        if (ev->free_known) {
+            gmg_fmt_size(lim, sizeof lim, ev->dev_free);
+            snprintf(freeb, sizeof freeb, "%s", lim);
+        } else {
+            snprintf(freeb, sizeof freeb, "an unknown amount of memory");
+        }
+        int host = ev->family == GMG_FAM_HOST || ev->family == GMG_FAM_HOST_REGISTER || ev->family == GMG_FAM_VMM_HOST;
+        char where[48];
+        if (host)
+            snprintf(where, sizeof where, "in host memory");
+        else
+            snprintf(where, sizeof where, "on device %d", ev->device);
+        snprintf(out, n, "gpumemguard: the driver refused %s of %s %s: out of memory; this process holds %s on device "
+                         "%d, the device has %s free (%s)",
+                 gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), where,
+                 gmg_fmt_size(use, sizeof use, ev->own), ev->device, freeb, outcome);
+        return;
+    }
     if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the group's budget and bytes, and ours */
         char own[GMG_SIZE_LEN];
         snprintf(out, n, "gpumemguard: refused %s of %s on device %d: GPUMEM_LIMIT is %s for group %s, %s in use by "
@@ -497,6 +533,21 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
         gmg_buf_printf(b, "  (and %llu allocation%s the guard could not track: %llu bytes counted)\n",
                        (unsigned long long)untracked, untracked == 1 ? "" : "s",
                        (unsigned long long)st->lost.untracked_bytes);
+    /* then what filled the device at its peak (this process's own): often
+     * not what is live now, since a framework frees its caches on the way */
+    struct gmg_group pk[GMG_REFUSAL_STACKS];
+    struct gmg_at_peak_top pt;
+    if (gmg_at_peak_top(ev->device, pk, GMG_REFUSAL_STACKS, &pt) == 0) {
+        gmg_buf_printf(b, "gpumemguard: live at the peak of device %d (%llu bytes%s), biggest first:\n", ev->device,
+                       (unsigned long long)pt.bytes, gmg_quota_pooled() ? ", this process's own peak" : "");
+        size_t npk = pt.shown;
+        gmg_sites_merge(r.sym, pk, &npk); /* by call site as it reads, as above */
+        for (size_t i = 0; i < npk && i < GMG_REFUSAL_SHOWN; i++)
+            gmg_report_text_group(&r, b, &pk[i]);
+        if (pt.groups > pt.shown)
+            gmg_buf_printf(b, "  (and %zu more stacks: %llu bytes; the report lists them all)\n", pt.groups - pt.shown,
+                           (unsigned long long)pt.rest_bytes);
+    }
     gmg_report_text_dynamic_only(&r, b);
     gmg_report_free(&r);
 }
@@ -511,9 +562,12 @@ void gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *
     /* one write, so that the program's own output never lands inside it */
     struct gmg_buf b = { 0 };
     gmg_report_busy_enter(); /* its caller holds the reporter's explain lock */
-    refusal_text(st, &b, ev->abort ? "aborting: GPUMEM_ON_LIMIT=abort"
-                                   : "returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are "
-                                     "counted, not shown");
+    refusal_text(st, &b, ev->driver ? "the program gets the driver's CUDA_ERROR_OUT_OF_MEMORY as it is, and may "
+                                      "free memory and try again; further ones from this call site are counted, "
+                                      "not shown"
+                         : ev->abort ? "aborting: GPUMEM_ON_LIMIT=abort"
+                                     : "returning CUDA_ERROR_OUT_OF_MEMORY; further refusals from this call site are "
+                                       "counted, not shown");
     if (ready) /* formatted: only the write is left, which must not come before the first line the caller wrote */
         ready(arg);
     if (!b.failed)

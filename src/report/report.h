@@ -56,8 +56,21 @@ struct gmg_frag {
 
 extern const char *const gmg_size_class_names[GMG_SIZE_CLASSES];
 
+/* What was live at a device's peak: its groups (as the live list's, biggest
+ * first), counted allocations only. */
+struct gmg_at_peak {
+    int device;
+    uint64_t bytes;             /* the peak: tracked bytes then */
+    struct gmg_group *groups;
+    size_t ngroups;
+    int incomplete;             /* out of memory: groups left out */
+};
+
+struct gmg_timeline;            /* report/timeline.h */
+
 struct gmg_dev_totals {
     uint64_t limit, used, peak, refused;   /* limit: the group's under GPUMEM_GROUP */
+    uint64_t driver_oom;                   /* the driver's own out of memory */
     uint64_t group_used, group_peak;       /* GPUMEM_GROUP: all members' bytes */
 };
 
@@ -76,6 +89,13 @@ struct gmg_report {
     uint64_t live_bytes, live_allocs;           /* allocations (not VA/maps) */
     uint64_t reclaimed_bytes, reclaimed_allocs;
     uint64_t refused, unknown_frees, total_allocs;
+    uint64_t driver_oom;        /* all devices */
+    /* the run's peak per device; signal and API dumps: also the peak since
+     * the previous such dump (report/atpeak.h) */
+    struct gmg_at_peak *at_peak; size_t nat_peak;
+    struct gmg_at_peak *since_peak; size_t nsince_peak;
+    int has_since_peak;
+    struct gmg_timeline *timeline;  /* a copy, or NULL */
     struct gmg_group *groups;   size_t ngroups;    /* live, biggest first      */
     struct gmg_group *reclaimed; size_t nreclaimed;
     struct gmg_group *growth;   size_t ngrowth;    /* signal/API dumps only    */

@@ -45,6 +45,7 @@
 #include "core/walkgate.h"
 #include "report/report.h"
 #include "report/symbolize.h"
+#include "report/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -195,6 +196,7 @@ static void drain(void)
     unsigned seq;
     pthread_mutex_lock(&explain_mu);
     while (pop(&ev, &seq)) {
+        gmg_timeline_event(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes);
         gmg_report_refusal(&ev, claim_whole, &seq);
         written(seq);
     }
@@ -259,7 +261,12 @@ static void *reporter(void *arg)
     struct timespec next_tick = after_ms(0); /* the first at once: the status page appears as the driver is used */
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
-        if (wait_for_work(tick ? &next_tick : NULL)) {
+        /* the timeline's next sample (report/timeline.h), or the tick if sooner */
+        struct timespec until = after_ms(gmg_timeline_tick());
+        if (tick && (next_tick.tv_sec < until.tv_sec ||
+                     (next_tick.tv_sec == until.tv_sec && next_tick.tv_nsec < until.tv_nsec)))
+            until = next_tick;
+        if (wait_for_work(&until)) {
             int fatal = __atomic_load_n(&fatal_sig, __ATOMIC_ACQUIRE);
             drain();
             pending_dumps();
@@ -270,9 +277,9 @@ static void *reporter(void *arg)
                     before();
                 gmg_fatalsig_die(fatal);
             }
-            if (!tick || !passed(&next_tick))
-                continue; /* else overdue: wake-ups that keep coming must not put it off */
         }
+        if (!tick || !passed(&next_tick))
+            continue; /* wake-ups that keep coming must not put an overdue tick off */
         tick(); /* guard.c's: the status page, the group, the metrics file */
         next_tick = after_ms((long long)tick_seconds * 1000);
     }
@@ -362,6 +369,7 @@ int gmg_reporter_start(void)
     int rc = 0;
     if (orphaned()) /* no thread may be started here */
         return -1;
+    gmg_timeline_start();
     pthread_mutex_lock(&start_mu);
     __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);
     if (!__atomic_load_n(&running, __ATOMIC_ACQUIRE))

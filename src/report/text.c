@@ -87,6 +87,24 @@ static void groups(const struct gmg_report *r, struct gmg_buf *b, const struct g
             gmg_report_text_group(r, b, &g[i]);
 }
 
+/* What filled each device at its peak (counted allocations: what the quota
+ * and the driver's memory hold). */
+static void at_peak(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_at_peak *p, size_t n,
+                    const char *when)
+{
+    for (size_t i = 0; i < n; i++) {
+        gmg_buf_printf(b, "Live at the peak of device %d%s (%llu bytes)", p[i].device, when,
+                       (unsigned long long)p[i].bytes);
+        if (r->grouped) /* the header's peak is the group's, all members: this one is the process's own */
+            gmg_buf_printf(b, ", this process's own peak (the group's, all members, is in the header)");
+        gmg_buf_printf(b, ", biggest first:\n\n");
+        for (size_t k = 0; k < p[i].ngroups; k++)
+            gmg_report_text_group(r, b, &p[i].groups[k]);
+        if (!p[i].ngroups)
+            gmg_buf_printf(b, "  (no allocation recorded then)\n\n");
+    }
+}
+
 static void fragmentation(const struct gmg_report *r, struct gmg_buf *b)
 {
     for (size_t i = 0; i < r->nfrag; i++) {
@@ -193,6 +211,9 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, ", in use %s", gmg_fmt_size(s1, sizeof s1, r->dev[d].used));
         gmg_buf_printf(b, ", peak %s, refused %llu\n", gmg_fmt_size(s2, sizeof s2, r->dev[d].peak),
                        (unsigned long long)r->dev[d].refused);
+        if (r->dev[d].driver_oom)
+            gmg_buf_printf(b, "==%d== device %d: the driver refused %llu allocation%s: out of memory\n", r->pid, d,
+                           (unsigned long long)r->dev[d].driver_oom, plural(r->dev[d].driver_oom));
     }
     for (int d = 0; r->grouped && d < r->ndev; d++) { /* GPUMEM_GROUP: the budget the limit above is */
         gmg_buf_printf(b, "==%d== group %s, device %d: limit %s", r->pid, gmg_cfg.group, d,
@@ -232,6 +253,9 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
                        grew == 1 ? "" : "s");
         groups(r, b, r->growth, r->ngrowth, 1);
     }
+    at_peak(r, b, r->at_peak, r->nat_peak, "");
+    if (r->has_since_peak)
+        at_peak(r, b, r->since_peak, r->nsince_peak, " since the previous dump");
     fragmentation(r, b);
     if (r->any_suppressed) {
         gmg_buf_printf(b, "\n-----------------------------------------------------\nSuppressions used:\n"

@@ -38,9 +38,20 @@
  *       allocations under GPUMEM_LIMIT (set by the caller), then makes an
  *       allocation the quota refuses, and (N = 2, the default) once its
  *       message is out another from a new call site (stacks must be on for
- *       it to be explained). Prints the milliseconds from each refused call
+ *       it to be explained; BENCH_STACKS=N: the LIVE allocations come from
+ *       N distinct stacks, as in atpeak). Prints the milliseconds from each refused call
  *       to its message on the child's stderr: the first message makes the
- *       guard's symbolizer, the next finds it made.
+ *       guard's symbolizer, the next finds it made. Without GPUMEM_LIMIT
+ *       the allocation (1 TiB) is the driver's out of memory (GPUSIM_MEM
+ *       below it), whose message is timed the same way.
+ *   bench atpeak LIVE STACKS
+ *       holds LIVE allocations of 512 bytes made from STACKS distinct call
+ *       stacks (a path of up to 17 calls of two functions, one per bit of
+ *       the stack's number), then asks for a report through the public API;
+ *       prints its seconds (scripts/bench.sh runs it with a library built
+ *       with and without peak tracking, GMG_NO_PEAK, in the folded format,
+ *       which builds what was live at the peak and prints only the live
+ *       stacks: the difference is what the peak's make-up costs a report).
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -289,11 +300,18 @@ static __attribute__((noinline)) long refuse_elsewhere(void *arg)
 }
 
 static int refusals = 2;
+static void path(int level, unsigned idx, long n);
 
 static int refusal_child(long live)
 {
     start();
-    hold(live);
+    const char *st = getenv("BENCH_STACKS"); /* the live allocations from that many distinct stacks */
+    long stacks = st ? atol(st) : 0;
+    if (stacks > 1)
+        for (long s = 0; s < stacks; s++)
+            path(17, (unsigned)s, live / stacks + (s < live % stacks));
+    else
+        hold(live);
     for (int k = 0; k < refusals; k++) {
         struct timespec ts;
         long r = deep(depth, k ? refuse_elsewhere : refuse, &ts); /* its stack: DEPTH frames of ours */
@@ -344,7 +362,7 @@ static int mode_refusal(char **argv)
                 break;
             len += (size_t)n;
             text[len] = 0;
-            if (strstr(from, "gpumemguard: refused")) {
+            if (strstr(from, "gpumemguard: refused") || strstr(from, "gpumemguard: the driver refused")) {
                 clock_gettime(CLOCK_MONOTONIC, &t1);
                 break;
             }
@@ -371,6 +389,53 @@ static int mode_refusal(char **argv)
     return 0;
 }
 
+/* Allocations from one of 2^17 call stacks: bit l of idx picks which of
+ * two functions is called at level l. */
+static __attribute__((noinline)) void path0(int level, unsigned idx, long n);
+static __attribute__((noinline)) void path1(int level, unsigned idx, long n);
+static void path(int level, unsigned idx, long n)
+{
+    if (level == 0) {
+        for (long i = 0; i < n; i++) {
+            CUdeviceptr p;
+            if (cuMemAlloc_v2(&p, 512) != CUDA_SUCCESS)
+                abort();
+        }
+    } else if (idx >> (level - 1) & 1) {
+        path1(level - 1, idx, n);
+    } else {
+        path0(level - 1, idx, n);
+    }
+}
+static __attribute__((noinline)) void path0(int level, unsigned idx, long n)
+{
+    path(level, idx, n);
+    __asm__ __volatile__("" ::: "memory"); /* no tail call: a frame of its own */
+}
+static __attribute__((noinline)) void path1(int level, unsigned idx, long n)
+{
+    path(level, idx, n);
+    __asm__ __volatile__("" ::: "memory");
+}
+
+static int mode_atpeak(long live, long stacks)
+{
+    int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+    start();
+    if (stacks < 1)
+        stacks = 1;
+    for (long s = 0; s < stacks; s++)
+        path(17, (unsigned)s, live / stacks + (s < live % stacks));
+    if (!dump) {
+        printf("-\n");
+        return 0;
+    }
+    double t0 = now();
+    dump();
+    printf("%.3f\n", now() - t0);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "pairs";
@@ -393,6 +458,8 @@ int main(int argc, char **argv)
         printf("%ld\n", status_kb("VmRSS"));
         return 0;
     }
+    if (strcmp(mode, "atpeak") == 0)
+        return mode_atpeak(live, argc > 3 ? atol(argv[3]) : 1);
     if (strcmp(mode, "report") == 0)
         return mode_report(live);
     if (strcmp(mode, "refusal") == 0) {

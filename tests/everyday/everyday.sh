@@ -116,10 +116,12 @@ fi
 if [ -z "${GMG_SANITIZER:-}" ]; then
     scripts/demo.sh "$B" >"$WORK/demo" 2>&1; rc=$?
     if [ $rc = 0 ] && has "gpumemguard --limit 256M -- ./leaky" "$WORK/demo" && has "LD_PRELOAD=" "$WORK/demo" \
-       && [ "$(grep -c '^SUMMARY: gpumemguard: ' "$WORK/demo")" = 2 ] \
+       && [ "$(grep -c '^SUMMARY: gpumemguard: ' "$WORK/demo")" = 3 ] \
+       && grep -q "^gpumemguard: the driver refused cuMemAlloc of 2.0 GiB" "$WORK/demo" \
+       && grep -q "^Live at the peak of device 0 (152043520 bytes)" "$WORK/demo" \
        && [ "$(grep -n 'gpumemguard --limit 256M -- ./leaky' "$WORK/demo" | head -1 | cut -d: -f1)" -lt \
             "$(grep -n 'LD_PRELOAD=' "$WORK/demo" | head -1 | cut -d: -f1)" ]; then
-        ok "make demo runs the README's command (gpumemguard --limit 256M -- ./leaky), then the same by hand"
+        ok "make demo runs the README's command (gpumemguard --limit 256M -- ./leaky), then the same by hand, then the driver's own out of memory with what was live at the peak"
     else
         bad "make demo (rc $rc)" "$WORK/demo"
     fi

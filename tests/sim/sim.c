@@ -197,6 +197,7 @@ static void *obj_get(const void *h, int kind)
     return o;
 }
 
+static uint64_t host_mem_cap; /* GPUSIM_HOST_MEM: 0, none */
 static uint64_t parse_size(const char *s)
 {
     char *end;
@@ -255,6 +256,8 @@ __attribute__((constructor)) static void sim_setup(void)
     thread_ranges = tr && *tr == '1';
     const char *af = getenv("GPUSIM_AFTER_FREE_US");
     after_free_us = af ? atoi(af) : 0;
+    const char *hm = getenv("GPUSIM_HOST_MEM"); /* pinned host memory: more than this is out of memory */
+    host_mem_cap = hm && *hm ? parse_size(hm) : 0;
     const char *m = getenv("GPUSIM_MEM");
     char buf[256];
     snprintf(buf, sizeof buf, "%s", m && *m ? m : "8G");
@@ -2292,6 +2295,8 @@ static CUresult host_alloc(void **pp, size_t bytes, unsigned flags)
     REQUIRE_CTX(cur_ctx());
     if (!pp || bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
+    if (host_mem_cap && bytes > host_mem_cap) /* the real driver's answer to more than it can pin */
+        return CUDA_ERROR_OUT_OF_MEMORY;
     void *p = NULL;
     if (posix_memalign(&p, 4096, bytes))
         return CUDA_ERROR_OUT_OF_MEMORY;

@@ -83,9 +83,9 @@ void *malloc(size_t size)
 /* the depot's live totals: out of memory for new ones while no_totals is set */
 static int no_totals;
 static long stack_live; /* allocations counted on stacks other than 0 */
-int gmg_stack_live_add(uint32_t stack, int device, int family, uint64_t bytes, int sign)
+int gmg_stack_live_add(uint32_t stack, int device, int family, uint64_t bytes, int sign, int counted)
 {
-    (void)stack; (void)device; (void)family; (void)bytes;
+    (void)stack; (void)device; (void)family; (void)bytes; (void)counted;
     if (sign > 0 && no_totals)
         return -1;
     stack_live += sign > 0 ? 1 : -1;
@@ -94,6 +94,10 @@ int gmg_stack_live_add(uint32_t stack, int device, int family, uint64_t bytes, i
 void gmg_stack_live_each(void (*fn)(uint32_t, int, int, uint64_t, uint64_t, void *), void *arg)
 {
     (void)fn; (void)arg;
+}
+void gmg_stack_peak_each(int device, uint64_t gen, void (*fn)(uint32_t, int, int, uint64_t, uint64_t, void *), void *arg)
+{
+    (void)device; (void)gen; (void)fn; (void)arg;
 }
 void gmg_quota_count_alloc(int dev) { (void)dev; }
 uint64_t gmg_quota_allocs(int dev) { (void)dev; return 0; }

@@ -23,8 +23,8 @@ unwcase() {
 ucount() { sed -n 's/.*unwind check: \(.*\)/\1/p' "$WORK/err" | tail -1; }
 
 if unwcase mixed && leak leaf_alloc 4096 cuMemAlloc \
-   && [ "$(grep -m1 -A40 -F "(4096 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in nofp_level ")" = 15 ] \
-   && [ "$(grep -m1 -A40 -F "(4096 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err" | grep -c " in fp_level ")" = 16 ]; then
+   && [ "$(before_peak "$WORK/err" | grep -m1 -A40 -F "(4096 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" | grep -c " in nofp_level ")" = 15 ] \
+   && [ "$(before_peak "$WORK/err" | grep -m1 -A40 -F "(4096 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" | grep -c " in fp_level ")" = 16 ]; then
     ok "fast stacks = libunwind's through code with and without frame pointers mixed, 1 to 48 deep ($(ucount)); 32 frames kept of 41, alternating"
 else bad "fast walk vs libunwind, mixed frame pointers" "$WORK/err"; fi
 

@@ -1,0 +1,216 @@
+/*
+ * peak.c - see peak.h.
+ *
+ * Each device has one word: its tracked bytes in the upper 48 bits, the
+ * low 16 bits of its peak generation below them. Every move of a counted
+ * record is one compare-and-swap on it, so that the moves of all threads
+ * have one order, the word's, and each move knows the generation in force
+ * at its place in that order. A generation is the number of peaks set so
+ * far; the peak bytes are kept apart (`peak`).
+ *
+ * Setting a peak. A move that adds bytes and would take the total above
+ * the peak it read takes the device's lock; under it, the peak read is the
+ * true one (only holders of the lock change it), and if the move still sets
+ * a new peak its compare-and-swap also bumps the generation in the word:
+ * the move and the new generation are one step of the order. Others add
+ * without the lock when total + bytes <= the peak they read: they read the
+ * word (acquire) and then the peak, and the peak only grows, except at a
+ * restart, which first stores 0 there, then bumps the generation in the
+ * word, then stores the new peak; a move that read the word after that
+ * bump reads 0 or the new peak, and goes to the lock. So a move that skips
+ * the lock never goes above the true peak, and one that goes above it
+ * always sets the next generation. Frees never set a peak. So the lock is
+ * taken only while the device's memory climbs to a new high (a program's
+ * first steps, a training job's ramp-up), by the threads climbing it.
+ *
+ * What was live at the peak (memray's high-water-mark scheme). Number the
+ * peaks 1, 2, ...; a move's generation b is the number of peaks set before
+ * it in the word's order (the move that sets peak k has b = k - 1). What
+ * was live at peak k is exactly the moves with b < k. Each live total
+ * (struct gmg_peak_slot) keeps its counted bytes, and `pbytes` = the sum of
+ * the moves applied to it with b < `gen`, where `gen` is the largest b
+ * applied (gmg_peak_slot_apply, under the total's own lock, so moves of one
+ * total are applied one at a time, though not necessarily in the word's
+ * order: a thread may be overtaken between its compare-and-swap and its
+ * total):
+ *   - b > gen: every move applied so far has b' <= gen < b, so all of them
+ *     are before the peak: pbytes = bytes, gen = b (the lazy catch-up);
+ *   - b < gen: a move from before that peak, applied late: it is part of
+ *     pbytes as much as of bytes;
+ *   - b == gen: after the peak: bytes only.
+ * A reader that holds the device's lock (no peak is set meanwhile) and
+ * reads the latest generation G takes, per total, pbytes when gen == G and
+ * bytes when gen < G (no move with b >= G was applied: none after the
+ * peak). Moves whose compare-and-swap came before the peak but whose total
+ * is not yet changed are the only ones missing: a report made while no
+ * allocation or free is half done is exact, and the totals sum to the peak.
+ * The 16 bits in the word are widened with `gen64`, stored after each bump
+ * under the lock: a move reads it after its compare-and-swap, and fewer
+ * than 32768 peaks come between the two.
+ */
+#include "core/peak.h"
+
+#include "base/limit_parse.h"
+
+#include <pthread.h>
+
+struct pk {
+    uint64_t word;              /* bytes << 16 | generation & 0xffff */
+    uint64_t peak;              /* tracked bytes at the latest peak; 0 while a restart is under way */
+    uint64_t gen64;             /* the generation, whole */
+    pthread_mutex_t mu;         /* setting a peak; reading one */
+} __attribute__((aligned(64)));
+
+static struct pk pk[GMG_MAX_DEVICES];
+
+__attribute__((constructor)) static void peak_init(void)
+{
+    for (int i = 0; i < GMG_MAX_DEVICES; i++)
+        pthread_mutex_init(&pk[i].mu, NULL);
+}
+
+#define GEN_MASK 0xffffull
+
+static inline uint64_t widen(const struct pk *p, uint64_t word)
+{
+    uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_ACQUIRE);
+    return g + (uint64_t)(int64_t)(int16_t)(uint16_t)((word & GEN_MASK) - (g & GEN_MASK));
+}
+
+/* A move that may set a peak, under the lock. */
+static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t bytes)
+{
+    pthread_mutex_lock(&p->mu);
+    uint64_t peak = __atomic_load_n(&p->peak, __ATOMIC_RELAXED);
+    uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
+    uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE), b;
+    for (;;) {
+        uint64_t total = (w >> 16) + bytes;
+        if (total > peak) {
+            uint64_t nw = total << 16 | ((g + 1) & GEN_MASK);
+            if (__atomic_compare_exchange_n(&p->word, &w, nw, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+                __atomic_store_n(&p->gen64, g + 1, __ATOMIC_RELEASE);
+                __atomic_store_n(&p->peak, total, __ATOMIC_RELEASE);
+                b = g;
+                break;
+            }
+        } else if (__atomic_compare_exchange_n(&p->word, &w, w + (bytes << 16), 1, __ATOMIC_ACQ_REL,
+                                               __ATOMIC_ACQUIRE)) {
+            b = widen(p, w);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return b;
+}
+
+static uint64_t peak_move(int dev, uint64_t bytes, int sign)
+{
+    struct pk *p = &pk[dev];
+    uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+    for (;;) {
+        uint64_t nw;
+        if (sign > 0) {
+            if ((w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE))
+                return move_locked(p, bytes);
+            nw = w + (bytes << 16);
+        } else {
+            nw = w - (bytes << 16);
+        }
+        if (__atomic_compare_exchange_n(&p->word, &w, nw, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return widen(p, w);
+    }
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline void slot_lock(struct gmg_peak_slot *s)
+{
+    while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
+            cpu_relax();
+}
+static inline void slot_unlock(struct gmg_peak_slot *s) { __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE); }
+
+/* The device's word first (it may wait for the device's lock), then the
+ * slot's lock, held for a few stores: a reader holding the device's lock
+ * takes slots' locks, never the other way round. */
+/* Built with -DGMG_PEAK_TEST_HOOKS (tests/unit/test_peak.c only): a
+ * function the test sets runs between a move's word and its slot, where
+ * another thread may overtake it. */
+#ifdef GMG_PEAK_TEST_HOOKS
+void (*gmg_peak_test_hook)(void);
+#define TEST_HOOK() do { if (gmg_peak_test_hook) gmg_peak_test_hook(); } while (0)
+#else
+#define TEST_HOOK() ((void)0)
+#endif
+
+void gmg_peak_slot_move(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign)
+{
+    uint64_t gen = peak_move(dev, bytes, sign);
+    TEST_HOOK();
+    slot_lock(s);
+    if (gen > s->gen) { /* a peak since: everything applied so far was live at it */
+        s->pbytes = s->bytes;
+        s->pcount = s->count;
+        s->gen = gen;
+    } else if (gen < s->gen) { /* a move from before that peak, applied late: part of it */
+        s->pbytes = sign > 0 ? s->pbytes + bytes : s->pbytes - bytes;
+        s->pcount = sign > 0 ? s->pcount + 1 : s->pcount - 1;
+    }
+    s->bytes = sign > 0 ? s->bytes + bytes : s->bytes - bytes;
+    s->count = sign > 0 ? s->count + 1 : s->count - 1;
+    slot_unlock(s);
+}
+
+void gmg_peak_slot_at(struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count)
+{
+    slot_lock(s);
+    *bytes = s->gen < peak_gen ? s->bytes : s->pbytes;
+    *count = s->gen < peak_gen ? s->count : s->pcount;
+    slot_unlock(s);
+}
+
+void gmg_peak_lock(int dev) { pthread_mutex_lock(&pk[dev].mu); }
+void gmg_peak_unlock(int dev) { pthread_mutex_unlock(&pk[dev].mu); }
+
+void gmg_peak_get(int dev, uint64_t *bytes, uint64_t *gen)
+{
+    *bytes = __atomic_load_n(&pk[dev].peak, __ATOMIC_ACQUIRE);
+    *gen = __atomic_load_n(&pk[dev].gen64, __ATOMIC_ACQUIRE);
+}
+
+void gmg_peak_restart(int dev)
+{
+    struct pk *p = &pk[dev];
+    uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->peak, 0, __ATOMIC_SEQ_CST); /* adders go to the lock meanwhile */
+    uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+    while (!__atomic_compare_exchange_n(&p->word, &w, (w & ~GEN_MASK) | ((g + 1) & GEN_MASK), 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+        ;
+    __atomic_store_n(&p->gen64, g + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&p->peak, w >> 16, __ATOMIC_RELEASE);
+}
+
+uint64_t gmg_peak_tracked(int dev)
+{
+    return __atomic_load_n(&pk[dev].word, __ATOMIC_ACQUIRE) >> 16;
+}
+
+void gmg_peak_atfork_child(void)
+{
+    for (int i = 0; i < GMG_MAX_DEVICES; i++) {
+        pk[i].word = 0;
+        pk[i].peak = 0;
+        pk[i].gen64 = 0;
+        pthread_mutex_init(&pk[i].mu, NULL);
+    }
+}

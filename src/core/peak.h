@@ -1,0 +1,55 @@
+/*
+ * peak.h - each device's peak of tracked in-use bytes, and the generation
+ * that lets the live totals say what was live at it (core layer).
+ *
+ * Every counted record that enters or leaves the table moves its device's
+ * total here (gmg_peak_slot_move: one compare-and-swap on the device's
+ * word, which gives the move its generation, the number of peaks set
+ * before it; only a move that sets a new peak takes the device's lock).
+ * The live totals (core/stacks.c per stack, core/track.c for stack 0) keep,
+ * beside each total, its value at the last peak and the generation it was
+ * caught up to (memray's scheme): O(1) per allocation and free, no
+ * snapshot. peak.c states why the result is exact under threads.
+ */
+#ifndef GMG_CORE_PEAK_H
+#define GMG_CORE_PEAK_H
+
+#include <stdint.h>
+
+/* Records of this size or more are left out of the peak's make-up (the
+ * device's word keeps 48 bits of bytes). */
+#define GMG_PEAK_MAX_RECORD (1ull << 44)
+
+/* What one live total (a stack's, on one device, of one family) was at the
+ * latest peak, kept as the total moves (see peak.c), under its own small
+ * lock (never held while waiting for another). */
+struct gmg_peak_slot {
+    uint32_t lock;
+    uint64_t bytes, count;       /* counted live now                  */
+    uint64_t pbytes, pcount;     /* at the peak of generation `gen`   */
+    uint64_t gen;                /* the latest op generation applied */
+};
+
+/* A counted record of `bytes` on `dev` entered (sign > 0) or left the
+ * table, and this slot's total with it. */
+void gmg_peak_slot_move(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign);
+/* The slot's value at the peak of generation `peak_gen` (the latest: the
+ * caller holds gmg_peak_lock). */
+void gmg_peak_slot_at(struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count);
+
+/* Reading a device's peak: under its lock no new peak is set (allocations
+ * that would set one wait; everything else goes on). *gen: the latest
+ * peak's generation, *bytes: its tracked bytes. */
+void gmg_peak_lock(int dev);
+void gmg_peak_unlock(int dev);
+void gmg_peak_get(int dev, uint64_t *bytes, uint64_t *gen);
+/* Under the lock: start a new window (a dump was written): the peak is
+ * what is tracked now, a generation of its own. */
+void gmg_peak_restart(int dev);
+/* Tracked bytes now (no lock). */
+uint64_t gmg_peak_tracked(int dev);
+
+/* fork child: nothing tracked. */
+void gmg_peak_atfork_child(void);
+
+#endif

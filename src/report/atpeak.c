@@ -1,0 +1,211 @@
+/* atpeak.c - see atpeak.h. */
+#include "report/atpeak.h"
+
+#include "core/peak.h"
+#include "core/quota.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The biggest window's groups per device, so far (under kept_mu). */
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gmg_at_peak kept[GMG_MAX_DEVICES];
+
+struct collect {
+    struct gmg_group *v;
+    size_t n, cap;
+    int failed;
+    size_t top;           /* > 0: keep only the `top` biggest (v holds `top`), count the rest */
+    size_t seen;          /* groups seen, kept or not */
+};
+
+static int by_bytes(const void *a, const void *b);
+
+static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
+{
+    struct collect *c = arg;
+    c->seen++;
+    if (c->top) { /* a message's few: kept sorted in place, no allocation */
+        struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
+        size_t i = c->n < c->top ? c->n++ : c->top;
+        if (i == c->top) {
+            if (by_bytes(&g, &c->v[c->top - 1]) >= 0)
+                return;
+            i = c->top - 1;
+        }
+        while (i > 0 && by_bytes(&g, &c->v[i - 1]) < 0) {
+            c->v[i] = c->v[i - 1];
+            i--;
+        }
+        c->v[i] = g;
+        return;
+    }
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        struct gmg_group *v = realloc(c->v, cap * sizeof *v);
+        if (!v) {
+            c->failed = 1;
+            return;
+        }
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = (struct gmg_group){ .stack = stack, .family = family, .device = device, .bytes = bytes,
+                                       .count = count };
+}
+
+/* As the live list: biggest first; then by count, stack, family. */
+static int by_bytes(const void *a, const void *b)
+{
+    const struct gmg_group *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    return x->family < y->family ? -1 : x->family > y->family;
+}
+
+/* The current window's peak of dev, read under its peak lock (no new peak
+ * is set meanwhile); `restart`: the next window starts at once, under the
+ * same lock. 0 bytes: nothing tracked in it. */
+static int window_of(int dev, int restart, struct gmg_at_peak *out, struct collect *top)
+{
+    struct collect c = { 0 };
+    if (top)
+        c = *top;
+    uint64_t bytes, gen;
+    gmg_peak_lock(dev);
+    gmg_peak_get(dev, &bytes, &gen);
+    if (gen)
+        gmg_track_peak_each(dev, gen, collect_one, &c);
+    if (restart)
+        gmg_peak_restart(dev);
+    gmg_peak_unlock(dev);
+    if (c.n > 1 && !c.top)
+        qsort(c.v, c.n, sizeof *c.v, by_bytes);
+    if (top)
+        *top = c;
+    out->device = dev;
+    out->bytes = bytes;
+    out->groups = c.v;
+    out->ngroups = c.n;
+    out->incomplete = c.failed;
+    return 0;
+}
+
+static int copy_of(const struct gmg_at_peak *from, struct gmg_at_peak *to)
+{
+    *to = *from;
+    to->groups = NULL;
+    if (from->ngroups && !(to->groups = malloc(from->ngroups * sizeof *to->groups))) {
+        to->ngroups = 0;
+        to->incomplete = 1;
+        return -1;
+    }
+    if (from->ngroups)
+        memcpy(to->groups, from->groups, from->ngroups * sizeof *to->groups);
+    return 0;
+}
+
+/* The run's peak of dev from the current window `w` and the kept one
+ * (kept_mu held); with `keep`, w replaces the kept one if bigger (w then
+ * belongs to kept). */
+static void run_of(int dev, struct gmg_at_peak *w, int keep, struct gmg_at_peak *out)
+{
+    struct gmg_at_peak *k = &kept[dev];
+    if (w->bytes > k->bytes || (!k->bytes && w->ngroups)) {
+        copy_of(w, out);
+        if (keep) {
+            free(k->groups);
+            copy_of(w, k);
+        }
+    } else {
+        copy_of(k, out);
+    }
+}
+
+int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak_top *out)
+{
+    memset(out, 0, sizeof *out);
+    if (dev < 0 || dev >= GMG_MAX_DEVICES || !k)
+        return -1;
+    struct collect c = { .v = top, .cap = k, .top = k };
+    struct gmg_at_peak w;
+    window_of(dev, 0, &w, &c); /* O(stacks), the k biggest kept in `top`: no allocation */
+    pthread_mutex_lock(&kept_mu);
+    const struct gmg_at_peak *kp = &kept[dev];
+    if (kp->bytes > w.bytes || (!w.bytes && !c.n && kp->ngroups)) { /* an earlier window's peak was the run's */
+        out->bytes = kp->bytes;
+        out->shown = kp->ngroups < k ? kp->ngroups : k;
+        memcpy(top, kp->groups, out->shown * sizeof *top);
+        out->groups = kp->ngroups;
+        for (size_t i = out->shown; i < kp->ngroups; i++)
+            out->rest_bytes += kp->groups[i].bytes;
+    } else {
+        out->bytes = w.bytes;
+        out->shown = c.n;
+        out->groups = c.seen;
+        out->rest_bytes = w.bytes;
+        for (size_t i = 0; i < c.n; i++)
+            out->rest_bytes = out->rest_bytes > top[i].bytes ? out->rest_bytes - top[i].bytes : 0;
+    }
+    pthread_mutex_unlock(&kept_mu);
+    return out->bytes || out->shown ? 0 : -1;
+}
+
+
+void gmg_at_peak_build(struct gmg_report *r, int window)
+{
+    int n = r->ndev;
+    r->at_peak = n ? calloc((size_t)n, sizeof *r->at_peak) : NULL;
+    r->since_peak = window && n ? calloc((size_t)n, sizeof *r->since_peak) : NULL;
+    r->has_since_peak = window;
+    if (n && (!r->at_peak || (window && !r->since_peak))) {
+        free(r->at_peak);
+        free(r->since_peak);
+        r->at_peak = r->since_peak = NULL;
+        r->has_since_peak = 0;
+        r->incomplete |= GMG_INCOMPLETE_GROUPS;
+        return;
+    }
+    pthread_mutex_lock(&kept_mu); /* one window at a time: dumps on two threads keep each its own */
+    for (int d = 0; d < n; d++) {
+        struct gmg_at_peak w;
+        window_of(d, window, &w, NULL);
+        struct gmg_at_peak *run = &r->at_peak[r->nat_peak];
+        run_of(d, &w, window, run);
+        if (run->bytes || run->ngroups)
+            r->nat_peak++;
+        else
+            free(run->groups);
+        if (window && (w.bytes || w.ngroups))
+            r->since_peak[r->nsince_peak++] = w;
+        else
+            free(w.groups);
+    }
+    pthread_mutex_unlock(&kept_mu);
+    for (size_t i = 0; i < r->nat_peak; i++)
+        if (r->at_peak[i].incomplete)
+            r->incomplete |= GMG_INCOMPLETE_GROUPS;
+}
+
+void gmg_at_peak_free(struct gmg_report *r)
+{
+    for (size_t i = 0; i < r->nat_peak; i++)
+        free(r->at_peak[i].groups);
+    for (size_t i = 0; i < r->nsince_peak; i++)
+        free(r->since_peak[i].groups);
+    free(r->at_peak);
+    free(r->since_peak);
+    r->at_peak = r->since_peak = NULL;
+    r->nat_peak = r->nsince_peak = 0;
+}
+
+void gmg_at_peak_atfork_child(void)
+{
+    pthread_mutex_init(&kept_mu, NULL);
+    memset(kept, 0, sizeof kept); /* the parent's lists: left, not freed (the child never touches them) */
+}

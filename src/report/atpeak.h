@@ -1,0 +1,35 @@
+/*
+ * atpeak.h - what was live at each device's peak, for reports (report
+ * layer): read from the live totals (core/peak.h says how they keep it),
+ * grouped as the live list is, biggest first.
+ *
+ * The run's peak is kept across dumps: a signal or API dump shows the peak
+ * since the previous one (a window) and then starts the next window; the
+ * biggest window so far is kept here, so that every report also shows the
+ * run's.
+ */
+#ifndef GMG_REPORT_ATPEAK_H
+#define GMG_REPORT_ATPEAK_H
+
+#include "report/report.h"
+
+/* Fill r->at_peak (the run's) and, with `window` (signal and API dumps),
+ * r->since_peak (since the previous such dump), starting the next window. */
+void gmg_at_peak_build(struct gmg_report *r, int window);
+void gmg_at_peak_free(struct gmg_report *r);
+
+/* The run's peak of one device, for refusal messages: its k biggest groups
+ * into top[] (no allocation; O(stacks)), and the rest summed. 0, or -1 when
+ * nothing was ever tracked. */
+struct gmg_at_peak_top {
+    uint64_t bytes;          /* the peak */
+    size_t shown;            /* groups in top[] */
+    size_t groups;           /* groups in all */
+    uint64_t rest_bytes;     /* of the groups not shown */
+};
+int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak_top *out);
+
+/* fork child: nothing kept. */
+void gmg_at_peak_atfork_child(void);
+
+#endif

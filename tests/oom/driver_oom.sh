@@ -1,0 +1,158 @@
+# driver_oom.sh - the driver's own out of memory (no GPUMEM_LIMIT), what was
+# live at the peak, and the timeline, against the simulated driver's
+# capacity (GPUSIM_MEM, GPUSIM_HOST_MEM). Sourced by run.sh (its helpers,
+# $B, $T, $WORK, $PRELOAD).
+
+build driverooms tests/oom/driverooms.c -L"$B/sim" -l:libcuda.so.1
+build test_peak tests/unit/test_peak.c src/core/peak.c -DGMG_PEAK_TEST_HOOKS -Isrc
+build test_timeline tests/unit/test_timeline.c src/report/timeline.c src/base/buf.c -DGMG_TIMELINE_TEST_HOOKS -Isrc
+
+# The peak's make-up with moves overtaken between their word and their
+# slot (forced, not left to chance), past 65536 peaks, and a restart.
+if "$T/test_peak" >"$WORK/out" 2>&1; then
+    ok "what was live at the peak, with a move overtaken by the next peak's (tests/unit/test_peak.c)"
+else bad "what was live at the peak (tests/unit/test_peak.c)" "$WORK/out"; fi
+if "$T/test_timeline" >"$WORK/out" 2>&1; then
+    ok "the timeline's bound: halved when full, each interval's most kept, the peak and marks (tests/unit/test_timeline.c)"
+else bad "the timeline's bound (tests/unit/test_timeline.c)" "$WORK/out"; fi
+
+# Every route asks for more than the 64 MiB device has, twice from one call
+# site: each site explained once, at once (before the call returns), the
+# program's answers those of the driver alone, the counts everywhere.
+env GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G "$T/driverooms" routes >"$WORK/oom_alone" 2>/dev/null
+guarded GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G GPUMEM_METRICS="$WORK/oom.prom" "$T/driverooms" routes
+oom_miss=""
+for oom_api in cuMemAlloc cuMemAllocPitch cuMemAllocManaged cuMemAllocAsync cuMemCreate cuArrayCreate cuMemHostAlloc; do
+    grep -q "^gpumemguard: the driver refused $oom_api of .* out of memory; this process holds .*, the device has .* free" \
+        "$WORK/err" || oom_miss="$oom_miss $oom_api"
+done
+# linear, pitch, managed, async, pool, vmm, array, host, and linear from a second site
+oom_n=$(grep -c "^gpumemguard: the driver refused " "$WORK/err")
+oom_first=$(grep -n -m1 "^gpumemguard: the driver refused cuMemAlloc of 100.0 GiB (107374182400 bytes) on device 0" "$WORK/err" | cut -d: -f1)
+oom_ret=$(grep -n -m1 "^ROUTE linear returned" "$WORK/err" | cut -d: -f1)
+if [ -z "$oom_miss" ] && [ "$oom_n" = 9 ] && cmp -s "$WORK/oom_alone" "$WORK/out" && ! grep -q "rc 0" "$WORK/out" \
+   && [ -n "$oom_first" ] && [ -n "$oom_ret" ] && [ "$oom_first" -lt "$oom_ret" ] \
+   && has "==$(grep -m1 -o '^==[0-9]*==' "$WORK/err" | tr -d =)== device 0: the driver refused 17 allocations: out of memory" "$WORK/err" \
+   && grep -q '^gpumem_driver_oom_total{.*device="0".*} 17$' "$WORK/oom.prom" \
+   && ! grep -Eiq "died|killed|crash|abort|terminat" "$WORK/err"; then
+    ok "the driver's out of memory on every route (linear, pitch, managed, async, pool, cuMemCreate, arrays, pinned host): once per call site, before the call returns, answers unchanged, 17 counted in the header and metrics"
+else
+    bad "the driver's out of memory: missing [$oom_miss], $oom_n messages, first at line $oom_first, linear returned at line $oom_ret; answers: $(tr '\n' ' ' <"$WORK/out")" "$WORK/err"
+fi
+# the message: the refused call, its stack, the biggest live stacks, in that order
+if awk '/^gpumemguard: the driver refused cuMemAlloc of 100.0 GiB/ && !a {a = NR} /^  the refused call:/ && a && !b {b = NR}
+        / in oom_linear / && b && !c {c = NR} /^gpumemguard: the biggest live allocations on device 0:/ && c && !d {d = NR}
+        END {exit !(a && a < b && b < c && c < d)}' "$WORK/err"; then
+    ok "the driver's out of memory: the refused call first, then its own stack, then the biggest live stacks"
+else
+    bad "the driver's out of memory: message out of order" "$WORK/err"
+fi
+
+# JSON: devices[].driver_oom
+guarded GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G GPUMEM_REPORT="$WORK/oom.json" GPUMEM_REPORT_FORMAT=json "$T/driverooms" routes
+if jq -e '.devices[0].driver_oom == 17 and .devices[0].refused == 0
+          and ([.timeline.events[] | select(.kind == "driver_oom")] | length) == 9' "$WORK/oom.json" >/dev/null 2>&1; then
+    ok "the driver's out of memory in JSON: devices[0].driver_oom 17, nine marks on the timeline (one per call site explained)"
+else
+    bad "the driver's out of memory in JSON: $(jq -c '{d: .devices, e: [.timeline.events[]?.kind]}' "$WORK/oom.json" 2>&1 | head -c 400)"
+fi
+
+# What was live at the peak: 3 x 1 MiB (peak_a) and 2 x 2 MiB (peak_b) at
+# once; then peak_b freed, 1 MiB (peak_c) made, and an out of memory.
+guarded GPUSIM_MEM=64M GPUMEM_REPORT="$WORK/peak.json" GPUMEM_REPORT_FORMAT=json "$T/driverooms" peak
+if jq -e '.at_peak | length == 1 and .[0].device == 0 and .[0].bytes == 7340032
+          and ([.[0].groups[] | [.frames[0].function, .bytes, .count, .api, .device]]
+               == [["peak_b", 4194304, 2, "cuMemAlloc", 0], ["peak_a", 3145728, 3, "cuMemAlloc", 0]])' \
+       "$WORK/peak.json" >/dev/null 2>&1 \
+   && jq -e '(.live | map(.stack_id) | sort) as $l | .at_peak[0].groups[0] | has("frames") and has("stack_id")' "$WORK/peak.json" >/dev/null 2>&1 \
+   && jq -e '.devices[0].peak == 7340032 and .at_peak_since_dump == null
+             and ([.timeline.events[] | select(.kind == "peak" and .bytes == 7340032 and .device == 0)] | length) == 1' \
+       "$WORK/peak.json" >/dev/null 2>&1; then
+    ok "at_peak in JSON: device 0's 7 MiB peak is peak_b's 2 x 2 MiB and peak_a's 3 x 1 MiB, biggest first, groups shaped as live[]; the peak marked on the timeline"
+else
+    bad "at_peak in JSON: $(jq -c '[.at_peak[] | {bytes, g: [.groups[] | [.frames[0].function, .bytes, .count]]}]' "$WORK/peak.json" 2>&1 | head -c 400)"
+fi
+guarded GPUSIM_MEM=64M "$T/driverooms" peak
+if awk '/^Live at the peak of device 0 \(7340032 bytes\)/ {s = 1; next} s && /^4.0 MiB \(4194304 bytes\) in 2 allocations \(cuMemAlloc, device 0\)/ {b = 1}
+        s && /^3.0 MiB \(3145728 bytes\) in 3 allocations \(cuMemAlloc, device 0\)/ && b {a = 1} END {exit !(s && a && b)}' "$WORK/err" \
+   && awk '/^gpumemguard: the driver refused cuMemAlloc/ {a = NR} /^gpumemguard: the biggest live/ && a {b = NR}
+           /^gpumemguard: live at the peak of device 0 \(7340032 bytes\), biggest first:/ && b {c = NR} / in peak_b / && c && !d {d = NR}
+           END {exit !(a < b && b < c && c < d)}' "$WORK/err"; then
+    ok "at the peak in text: the section lists peak_b then peak_a, and the out-of-memory message ends with what was live at the peak"
+else
+    bad "at the peak in text" "$WORK/err"
+fi
+
+# A dump shows the peak since the previous dump, and every report the run's.
+rm -f "$WORK"/win.*.json
+guarded GPUSIM_MEM=64M GPUMEM_REPORT="$WORK/win.%n.json" GPUMEM_REPORT_FORMAT=json "$T/driverooms" window
+win_sum() { jq -c "[$1[]? | [.bytes, [.groups[] | [.frames[0].function, .bytes]]]]" "$2" 2>&1; }
+if [ "$(win_sum .at_peak "$WORK/win.1.json")" = '[[5242880,[["win_big",5242880]]]]' ] \
+   && [ "$(win_sum .at_peak_since_dump "$WORK/win.1.json")" = '[[5242880,[["win_big",5242880]]]]' ] \
+   && [ "$(win_sum .at_peak "$WORK/win.2.json")" = '[[5242880,[["win_big",5242880]]]]' ] \
+   && [ "$(win_sum .at_peak_since_dump "$WORK/win.2.json")" = '[[2097152,[["win_mid",2097152]]]]' ] \
+   && [ "$(win_sum .at_peak "$WORK/win.3.json")" = '[[5242880,[["win_big",5242880]]]]' ] \
+   && jq -e '.at_peak_since_dump == null and ([.timeline.events[] | select(.kind == "dump")] | length) == 2' "$WORK/win.3.json" >/dev/null 2>&1; then
+    ok "a dump shows the peak since the previous dump (5 MiB of win_big, then 2 MiB of win_mid), every report the run's (win_big); dumps marked on the timeline"
+else
+    bad "peaks across dumps: $(for f in 1 2 3; do echo "$f: $(win_sum .at_peak "$WORK/win.$f.json") since $(win_sum .at_peak_since_dump "$WORK/win.$f.json")"; done)"
+fi
+
+# A storm with a known true peak: 8 threads in pairs, each pair on a site
+# and a size of its own, K blocks each, freed and made again at random, all
+# at once; never more than K held, so the peak is every block at once.
+for oom_depth in 32 0; do
+    oom_ok=1
+    for oom_i in 1 2 3; do
+        guarded GPUSIM_THREAD_RANGES=1 GPUSIM_MEM=1G GPUMEM_STACK_DEPTH=$oom_depth GPUMEM_REPORT="$WORK/storm.json" \
+            GPUMEM_REPORT_FORMAT=json "$T/driverooms" storm
+        oom_want=$(sed -n 's/^storm peak //p' "$WORK/out")
+        # per block size (a pair's): 2K blocks; no group mixes sizes; the sum is the peak
+        if ! jq -e --argjson want "${oom_want:-0}" --argjson depth $oom_depth '.at_peak[0] as $p
+               | $p.bytes == $want and ([$p.groups[].bytes] | add) == $want
+               and all($p.groups[]; if $depth > 0 then .bytes % .count == 0 else true end)
+               and (if $depth > 0 then ([$p.groups[] | {s: (.bytes / .count), c: .count}] | group_by(.s)
+                    | map({s: .[0].s, c: (map(.c) | add)})) == [{s: 4096, c: 128}, {s: 8192, c: 128}, {s: 12288, c: 128}, {s: 16384, c: 128}]
+                    else ($p.groups | length) == 1 and $p.groups[0].count == 512 end)' "$WORK/storm.json" >/dev/null 2>&1; then
+            oom_ok=0
+            break
+        fi
+    done
+    if [ $oom_ok = 1 ]; then
+        ok "at the peak under a storm of 8 threads (stacks $([ $oom_depth = 0 ] && echo off || echo on)): exactly the known peak and its make-up, three runs"
+    else
+        bad "at the peak under a storm (stacks depth $oom_depth): want $oom_want, got $(jq -c '.at_peak[0] | [.bytes, [.groups[] | [.bytes, .count]]]' "$WORK/storm.json" 2>&1 | head -c 300)"
+    fi
+done
+
+# The timeline: samples of in-use bytes since start, at most the bound.
+if jq -e --argjson now "$(date +%s%3N)" '.timeline as $t | ($t.start_unix_ms | . > $now - 600000 and . <= $now)
+          and $t.interval_ms >= 10 and $t.group == null and ($t.devices[0].samples | length) >= 1
+          and ($t.devices[0].samples | length) <= 2048 and all($t.devices[0].samples[]; length == 2)
+          and ([$t.devices[0].samples[][1]] | max) <= 7340032' "$WORK/peak.json" >/dev/null 2>&1; then
+    ok "the timeline in JSON: its start, interval and samples, none above the peak"
+else
+    bad "the timeline in JSON: $(jq -c '.timeline | {start_unix_ms, interval_ms, n: (.devices[0].samples | length)}' "$WORK/peak.json" 2>&1 | head -c 300)"
+fi
+
+# A Python client (cuda-bindings): its out of memory names its Python call site.
+if [ -n "${GMG_SANITIZER:-}" ]; then
+    skip "the driver's out of memory from Python" "not under $GMG_SANITIZER"
+elif [ ! -x "$B/venv/bin/python" ] || ! "$B/venv/bin/python" -c "import cuda.bindings" 2>/dev/null; then
+    skip "the driver's out of memory from Python" "cuda-bindings not installed in $B/venv"
+else
+    oom_py=tests/python/bindings_oom.py
+    oom_line() { grep -n "# SITE:$1\$" "$oom_py" | cut -d: -f1; }
+    guarded GPUSIM_MEM=64M GPUMEM_REPORT="$WORK/py_oom.json" GPUMEM_REPORT_FORMAT=json "$B/venv/bin/python" "$oom_py"
+    if has "bindings_oom ok" "$WORK/out" \
+       && awk -v tb="$(oom_line too_big)" '/^gpumemguard: the driver refused cuMemAlloc of 100.0 GiB/ {a = 1}
+              a && /^  the refused call:/ {b = 1} b && index($0, "line " tb ", in too_big") {c = 1} END {exit !c}' "$WORK/err" \
+       && jq -e --arg act "$(oom_line activations)" '.devices[0].driver_oom == 1 and .at_peak[0].bytes == 10485760
+              and .at_peak[0].groups[0].bytes == 6291456 and .at_peak[0].groups[0].count == 3
+              and any(.at_peak[0].groups[0].frames[]; .lang == "python" and .function == "activations" and .line == ($act | tonumber))' \
+              "$WORK/py_oom.json" >/dev/null 2>&1; then
+        ok "the driver's out of memory from Python (cuda-bindings): the message names too_big's line; at the peak, activations' three buffers by their Python line"
+    else
+        bad "the driver's out of memory from Python" "$WORK/err"
+    fi
+fi

@@ -1,0 +1,207 @@
+/*
+ * driverooms.c - the driver's own out of memory, and what was live at the
+ * peak, against the simulated driver's capacity (GPUSIM_MEM):
+ *   routes   every allocation route asks for more than the device has, twice
+ *            from one call site, and linear once more from another; prints
+ *            each answer ("ROUTE rc N")
+ *   peak     a known peak: 3 x 1 MiB (peak_a) and 2 x 2 MiB (peak_b) live at
+ *            once, then peak_b freed and 1 MiB (peak_c) made: the peak is
+ *            7 MiB of peak_a and peak_b; then a driver OOM
+ *   window   dumps through the API: 5 MiB (win_big) made and freed, dump;
+ *            2 MiB (win_mid) made and freed, 1 MiB (win_small) kept, dump
+ *   storm    THREADS threads in pairs, each pair on a call site of its own
+ *            (a recursion depth) and size (4 KiB x (pair + 1)): each makes
+ *            K blocks, then frees and makes again one of them, ROUNDS
+ *            times, all at once; a barrier; then they free everything.
+ *            No thread ever holds more than K, so the true peak is every
+ *            block at once: K x 2 x 4 KiB x (1 + 2 + ... + THREADS/2), each
+ *            pair's site 2K blocks. Prints "storm peak BYTES".
+ */
+#include "../integration/testlib.h"
+
+#include <pthread.h>
+
+#define BIG (100ull << 30) /* 100 GiB: more than the simulated device has */
+
+static int (*dump_fn)(void);
+static volatile int three = 3, two = 2; /* loops not unrolled: one call site each */
+
+static __attribute__((noinline)) CUresult oom_linear(void) { CUdeviceptr p; return cuMemAlloc_v2(&p, BIG); }
+static __attribute__((noinline)) CUresult oom_linear_other(void) { CUdeviceptr p; return cuMemAlloc_v2(&p, BIG); }
+static __attribute__((noinline)) CUresult oom_pitch(void)
+{
+    CUdeviceptr p;
+    size_t pitch;
+    return cuMemAllocPitch_v2(&p, &pitch, 1u << 20, 100u << 10, 4);
+}
+static __attribute__((noinline)) CUresult oom_managed(void) { CUdeviceptr p; return cuMemAllocManaged(&p, BIG, CU_MEM_ATTACH_GLOBAL); }
+static __attribute__((noinline)) CUresult oom_async(void) { CUdeviceptr p; return cuMemAllocAsync(&p, BIG, 0); }
+static __attribute__((noinline)) CUresult oom_pool(void)
+{
+    static CUmemoryPool pool;
+    if (!pool) {
+        CUmemPoolProps pp;
+        memset(&pp, 0, sizeof pp);
+        pp.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        pp.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        pp.location.id = 0;
+        TL_CHECK(cuMemPoolCreate(&pool, &pp));
+    }
+    CUdeviceptr p;
+    return cuMemAllocFromPoolAsync(&p, BIG, pool, 0);
+}
+static __attribute__((noinline)) CUresult oom_vmm(void)
+{
+    CUmemAllocationProp prop = tl_vmm_prop(0);
+    CUmemGenericAllocationHandle h;
+    return cuMemCreate(&h, BIG, &prop, 0);
+}
+static __attribute__((noinline)) CUresult oom_array(void)
+{
+    CUDA_ARRAY_DESCRIPTOR d;
+    memset(&d, 0, sizeof d);
+    d.Width = 1u << 15;
+    d.Height = 1u << 15;
+    d.Format = CU_AD_FORMAT_FLOAT;
+    d.NumChannels = 4; /* 16 GiB */
+    CUarray a;
+    return cuArrayCreate_v2(&a, &d);
+}
+static __attribute__((noinline)) CUresult oom_host(void) { void *p; return cuMemAllocHost_v2(&p, BIG); }
+
+/* one call site for both calls */
+static __attribute__((noinline)) CUresult call_twice(CUresult (*fn)(void), CUresult *second)
+{
+    CUresult r = 0;
+    for (int k = 0; k < two; k++) {
+        r = fn();
+        if (k == 0)
+            *second = r;
+    }
+    return r;
+}
+
+static void routes(void)
+{
+    static const struct { const char *name; CUresult (*fn)(void); } r[] = {
+        { "linear", oom_linear }, { "pitch", oom_pitch }, { "managed", oom_managed }, { "async", oom_async },
+        { "pool", oom_pool }, { "vmm", oom_vmm }, { "array", oom_array }, { "host", oom_host },
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        CUresult a, b = call_twice(r[i].fn, &a); /* twice from one site: explained once */
+        printf("%s rc %d %d\n", r[i].name, (int)a, (int)b);
+        fprintf(stderr, "ROUTE %s returned\n", r[i].name); /* after its message: written before the call returns */
+    }
+    printf("linear_other rc %d\n", (int)oom_linear_other());
+}
+
+static __attribute__((noinline)) CUdeviceptr peak_a(void) { CUdeviceptr p; TL_CHECK(cuMemAlloc_v2(&p, 1u << 20)); return p; }
+static __attribute__((noinline)) CUdeviceptr peak_b(void) { CUdeviceptr p; TL_CHECK(cuMemAlloc_v2(&p, 2u << 20)); return p; }
+static __attribute__((noinline)) CUdeviceptr peak_c(void) { CUdeviceptr p; TL_CHECK(cuMemAlloc_v2(&p, 1u << 20)); return p; }
+
+
+static void peak(void)
+{
+    CUdeviceptr b[2];
+    for (int i = 0; i < three; i++)
+        peak_a();
+    for (int i = 0; i < two; i++)
+        b[i] = peak_b();
+    for (int i = 0; i < two; i++)
+        TL_CHECK(cuMemFree_v2(b[i]));
+    peak_c();
+    printf("peak oom rc %d\n", (int)oom_linear());
+}
+
+static __attribute__((noinline)) CUdeviceptr win_big(void) { CUdeviceptr p; TL_CHECK(cuMemAlloc_v2(&p, 5u << 20)); return p; }
+static __attribute__((noinline)) CUdeviceptr win_mid(void) { CUdeviceptr p; TL_CHECK(cuMemAlloc_v2(&p, 2u << 20)); return p; }
+static __attribute__((noinline)) CUdeviceptr win_small(void) { CUdeviceptr p; TL_CHECK(cuMemAlloc_v2(&p, 1u << 20)); return p; }
+
+static void window(void)
+{
+    TL_CHECK(cuMemFree_v2(win_big()));
+    printf("dump %d\n", dump_fn ? dump_fn() : -1);
+    TL_CHECK(cuMemFree_v2(win_mid()));
+    win_small();
+    printf("dump %d\n", dump_fn ? dump_fn() : -1);
+}
+
+/* ------------------------------------------------------------------ storm */
+
+#define K 64
+#define ROUNDS 3000
+static int threads = 8;
+static pthread_barrier_t bar;
+static CUcontext ctx;
+
+static __attribute__((noinline)) CUdeviceptr storm_alloc(int depth, size_t bytes)
+{
+    if (depth > 0) {
+        CUdeviceptr p = storm_alloc(depth - 1, bytes);
+        __asm__ __volatile__("" ::: "memory"); /* not a tail call: each depth its own stack */
+        return p;
+    }
+    CUdeviceptr p;
+    TL_CHECK(cuMemAlloc_v2(&p, bytes));
+    return p;
+}
+
+static void *storm_thread(void *arg)
+{
+    int i = (int)(intptr_t)arg, pair = i / 2;
+    size_t bytes = 4096u * (size_t)(pair + 1);
+    TL_CHECK(cuCtxSetCurrent(ctx));
+    CUdeviceptr held[K];
+    unsigned seed = (unsigned)i * 7919u + 1;
+    pthread_barrier_wait(&bar);
+    for (int r = -K; r < ROUNDS; r++) { /* K made, then one freed and made again: never more than K held */
+        int k = r + K;
+        if (r >= 0) {
+            seed = seed * 1103515245u + 12345u;
+            k = (int)((seed >> 8) % K);
+            TL_CHECK(cuMemFree_v2(held[k]));
+        }
+        held[k] = storm_alloc(pair + 1, bytes); /* one call site: the pair's stack */
+    }
+    pthread_barrier_wait(&bar);
+    for (int k = 0; k < K; k++)
+        TL_CHECK(cuMemFree_v2(held[k]));
+    return NULL;
+}
+
+static void storm(void)
+{
+    const char *t = getenv("STORM_THREADS");
+    if (t && atoi(t) >= 2)
+        threads = atoi(t) & ~1;
+    ctx = tl_setup(0);
+    pthread_t th[64];
+    pthread_barrier_init(&bar, NULL, (unsigned)threads);
+    for (int i = 0; i < threads; i++)
+        pthread_create(&th[i], NULL, storm_thread, (void *)(intptr_t)i);
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    unsigned long long want = 0;
+    for (int p = 0; p < threads / 2; p++)
+        want += 2ull * K * 4096u * (unsigned long long)(p + 1);
+    printf("storm peak %llu\n", want);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "routes";
+    dump_fn = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+    if (strcmp(mode, "storm") == 0) {
+        storm();
+        return 0;
+    }
+    tl_setup(0);
+    if (strcmp(mode, "routes") == 0)
+        routes();
+    else if (strcmp(mode, "peak") == 0)
+        peak();
+    else if (strcmp(mode, "window") == 0)
+        window();
+    fflush(stdout);
+    return 0;
+}
