@@ -472,6 +472,7 @@ fi
 . tests/cimode.sh
 . tests/suppressions/anchors.sh
 . tests/settings/edges.sh
+. tests/pools.sh
 
 # ------------------------------------------ the fast stack walk against libunwind
 . tests/unwind/unwind.sh

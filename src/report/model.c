@@ -161,7 +161,7 @@ static void suppress_list(struct gmg_report *r, struct gmg_group *g, size_t *n, 
 {
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        int p = gmg_group_is_allocation(g[i].family) ? suppressed_by(r, g[i].stack) : -1;
+        int p = gmg_group_is_allocation(g[i].family) && !g[i].pool ? suppressed_by(r, g[i].stack) : -1;
         if (p < 0) {
             g[k++] = g[i];
             continue;
@@ -354,6 +354,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     gmg_sites_merge(r->sym, r->groups, &r->ngroups);
     gmg_sites_merge(r->sym, r->reclaimed, &r->nreclaimed);
     gmg_sites_merge(r->sym, r->growth, &r->ngrowth);
+    gmg_report_owners(r); /* owners and pools first: a pool's segment is no leak to suppress */
     suppress(r);
     return 0;
 }
@@ -368,6 +369,7 @@ void gmg_report_free(struct gmg_report *r)
         free(r->frag[i].map);
     free(r->frag);
     free(r->supp);
+    free(r->owners);
     gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);
 }

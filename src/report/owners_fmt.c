@@ -1,0 +1,97 @@
+/*
+ * owners_fmt.c - the pools' section and the summary by owner, in the text
+ * and JSON reports (their groups come from owners.c).
+ *
+ *   Retained by pool PyTorch (not a leak): 20971520 bytes in 1 allocation
+ *   20971520 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:
+ *       #0 ... c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc ...
+ *
+ *   By owner (live and reclaimed allocations; retained: pools' segments):
+ *     PyTorch   20971520 bytes in 1 allocation, 20971520 bytes retained
+ *     program    1048576 bytes in 2 allocations
+ */
+#include "report/report.h"
+
+#include <string.h>
+
+static int same(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Is this group's pool the first of its name in the lists (groups, then
+ * reclaimed), so that each pool gets one section? */
+static int first_of_pool(const struct gmg_report *r, const struct gmg_group *g)
+{
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (same(r->groups[i].pool, g->pool))
+            return &r->groups[i] == g;
+    for (size_t i = 0; i < r->nreclaimed; i++)
+        if (same(r->reclaimed[i].pool, g->pool))
+            return &r->reclaimed[i] == g;
+    return 0;
+}
+
+static void pool_section(const struct gmg_report *r, struct gmg_buf *b, const char *pool)
+{
+    uint64_t bytes = 0, count = 0, rbytes = 0, rcount = 0;
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (same(r->groups[i].pool, pool)) {
+            bytes += r->groups[i].bytes;
+            count += r->groups[i].count;
+        }
+    for (size_t i = 0; i < r->nreclaimed; i++)
+        if (same(r->reclaimed[i].pool, pool)) {
+            rbytes += r->reclaimed[i].bytes;
+            rcount += r->reclaimed[i].count;
+        }
+    gmg_buf_printf(b, "Retained by pool %s (not a leak): %llu bytes in %llu allocation%s", pool,
+                   (unsigned long long)(bytes + rbytes), (unsigned long long)(count + rcount),
+                   count + rcount == 1 ? "" : "s");
+    if (rcount)
+        gmg_buf_printf(b, " (%llu bytes in %llu of them reclaimed by context teardown)", (unsigned long long)rbytes,
+                       (unsigned long long)rcount);
+    gmg_buf_printf(b, "\n\n");
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (same(r->groups[i].pool, pool))
+            gmg_report_text_group(r, b, &r->groups[i]);
+    for (size_t i = 0; i < r->nreclaimed; i++)
+        if (same(r->reclaimed[i].pool, pool))
+            gmg_report_text_group(r, b, &r->reclaimed[i]);
+}
+
+void gmg_report_text_pools(const struct gmg_report *r, struct gmg_buf *b)
+{
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (r->groups[i].pool && first_of_pool(r, &r->groups[i]))
+            pool_section(r, b, r->groups[i].pool);
+    for (size_t i = 0; i < r->nreclaimed; i++)
+        if (r->reclaimed[i].pool && first_of_pool(r, &r->reclaimed[i]))
+            pool_section(r, b, r->reclaimed[i].pool);
+    if (!r->nowners)
+        return;
+    gmg_buf_printf(b, "By owner (live and reclaimed allocations; retained: pools' segments):\n");
+    for (size_t i = 0; i < r->nowners; i++) {
+        const struct gmg_owner_sum *o = &r->owners[i];
+        gmg_buf_printf(b, "  %-12s %12llu bytes in %llu allocation%s", o->owner, (unsigned long long)o->bytes,
+                       (unsigned long long)o->count, o->count == 1 ? "" : "s");
+        if (o->retained_count)
+            gmg_buf_printf(b, ", %llu bytes retained", (unsigned long long)o->retained_bytes);
+        gmg_buf_printf(b, "\n");
+    }
+    gmg_buf_printf(b, "\n");
+}
+
+void gmg_report_json_owners(const struct gmg_report *r, struct gmg_buf *b)
+{
+    gmg_buf_printf(b, ",\n\"owners\":[");
+    for (size_t i = 0; i < r->nowners; i++) {
+        const struct gmg_owner_sum *o = &r->owners[i];
+        gmg_buf_printf(b, "%s{\"owner\":", i ? "," : "");
+        gmg_buf_json_str(b, o->owner);
+        gmg_buf_printf(b, ",\"bytes\":%llu,\"count\":%llu,\"retained_bytes\":%llu,\"retained_count\":%llu}",
+                       (unsigned long long)o->bytes, (unsigned long long)o->count,
+                       (unsigned long long)o->retained_bytes, (unsigned long long)o->retained_count);
+    }
+    gmg_buf_printf(b, "]");
+}

@@ -1,0 +1,101 @@
+# pools.sh - caching pools: built-in patterns of known allocators, pool: lines,
+# GPUMEM_POOLS, owners and their summary, each case's exit status under
+# GPUMEM_EXITCODE. Sourced by run.sh (uses its helpers).
+
+$CXX -O0 -g $SAN_FLAGS -fPIC -shared -I"$CUDA_INC" -o "$T/libfakepools.so" tests/pools/fakepools.cc \
+    -L"$B/sim" -l:libcuda.so.1 || exit 1
+mkdir -p "$T/tensorflow" && cp "$T/libfakepools.so" "$T/tensorflow/libfakepools.so"
+build poolapp tests/pools/poolapp.c -L"$B/sim" -l:libcuda.so.1
+FP="$ROOT/$T/libfakepools.so"
+jq_() { python3 "$ROOT/tests/pools/jq.py" "$@"; }
+
+# Each built-in pattern against a stack that has it: retained by its pool,
+# not a leak, so GPUMEM_EXITCODE keeps the program's status.
+for spec in torch:PyTorch:1048576 torch1:PyTorch:2097152 tsl:XLA:3145728 tf:TensorFlow:4194304 \
+            rmm:RMM:5242880 mxnet:MXNet:6291456 cupy:CuPy:7340032 tfmod:TensorFlow:8388608; do
+    IFS=: read -r c owner bytes <<<"$spec"
+    lib=$FP; fn=$c
+    [ "$c" = tfmod ] && { lib="$ROOT/$T/tensorflow/libfakepools.so"; fn=tsl; } # TSL's BFC inside TensorFlow's module
+    guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/pool.%p" "$T/poolapp" "$lib" "$fn=$bytes"; rc=$?
+    j=$(ls "$WORK"/pool.*.json 2>/dev/null | head -1); t=${j%.json}.txt
+    got=$([ -n "$j" ] && jq_ "$j" '[(g["owner"], g.get("pool"), g["bytes"]) for g in r["live"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"], [(o["owner"], o["retained_bytes"]) for o in r["owners"]]')
+    if [ $rc = 0 ] && [ "$got" = "([('$owner', '$owner', $bytes)], 0, $bytes, [('$owner', $bytes)])" ] \
+       && grep -q "^Retained by pool $owner (not a leak): $bytes bytes in 1 allocation$" "$t" \
+       && grep -q "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, $bytes bytes in 1 allocation retained by pools" "$t" \
+       && ! grep -q "^Live allocations" "$t"; then
+        ok "pool pattern $c: a $owner segment is retained by pool $owner, not a leak (exit 0 under GPUMEM_EXITCODE=23; JSON pool/owner)"
+    else bad "pool pattern $c (rc $rc): got '$got'" "${t:-$WORK/err}"; fi
+    rm -f "$WORK"/pool.*
+done
+
+# Owners that are no pools: their allocations are leaks, labelled; PyTorch's
+# cudaMallocAsync backend hands each tensor to the driver (no segment).
+guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/own.json" "$T/poolapp" "$FP" \
+    nccl=65536 cublas=131072 cublaslt=196608 cudnn=262144 torch_async=327680 leak=393216 torch=1048576; rc=$?
+got=$(jq_ "$WORK/own.json" 'sorted((g["bytes"], g["owner"], g.get("pool", "-")) for g in r["live"])')
+want="[(65536, 'NCCL', '-'), (131072, 'cuBLAS', '-'), (196608, 'cuBLASLt', '-'), (262144, 'cuDNN', '-'), (327680, 'PyTorch', '-'), (393216, 'program', '-'), (1048576, 'PyTorch', 'PyTorch')]"
+owners=$(jq_ "$WORK/own.json" '[(o["owner"], o["bytes"], o["count"], o["retained_bytes"]) for o in r["owners"]]')
+wown="[('PyTorch', 1376256, 2, 1048576), ('program', 393216, 1, 0), ('cuDNN', 262144, 1, 0), ('cuBLASLt', 196608, 1, 0), ('cuBLAS', 131072, 1, 0), ('NCCL', 65536, 1, 0)]"
+if [ $rc = 23 ] && [ "$got" = "$want" ] && [ "$owners" = "$wown" ] \
+   && [ "$(jq_ "$WORK/own.json" 'r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')" = "(1376256, 1048576)" ]; then
+    ok "owners: NCCL, cuBLAS, cuBLASLt, cuDNN, PyTorch (cudaMallocAsync: no pool) and the program labelled; summary by owner; leaks still fail the run (23)"
+else bad "owners (rc $rc): $got / $owners" "$WORK/own.json"; fi
+
+# the text report: leaks listed, the pool apart, the summary by owner
+guarded GPUMEM_EXITCODE=23 "$T/poolapp" "$FP" leak=393216 torch=1048576; rc=$?
+if [ $rc = 23 ] && has "Retained by pool PyTorch (not a leak): 1048576 bytes in 1 allocation" "$WORK/err" \
+   && grep -A3 "^Live allocations" "$WORK/err" | grep -q "in leak_plain " \
+   && ! sed -n '/^Live allocations/,/^Retained/p' "$WORK/err" | grep -q "DeviceCachingAllocator" \
+   && grep -qE "^  PyTorch +1048576 bytes in 1 allocation, 1048576 bytes retained$" "$WORK/err" \
+   && grep -qE "^  program +393216 bytes in 1 allocation$" "$WORK/err" \
+   && has "SUMMARY: gpumemguard: 393216 bytes in 1 allocations still live at exit, 1048576 bytes in 1 allocation retained by pools" "$WORK/err"; then
+    ok "text: a leak beside a pool's segment: the leak listed and counted (exit 23), the segment apart, the summary by owner"
+else bad "text with a leak and a pool (rc $rc)" "$WORK/err"; fi
+
+# folded: a root frame per pool and per library
+guarded GPUMEM_REPORT_FORMAT=folded "$T/poolapp" "$FP" nccl=65536 leak=393216 torch=1048576
+if grep -qE '^\[pool PyTorch\];_start;.*;main;fake_torch;c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block\(unsigned_long\);cuMemAlloc_device0 1048576$' "$WORK/err" \
+   && grep -qE '^\[NCCL\];_start;.*;main;fake_nccl;ncclCudaCalloc;cuMemAlloc_device0 65536$' "$WORK/err" \
+   && grep -qE '^_start;.*;main;leak_plain;cuMemAlloc_device0 393216$' "$WORK/err"; then
+    ok "folded: '[pool PyTorch];...' and '[NCCL];...' roots; the program's own lines unchanged"
+else bad "folded owners" "$WORK/err"; fi
+
+# GPUMEM_POOLS=off, and --pools off: every live allocation is a leak again
+guarded GPUMEM_EXITCODE=23 GPUMEM_POOLS=off GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/off.json" "$T/poolapp" "$FP" torch=1048576; rc=$?
+if [ $rc = 23 ] && [ "$(jq_ "$WORK/off.json" '[g.get("pool") for g in r["live"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')" = "([None], 1048576, 0)" ]; then
+    ok "GPUMEM_POOLS=off: a pool's segment is a leak (exit 23), no \"pool\" in JSON"
+else bad "GPUMEM_POOLS=off (rc $rc)" "$WORK/off.json"; fi
+env GPUMEM_EXITCODE=23 "$B/gpumemguard" --pools off -- "$T/poolapp" "$FP" torch=1048576 >"$WORK/out" 2>"$WORK/err"; rc=$?
+env GPUMEM_EXITCODE=23 "$B/gpumemguard" --pools auto -- "$T/poolapp" "$FP" torch=1048576 >"$WORK/out2" 2>"$WORK/err2"; rc2=$?
+if [ $rc = 23 ] && [ $rc2 = 0 ] && has "1048576 bytes in 1 allocations still live at exit" "$WORK/err" && has "retained by pools" "$WORK/err2"; then
+    ok "gpumemguard --pools off: the segment is a leak (23); --pools auto: retained (0)"
+else bad "--pools (rc $rc, $rc2)" "$WORK/err"; fi
+guarded GPUMEM_POOLS=maybe "$T/poolapp" - leak=1; rc=$?
+[ $rc = 2 ] && has "GPUMEM_POOLS='maybe' is not valid" "$WORK/err" && ok "GPUMEM_POOLS=maybe is refused at start-up" \
+    || bad "bad GPUMEM_POOLS (rc $rc)" "$WORK/err"
+
+# pool:PATTERN lines: a C program acting as a pool
+printf '# our arena\npool:my_arena_grow\nleak:nothing_here\n' >"$WORK/sp"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp" GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/arena.json" "$T/poolapp" - arena=2097152 free=4096; rc=$?
+guarded GPUMEM_EXITCODE=23 "$T/poolapp" - arena=2097152; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 23 ] && [ "$(jq_ "$WORK/arena.json" '[(g["owner"], g.get("pool")) for g in r["live"]], r["suppressions"]')" = "([('program', 'my_arena_grow')], [])" ]; then
+    ok "pool:my_arena_grow: a C program's arena is retained by pool my_arena_grow (exit 0); without the line a leak (23)"
+else bad "pool: line (rc $rc, $rc2)" "$WORK/arena.json"; fi
+printf 'pool:my_arena_grow\n' >"$WORK/sp2"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp2" "$T/poolapp" - arena=2097152 leak=4096; rc=$?
+[ $rc = 23 ] && has "Retained by pool my_arena_grow (not a leak): 2097152 bytes" "$WORK/err" \
+    && ok "pool: line beside a leak: the leak still fails the run (23)" || bad "pool: line and a leak (rc $rc)" "$WORK/err"
+guarded GPUMEM_EXITCODE=23 GPUMEM_POOLS=off GPUMEM_SUPPRESSIONS="$WORK/sp2" "$T/poolapp" - arena=2097152; rc=$?
+[ $rc = 23 ] && ok "GPUMEM_POOLS=off turns pool: lines off too (23)" || bad "GPUMEM_POOLS=off with pool: lines (rc $rc)" "$WORK/err"
+printf 'pool:\n' >"$WORK/sp3"
+guarded GPUMEM_SUPPRESSIONS="$WORK/sp3" "$T/poolapp" - leak=1; rc=$?
+[ $rc = 2 ] && has "line 1" "$WORK/err" && ok "an empty pool: pattern stops the process at start-up, naming the line" \
+    || bad "empty pool: line (rc $rc)" "$WORK/err"
+
+# a pool's segment is never suppressed as a leak: it is counted as retained,
+# not under "Suppressions used", even when a leak: line matches its stack too
+printf 'leak:main\n' >"$WORK/sp4"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp4" "$T/poolapp" "$FP" torch=1048576 leak=4096; rc=$?
+if [ $rc = 0 ] && has "Retained by pool PyTorch" "$WORK/err" && grep -qE "^ +1 +4096 main$" "$WORK/err"; then
+    ok "a leak: line takes the leak; the pool's segment stays retained, not suppressed"
+else bad "leak: and pool together (rc $rc)" "$WORK/err"; fi
