@@ -99,3 +99,18 @@ guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp4" "$T/poolapp" "$FP" to
 if [ $rc = 0 ] && has "Retained by pool PyTorch" "$WORK/err" && grep -qE "^ +1 +4096 main$" "$WORK/err"; then
     ok "a leak: line takes the leak; the pool's segment stays retained, not suppressed"
 else bad "leak: and pool together (rc $rc)" "$WORK/err"; fi
+
+# gpumemguard --tensors: every tensor to the driver, the user's PyTorch
+# settings kept (their own backend replaced); nothing set without it
+printf '#!/bin/sh\necho "P=${PYTORCH_CUDA_ALLOC_CONF-unset} T=${TF_GPU_ALLOCATOR-unset} X=${XLA_PYTHON_CLIENT_ALLOCATOR-unset}"\n' >"$WORK/envdump"
+chmod +x "$WORK/envdump"
+t1=$("$B/gpumemguard" --tensors -- "$WORK/envdump" 2>&1)
+t2=$(env PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True, backend : native,max_split_size_mb:128" "$B/gpumemguard" --tensors -- "$WORK/envdump" 2>&1)
+t3=$(env PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.6 "$B/gpumemguard" -- "$WORK/envdump" 2>&1)
+if [ "$t1" = "P=backend:cudaMallocAsync T=cuda_malloc_async X=platform" ] \
+   && [ "$t2" = "P=backend:cudaMallocAsync,expandable_segments:True,max_split_size_mb:128 T=cuda_malloc_async X=platform" ] \
+   && [ "$t3" = "P=garbage_collection_threshold:0.6 T=unset X=unset" ]; then
+    ok "--tensors: backend:cudaMallocAsync merged into the user's PYTORCH_CUDA_ALLOC_CONF, TF_GPU_ALLOCATOR, XLA_PYTHON_CLIENT_ALLOCATOR; nothing without it"
+else bad "--tensors: '$t1' / '$t2' / '$t3'"; fi
+"$B/gpumemguard" --help >"$WORK/out" 2>&1
+has "--tensors" "$WORK/out" && has "--pools MODE" "$WORK/out" && ok "--help lists --tensors and --pools" || bad "--help: --tensors/--pools" "$WORK/out"
