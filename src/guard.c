@@ -23,6 +23,7 @@
 #include "cluster/group.h"
 #include "cluster/metrics.h"
 #include "cluster/status.h"
+#include "core/heaps.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/ranges.h"
@@ -165,6 +166,7 @@ static void child(void)
     gmg_group_atfork_child();
     gmg_record_atfork_child();
     gmg_ranges_atfork_child();
+    gmg_heaps_atfork_child();
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
     gmg_dumpsig_atfork_child();

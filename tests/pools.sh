@@ -114,3 +114,44 @@ if [ "$t1" = "P=backend:cudaMallocAsync T=cuda_malloc_async X=platform" ] \
 else bad "--tensors: '$t1' / '$t2' / '$t3'"; fi
 "$B/gpumemguard" --help >"$WORK/out" 2>&1
 has "--tensors" "$WORK/out" && has "--pools MODE" "$WORK/out" && ok "--help lists --tensors and --pools" || bad "--help: --tensors/--pools" "$WORK/out"
+
+# ------------------------------------------------ the NVTX memory API
+build nvtxpool tests/pools/nvtxpool.c -L"$B/sim" -l:libcuda.so.1
+nv() { guarded NVTX_INJECTION64_PATH="$ROOT/$B/libgpumemguard.so" "$@"; }
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/nv.%p" "$T/nvtxpool" leak; rc=$?
+j=$(ls "$WORK"/nv.*.json 2>/dev/null | head -1); t=${j%.json}.txt
+got=$([ -n "$j" ] && jq_ "$j" 'sorted((g["api"], g["bytes"], g["count"], g.get("pool"), [f.get("function") for f in g["frames"]][:2]) for g in r["live"]), [(h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
+want="([('cuMemAlloc', 8388608, 1, 'arena', ['arena_segment', 'main']), ('nvtxMemRegionsRegister', 1048576, 1, None, ['nvtxMemRegionsRegister', 'pool_hand_out']), ('nvtxMemRegionsRegister', 1048576, 1, None, ['nvtxMemRegionsRegister', 'pool_hand_out'])], [('arena', 8388608, 2097152, 6291456)], 2097152, 6291456)"
+if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8388608" "$WORK/out" \
+   && grep -q "^Retained by pool arena (not a leak): 8388608 bytes in 1 allocation" "$t" \
+   && has "NVTX heap [" "$t" && has "2097152 bytes in registered regions, 6291456 bytes retained" "$t" \
+   && grep -A3 "^Live allocations" "$t" | grep -q "1048576 bytes in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
+    ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted"
+else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
+nv GPUMEM_EXITCODE=23 "$T/nvtxpool" clean; rc=$?
+nv GPUMEM_EXITCODE=23 "$T/nvtxpool" reset; rc2=$?
+nv GPUMEM_EXITCODE=23 "$T/nvtxpool" unreg; rc3=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ]; then
+    ok "NVTX: every region unregistered, nvtxMemHeapReset, nvtxMemHeapUnregister then free: no leak (exit 0 each)"
+else bad "NVTX clean/reset/unreg (rc $rc $rc2 $rc3)" "$WORK/err"; fi
+nv GPUMEM_LIMIT=9M "$T/nvtxpool" quota; rc=$?
+[ $rc = 0 ] && has "nvtxpool quota done; guard live 8912896" "$WORK/out" \
+    && ok "NVTX: regions never count against the quota twice (8 MiB segment + 0.5 MiB under a 9 MiB limit)" \
+    || bad "NVTX quota (rc $rc)" "$WORK/out"
+nv "$T/nvtxpool" garbage; rc=$?
+nw=$(grep -c "NVTX memory API" "$WORK/err")
+if [ $rc = 0 ] && has "nvtxpool garbage done" "$WORK/out" && [ "$nw" -ge 3 ] && [ "$nw" -le 5 ] \
+   && has "not registered (twice, or never)" "$WORK/err" && has "outside its heap" "$WORK/err" && has "of the v1 layout" "$WORK/err" \
+   && [ "$(grep -c "outside its heap" "$WORK/err")" = 1 ]; then
+    ok "NVTX: a double unregister, regions outside their heap, an unknown heap, garbage and NULL descriptors: one warning each kind, no crash"
+else bad "NVTX garbage (rc $rc, $nw warnings)" "$WORK/err"; fi
+nv GPUMEM_EXITCODE=23 GPUMEM_POOLS=off "$T/nvtxpool" clean; rc=$?
+[ $rc = 23 ] && ! has "nvtxMemRegionsRegister" "$WORK/err" && has "8388608 bytes in 1 allocation" "$WORK/err" \
+    && ok "NVTX under GPUMEM_POOLS=off: not attached; the segment is a leak (23)" || bad "NVTX, pools off (rc $rc)" "$WORK/err"
+# the command sets NVTX_INJECTION64_PATH unless the user did
+guarded GPUMEM_EXITCODE=23 "$T/nvtxpool" clean; rc3=$?
+env GPUMEM_EXITCODE=23 "$B/gpumemguard" -- "$T/nvtxpool" clean >"$WORK/out" 2>"$WORK/err"; rc=$?
+env GPUMEM_EXITCODE=23 NVTX_INJECTION64_PATH=/nonexistent/libtool.so "$B/gpumemguard" -- "$T/nvtxpool" clean >"$WORK/out2" 2>"$WORK/err2"; rc2=$?
+if [ $rc = 0 ] && has "Retained by pool arena" "$WORK/err" && [ $rc2 = 23 ] && ! has "pool arena" "$WORK/err2" && [ $rc3 = 23 ]; then
+    ok "the command sets NVTX_INJECTION64_PATH to the guard (exit 0: heap seen); a user's own path is kept (not seen: 23)"
+else bad "NVTX_INJECTION64_PATH (rc $rc $rc2 $rc3)" "$WORK/err"; fi

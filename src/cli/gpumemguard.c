@@ -816,6 +816,10 @@ int main(int argc, char **argv)
     if (strpbrk(lib, " :"))
         fail(1, "cannot preload %s: LD_PRELOAD takes no path with a space or a colon (the program would run "
              "unguarded); install or link " LIBNAME " under a path without them", lib);
+    /* the NVTX memory API reaches the guard only as NVTX's injection
+     * library; another tool the user named keeps its place */
+    if (!getenv("NVTX_INJECTION64_PATH") && setenv("NVTX_INJECTION64_PATH", lib, 1) != 0)
+        fail(1, "cannot set NVTX_INJECTION64_PATH: %s", strerror(errno));
     if (tensors && gmg_tensors_setenv() != 0)
         fail(1, "cannot set the --tensors settings: %s", strerror(errno));
     char *preload = build_preload(lib, getenv("LD_PRELOAD"));

@@ -370,6 +370,8 @@ void gmg_report_free(struct gmg_report *r)
     free(r->frag);
     free(r->supp);
     free(r->owners);
+    free(r->heaps);
+    free(r->heap_pools);
     gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);
 }

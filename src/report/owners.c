@@ -22,7 +22,9 @@
 
 #include "base/config.h"
 #include "base/suppress.h"
+#include "core/heaps.h"
 #include "core/pyframes.h"
+#include "core/record.h"
 #include "core/stacks.h"
 
 #include <stdlib.h>
@@ -322,6 +324,47 @@ static int by_owner_bytes(const void *a, const void *b)
     return strcmp(x->owner, y->owner);
 }
 
+/* NVTX heaps: a copy of those live now. A group holding a heap's segment
+ * (its stack, family and device) is that heap's pool's: named by the
+ * heap's NVTX message, or "NVTX heap". (Allocations made by the very call
+ * site of a heap's segment are taken for segments of that pool too: groups
+ * are by stack.) */
+static void heap_copy(const struct gmg_heap_info *h, void *arg)
+{
+    struct gmg_report *r = arg;
+    if (r->nheaps < gmg_heaps_live() + 16)
+        r->heaps[r->nheaps++] = *h;
+}
+
+static void heaps_take(struct gmg_report *r)
+{
+    if (!gmg_cfg.pools || !gmg_heaps_live())
+        return;
+    size_t cap = gmg_heaps_live() + 16;
+    r->heaps = calloc(cap, sizeof *r->heaps);
+    r->heap_pools = calloc(cap, sizeof *r->heap_pools);
+    if (!r->heaps || !r->heap_pools) {
+        free(r->heaps);
+        free(r->heap_pools);
+        r->heaps = NULL;
+        r->heap_pools = NULL;
+        return;
+    }
+    gmg_heaps_each(heap_copy, r);
+    for (size_t i = 0; i < r->nheaps; i++)
+        r->heap_pools[i] = r->heaps[i].name ? r->heaps[i].name : "NVTX heap";
+}
+
+static const char *heap_pool(const struct gmg_report *r, const struct gmg_group *g)
+{
+    for (size_t i = 0; i < r->nheaps; i++) {
+        const struct gmg_heap_info *h = &r->heaps[i];
+        if (h->seg_stack && h->seg_stack == g->stack && h->seg_family == g->family && h->device == g->device)
+            return r->heap_pools[i];
+    }
+    return NULL;
+}
+
 /* Mark a list's groups; pools' segments leave the list's totals. */
 static void mark(struct gmg_report *r, struct cache *c, struct gmg_group *g, size_t n, uint64_t *bytes,
                  uint64_t *allocs)
@@ -329,7 +372,10 @@ static void mark(struct gmg_report *r, struct cache *c, struct gmg_group *g, siz
     for (size_t i = 0; i < n; i++) {
         const char *pool;
         g[i].owner = stack_owner(c, r->sym, g[i].stack, &pool);
-        g[i].pool = gmg_group_is_allocation(g[i].family) ? pool : NULL;
+        /* a region a pool registered is what its pool handed out: never a pool's */
+        g[i].pool = gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION ? pool : NULL;
+        if (!g[i].pool && gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION)
+            g[i].pool = heap_pool(r, &g[i]);
         if (!g[i].pool || !bytes)
             continue;
         *bytes -= g[i].bytes < *bytes ? g[i].bytes : *bytes;
@@ -342,11 +388,17 @@ static void mark(struct gmg_report *r, struct cache *c, struct gmg_group *g, siz
 void gmg_report_owners(struct gmg_report *r)
 {
     struct cache c = { 0 };
+    heaps_take(r);
     mark(r, &c, r->groups, r->ngroups, &r->live_bytes, &r->live_allocs);
     mark(r, &c, r->reclaimed, r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
     mark(r, &c, r->growth, r->ngrowth, NULL, NULL);
     free(c.pc);
     free(c.v);
+    uint64_t held = 0; /* regions' bytes inside heaps whose segment is retained: leaks or in use, not retained */
+    for (size_t i = 0; i < r->nheaps; i++)
+        if (r->heaps[i].seg_stack)
+            held += r->heaps[i].region_bytes;
+    r->retained_bytes -= held < r->retained_bytes ? held : r->retained_bytes;
     /* the summary: each owner once (a few dozen at most) */
     size_t cap = (size_t)NRULES + gmg_cfg.suppressions.npools + 2;
     if (!(r->owners = calloc(cap, sizeof *r->owners)))
@@ -356,6 +408,18 @@ void gmg_report_owners(struct gmg_report *r)
             sum_add(r, cap, &r->groups[i]);
     for (size_t i = 0; i < r->nreclaimed; i++)
         sum_add(r, cap, &r->reclaimed[i]);
+    for (size_t k = 0; k < r->nheaps; k++) /* a heap's regions are not what its pool retains */
+        for (size_t i = 0; r->heaps[k].seg_stack && i < r->ngroups + r->nreclaimed; i++) {
+            const struct gmg_group *g = i < r->ngroups ? &r->groups[i] : &r->reclaimed[i - r->ngroups];
+            if (g->pool != r->heap_pools[k] || g->stack != r->heaps[k].seg_stack)
+                continue;
+            for (size_t o = 0; o < r->nowners; o++)
+                if (r->owners[o].owner == g->owner) {
+                    uint64_t *rb = &r->owners[o].retained_bytes;
+                    *rb -= r->heaps[k].region_bytes < *rb ? r->heaps[k].region_bytes : *rb;
+                }
+            break;
+        }
     if (r->nowners > 1)
         qsort(r->owners, r->nowners, sizeof *r->owners, by_owner_bytes);
 }

@@ -51,7 +51,16 @@ static void pool_section(const struct gmg_report *r, struct gmg_buf *b, const ch
     if (rcount)
         gmg_buf_printf(b, " (%llu bytes in %llu of them reclaimed by context teardown)", (unsigned long long)rbytes,
                        (unsigned long long)rcount);
-    gmg_buf_printf(b, "\n\n");
+    gmg_buf_printf(b, "\n");
+    for (size_t i = 0; i < r->nheaps; i++) /* NVTX heaps of this pool: their regions are not retained */
+        if (r->heap_pools[i] == pool && r->heaps[i].seg_stack)
+            gmg_buf_printf(b, "  NVTX heap [%#llx, %#llx) on device %d: %llu bytes in registered regions, %llu bytes "
+                              "retained\n",
+                           (unsigned long long)r->heaps[i].lo, (unsigned long long)(r->heaps[i].lo + r->heaps[i].size),
+                           r->heaps[i].device, (unsigned long long)r->heaps[i].region_bytes,
+                           (unsigned long long)(r->heaps[i].seg_size > r->heaps[i].region_bytes
+                                                    ? r->heaps[i].seg_size - r->heaps[i].region_bytes : 0));
+    gmg_buf_printf(b, "\n");
     for (size_t i = 0; i < r->ngroups; i++)
         if (same(r->groups[i].pool, pool))
             gmg_report_text_group(r, b, &r->groups[i]);
@@ -92,6 +101,17 @@ void gmg_report_json_owners(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, ",\"bytes\":%llu,\"count\":%llu,\"retained_bytes\":%llu,\"retained_count\":%llu}",
                        (unsigned long long)o->bytes, (unsigned long long)o->count,
                        (unsigned long long)o->retained_bytes, (unsigned long long)o->retained_count);
+    }
+    gmg_buf_printf(b, "],\n\"heaps\":[");
+    for (size_t i = 0; i < r->nheaps; i++) {
+        const struct gmg_heap_info *h = &r->heaps[i];
+        gmg_buf_printf(b, "%s{\"pool\":", i ? "," : "");
+        gmg_buf_json_str(b, r->heap_pools[i]);
+        gmg_buf_printf(b, ",\"device\":%d,\"start\":\"%#llx\",\"size\":%llu,\"segment_bytes\":%llu,"
+                          "\"region_bytes\":%llu,\"retained_bytes\":%llu}",
+                       h->device, (unsigned long long)h->lo, (unsigned long long)h->size,
+                       (unsigned long long)h->seg_size, (unsigned long long)h->region_bytes,
+                       (unsigned long long)(h->seg_size > h->region_bytes ? h->seg_size - h->region_bytes : 0));
     }
     gmg_buf_printf(b, "]");
 }

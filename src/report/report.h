@@ -17,6 +17,7 @@
 
 #include "base/buf.h"
 #include "base/limit_parse.h"
+#include "core/heaps.h"
 #include "core/track.h"
 #include "core/upcalls.h"
 #include "report/symbolize.h"
@@ -102,6 +103,10 @@ struct gmg_report {
      * kept in the lists above but out of their totals and the leaks */
     uint64_t retained_bytes, retained_allocs;
     struct gmg_owner_sum *owners; size_t nowners;  /* biggest first */
+    /* NVTX heaps live at the report (core/heaps.h), and the pool each
+     * one's segment was given; their registered regions' bytes are leaks
+     * when live at exit, the rest of each segment retained */
+    struct gmg_heap_info *heaps; const char **heap_pools; size_t nheaps;
     struct gmg_symbolizer *sym;
     /* GPUMEM_SUPPRESSIONS: per pattern, the groups it took out of the live
      * and reclaimed lists (and so out of the totals above and the leaks) */
