@@ -34,6 +34,7 @@
 #include "driver/real.h"
 #include "driver/routes.h"
 #include "hooks/devfacts.h"
+#include "hooks/mempool.h"
 #include "hooks/intercept.h"
 #include "report/dumpsig.h"
 #include "report/fatalsig.h"
@@ -241,6 +242,7 @@ __attribute__((constructor)) static void gmg_start(void)
         .meminfo = gmg_dev_meminfo,
         .address_range = gmg_dev_address_range,
         .total = dev_total,
+        .mempools = gmg_mempools_use,
     };
     gmg_report_set_device_ops(&dev_ops);
     static const struct gmg_upcalls up = {

@@ -155,3 +155,20 @@ env GPUMEM_EXITCODE=23 NVTX_INJECTION64_PATH=/nonexistent/libtool.so "$B/gpumemg
 if [ $rc = 0 ] && has "Retained by pool arena" "$WORK/err" && [ $rc2 = 23 ] && ! has "pool arena" "$WORK/err2" && [ $rc3 = 23 ]; then
     ok "the command sets NVTX_INJECTION64_PATH to the guard (exit 0: heap seen); a user's own path is kept (not seen: 23)"
 else bad "NVTX_INJECTION64_PATH (rc $rc $rc2 $rc3)" "$WORK/err"; fi
+
+# ------------------------------------------- stream-ordered pools: retained
+build asyncpool tests/pools/asyncpool.c -L"$B/sim" -l:libcuda.so.1
+guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/ap.%p" "$T/asyncpool" keep; rc=$?
+j=$(ls "$WORK"/ap.*.json 2>/dev/null | head -1); t=${j%.json}.txt
+got=$([ -n "$j" ] && jq_ "$j" '[(p["device"], p["reserved_bytes"], p["used_bytes"], p["retained_bytes"], p["release_threshold"]) for p in r["stream_pools"]]')
+if [ $rc = 23 ] && has "keep: guard 1048576 retained 3145728" "$WORK/out" && [ "$got" = "[(0, 4194304, 1048576, 3145728, 18446744073709551615)]" ] \
+   && grep -q "^Stream-ordered pool 0x[0-9a-f]*, device 0: 4194304 bytes reserved, 1048576 in use: 3145728 bytes retained by the pool" "$t"; then
+    ok "stream-ordered pool: what the driver reserves beyond what is in use is shown as retained (3 MiB); the live 1 MiB is a leak (23)"
+else bad "stream-ordered pool retained (rc $rc): $got" "${t:-$WORK/err}"; fi
+guarded GPUMEM_LIMIT=8M "$T/asyncpool" quota; rc=$?
+if [ $rc = 0 ] && has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 0" "$WORK/out"; then
+    ok "under GPUMEM_LIMIT=8M a pool keeping 6 MiB freed is trimmed before a 6 MiB request: requests + retained stay within the limit"
+else bad "quota and retained pool memory (rc $rc)" "$WORK/out"; fi
+guarded "$T/asyncpool" quota; rc=$?
+has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 6291456" "$WORK/out" \
+    && ok "without a limit the pool keeps what it retains (no trim)" || bad "no limit, no trim (rc $rc)" "$WORK/out"

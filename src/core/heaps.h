@@ -43,4 +43,14 @@ void gmg_heaps_each(void (*fn)(const struct gmg_heap_info *, void *), void *arg)
 const char *gmg_heap_name(const char *s, unsigned maxlen);
 void gmg_heaps_atfork_child(void);
 
+/* A stream-ordered memory pool as the driver sees it at a report
+ * (cuMemPoolGetAttribute): what it reserves from the device, what of that
+ * is in use, and its release threshold. reserved - used is what the pool
+ * retains. */
+struct gmg_mempool_use {
+    uint64_t pool;
+    int device;
+    uint64_t reserved, used, threshold;
+};
+
 #endif

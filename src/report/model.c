@@ -372,6 +372,7 @@ void gmg_report_free(struct gmg_report *r)
     free(r->owners);
     free(r->heaps);
     free(r->heap_pools);
+    free(r->mempools);
     gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);
 }

@@ -389,6 +389,8 @@ void gmg_report_owners(struct gmg_report *r)
 {
     struct cache c = { 0 };
     heaps_take(r);
+    if (gmg_report_dev.mempools && (r->mempools = calloc(64, sizeof *r->mempools)))
+        r->nmempools = gmg_report_dev.mempools(r->mempools, 64);
     mark(r, &c, r->groups, r->ngroups, &r->live_bytes, &r->live_allocs);
     mark(r, &c, r->reclaimed, r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
     mark(r, &c, r->growth, r->ngrowth, NULL, NULL);

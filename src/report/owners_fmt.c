@@ -77,6 +77,17 @@ void gmg_report_text_pools(const struct gmg_report *r, struct gmg_buf *b)
     for (size_t i = 0; i < r->nreclaimed; i++)
         if (r->reclaimed[i].pool && first_of_pool(r, &r->reclaimed[i]))
             pool_section(r, b, r->reclaimed[i].pool);
+    for (size_t i = 0; i < r->nmempools; i++) {
+        const struct gmg_mempool_use *m = &r->mempools[i];
+        gmg_buf_printf(b, "Stream-ordered pool %#llx, device %d: %llu bytes reserved, %llu in use: %llu bytes retained "
+                          "by the pool (release threshold %llu)\n",
+                       (unsigned long long)m->pool, m->device, (unsigned long long)m->reserved,
+                       (unsigned long long)m->used,
+                       (unsigned long long)(m->reserved > m->used ? m->reserved - m->used : 0),
+                       (unsigned long long)m->threshold);
+        if (i + 1 == r->nmempools)
+            gmg_buf_printf(b, "\n");
+    }
     if (!r->nowners)
         return;
     gmg_buf_printf(b, "By owner (live and reclaimed allocations; retained: pools' segments):\n");
@@ -101,6 +112,16 @@ void gmg_report_json_owners(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, ",\"bytes\":%llu,\"count\":%llu,\"retained_bytes\":%llu,\"retained_count\":%llu}",
                        (unsigned long long)o->bytes, (unsigned long long)o->count,
                        (unsigned long long)o->retained_bytes, (unsigned long long)o->retained_count);
+    }
+    gmg_buf_printf(b, "],\n\"stream_pools\":[");
+    for (size_t i = 0; i < r->nmempools; i++) {
+        const struct gmg_mempool_use *m = &r->mempools[i];
+        gmg_buf_printf(b, "%s{\"pool\":\"%#llx\",\"device\":%d,\"reserved_bytes\":%llu,\"used_bytes\":%llu,"
+                          "\"retained_bytes\":%llu,\"release_threshold\":%llu}",
+                       i ? "," : "", (unsigned long long)m->pool, m->device, (unsigned long long)m->reserved,
+                       (unsigned long long)m->used,
+                       (unsigned long long)(m->reserved > m->used ? m->reserved - m->used : 0),
+                       (unsigned long long)m->threshold);
     }
     gmg_buf_printf(b, "],\n\"heaps\":[");
     for (size_t i = 0; i < r->nheaps; i++) {

@@ -107,6 +107,8 @@ struct gmg_report {
      * one's segment was given; their registered regions' bytes are leaks
      * when live at exit, the rest of each segment retained */
     struct gmg_heap_info *heaps; const char **heap_pools; size_t nheaps;
+    /* stream-ordered pools: what each reserves beyond what is in use */
+    struct gmg_mempool_use *mempools; size_t nmempools;
     struct gmg_symbolizer *sym;
     /* GPUMEM_SUPPRESSIONS: per pattern, the groups it took out of the live
      * and reclaimed lists (and so out of the totals above and the leaks) */
@@ -178,6 +180,9 @@ struct gmg_device_ops {
     /* the memory of `dev` (no context needed), for a percent GPUMEM_LIMIT
      * on a device the program has not allocated on yet */
     int (*total)(int dev, uint64_t *total);
+    /* the stream-ordered pools with memory reserved, into out[0..max):
+     * how many (core/heaps.h) */
+    size_t (*mempools)(struct gmg_mempool_use *out, size_t max);
 };
 
 /* Installed once at start-up; until then the report asks nothing. */
