@@ -348,6 +348,22 @@ GMG_EXPORT unsigned long long gpumemguard_live_bytes(int device)
     return sum;
 }
 
+GMG_EXPORT unsigned long long gpumemguard_leaked_bytes(int device)
+{
+    FIRST_COPY(gpumemguard_leaked_bytes, device);
+    uint64_t leaked, retained;
+    gmg_report_query(device, &leaked, &retained);
+    return leaked;
+}
+
+GMG_EXPORT unsigned long long gpumemguard_retained_bytes(int device)
+{
+    FIRST_COPY(gpumemguard_retained_bytes, device);
+    uint64_t leaked, retained;
+    gmg_report_query(device, &leaked, &retained);
+    return retained;
+}
+
 GMG_EXPORT unsigned long long gpumemguard_limit(int device)
 {
     FIRST_COPY(gpumemguard_limit, device);

@@ -11,7 +11,7 @@ jq_() { python3 "$ROOT/tests/pools/jq.py" "$@"; }
 
 # Each built-in pattern against a stack that has it: retained by its pool,
 # not a leak, so GPUMEM_EXITCODE keeps the program's status.
-for spec in torch:PyTorch:1048576 torch1:PyTorch:2097152 tsl:XLA:3145728 tf:TensorFlow:4194304 \
+for spec in torch:PyTorch:1048576 torch1:PyTorch:2097152 torch_exp:PyTorch:2162688 tsl:XLA:3145728 tf:TensorFlow:4194304 \
             rmm:RMM:5242880 mxnet:MXNet:6291456 cupy:CuPy:7340032 tfmod:TensorFlow:8388608; do
     IFS=: read -r c owner bytes <<<"$spec"
     lib=$FP; fn=$c
@@ -31,14 +31,14 @@ done
 # Owners that are no pools: their allocations are leaks, labelled; PyTorch's
 # cudaMallocAsync backend hands each tensor to the driver (no segment).
 guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/own.json" "$T/poolapp" "$FP" \
-    nccl=65536 cublas=131072 cublaslt=196608 cudnn=262144 torch_async=327680 leak=393216 torch=1048576; rc=$?
+    nccl=65536 cublas=131072 cublaslt=196608 cudnn=262144 torch_async=327680 leak=393216 torch_uncached=458752 torch=1048576; rc=$?
 got=$(jq_ "$WORK/own.json" 'sorted((g["bytes"], g["owner"], g.get("pool", "-")) for g in r["live"])')
-want="[(65536, 'NCCL', '-'), (131072, 'cuBLAS', '-'), (196608, 'cuBLASLt', '-'), (262144, 'cuDNN', '-'), (327680, 'PyTorch', '-'), (393216, 'program', '-'), (1048576, 'PyTorch', 'PyTorch')]"
+want="[(65536, 'NCCL', '-'), (131072, 'cuBLAS', '-'), (196608, 'cuBLASLt', '-'), (262144, 'cuDNN', '-'), (327680, 'PyTorch', '-'), (393216, 'program', '-'), (458752, 'PyTorch', '-'), (1048576, 'PyTorch', 'PyTorch')]"
 owners=$(jq_ "$WORK/own.json" '[(o["owner"], o["bytes"], o["count"], o["retained_bytes"]) for o in r["owners"]]')
-wown="[('PyTorch', 1376256, 2, 1048576), ('program', 393216, 1, 0), ('cuDNN', 262144, 1, 0), ('cuBLASLt', 196608, 1, 0), ('cuBLAS', 131072, 1, 0), ('NCCL', 65536, 1, 0)]"
+wown="[('PyTorch', 1835008, 3, 1048576), ('program', 393216, 1, 0), ('cuDNN', 262144, 1, 0), ('cuBLASLt', 196608, 1, 0), ('cuBLAS', 131072, 1, 0), ('NCCL', 65536, 1, 0)]"
 if [ $rc = 23 ] && [ "$got" = "$want" ] && [ "$owners" = "$wown" ] \
-   && [ "$(jq_ "$WORK/own.json" 'r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')" = "(1376256, 1048576)" ]; then
-    ok "owners: NCCL, cuBLAS, cuBLASLt, cuDNN, PyTorch (cudaMallocAsync: no pool) and the program labelled; summary by owner; leaks still fail the run (23)"
+   && [ "$(jq_ "$WORK/own.json" 'r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')" = "(1835008, 1048576)" ]; then
+    ok "owners: NCCL, cuBLAS, cuBLASLt, cuDNN, PyTorch (cudaMallocAsync and uncached: no pool) and the program labelled; summary by owner; leaks still fail the run (23)"
 else bad "owners (rc $rc): $got / $owners" "$WORK/own.json"; fi
 
 # the text report: leaks listed, the pool apart, the summary by owner
@@ -172,3 +172,16 @@ else bad "quota and retained pool memory (rc $rc)" "$WORK/out"; fi
 guarded "$T/asyncpool" quota; rc=$?
 has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 6291456" "$WORK/out" \
     && ok "without a limit the pool keeps what it retains (no trim)" || bad "no limit, no trim (rc $rc)" "$WORK/out"
+
+# the public API: leaked and retained bytes, as the exit report counts them
+printf 'leak:leak_plain\n' >"$WORK/sq"
+guarded POOLAPP_QUERY=1 GPUMEM_SUPPRESSIONS="$WORK/sq" "$T/poolapp" "$FP" torch=1048576 leak=393216 rmm=2097152
+mv "$WORK/out" "$WORK/out2"
+guarded POOLAPP_QUERY=1 "$T/poolapp" "$FP" torch=1048576 leak=393216 free=4096 rmm=2097152; rc=$?
+if [ $rc = 0 ] && has "query: leaked 393216 retained 3145728; device 0: 393216 3145728; device 1: 0 0" "$WORK/out" \
+   && has "query: leaked 0 retained 3145728;" "$WORK/out2"; then
+    ok "gpumemguard_leaked_bytes / gpumemguard_retained_bytes: leaks apart from pools' segments, per device; suppressed leaks left out"
+else bad "public API leaked/retained (rc $rc)" "$WORK/out"; fi
+guarded POOLAPP_QUERY=1 GPUMEM_POOLS=off "$T/poolapp" "$FP" torch=1048576 leak=393216
+has "query: leaked 1441792 retained 0;" "$WORK/out" && ok "the public API under GPUMEM_POOLS=off: every live allocation leaked" \
+    || bad "public API, pools off" "$WORK/out"

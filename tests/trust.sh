@@ -241,11 +241,11 @@ done
 
 # what the library exports besides the driver's names: dlsym, dlclose
 # (hooks/unload.c), the installers of a signal handler (report/dumpsig.c),
-# the public gpumemguard_dump gpumemguard_limit gpumemguard_live_bytes gpumemguard_version and NVTX's injection entry points (hooks/nvtx.c), nothing else
-# (-fvisibility=hidden, base/export.h)
+# the public API and NVTX's injection entry points (hooks/nvtx.c), nothing
+# else (-fvisibility=hidden, base/export.h)
 exports=$(nm -D --defined-only "$ROOT/$B/libgpumemguard.so" | awk '{print $3}' | grep -v '^cu[A-Z]' | LC_ALL=C sort | tr '\n' ' ')
-[ "$exports" = "InitializeInjectionNvtx2 InitializeInjectionNvtxExtension __sysv_signal bsd_signal dlclose dlsym gpumemguard_dump gpumemguard_limit gpumemguard_live_bytes gpumemguard_version sigaction sigignore signal sigset ssignal sysv_signal " ] \
-    && ok "exports: the driver's names, dlsym, dlclose, the eight signal installers, the public gpumemguard_dump gpumemguard_limit gpumemguard_live_bytes gpumemguard_version and the two NVTX injection entry points, nothing else" \
+[ "$exports" = "InitializeInjectionNvtx2 InitializeInjectionNvtxExtension __sysv_signal bsd_signal dlclose dlsym gpumemguard_dump gpumemguard_leaked_bytes gpumemguard_limit gpumemguard_live_bytes gpumemguard_retained_bytes gpumemguard_version sigaction sigignore signal sigset ssignal sysv_signal " ] \
+    && ok "exports: the driver's names, dlsym, dlclose, the eight signal installers, the public API and the two NVTX injection entry points, nothing else" \
     || bad "exports beyond the driver's names: $exports"
 
 # 14.2 a symlink as report path: one line, no misleading errno

@@ -282,7 +282,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
 {
     memset(r, 0, sizeof *r);
     r->trigger = trigger;
-    r->dump = __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
+    r->dump = trigger == GMG_TRIGGER_QUERY ? 0 : __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
     r->pid = getpid();
     r->exe = gmg_exe_path();
     r->cmdline = gmg_exe_cmdline();

@@ -48,12 +48,15 @@ struct rule {
 };
 
 static const struct rule rules[] = {
-    /* PyTorch's caching allocator: c10::cuda::CUDACachingAllocator::Native::
-     * DeviceCachingAllocator::malloc / alloc_block, NativeCachingAllocator,
-     * ExpandableSegment (expandable_segments:True) in 2.x; DeviceCachingAllocator
-     * and THCCachingAllocator directly under CUDACachingAllocator in 1.x */
-    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::", NULL, NULL, 1 },
-    { "PyTorch", "^c10::cuda::CUDACachingAllocator::*CachingAllocator::", NULL, NULL, 1 },
+    /* PyTorch's caching allocator grows by a segment in DeviceCachingAllocator::
+     * malloc / alloc_block (under CUDACachingAllocator::Native:: in 2.x,
+     * directly under CUDACachingAllocator:: in 1.x), ExpandableSegment::map
+     * (expandable_segments:True), THCCachingAllocator (1.x). Not
+     * NativeCachingAllocator::allocate itself: under
+     * PYTORCH_NO_CUDA_MEMORY_CACHING=1 it calls cudaMalloc per tensor. */
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::*DeviceCachingAllocator::", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::THCCachingAllocator::", NULL, NULL, 1 },
     /* TSL's best-fit-with-coalescing allocator (BFCAllocator::Extend grows it;
      * JAX preallocates 75 % through it): TensorFlow's copy, or XLA's */
     { "TensorFlow", "^tensorflow::BFCAllocator::", NULL, NULL, 1 },
@@ -424,4 +427,24 @@ void gmg_report_owners(struct gmg_report *r)
         }
     if (r->nowners > 1)
         qsort(r->owners, r->nowners, sizeof *r->owners, by_owner_bytes);
+}
+
+void gmg_report_query(int device, uint64_t *leaked, uint64_t *retained)
+{
+    *leaked = *retained = 0;
+    struct gmg_report r;
+    gmg_report_busy_enter();
+    if (gmg_report_build(&r, GMG_TRIGGER_QUERY) == 0) {
+        for (size_t i = 0; i < r.ngroups + r.nreclaimed; i++) {
+            const struct gmg_group *g = i < r.ngroups ? &r.groups[i] : &r.reclaimed[i - r.ngroups];
+            if (!gmg_group_is_allocation(g->family) || (device >= 0 && g->device != device))
+                continue;
+            *(g->pool ? retained : leaked) += g->bytes;
+        }
+        for (size_t k = 0; k < r.nheaps; k++) /* a heap's regions are counted above as leaks */
+            if (r.heaps[k].seg_stack && (device < 0 || r.heaps[k].device == device))
+                *retained -= r.heaps[k].region_bytes < *retained ? r.heaps[k].region_bytes : *retained;
+        gmg_report_free(&r);
+    }
+    gmg_report_busy_leave();
 }

@@ -22,7 +22,8 @@
 #include "core/upcalls.h"
 #include "report/symbolize.h"
 
-enum gmg_trigger { GMG_TRIGGER_EXIT, GMG_TRIGGER_SIGNAL, GMG_TRIGGER_REFUSAL, GMG_TRIGGER_API, GMG_TRIGGER_FATAL };
+enum gmg_trigger { GMG_TRIGGER_EXIT, GMG_TRIGGER_SIGNAL, GMG_TRIGGER_REFUSAL, GMG_TRIGGER_API, GMG_TRIGGER_FATAL,
+                   GMG_TRIGGER_QUERY /* a model for the public API's numbers: no dump number, no growth marks */ };
 
 struct gmg_group {
     uint32_t stack;
@@ -263,6 +264,11 @@ void gmg_frag_meminfo(struct gmg_report *r);
  * Called by gmg_report_build once the symbolizer is taken, before the
  * suppressions (a pool's segment is no leak to suppress). */
 void gmg_report_owners(struct gmg_report *r);
+/* What is live now on `device` (-1: every device), as an exit report would
+ * count it: unsuppressed leaks (live and reclaimed allocations that are no
+ * pool's segment, NVTX regions included) and what pools retain (their
+ * segments, less NVTX regions in them). For the public API. */
+void gmg_report_query(int device, uint64_t *leaked, uint64_t *retained);
 /* The owner and pool of one stack (pool NULL when none, or GPUMEM_POOLS=off). */
 const char *gmg_report_stack_owner(struct gmg_symbolizer *sym, uint32_t stack, const char **pool);
 /* Text: the pools' section and the summary by owner. */

@@ -22,6 +22,12 @@ namespace Native {
 struct DeviceCachingAllocator { // 2.x: c10/cuda/CUDACachingAllocator.cpp
     __attribute__((noinline)) static CUdeviceptr alloc_block(size_t n) { ALLOC(n); }
 };
+struct ExpandableSegment { // expandable_segments:True
+    __attribute__((noinline)) static CUdeviceptr map(size_t n) { ALLOC(n); }
+};
+struct NativeCachingAllocator { // PYTORCH_NO_CUDA_MEMORY_CACHING=1: cudaMalloc per tensor, no segment
+    __attribute__((noinline)) static CUdeviceptr allocate(size_t n) { ALLOC(n); }
+};
 } // namespace Native
 struct THCCachingAllocator { // 1.x
     __attribute__((noinline)) static CUdeviceptr malloc(size_t n) { ALLOC(n); }
@@ -78,6 +84,8 @@ __attribute__((noinline)) CUdeviceptr cudnnCreate(size_t n) { ALLOC(n); }
     }
 FAKE(torch, c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block)
 FAKE(torch1, c10::cuda::CUDACachingAllocator::THCCachingAllocator::malloc)
+FAKE(torch_exp, c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::map)
+FAKE(torch_uncached, c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate)
 FAKE(torch_async, c10::cuda::CUDACachingAllocator::CudaMallocAsync::mallocAsync)
 FAKE(tsl, tsl::BFCAllocator::Extend)
 FAKE(tf, tensorflow::BFCAllocator::Extend)

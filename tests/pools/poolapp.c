@@ -5,7 +5,9 @@
  *   arena   my_arena_grow, a C program acting as a pool (a pool: line names it)
  *   leak    leak_plain, a plain leak of the program's
  *   free    an allocation made and freed
- * Everything allocated stays live at exit except `free`. Prints "poolapp ok".
+ * Everything allocated stays live at exit except `free`. Prints "poolapp ok"
+ * (with POOLAPP_QUERY set, first what gpumemguard_leaked_bytes and
+ * gpumemguard_retained_bytes answer).
  */
 #include "../integration/testlib.h"
 
@@ -61,6 +63,13 @@ int main(int argc, char **argv)
                 return 2;
             }
         }
+    }
+    if (getenv("POOLAPP_QUERY")) { /* the public API a test harness asks */
+        unsigned long long (*lk)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_leaked_bytes");
+        unsigned long long (*rt)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_retained_bytes");
+        if (lk && rt)
+            printf("query: leaked %llu retained %llu; device 0: %llu %llu; device 1: %llu %llu\n", lk(-1), rt(-1),
+                   lk(0), rt(0), lk(1), rt(1));
     }
     printf("poolapp ok\n");
     return 0;
