@@ -185,3 +185,12 @@ else bad "public API leaked/retained (rc $rc)" "$WORK/out"; fi
 guarded POOLAPP_QUERY=1 GPUMEM_POOLS=off "$T/poolapp" "$FP" torch=1048576 leak=393216
 has "query: leaked 1441792 retained 0;" "$WORK/out" && ok "the public API under GPUMEM_POOLS=off: every live allocation leaked" \
     || bad "public API, pools off" "$WORK/out"
+
+# a Python client: ctypes' frames are glue, its Python frame's file names the owner
+if python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null; then
+    guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/py.json" python3 "$ROOT/tests/pools/numba/driver.py"; rc=$?
+    got=$(jq_ "$WORK/py.json" '[(g["owner"], g.get("pool"), g["bytes"], g["frames"][0]["lang"], g["frames"][0]["function"]) for g in r["live"]], [o["owner"] for o in r["owners"]]')
+    if [ $rc = 23 ] && [ "$got" = "([('numba', None, 3145728, 'python', 'memalloc')], ['numba'])" ]; then
+        ok "a Python client through ctypes: owner numba from its Python frame's file; a leak (23)"
+    else bad "Python client owner (rc $rc): $got" "$WORK/py.json"; fi
+else skip "a Python client's owner" "python3 is not CPython 3.10-3.13"; fi
