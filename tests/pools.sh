@@ -128,6 +128,10 @@ if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8
    && grep -A3 "^Live allocations" "$t" | grep -q "1048576 bytes in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
     ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted"
 else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
+nv GPUMEM_METRICS="$WORK/nv.prom" GPUMEM_REPORT=none "$T/nvtxpool" leak
+if grep -q '^gpumem_live_allocations{device="0",.*} 1$' "$WORK/nv.prom" && [ "$(grep -c '^gpumem_site_bytes{' "$WORK/nv.prom")" = 1 ]; then
+    ok "NVTX: metrics count the segment, not its regions (1 live allocation, one call site)"
+else bad "NVTX metrics" "$WORK/nv.prom"; fi
 nv GPUMEM_EXITCODE=23 "$T/nvtxpool" clean; rc=$?
 nv GPUMEM_EXITCODE=23 "$T/nvtxpool" reset; rc2=$?
 nv GPUMEM_EXITCODE=23 "$T/nvtxpool" unreg; rc3=$?
