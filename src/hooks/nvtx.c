@@ -44,6 +44,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #define MAX_BATCH ((size_t)1 << 28)
 
@@ -57,6 +59,17 @@ __attribute__((noinline, cold)) static void warn(int kind, const char *what)
     gmg_error("NVTX memory API: %s (said once; later ones are ignored as this one)", what);
 }
 
+/* Copy n bytes the program handed us, or fail (0) where they cannot be
+ * read: a heap's descriptor is read this way, so that a garbage pointer is
+ * a warning, not a crash (a syscall, for the rare heap calls only). */
+static int safe_copy(void *dst, const void *src, size_t n)
+{
+    if (!src)
+        return 0;
+    struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)src, n };
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n;
+}
+
 static int compat_ok(uint16_t id)
 {
     return (id >> 8) == (NVTX_EXT_COMPATID_MEM >> 8) && id >= 0x0101; /* the v1 layouts */
@@ -66,15 +79,32 @@ static int compat_ok(uint16_t id)
  * or a wide one is not read). */
 static const char *heap_name(const nvtxMemHeapDesc_t *d)
 {
+    char name[64];
     if (d->structSize < offsetof(nvtxMemHeapDesc_t, message) + sizeof d->message ||
-        d->messageType != NVTX_MESSAGE_TYPE_ASCII || !d->message.ascii || !d->message.ascii[0])
+        d->messageType != NVTX_MESSAGE_TYPE_ASCII || !d->message.ascii)
         return NULL;
-    return gmg_heap_name(d->message.ascii, 63);
+    size_t n = 0; /* byte by byte: the string may end just before an unmapped page */
+    while (n < sizeof name - 1 && safe_copy(&name[n], d->message.ascii + n, 1) && name[n])
+        n++;
+    name[n] = 0;
+    return n ? gmg_heap_name(name, sizeof name - 1) : NULL;
 }
 
-static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapDesc_t const *d)
+static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapDesc_t const *desc)
 {
     (void)domain;
+    nvtxMemHeapDesc_t copy;
+    nvtxMemVirtualRangeDesc_t rcopy;
+    memset(&copy, 0, sizeof copy);
+    /* the fields up to typeSpecificDesc first, then as many as it says it has */
+    int readable = safe_copy(&copy, desc, offsetof(nvtxMemHeapDesc_t, category));
+    if (readable && copy.structSize > offsetof(nvtxMemHeapDesc_t, category))
+        readable = safe_copy(&copy, desc, copy.structSize < sizeof copy ? copy.structSize : sizeof copy);
+    const nvtxMemHeapDesc_t *d = readable ? &copy : NULL;
+    if (d && d->typeSpecificDescSize >= sizeof rcopy && safe_copy(&rcopy, d->typeSpecificDesc, sizeof rcopy))
+        copy.typeSpecificDesc = &rcopy;
+    else if (d)
+        copy.typeSpecificDesc = NULL;
     if (!d || !compat_ok(d->extCompatID) || d->structSize < offsetof(nvtxMemHeapDesc_t, category) ||
         d->type != NVTX_MEM_TYPE_VIRTUAL_ADDRESS || !d->typeSpecificDesc ||
         d->typeSpecificDescSize < sizeof(nvtxMemVirtualRangeDesc_t) ||

@@ -132,6 +132,16 @@ int main(int argc, char **argv)
         nvtxMemRegionsUnregister(dom, NULL);
         nvtxMemRegionsResize(dom, NULL);
         nvtxMemHeapRegister(dom, NULL);
+        nvtxMemHeapRegister(dom, (const nvtxMemHeapDesc_t *)(uintptr_t)0x10); /* unreadable: a warning, no crash */
+        nvtxMemHeapDesc_t hd;
+        memset(&hd, 0, sizeof hd);
+        hd.extCompatID = NVTX_EXT_COMPATID_MEM;
+        hd.structSize = sizeof hd;
+        hd.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+        hd.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+        hd.typeSpecificDescSize = sizeof(nvtxMemVirtualRangeDesc_t);
+        hd.typeSpecificDesc = (const void *)(uintptr_t)0x20; /* its range unreadable */
+        nvtxMemHeapRegister(dom, &hd);
         nvtxMemHeapUnregister(dom, (nvtxMemHeapHandle_t)(uintptr_t)0x12345);
         nvtxMemHeapReset(dom, (nvtxMemHeapHandle_t)(uintptr_t)0x12345);
     }
