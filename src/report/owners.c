@@ -55,6 +55,7 @@ static const struct rule rules[] = {
      * NativeCachingAllocator::allocate itself: under
      * PYTORCH_NO_CUDA_MEMORY_CACHING=1 it calls cudaMalloc per tensor. */
     { "PyTorch", "^c10::cuda::CUDACachingAllocator::*DeviceCachingAllocator::", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(", NULL, NULL, 1 },
     { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::", NULL, NULL, 1 },
     { "PyTorch", "^c10::cuda::CUDACachingAllocator::THCCachingAllocator::", NULL, NULL, 1 },
     /* TSL's best-fit-with-coalescing allocator (BFCAllocator::Extend grows it;

@@ -25,8 +25,11 @@ struct DeviceCachingAllocator { // 2.x: c10/cuda/CUDACachingAllocator.cpp
 struct ExpandableSegment { // expandable_segments:True
     __attribute__((noinline)) static CUdeviceptr map(size_t n) { ALLOC(n); }
 };
-struct NativeCachingAllocator { // PYTORCH_NO_CUDA_MEMORY_CACHING=1: cudaMalloc per tensor, no segment
+struct NativeCachingAllocator {
+    // PYTORCH_NO_CUDA_MEMORY_CACHING=1: allocate() calls cudaMalloc per tensor, no segment
     __attribute__((noinline)) static CUdeviceptr allocate(size_t n) { ALLOC(n); }
+    // the cached path (DeviceCachingAllocator's frames inlined into it)
+    __attribute__((noinline)) static CUdeviceptr malloc(size_t n) { ALLOC(n); }
 };
 } // namespace Native
 struct THCCachingAllocator { // 1.x
@@ -86,6 +89,7 @@ FAKE(torch, c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::all
 FAKE(torch1, c10::cuda::CUDACachingAllocator::THCCachingAllocator::malloc)
 FAKE(torch_exp, c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::map)
 FAKE(torch_uncached, c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate)
+FAKE(torch_native, c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc)
 FAKE(torch_async, c10::cuda::CUDACachingAllocator::CudaMallocAsync::mallocAsync)
 FAKE(tsl, tsl::BFCAllocator::Extend)
 FAKE(tf, tensorflow::BFCAllocator::Extend)
