@@ -52,6 +52,17 @@ if [ $rc = 23 ] && has "Retained by pool PyTorch (not a leak): 1048576 bytes in 
     ok "text: a leak beside a pool's segment: the leak listed and counted (exit 23), the segment apart, the summary by owner"
 else bad "text with a leak and a pool (rc $rc)" "$WORK/err"; fi
 
+# at exit the runtime's teardown has usually reclaimed the segments already:
+# still retained by their pool, not leaks
+guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/rs.json" "$T/poolapp" "$FP" torch=1048576 leak=4096 reset=0; rc2=$?
+guarded GPUMEM_EXITCODE=23 "$T/poolapp" "$FP" torch=1048576 cupy=2097152 reset=0; rc=$?
+if [ $rc = 0 ] && has "Retained by pool PyTorch (not a leak): 1048576 bytes in 1 allocation (1048576 bytes in 1 of them reclaimed by context teardown)" "$WORK/err" \
+   && has "Retained by pool CuPy (not a leak): 2097152 bytes" "$WORK/err" && ! has "Reclaimed by context teardown (never freed" "$WORK/err" \
+   && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 3145728 bytes in 2 allocations retained by pools" "$WORK/err" \
+   && [ $rc2 = 23 ] && [ "$(jq_ "$WORK/rs.json" '[(g["bytes"], g.get("pool")) for g in r["reclaimed"]], r["totals"]["reclaimed_bytes"], r["totals"]["retained_bytes"]')" = "([(1048576, 'PyTorch'), (4096, None)], 4096, 1048576)" ]; then
+    ok "segments reclaimed by context teardown are still retained by their pool (exit 0); a reclaimed leak still fails (23)"
+else bad "reclaimed pool segments (rc $rc, $rc2)" "$WORK/err"; fi
+
 # folded: a root frame per pool and per library
 guarded GPUMEM_REPORT_FORMAT=folded "$T/poolapp" "$FP" nccl=65536 leak=393216 torch=1048576
 if grep -qE '^\[pool PyTorch\];_start;.*;main;fake_torch;c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block\(unsigned_long\);cuMemAlloc_device0 1048576$' "$WORK/err" \

@@ -210,7 +210,7 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, "Live allocations, by call site, biggest first:\n\n");
         groups(r, b, r->groups, r->ngroups, 1);
     }
-    if (r->nreclaimed) {
+    if (r->reclaimed_allocs) { /* not pools' segments alone: they have their section */
         gmg_buf_printf(b, "Reclaimed by context teardown (never freed by the program): %s in %llu "
                           "allocation%s\n\n",
                        gmg_fmt_size(s1, sizeof s1, r->reclaimed_bytes), (unsigned long long)r->reclaimed_allocs,

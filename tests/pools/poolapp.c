@@ -5,6 +5,8 @@
  *   arena   my_arena_grow, a C program acting as a pool (a pool: line names it)
  *   leak    leak_plain, a plain leak of the program's
  *   free    an allocation made and freed
+ *   reset   the primary context reset: what is live is reclaimed, as the
+ *           runtime's exit path does before the exit report
  * Everything allocated stays live at exit except `free`. Prints "poolapp ok"
  * (with POOLAPP_QUERY set, first what gpumemguard_leaked_bytes and
  * gpumemguard_retained_bytes answer).
@@ -51,6 +53,12 @@ int main(int argc, char **argv)
             p = my_arena_grow(n);
         } else if (strcmp(name, "leak") == 0) {
             p = leak_plain(n);
+        } else if (strcmp(name, "reset") == 0) { /* reset=0: the runtime's exit path reclaims what is live */
+            CUdevice d;
+            TL_CHECK(cuDeviceGet(&d, 0));
+            TL_CHECK(cuDevicePrimaryCtxReset(d));
+            tl_setup(0);
+            continue;
         } else if (strcmp(name, "free") == 0) {
             TL_CHECK(cuMemAlloc(&p, n));
             TL_CHECK(cuMemFree(p));
