@@ -20,7 +20,7 @@ for spec in torch:PyTorch:1048576 torch1:PyTorch:2097152 torch_exp:PyTorch:21626
     j=$(ls "$WORK"/pool.*.json 2>/dev/null | head -1); t=${j%.json}.txt
     got=$([ -n "$j" ] && jq_ "$j" '[(g["owner"], g.get("pool"), g["bytes"]) for g in r["live"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"], [(o["owner"], o["retained_bytes"]) for o in r["owners"]]')
     if [ $rc = 0 ] && [ "$got" = "([('$owner', '$owner', $bytes)], 0, $bytes, [('$owner', $bytes)])" ] \
-       && grep -q "^Retained by pool $owner (not a leak): $bytes bytes in 1 allocation$" "$t" \
+       && grep -q "^Retained by pool $owner (not a leak): .* ($bytes bytes) in 1 allocation$" "$t" \
        && grep -q "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, $bytes bytes in 1 allocation retained by pools" "$t" \
        && ! grep -q "^Live allocations" "$t"; then
         ok "pool pattern $c: a $owner segment is retained by pool $owner, not a leak (exit 0 under GPUMEM_EXITCODE=23; JSON pool/owner)"
@@ -43,12 +43,12 @@ else bad "owners (rc $rc): $got / $owners" "$WORK/own.json"; fi
 
 # the text report: leaks listed, the pool apart, the summary by owner
 guarded GPUMEM_EXITCODE=23 "$T/poolapp" "$FP" leak=393216 torch=1048576; rc=$?
-if [ $rc = 23 ] && has "Retained by pool PyTorch (not a leak): 1048576 bytes in 1 allocation" "$WORK/err" \
+if [ $rc = 23 ] && has "Retained by pool PyTorch (not a leak): 1.0 MiB (1048576 bytes) in 1 allocation" "$WORK/err" \
    && grep -A3 "^Live allocations" "$WORK/err" | grep -q "in leak_plain " \
    && ! sed -n '/^Live allocations/,/^Retained/p' "$WORK/err" | grep -q "DeviceCachingAllocator" \
-   && grep -qE "^  PyTorch +1048576 bytes in 1 allocation, 1048576 bytes retained$" "$WORK/err" \
-   && grep -qE "^  program +393216 bytes in 1 allocation$" "$WORK/err" \
-   && has "SUMMARY: gpumemguard: 393216 bytes in 1 allocations still live at exit, 1048576 bytes in 1 allocation retained by pools" "$WORK/err"; then
+   && grep -qE "^  PyTorch +1.0 MiB \(1048576 bytes\) in 1 allocation, 1.0 MiB \(1048576 bytes\) retained$" "$WORK/err" \
+   && grep -qE "^  program +384.0 KiB \(393216 bytes\) in 1 allocation$" "$WORK/err" \
+   && has "SUMMARY: gpumemguard: 393216 bytes in 1 allocation still live at exit, 1048576 bytes in 1 allocation retained by pools" "$WORK/err"; then
     ok "text: a leak beside a pool's segment: the leak listed and counted (exit 23), the segment apart, the summary by owner"
 else bad "text with a leak and a pool (rc $rc)" "$WORK/err"; fi
 
@@ -56,8 +56,8 @@ else bad "text with a leak and a pool (rc $rc)" "$WORK/err"; fi
 # still retained by their pool, not leaks
 guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/rs.json" "$T/poolapp" "$FP" torch=1048576 leak=4096 reset=0; rc2=$?
 guarded GPUMEM_EXITCODE=23 "$T/poolapp" "$FP" torch=1048576 cupy=2097152 reset=0; rc=$?
-if [ $rc = 0 ] && has "Retained by pool PyTorch (not a leak): 1048576 bytes in 1 allocation (1048576 bytes in 1 of them reclaimed by context teardown)" "$WORK/err" \
-   && has "Retained by pool CuPy (not a leak): 2097152 bytes" "$WORK/err" && ! has "Reclaimed by context teardown (never freed" "$WORK/err" \
+if [ $rc = 0 ] && has "Retained by pool PyTorch (not a leak): 1.0 MiB (1048576 bytes) in 1 allocation (1.0 MiB (1048576 bytes) in 1 of them reclaimed by context teardown)" "$WORK/err" \
+   && has "Retained by pool CuPy (not a leak): 2.0 MiB (2097152 bytes)" "$WORK/err" && ! has "Reclaimed by context teardown (never freed" "$WORK/err" \
    && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 3145728 bytes in 2 allocations retained by pools" "$WORK/err" \
    && [ $rc2 = 23 ] && [ "$(jq_ "$WORK/rs.json" '[(g["bytes"], g.get("pool")) for g in r["reclaimed"]], r["totals"]["reclaimed_bytes"], r["totals"]["retained_bytes"]')" = "([(1048576, 'PyTorch'), (4096, None)], 4096, 1048576)" ]; then
     ok "segments reclaimed by context teardown are still retained by their pool (exit 0); a reclaimed leak still fails (23)"
@@ -78,7 +78,7 @@ if [ $rc = 23 ] && [ "$(jq_ "$WORK/off.json" '[g.get("pool") for g in r["live"]]
 else bad "GPUMEM_POOLS=off (rc $rc)" "$WORK/off.json"; fi
 env GPUMEM_EXITCODE=23 "$B/gpumemguard" --pools off -- "$T/poolapp" "$FP" torch=1048576 >"$WORK/out" 2>"$WORK/err"; rc=$?
 env GPUMEM_EXITCODE=23 "$B/gpumemguard" --pools auto -- "$T/poolapp" "$FP" torch=1048576 >"$WORK/out2" 2>"$WORK/err2"; rc2=$?
-if [ $rc = 23 ] && [ $rc2 = 0 ] && has "1048576 bytes in 1 allocations still live at exit" "$WORK/err" && has "retained by pools" "$WORK/err2"; then
+if [ $rc = 23 ] && [ $rc2 = 0 ] && has "1048576 bytes in 1 allocation still live at exit" "$WORK/err" && has "retained by pools" "$WORK/err2"; then
     ok "gpumemguard --pools off: the segment is a leak (23); --pools auto: retained (0)"
 else bad "--pools (rc $rc, $rc2)" "$WORK/err"; fi
 guarded GPUMEM_POOLS=maybe "$T/poolapp" - leak=1; rc=$?
@@ -94,7 +94,7 @@ if [ $rc = 0 ] && [ $rc2 = 23 ] && [ "$(jq_ "$WORK/arena.json" '[(g["owner"], g.
 else bad "pool: line (rc $rc, $rc2)" "$WORK/arena.json"; fi
 printf 'pool:my_arena_grow\n' >"$WORK/sp2"
 guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp2" "$T/poolapp" - arena=2097152 leak=4096; rc=$?
-[ $rc = 23 ] && has "Retained by pool my_arena_grow (not a leak): 2097152 bytes" "$WORK/err" \
+[ $rc = 23 ] && has "Retained by pool my_arena_grow (not a leak): 2.0 MiB (2097152 bytes)" "$WORK/err" \
     && ok "pool: line beside a leak: the leak still fails the run (23)" || bad "pool: line and a leak (rc $rc)" "$WORK/err"
 guarded GPUMEM_EXITCODE=23 GPUMEM_POOLS=off GPUMEM_SUPPRESSIONS="$WORK/sp2" "$T/poolapp" - arena=2097152; rc=$?
 [ $rc = 23 ] && ok "GPUMEM_POOLS=off turns pool: lines off too (23)" || bad "GPUMEM_POOLS=off with pool: lines (rc $rc)" "$WORK/err"
@@ -139,9 +139,9 @@ j=$(ls "$WORK"/nv.*.json 2>/dev/null | head -1); t=${j%.json}.txt
 got=$([ -n "$j" ] && jq_ "$j" 'sorted((g["api"], g["bytes"], g["count"], g.get("pool"), [f.get("function") for f in g["frames"] if f.get("function") != "nvtxMemRegionsRegister"][0]) for g in r["live"]), [(h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
 want="([('cuMemAlloc', 8388608, 1, 'arena', 'arena_segment'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out')], [('arena', 8388608, 2097152, 6291456)], 2097152, 6291456)"
 if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8388608" "$WORK/out" \
-   && grep -q "^Retained by pool arena (not a leak): 8388608 bytes in 1 allocation" "$t" \
-   && has "NVTX heap [" "$t" && has "2097152 bytes in registered regions, 6291456 bytes retained" "$t" \
-   && grep -A3 "^Live allocations" "$t" | grep -q "1048576 bytes in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
+   && grep -q "^Retained by pool arena (not a leak): 8.0 MiB (8388608 bytes) in 1 allocation" "$t" \
+   && has "NVTX heap [" "$t" && has "2.0 MiB (2097152 bytes) in registered regions, 6.0 MiB (6291456 bytes) retained" "$t" \
+   && grep -A3 "^Live allocations" "$t" | grep -q "(1048576 bytes) in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
     ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted"
 else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
 nv GPUMEM_METRICS="$WORK/nv.prom" GPUMEM_REPORT=none "$T/nvtxpool" leak
@@ -166,7 +166,7 @@ if [ $rc = 0 ] && has "nvtxpool garbage done" "$WORK/out" && [ "$nw" -ge 3 ] && 
     ok "NVTX: a double unregister, regions outside their heap, an unknown heap, garbage and NULL descriptors: one warning each kind, no crash"
 else bad "NVTX garbage (rc $rc, $nw warnings)" "$WORK/err"; fi
 nv GPUMEM_EXITCODE=23 GPUMEM_POOLS=off "$T/nvtxpool" clean; rc=$?
-[ $rc = 23 ] && ! has "nvtxMemRegionsRegister" "$WORK/err" && has "8388608 bytes in 1 allocation" "$WORK/err" \
+[ $rc = 23 ] && ! has "nvtxMemRegionsRegister" "$WORK/err" && has "(8388608 bytes) in 1 allocation" "$WORK/err" \
     && ok "NVTX under GPUMEM_POOLS=off: not attached; the segment is a leak (23)" || bad "NVTX, pools off (rc $rc)" "$WORK/err"
 # the command sets NVTX_INJECTION64_PATH unless the user did
 guarded GPUMEM_EXITCODE=23 "$T/nvtxpool" clean; rc3=$?
@@ -182,7 +182,7 @@ guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/a
 j=$(ls "$WORK"/ap.*.json 2>/dev/null | head -1); t=${j%.json}.txt
 got=$([ -n "$j" ] && jq_ "$j" '[(p["device"], p["reserved_bytes"], p["used_bytes"], p["retained_bytes"], p["release_threshold"]) for p in r["stream_pools"]]')
 if [ $rc = 23 ] && has "keep: guard 1048576 retained 3145728" "$WORK/out" && [ "$got" = "[(0, 4194304, 1048576, 3145728, 18446744073709551615)]" ] \
-   && grep -q "^Stream-ordered pool 0x[0-9a-f]*, device 0: 4194304 bytes reserved, 1048576 in use: 3145728 bytes retained by the pool" "$t"; then
+   && grep -q "^Stream-ordered pool 0x[0-9a-f]*, device 0: 4.0 MiB (4194304 bytes) reserved, 1.0 MiB (1048576 bytes) in use: 3.0 MiB (3145728 bytes) retained by the pool" "$t"; then
     ok "stream-ordered pool: what the driver reserves beyond what is in use is shown as retained (3 MiB); the live 1 MiB is a leak (23)"
 else bad "stream-ordered pool retained (rc $rc): $got" "${t:-$WORK/err}"; fi
 guarded GPUMEM_LIMIT=8M "$T/asyncpool" quota; rc=$?

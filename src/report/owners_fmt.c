@@ -2,13 +2,13 @@
  * owners_fmt.c - the pools' section and the summary by owner, in the text
  * and JSON reports (their groups come from owners.c).
  *
- *   Retained by pool PyTorch (not a leak): 20971520 bytes in 1 allocation
- *   20971520 bytes in 1 allocation (cuMemAlloc, device 0) allocated from:
+ *   Retained by pool PyTorch (not a leak): 20.0 MiB (20971520 bytes) in 1 allocation
+ *   20.0 MiB (20971520 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:
  *       #0 ... c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc ...
  *
  *   By owner (live and reclaimed allocations; retained: pools' segments):
- *     PyTorch   20971520 bytes in 1 allocation, 20971520 bytes retained
- *     program    1048576 bytes in 2 allocations
+ *     PyTorch      20.0 MiB (20971520 bytes) in 1 allocation, 20.0 MiB (20971520 bytes) retained
+ *     program      1.0 MiB (1048576 bytes) in 2 allocations
  */
 #include "report/report.h"
 
@@ -45,21 +45,22 @@ static void pool_section(const struct gmg_report *r, struct gmg_buf *b, const ch
             rbytes += r->reclaimed[i].bytes;
             rcount += r->reclaimed[i].count;
         }
-    gmg_buf_printf(b, "Retained by pool %s (not a leak): %llu bytes in %llu allocation%s", pool,
-                   (unsigned long long)(bytes + rbytes), (unsigned long long)(count + rcount),
+    char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN];
+    gmg_buf_printf(b, "Retained by pool %s (not a leak): %s in %llu allocation%s", pool,
+                   gmg_fmt_size(s1, sizeof s1, bytes + rbytes), (unsigned long long)(count + rcount),
                    count + rcount == 1 ? "" : "s");
     if (rcount)
-        gmg_buf_printf(b, " (%llu bytes in %llu of them reclaimed by context teardown)", (unsigned long long)rbytes,
+        gmg_buf_printf(b, " (%s in %llu of them reclaimed by context teardown)", gmg_fmt_size(s1, sizeof s1, rbytes),
                        (unsigned long long)rcount);
     gmg_buf_printf(b, "\n");
     for (size_t i = 0; i < r->nheaps; i++) /* NVTX heaps of this pool: their regions are not retained */
         if (r->heap_pools[i] == pool && r->heaps[i].seg_stack)
-            gmg_buf_printf(b, "  NVTX heap [%#llx, %#llx) on device %d: %llu bytes in registered regions, %llu bytes "
-                              "retained\n",
+            gmg_buf_printf(b, "  NVTX heap [%#llx, %#llx) on device %d: %s in registered regions, %s retained\n",
                            (unsigned long long)r->heaps[i].lo, (unsigned long long)(r->heaps[i].lo + r->heaps[i].size),
-                           r->heaps[i].device, (unsigned long long)r->heaps[i].region_bytes,
-                           (unsigned long long)(r->heaps[i].seg_size > r->heaps[i].region_bytes
-                                                    ? r->heaps[i].seg_size - r->heaps[i].region_bytes : 0));
+                           r->heaps[i].device, gmg_fmt_size(s1, sizeof s1, r->heaps[i].region_bytes),
+                           gmg_fmt_size(s2, sizeof s2,
+                                        r->heaps[i].seg_size > r->heaps[i].region_bytes
+                                            ? r->heaps[i].seg_size - r->heaps[i].region_bytes : 0));
     gmg_buf_printf(b, "\n");
     for (size_t i = 0; i < r->ngroups; i++)
         if (same(r->groups[i].pool, pool))
@@ -79,11 +80,12 @@ void gmg_report_text_pools(const struct gmg_report *r, struct gmg_buf *b)
             pool_section(r, b, r->reclaimed[i].pool);
     for (size_t i = 0; i < r->nmempools; i++) {
         const struct gmg_mempool_use *m = &r->mempools[i];
-        gmg_buf_printf(b, "Stream-ordered pool %#llx, device %d: %llu bytes reserved, %llu in use: %llu bytes retained "
-                          "by the pool (release threshold %llu)\n",
-                       (unsigned long long)m->pool, m->device, (unsigned long long)m->reserved,
-                       (unsigned long long)m->used,
-                       (unsigned long long)(m->reserved > m->used ? m->reserved - m->used : 0),
+        char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN], s3[GMG_SIZE_LEN];
+        gmg_buf_printf(b, "Stream-ordered pool %#llx, device %d: %s reserved, %s in use: %s retained by the pool "
+                          "(release threshold %llu bytes)\n",
+                       (unsigned long long)m->pool, m->device, gmg_fmt_size(s1, sizeof s1, m->reserved),
+                       gmg_fmt_size(s2, sizeof s2, m->used),
+                       gmg_fmt_size(s3, sizeof s3, m->reserved > m->used ? m->reserved - m->used : 0),
                        (unsigned long long)m->threshold);
         if (i + 1 == r->nmempools)
             gmg_buf_printf(b, "\n");
@@ -93,10 +95,11 @@ void gmg_report_text_pools(const struct gmg_report *r, struct gmg_buf *b)
     gmg_buf_printf(b, "By owner (live and reclaimed allocations; retained: pools' segments):\n");
     for (size_t i = 0; i < r->nowners; i++) {
         const struct gmg_owner_sum *o = &r->owners[i];
-        gmg_buf_printf(b, "  %-12s %12llu bytes in %llu allocation%s", o->owner, (unsigned long long)o->bytes,
+        char s1[GMG_SIZE_LEN];
+        gmg_buf_printf(b, "  %-12s %s in %llu allocation%s", o->owner, gmg_fmt_size(s1, sizeof s1, o->bytes),
                        (unsigned long long)o->count, o->count == 1 ? "" : "s");
         if (o->retained_count)
-            gmg_buf_printf(b, ", %llu bytes retained", (unsigned long long)o->retained_bytes);
+            gmg_buf_printf(b, ", %s retained", gmg_fmt_size(s1, sizeof s1, o->retained_bytes));
         gmg_buf_printf(b, "\n");
     }
     gmg_buf_printf(b, "\n");
