@@ -245,6 +245,7 @@ __attribute__((constructor)) static void gmg_start(void)
         .mempools = gmg_mempools_use,
     };
     gmg_report_set_device_ops(&dev_ops);
+    gmg_mempool_trim = gmg_mempool_trim_for;
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = gmg_reporter_refused,

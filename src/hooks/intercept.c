@@ -123,8 +123,8 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
 {
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
-    if (__builtin_expect(__atomic_load_n(&gmg_mempool_hint, __ATOMIC_RELAXED), 0))
-        gmg_mempool_trim_for(op->dev, bytes); /* what pools retain stays within the limit (poolstats.c) */
+    if (__builtin_expect(__atomic_load_n(&gmg_mempool_hint, __ATOMIC_RELAXED), 0) && gmg_mempool_trim)
+        gmg_mempool_trim(op->dev, bytes); /* what pools retain stays within the limit (poolstats.c) */
     int over = 0;
     int got = gmg_quota_reserve(op->dev, bytes, &over);
     return begin_settle(op, got, over, bytes, bytes);
@@ -137,8 +137,8 @@ CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes,
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
     dev = op->dev;
-    if (__builtin_expect(__atomic_load_n(&gmg_mempool_hint, __ATOMIC_RELAXED), 0))
-        gmg_mempool_trim_for(dev, least);
+    if (__builtin_expect(__atomic_load_n(&gmg_mempool_hint, __ATOMIC_RELAXED), 0) && gmg_mempool_trim)
+        gmg_mempool_trim(dev, least);
     int over = 0;
     int got = gmg_quota_reserve(dev, bytes, &over);
     uint64_t held = bytes;

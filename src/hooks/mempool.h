@@ -48,5 +48,8 @@ size_t gmg_mempools_use(struct gmg_mempool_use *out, size_t max);
 extern int gmg_mempool_hint;
 void gmg_mempool_freed(int dev, uint64_t bytes);
 void gmg_mempool_trim_for(int dev, uint64_t want);
+/* What the wrappers call for it: gmg_mempool_trim_for, installed by guard.c
+ * (a pointer, so that the wrappers' steps call no file that calls back). */
+extern void (*gmg_mempool_trim)(int dev, uint64_t want);
 
 #endif

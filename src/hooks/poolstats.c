@@ -28,6 +28,7 @@
 
 static uint64_t freed_hint[MAXDEV];   /* bytes freed into the device's pools since the last trim */
 int gmg_mempool_hint;                 /* any device's hint is not 0 */
+void (*gmg_mempool_trim)(int dev, uint64_t want);
 
 void gmg_mempool_freed(int dev, uint64_t bytes)
 {
