@@ -37,6 +37,19 @@ int gpumemguard_dump(void);
  * -1: all devices. (Under GPUMEM_GROUP the group's other members hold more.) */
 unsigned long long gpumemguard_live_bytes(int device);
 
+/* What the exit report would call leaks now on a device (-1: all devices):
+ * live allocations (and those reclaimed by context teardown) that no
+ * suppression covers and that are no caching pool's segment; NVTX regions
+ * still registered count. Builds a report's model (names every frame): for
+ * tests and checkpoints, not for every allocation. */
+unsigned long long gpumemguard_leaked_bytes(int device);
+
+/* What caching pools hold now on a device (-1: all devices): their
+ * segments (built-in patterns, pool: lines, NVTX heaps, under
+ * GPUMEM_POOLS=auto), less the NVTX regions registered in them. Retained
+ * memory is no leak. */
+unsigned long long gpumemguard_retained_bytes(int device);
+
 /* The quota of a device in bytes, 0 when there is none; under GPUMEM_GROUP
  * the group's budget. */
 unsigned long long gpumemguard_limit(int device);

@@ -213,6 +213,15 @@ else
 fi
 echo
 
+# NVTX memory API: nvtxMemRegionsRegister + nvtxMemRegionsUnregister pairs
+# (4 KiB regions in one heap), 32 frames deep; unguarded, NVTX's calls are
+# no-ops (no injection). Least CPU ns per pair of 40 rounds, best of 3 runs.
+nvtx() { for _ in 1 2 3; do env "$@" "$B/bench" nvtx 400000 32; done | min; }
+nu=$(nvtx); no=$(nvtx LD_PRELOAD="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUMEM_STACK_DEPTH=0)
+nf=$(nvtx LD_PRELOAD="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUMEM_STACK_DEPTH=32)
+echo "NVTX region register+unregister pair (CPU ns, 32 frames deep): unguarded $nu; guarded, stacks off $no (added $(calc "$no - $nu")); 32 frames $nf (added $(calc "$nf - $nu"))"
+echo
+
 # Python: pairs made through ctypes from 10 and 50 Python frames, on every
 # CPython of 3.11, 3.12 and 3.13 found (pyenv's or on PATH); "added" is
 # guarded (GPUMEM_PYTHON=auto, stacks on) minus unguarded, "capture" auto

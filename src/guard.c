@@ -23,6 +23,7 @@
 #include "cluster/group.h"
 #include "cluster/metrics.h"
 #include "cluster/status.h"
+#include "core/heaps.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/ranges.h"
@@ -33,6 +34,7 @@
 #include "driver/real.h"
 #include "driver/routes.h"
 #include "hooks/devfacts.h"
+#include "hooks/mempool.h"
 #include "hooks/intercept.h"
 #include "report/dumpsig.h"
 #include "report/fatalsig.h"
@@ -165,6 +167,7 @@ static void child(void)
     gmg_group_atfork_child();
     gmg_record_atfork_child();
     gmg_ranges_atfork_child();
+    gmg_heaps_atfork_child();
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
     gmg_dumpsig_atfork_child();
@@ -239,8 +242,10 @@ __attribute__((constructor)) static void gmg_start(void)
         .meminfo = gmg_dev_meminfo,
         .address_range = gmg_dev_address_range,
         .total = dev_total,
+        .mempools = gmg_mempools_use,
     };
     gmg_report_set_device_ops(&dev_ops);
+    gmg_mempool_trim = gmg_mempool_trim_for;
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = gmg_reporter_refused,
@@ -342,6 +347,22 @@ GMG_EXPORT unsigned long long gpumemguard_live_bytes(int device)
     for (int d = 0; d < GMG_MAX_DEVICES; d++)
         sum += gmg_quota_used(d);
     return sum;
+}
+
+GMG_EXPORT unsigned long long gpumemguard_leaked_bytes(int device)
+{
+    FIRST_COPY(gpumemguard_leaked_bytes, device);
+    uint64_t leaked, retained;
+    gmg_report_query(device, &leaked, &retained);
+    return leaked;
+}
+
+GMG_EXPORT unsigned long long gpumemguard_retained_bytes(int device)
+{
+    FIRST_COPY(gpumemguard_retained_bytes, device);
+    uint64_t leaked, retained;
+    gmg_report_query(device, &leaked, &retained);
+    return retained;
 }
 
 GMG_EXPORT unsigned long long gpumemguard_limit(int device)

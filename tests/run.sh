@@ -319,7 +319,7 @@ mkfifo "$WORK/fifo.prom"
 for spec in "GPUMEM_LIMIT=1gb" "GPUMEM_LIMIT=1.5g" "GPUMEM_LIMIT=-1" "GPUMEM_LIMIT=0:1G,0:2G" "GPUMEM_LIMIT=" \
             "GPUMEM_ON_LIMIT=explode" "GPUMEM_REPORT_FORMAT=xml" "GPUMEM_SIGNAL=KILL" "GPUMEM_STACK_DEPTH=-3" \
             "GPUMEM_LOG=loud" "GPUMEM_REPORT=" "GPUMEM_SUPPRESSIONS=$WORK" \
-            "GPUMEM_METRICS=$WORK/m%q.prom" "GPUMEM_METRICS=$WORK/m%"; do
+            "GPUMEM_METRICS=$WORK/m%q.prom" "GPUMEM_METRICS=$WORK/m%" "GPUMEM_POOLS=on" "GPUMEM_POOLS="; do
     var=${spec%%=*}; val=${spec#*=}; shown=${spec//$WORK/\$WORK}
     guarded "$spec" "$T/apitest" direct info; rc=$?
     if [ $rc -ne 0 ] && has "$var='$val' is not valid" "$WORK/err" && has "Accepted:" "$WORK/err" && ! has "free " "$WORK/out"; then
@@ -477,6 +477,7 @@ fi
 . tests/cimode.sh
 . tests/suppressions/anchors.sh
 . tests/settings/edges.sh
+. tests/pools.sh
 
 # ------------------------------------------ the fast stack walk against libunwind
 . tests/unwind/unwind.sh

@@ -26,6 +26,7 @@ struct gmg_config gmg_cfg = {
     .count_managed = 1,
     .metrics_interval = 15,
     .python = 1,
+    .pools = 1,
 };
 
 /* The gpumemguard command's option that set `var` (GPUMEMGUARD_CLI_OPTIONS,
@@ -249,6 +250,13 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
                        "auto (default: Python frames above the native ones when CPython 3.10-3.13 runs) or off");
         c->python = strcmp(v, "auto") == 0;
     }
+    if ((v = get("GPUMEM_POOLS")) != NULL) {
+        if (strcmp(v, "auto") != 0 && strcmp(v, "off") != 0)
+            return bad(err, errlen, "GPUMEM_POOLS", v, "unknown mode",
+                       "auto (default: segments of known caching pools, pool: lines and NVTX heaps are retained, "
+                       "not leaks) or off (every live allocation at exit is a leak)");
+        c->pools = strcmp(v, "auto") == 0;
+    }
     if ((v = get("GPUMEM_EXITCODE")) != NULL) {
         char *end;
         errno = 0;
@@ -271,7 +279,7 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         }
         else if (got < 0)
             return bad(err, errlen, "GPUMEM_SUPPRESSIONS", v, *v ? why : "empty",
-                       "a readable file of 'leak:PATTERN' lines ('*' wildcards, '#' comments)");
+                       "a readable file of 'leak:PATTERN' and 'pool:PATTERN' lines ('*' wildcards, '#' comments)");
     }
     return 0;
 }
@@ -285,7 +293,7 @@ static const char *env(const char *name)
 static const char *const known[] = {
     "GPUMEM_LIMIT", "GPUMEM_ON_LIMIT", "GPUMEM_REPORT", "GPUMEM_REPORT_FORMAT", "GPUMEM_SIGNAL",
     "GPUMEM_STACK_DEPTH", "GPUMEM_LOG", "GPUMEM_COUNT_MANAGED", "GPUMEM_EXITCODE", "GPUMEM_SUPPRESSIONS",
-    "GPUMEM_PYTHON", "GPUMEM_METRICS", "GPUMEM_METRICS_INTERVAL", "GPUMEM_GROUP",
+    "GPUMEM_PYTHON", "GPUMEM_METRICS", "GPUMEM_METRICS_INTERVAL", "GPUMEM_GROUP", "GPUMEM_POOLS",
 };
 
 /* Edit distance, for "did you mean" (names are short), letters compared

@@ -34,6 +34,7 @@ struct gmg_config {
     char metrics[4096];     /* GPUMEM_METRICS: a path, "" for none */
     unsigned metrics_interval;  /* GPUMEM_METRICS_INTERVAL, seconds (15) */
     int python;             /* GPUMEM_PYTHON: 1 auto (default), 0 off */
+    int pools;              /* GPUMEM_POOLS: 1 auto (default), 0 off */
     char group[GMG_GROUP_NAME_MAX + 1]; /* GPUMEM_GROUP: a name, "" for none */
     /* Secure execution (AT_SECURE: a setuid program), set before parsing: no
      * file the user names is read (GPUMEM_SUPPRESSIONS) or written

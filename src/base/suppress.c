@@ -48,6 +48,24 @@ int gmg_template_match(const char *t, const char *s)
     return t == tend;
 }
 
+/* Append a copy of pattern to *v (n entries, room for *cap); -1 when
+ * memory ran out. */
+static int add(char ***v, size_t *n, size_t *cap, const char *pattern)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        char **np = realloc(*v, c * sizeof *np);
+        if (!np)
+            return -1;
+        *v = np;
+        *cap = c;
+    }
+    if (!((*v)[*n] = strdup(pattern)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
 int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *err, unsigned errlen)
 {
     memset(out, 0, sizeof *out);
@@ -62,7 +80,7 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
     }
     char line[4096];
     unsigned lineno = 0;
-    size_t cap = 0;
+    size_t cap = 0, pcap = 0;
     int ret = -1;
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen opens one; only reading it fails */
@@ -80,20 +98,13 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
             p[--len] = 0;
         if (!len)
             continue;
-        if (strncmp(p, "leak:", 5) != 0 || !p[5]) {
-            snprintf(err, errlen, "line %u: '%.200s' is not 'leak:PATTERN'", lineno, p);
+        int pool = strncmp(p, "pool:", 5) == 0;
+        if ((!pool && strncmp(p, "leak:", 5) != 0) || !p[5]) {
+            snprintf(err, errlen, "line %u: '%.200s' is not 'leak:PATTERN' or 'pool:PATTERN'", lineno, p);
             goto fail;
         }
-        if (out->n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **np = realloc(out->patterns, cap * sizeof *np);
-            if (!np)
-                goto nomem;
-            out->patterns = np;
-        }
-        if (!(out->patterns[out->n] = strdup(p + 5)))
+        if (add(pool ? &out->pools : &out->patterns, pool ? &out->npools : &out->n, pool ? &pcap : &cap, p + 5))
             goto nomem;
-        out->n++;
     }
     if (ferror(f)) { /* not the end of the file: a read failed (EIO, EISDIR) */
         snprintf(err, errlen, "cannot read it (%s)", strerror(errno));
@@ -109,6 +120,9 @@ fail:
     for (size_t i = 0; i < out->n; i++)
         free(out->patterns[i]);
     free(out->patterns);
+    for (size_t i = 0; i < out->npools; i++)
+        free(out->pools[i]);
+    free(out->pools);
     memset(out, 0, sizeof *out);
     return ret;
 }

@@ -2,7 +2,9 @@
  * suppress.h - GPUMEM_SUPPRESSIONS (SPEC §3), base layer: the strict parser
  * of a LeakSanitizer-style suppressions file and the template match.
  *
- * A file holds lines "leak:PATTERN"; '#' starts a comment, blank lines are
+ * A file holds lines "leak:PATTERN" (a leak to leave out) and "pool:PATTERN"
+ * (allocations made under a matching frame are a caching pool's segments,
+ * retained rather than leaked); '#' starts a comment, blank lines are
  * skipped, anything else is refused with file:line. A PATTERN matches a
  * string when its pieces between '*' occur in it in order; '^' at the start
  * anchors it to the start, '$' at the end to the end (LSan's TemplateMatch
@@ -15,7 +17,9 @@
 
 struct gmg_suppressions {
     size_t n;
-    char **patterns;
+    char **patterns;        /* leak: lines, in file order */
+    size_t npools;
+    char **pools;           /* pool: lines, in file order */
 };
 
 /* 0 on success; -1 with the reason in err (the file is not valid: the

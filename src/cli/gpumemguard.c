@@ -26,6 +26,7 @@
 
 #include "base/dumpask.h"
 #include "base/signame.h"
+#include "cli/tensors.h"
 #include "cli/top.h"
 #include "cli/view.h"
 
@@ -62,7 +63,8 @@ static const struct option_def {
     { "format",         "GPUMEM_REPORT_FORMAT", "FMT",   "text (default), json, folded, html, memviz, trace, or a comma list" },
     { "stack-depth",    "GPUMEM_STACK_DEPTH",   "N",     "frames kept per allocation, 0-256 (default 32; 0: no stacks)" },
     { "signal",         "GPUMEM_SIGNAL",        "SIG",   "dump signal: USR1 (default), USR2, HUP, PROF, RTMIN+N, a number, none" },
-    { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leaks to leave out: lines of leak:PATTERN ('*' wildcards)" },
+    { "suppressions",   "GPUMEM_SUPPRESSIONS",  "FILE",  "leak:PATTERN (leaks to leave out), pool:PATTERN (pools' segments)" },
+    { "pools",          "GPUMEM_POOLS",         "MODE",  "auto (default: caching pools' segments are retained, not leaks) or off" },
     { "error-exitcode", "GPUMEM_EXITCODE",      "N",     "exit with N (1-255) when the exit report finds leaks; 0: off" },
     { "metrics",        "GPUMEM_METRICS",       "FILE",  "Prometheus text file, rewritten every --metrics-interval and at exit" },
     { "metrics-interval", "GPUMEM_METRICS_INTERVAL", "SECS", "seconds between rewrites of the metrics file, 1-86400 (default 15)" },
@@ -117,6 +119,8 @@ static void help(void)
         snprintf(left, sizeof left, "--%s %s", options[i].name, options[i].arg);
         printf("  %-24s %-23s %s\n", left, options[i].var, options[i].help);
     }
+    printf("  %-24s %-23s %s\n", "--tensors", "", "every tensor to the driver: PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync");
+    printf("  %-24s %-23s %s\n", "", "", "(merged), TF_GPU_ALLOCATOR=cuda_malloc_async, XLA_PYTHON_CLIENT_ALLOCATOR=platform");
     printf("  %-24s %-23s %s\n", "-h, --help", "", "this text");
     printf("  %-24s %-23s %s\n", "-V, --version", "", "print the version");
     printf("\n"
@@ -738,7 +742,7 @@ static void check_exitcode(const char *v)
 int main(int argc, char **argv)
 {
     const char *signal_opt = NULL, *other_opt = NULL;
-    int i = 1, dashdash = 0;
+    int i = 1, dashdash = 0, tensors = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--") == 0) {
@@ -756,6 +760,12 @@ int main(int argc, char **argv)
         }
         if (a[0] != '-' || a[1] == '\0')
             break;              /* the program (or "dump") */
+        if (strcmp(a, "--tensors") == 0) { /* no value: the frameworks' settings (tensors.c) */
+            tensors = 1;
+            if (!other_opt)
+                other_opt = "tensors";
+            continue;
+        }
         if (a[1] != '-')
             usage_error("unknown option '%s'", a);
         const char *name = a + 2, *eq = strchr(name, '=');
@@ -806,6 +816,12 @@ int main(int argc, char **argv)
     if (strpbrk(lib, " :"))
         fail(1, "cannot preload %s: LD_PRELOAD takes no path with a space or a colon (the program would run "
              "unguarded); install or link " LIBNAME " under a path without them", lib);
+    /* the NVTX memory API reaches the guard only as NVTX's injection
+     * library; another tool the user named keeps its place */
+    if (!getenv("NVTX_INJECTION64_PATH") && setenv("NVTX_INJECTION64_PATH", lib, 1) != 0)
+        fail(1, "cannot set NVTX_INJECTION64_PATH: %s", strerror(errno));
+    if (tensors && gmg_tensors_setenv() != 0)
+        fail(1, "cannot set the --tensors settings: %s", strerror(errno));
     char *preload = build_preload(lib, getenv("LD_PRELOAD"));
     if (setenv("LD_PRELOAD", preload, 1) != 0)
         fail(1, "cannot set LD_PRELOAD: %s", strerror(errno));

@@ -103,7 +103,7 @@ static void sites_dropped_once(void)
 static void site_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct sites *all = arg;
-    if (gmg_family_is_range(family))
+    if (gmg_family_is_range(family) || family == GMG_FAM_NVTX_REGION) /* a region is inside a segment counted here */
         return;
     if (device >= 0 && device < GMG_MAX_DEVICES)
         all->live[device] += count;

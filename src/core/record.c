@@ -316,6 +316,7 @@ static const char *const family_names[GMG_FAM_COUNT] = {
     [GMG_FAM_GRAPH] = "cuGraphAddMemAllocNode",
     [GMG_FAM_VMM_HOST] = "cuMemCreate",
     [GMG_FAM_POOL_IMPORT] = "cuMemPoolImportPointer",
+    [GMG_FAM_NVTX_REGION] = "nvtxMemRegionsRegister",
 };
 
 const char *gmg_family_name(int family)

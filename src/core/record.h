@@ -22,6 +22,8 @@ enum gmg_space {
     GMG_SPACE_HOST,        /* pinned host memory                          */
     GMG_SPACE_DEVPTR_V1,   /* legacy 32-bit pointers: value = ptr | (device + 1) << 32,
                               since two devices can hand out the same 32 bits */
+    GMG_SPACE_NVTX,        /* NVTX memory regions inside a pool's segment
+                              (core/heaps.h): the region's address         */
 };
 
 enum gmg_family {
@@ -30,6 +32,8 @@ enum gmg_family {
     GMG_FAM_HOST_REGISTER, GMG_FAM_IPC, GMG_FAM_GRAPH,
     GMG_FAM_VMM_HOST,      /* a cuMemCreate handle in host memory: on no device's quota */
     GMG_FAM_POOL_IMPORT,   /* a pool allocation imported from another process: never counted */
+    GMG_FAM_NVTX_REGION,   /* a sub-allocation a pool registered (nvtxMemRegionsRegister): never
+                              counted, its segment is */
     GMG_FAM_COUNT
 };
 

@@ -604,7 +604,7 @@ static int reclaimable_family(int family)
     switch (family) {
     case GMG_FAM_LINEAR: case GMG_FAM_PITCH: case GMG_FAM_MANAGED: case GMG_FAM_ASYNC:
     case GMG_FAM_ARRAY: case GMG_FAM_MIPMAP: case GMG_FAM_GRAPH:
-    case GMG_FAM_HOST: case GMG_FAM_HOST_REGISTER:
+    case GMG_FAM_HOST: case GMG_FAM_HOST_REGISTER: case GMG_FAM_NVTX_REGION:
         /* pinned host memory and registrations go with their context, as an
            H100's driver showed (docs/gpu-validation.md); cuMemCreate handles stay */
         return 1;

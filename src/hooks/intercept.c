@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "hooks/intercept.h"
 
+#include "hooks/mempool.h"
+
 #include "base/config.h"
 #include "base/log.h"
 #include "core/quota.h"
@@ -122,6 +124,8 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
     op->asked = bytes;
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
+    if (__builtin_expect(__atomic_load_n(&gmg_mempool_hint, __ATOMIC_RELAXED), 0) && gmg_mempool_trim)
+        gmg_mempool_trim(op->dev, bytes); /* what pools retain stays within the limit (poolstats.c) */
     int over = 0;
     int got = gmg_quota_reserve(op->dev, bytes, &over);
     return begin_settle(op, got, over, bytes, bytes);
@@ -135,6 +139,8 @@ CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes,
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
     dev = op->dev;
+    if (__builtin_expect(__atomic_load_n(&gmg_mempool_hint, __ATOMIC_RELAXED), 0) && gmg_mempool_trim)
+        gmg_mempool_trim(dev, least);
     int over = 0;
     int got = gmg_quota_reserve(dev, bytes, &over);
     uint64_t held = bytes;

@@ -232,8 +232,12 @@ GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     gmg_enter(H_cuMemFreeAsync);
     struct gmg_free f;
     gmg_free_take_devptr(&f, dptr, 0);
+    uint64_t pooled = f.fr.a && f.fr.a->family == GMG_FAM_ASYNC ? f.fr.a->size : 0; /* back to its pool */
+    int dev = f.fr.a ? f.fr.a->device : -1;
     CUresult r = CALL_REAL(cuMemFreeAsync, dptr, hStream);
     gmg_free_done(&f, r);
+    if (pooled && r == CUDA_SUCCESS)
+        gmg_mempool_freed(dev, pooled);
     return r;
 }
 
@@ -242,7 +246,11 @@ GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStre
     gmg_enter(H_cuMemFreeAsync_ptsz);
     struct gmg_free f;
     gmg_free_take_devptr(&f, dptr, 0);
+    uint64_t pooled = f.fr.a && f.fr.a->family == GMG_FAM_ASYNC ? f.fr.a->size : 0; /* back to its pool */
+    int dev = f.fr.a ? f.fr.a->device : -1;
     CUresult r = CALL_REAL(cuMemFreeAsync_ptsz, dptr, hStream);
     gmg_free_done(&f, r);
+    if (pooled && r == CUDA_SUCCESS)
+        gmg_mempool_freed(dev, pooled);
     return r;
 }

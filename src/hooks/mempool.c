@@ -59,6 +59,20 @@ enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev)
     return GMG_MEMPOOL_UNKNOWN;
 }
 
+void gmg_mempool_each(void (*fn)(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev, void *arg), void *arg)
+{
+    for (unsigned k = 0; k < SLOTS; k++) {
+        uintptr_t v = __atomic_load_n(&slots[k].pool, __ATOMIC_ACQUIRE);
+        if (v <= BUSY)
+            continue;
+        int d = __atomic_load_n(&slots[k].dev, __ATOMIC_RELAXED);
+        int kind = __atomic_load_n(&slots[k].kind, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&slots[k].pool, __ATOMIC_RELAXED) == v)
+            fn((CUmemoryPool)v, (enum gmg_mempool_kind)kind, d, arg);
+    }
+}
+
 static void forget(uintptr_t p)
 {
     for (unsigned i = 0, k = home(p); i < PROBES; i++, k = (k + 1) & (SLOTS - 1)) {

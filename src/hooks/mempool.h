@@ -31,4 +31,25 @@ static inline int gmg_location_device(const CUmemLocation *loc)
 /* What the pool is, and its device (-1 when it has none). */
 enum gmg_mempool_kind gmg_mempool_lookup(CUmemoryPool pool, int *dev);
 
+/* Every pool remembered now, with its kind and device (reports). */
+void gmg_mempool_each(void (*fn)(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev, void *arg), void *arg);
+
+/* The stream-ordered pools of the devices seen (each one's current pool,
+ * and every device pool remembered) as the driver sees them now, into
+ * out[0..max); how many. For the report side's device interface. */
+#include "core/heaps.h"
+size_t gmg_mempools_use(struct gmg_mempool_use *out, size_t max);
+
+/* Under GPUMEM_LIMIT: give back what the pools of `dev` retain beyond what
+ * is in use (cuMemPoolTrimTo 0), when the bytes counted plus `want` plus
+ * what they may retain would pass `limit`. A hint kept per device says
+ * whether any memory was freed into a pool since the last trim, so that
+ * this costs one load when none was. */
+extern int gmg_mempool_hint;
+void gmg_mempool_freed(int dev, uint64_t bytes);
+void gmg_mempool_trim_for(int dev, uint64_t want);
+/* What the wrappers call for it: gmg_mempool_trim_for, installed by guard.c
+ * (a pointer, so that the wrappers' steps call no file that calls back). */
+extern void (*gmg_mempool_trim)(int dev, uint64_t want);
+
 #endif

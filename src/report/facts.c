@@ -44,7 +44,7 @@ uint64_t gmg_report_leaks(const struct gmg_report *r)
 int gmg_report_clean(const struct gmg_report *r)
 {
     return r->trigger == GMG_TRIGGER_EXIT && !gmg_report_leaks(r) && !r->refused && !r->driver_oom && !r->unknown_frees &&
-           !r->any_suppressed && !gmg_report_incomplete(r);
+           !r->any_suppressed && !r->retained_allocs && !gmg_report_incomplete(r);
 }
 
 const char *gmg_incomplete_name(int i)

@@ -11,6 +11,7 @@
 #include "core/stacks.h"
 
 #include <stdio.h>
+#include <string.h>
 
 static void frame_name(struct gmg_buf *b, const struct gmg_frame_info *fi)
 {
@@ -28,6 +29,18 @@ static void frame_name(struct gmg_buf *b, const struct gmg_frame_info *fi)
     for (char *c = tmp; *c; c++)
         if (*c == ';' || *c == '\n' || (*c == ' ' && !fi->python))
             *c = '_'; /* the format's separators (the count follows the last space) */
+    gmg_buf_printf(b, "%s", tmp);
+}
+
+/* "[pool OWNER]" for a pool's segment, "[OWNER]" for another library's
+ * allocation (owners.c); the program's own lines have no such root. */
+static void owner_root(struct gmg_buf *b, const struct gmg_group *g)
+{
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, g->pool ? "[pool %s]" : "[%s]", g->pool ? g->pool : g->owner);
+    for (char *c = tmp; *c; c++)
+        if (*c == ';' || *c == '\n')
+            *c = '_';
     gmg_buf_printf(b, "%s", tmp);
 }
 
@@ -55,6 +68,10 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
             continue;
         const struct gmg_stack *s = gmg_stack_get(g->stack);
         int first = 1;
+        if (g->pool || (g->owner && strcmp(g->owner, "program") != 0 && strcmp(g->owner, "unknown") != 0)) {
+            owner_root(b, g); /* the summary by owner: a root frame per owner, and per pool */
+            first = 0;
+        }
         if (s) {
             /* A stack is its Python frames, then its native ones, each
              * innermost first: the Python call path comes first, from

@@ -74,10 +74,20 @@ static void group_array(const struct gmg_report *r, struct gmg_buf *b, const cha
             continue;
         }
         kept++;
-        gmg_buf_printf(b, "%s\n {\"bytes\":%llu,\"count\":%llu,\"api\":\"%s\",\"device\":%d,\"stack_id\":%u,"
-                          "\"frames\":",
+        gmg_buf_printf(b, "%s\n {\"bytes\":%llu,\"count\":%llu,\"api\":\"%s\",\"device\":%d,\"stack_id\":%u,",
                        first ? "" : ",", (unsigned long long)g[i].bytes, (unsigned long long)g[i].count,
                        gmg_family_name(g[i].family), g[i].device, g[i].stack);
+        if (g[i].owner) { /* owners.c */
+            gmg_buf_printf(b, "\"owner\":");
+            gmg_buf_json_str(b, g[i].owner);
+            gmg_buf_printf(b, ",");
+        }
+        if (g[i].pool) { /* a pool's segment: retained, not a leak */
+            gmg_buf_printf(b, "\"pool\":");
+            gmg_buf_json_str(b, g[i].pool);
+            gmg_buf_printf(b, ",");
+        }
+        gmg_buf_printf(b, "\"frames\":");
         frames(r, b, g[i].stack);
         gmg_buf_printf(b, "}");
         first = 0;
@@ -156,11 +166,13 @@ void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_
     }
     gmg_buf_printf(b, ",\n\"totals\":{\"live_bytes\":%llu,\"live_allocations\":%llu,\"reclaimed_bytes\":%llu,"
                       "\"reclaimed_allocations\":%llu,\"refused\":%llu,\"unknown_frees\":%llu,"
-                      "\"allocations_made\":%llu}",
+                      "\"allocations_made\":%llu,\"retained_bytes\":%llu,\"retained_allocations\":%llu}",
                    (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
                    (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs,
                    (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
-                   (unsigned long long)r->total_allocs);
+                   (unsigned long long)r->total_allocs, (unsigned long long)r->retained_bytes,
+                   (unsigned long long)r->retained_allocs);
+    gmg_report_json_owners(r, b);
     groups(r, b, "live", r->groups, r->ngroups, 1, cap);
     groups(r, b, "reclaimed", r->reclaimed, r->nreclaimed, 1, cap);
     groups(r, b, "address_ranges", r->groups, r->ngroups, 0, cap);

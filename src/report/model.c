@@ -165,7 +165,7 @@ static void suppress_list(struct gmg_report *r, struct gmg_group *g, size_t *n, 
 {
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        int p = gmg_group_is_allocation(g[i].family) ? suppressed_by(r, g[i].stack) : -1;
+        int p = gmg_group_is_allocation(g[i].family) && !g[i].pool ? suppressed_by(r, g[i].stack) : -1;
         if (p < 0) {
             g[k++] = g[i];
             continue;
@@ -286,7 +286,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
 {
     memset(r, 0, sizeof *r);
     r->trigger = trigger;
-    r->dump = __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
+    r->dump = trigger == GMG_TRIGGER_QUERY ? 0 : __atomic_add_fetch(&dumps, 1, __ATOMIC_RELAXED);
     r->pid = getpid();
     r->exe = gmg_exe_path();
     r->cmdline = gmg_exe_cmdline();
@@ -368,6 +368,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         gmg_sites_merge(r->sym, r->at_peak[i].groups, &r->at_peak[i].ngroups);
     for (size_t i = 0; i < r->nsince_peak; i++)
         gmg_sites_merge(r->sym, r->since_peak[i].groups, &r->since_peak[i].ngroups);
+    gmg_report_owners(r); /* owners and pools first: a pool's segment is no leak to suppress */
     suppress(r);
     return 0;
 }
@@ -384,6 +385,10 @@ void gmg_report_free(struct gmg_report *r)
     free(r->supp);
     gmg_at_peak_free(r);
     gmg_timeline_free(r->timeline);
+    free(r->owners);
+    free(r->heaps);
+    free(r->heap_pools);
+    free(r->mempools);
     gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);
 }

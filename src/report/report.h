@@ -17,11 +17,13 @@
 
 #include "base/buf.h"
 #include "base/limit_parse.h"
+#include "core/heaps.h"
 #include "core/track.h"
 #include "core/upcalls.h"
 #include "report/symbolize.h"
 
-enum gmg_trigger { GMG_TRIGGER_EXIT, GMG_TRIGGER_SIGNAL, GMG_TRIGGER_REFUSAL, GMG_TRIGGER_API, GMG_TRIGGER_FATAL };
+enum gmg_trigger { GMG_TRIGGER_EXIT, GMG_TRIGGER_SIGNAL, GMG_TRIGGER_REFUSAL, GMG_TRIGGER_API, GMG_TRIGGER_FATAL,
+                   GMG_TRIGGER_QUERY /* a model for the public API's numbers: no dump number, no growth marks */ };
 
 struct gmg_group {
     uint32_t stack;
@@ -29,6 +31,19 @@ struct gmg_group {
     int device;
     uint64_t bytes;
     uint64_t count;
+    /* Set by gmg_report_owners (owners.c) at report time: the library that
+     * reached the driver ("PyTorch", "NCCL", ..., "program"), and the caching
+     * pool whose segment this is (NULL: not a pool's, so live at exit it is a
+     * leak). Both are static strings or GPUMEM_SUPPRESSIONS patterns. */
+    const char *owner;
+    const char *pool;
+};
+
+/* The summary by owner: every live allocation (and every one reclaimed by
+ * context teardown), suppressed or not; retained: of those, pools' segments. */
+struct gmg_owner_sum {
+    const char *owner;
+    uint64_t bytes, count, retained_bytes, retained_count;
 };
 
 #define GMG_SIZE_CLASSES 8
@@ -105,6 +120,16 @@ struct gmg_report {
      * driver's allocator (as fragmentation counts them), by device and address */
     struct gmg_live { uint64_t addr, size; uint32_t stack; int8_t device; uint8_t family; } *allocs;
     size_t nallocs, allocs_cap;
+    /* Pools' segments (GPUMEM_POOLS): live or reclaimed groups with a pool,
+     * kept in the lists above but out of their totals and the leaks */
+    uint64_t retained_bytes, retained_allocs;
+    struct gmg_owner_sum *owners; size_t nowners;  /* biggest first */
+    /* NVTX heaps live at the report (core/heaps.h), and the pool each
+     * one's segment was given; their registered regions' bytes are leaks
+     * when live at exit, the rest of each segment retained */
+    struct gmg_heap_info *heaps; const char **heap_pools; size_t nheaps;
+    /* stream-ordered pools: what each reserves beyond what is in use */
+    struct gmg_mempool_use *mempools; size_t nmempools;
     struct gmg_symbolizer *sym;
     /* GPUMEM_SUPPRESSIONS: per pattern, the groups it took out of the live
      * and reclaimed lists (and so out of the totals above and the leaks) */
@@ -176,6 +201,9 @@ struct gmg_device_ops {
     /* the memory of `dev` (no context needed), for a percent GPUMEM_LIMIT
      * on a device the program has not allocated on yet */
     int (*total)(int dev, uint64_t *total);
+    /* the stream-ordered pools with memory reserved, into out[0..max):
+     * how many (core/heaps.h) */
+    size_t (*mempools)(struct gmg_mempool_use *out, size_t max);
 };
 
 /* Installed once at start-up; until then the report asks nothing. */
@@ -250,6 +278,23 @@ void gmg_frag_compute(struct gmg_report *r, struct gmg_frag_input *in, size_t nr
  * from compute, for the reports that show it only (output.c), since where
  * no context answers it opens and initialises NVML. */
 void gmg_frag_meminfo(struct gmg_report *r);
+
+/* Owners and pools (owners.c): each group's owner and pool, the retained
+ * totals (taken out of live_* and reclaimed_*) and the summary by owner.
+ * Called by gmg_report_build once the symbolizer is taken, before the
+ * suppressions (a pool's segment is no leak to suppress). */
+void gmg_report_owners(struct gmg_report *r);
+/* What is live now on `device` (-1: every device), as an exit report would
+ * count it: unsuppressed leaks (live and reclaimed allocations that are no
+ * pool's segment, NVTX regions included) and what pools retain (their
+ * segments, less NVTX regions in them). For the public API. */
+void gmg_report_query(int device, uint64_t *leaked, uint64_t *retained);
+/* The owner and pool of one stack (pool NULL when none, or GPUMEM_POOLS=off). */
+const char *gmg_report_stack_owner(struct gmg_symbolizer *sym, uint32_t stack, const char **pool);
+/* Text: the pools' section and the summary by owner. */
+void gmg_report_text_pools(const struct gmg_report *r, struct gmg_buf *b);
+/* JSON: ',"owners":[...]' */
+void gmg_report_json_owners(const struct gmg_report *r, struct gmg_buf *b);
 
 /* Writers. */
 void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b);

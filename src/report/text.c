@@ -82,8 +82,8 @@ void gmg_report_text_dynamic_only(const struct gmg_report *r, struct gmg_buf *b)
 
 static void groups(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_group *g, size_t n, int alloc)
 {
-    for (size_t i = 0; i < n; i++)
-        if (gmg_group_is_allocation(g[i].family) == alloc)
+    for (size_t i = 0; i < n; i++) /* pools' segments have their own section, apart from leaks */
+        if (gmg_group_is_allocation(g[i].family) == alloc && (!g[i].pool || g == r->growth))
             gmg_report_text_group(r, b, &g[i]);
 }
 
@@ -231,13 +231,14 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, "Live allocations, by call site, biggest first:\n\n");
         groups(r, b, r->groups, r->ngroups, 1);
     }
-    if (r->nreclaimed) {
+    if (r->reclaimed_allocs) { /* not pools' segments alone: they have their section */
         gmg_buf_printf(b, "Reclaimed by context teardown (never freed by the program): %s in %llu "
                           "allocation%s\n\n",
                        gmg_fmt_size(s1, sizeof s1, r->reclaimed_bytes), (unsigned long long)r->reclaimed_allocs,
                        plural(r->reclaimed_allocs));
         groups(r, b, r->reclaimed, r->nreclaimed, 1);
     }
+    gmg_report_text_pools(r, b);
     int have_va = 0;
     for (size_t i = 0; i < r->ngroups; i++)
         have_va |= !gmg_group_is_allocation(r->groups[i].family);
@@ -275,5 +276,8 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, ", %llu bytes in %llu allocation%s reclaimed by context teardown",
                        (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs,
                        plural(r->reclaimed_allocs));
+    if (r->retained_allocs)
+        gmg_buf_printf(b, ", %llu bytes in %llu allocation%s retained by pools", (unsigned long long)r->retained_bytes,
+                       (unsigned long long)r->retained_allocs, plural(r->retained_allocs));
     gmg_buf_printf(b, "\n");
 }

@@ -56,6 +56,7 @@
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <nvtx3/nvToolsExtMem.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -262,6 +263,57 @@ static int mode_pairs(long live, int threads)
     return 0;
 }
 
+/* bench nvtx PAIRS DEPTH: nvtxMemRegionsRegister + nvtxMemRegionsUnregister
+ * pairs of 4 KiB regions in one heap over a 64 MiB segment, DEPTH frames
+ * deep; prints the least CPU ns per pair of 40 rounds. Without an NVTX
+ * injection (NVTX_INJECTION64_PATH unset) the calls are NVTX's no-ops. */
+static nvtxMemHeapHandle_t nvtx_heap;
+static CUdeviceptr nvtx_seg;
+
+static long nvtx_loop(void *arg)
+{
+    double best = 1e30;
+    long per = *(long *)arg / ROUNDS;
+    for (int r = 0; r < ROUNDS; r++) {
+        double c0 = cpu_now();
+        for (long i = 0; i < per; i++) {
+            nvtxMemVirtualRangeDesc_t d = { 4096, (void *)(uintptr_t)(nvtx_seg + (uint64_t)(i & 1023) * 4096) };
+            nvtxMemRegionsRegisterBatch_t b = { NVTX_EXT_COMPATID_MEM, sizeof b, NVTX_MEM_TYPE_VIRTUAL_ADDRESS,
+                                                nvtx_heap, 1, sizeof d, &d, NULL };
+            nvtxMemRegionsRegister(NULL, &b);
+            nvtxMemRegionRef_t ref;
+            ref.pointer = d.ptr;
+            nvtxMemRegionsUnregisterBatch_t u = { NVTX_EXT_COMPATID_MEM, sizeof u, NVTX_MEM_REGION_REF_TYPE_POINTER,
+                                                  1, sizeof ref, &ref };
+            nvtxMemRegionsUnregister(NULL, &u);
+        }
+        double t = (cpu_now() - c0) * 1e9 / (double)per;
+        if (t < best)
+            best = t;
+    }
+    printf("%.1f\n", best);
+    return 0;
+}
+
+static int mode_nvtx(long n)
+{
+    start();
+    if (cuMemAlloc_v2(&nvtx_seg, 64 << 20) != CUDA_SUCCESS)
+        return 1;
+    nvtxMemVirtualRangeDesc_t range = { 64 << 20, (void *)(uintptr_t)nvtx_seg };
+    nvtxMemHeapDesc_t h;
+    memset(&h, 0, sizeof h);
+    h.extCompatID = NVTX_EXT_COMPATID_MEM;
+    h.structSize = sizeof h;
+    h.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+    h.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    h.typeSpecificDescSize = sizeof range;
+    h.typeSpecificDesc = &range;
+    nvtx_heap = nvtxMemHeapRegister(NULL, &h);
+    deep(depth, nvtx_loop, &n);
+    return 0;
+}
+
 static int mode_report(long live)
 {
     int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
@@ -462,10 +514,12 @@ int main(int argc, char **argv)
         return mode_atpeak(live, argc > 3 ? atol(argv[3]) : 1);
     if (strcmp(mode, "report") == 0)
         return mode_report(live);
+    if (strcmp(mode, "nvtx") == 0)
+        return mode_nvtx(live);
     if (strcmp(mode, "refusal") == 0) {
         refusals = argc > 4 && atoi(argv[4]) == 1 ? 1 : 2;
         return getenv("BENCH_REFUSAL_CHILD") ? refusal_child(live) : mode_refusal(argv);
     }
-    fprintf(stderr, "usage: bench pairs PAIRS LIVE THREADS DEPTH | rss LIVE | report LIVE DEPTH | refusal LIVE DEPTH [N]\n");
+    fprintf(stderr, "usage: bench pairs PAIRS LIVE THREADS DEPTH | rss LIVE | report LIVE DEPTH | refusal LIVE DEPTH [N] | nvtx PAIRS DEPTH\n");
     return 2;
 }

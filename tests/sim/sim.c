@@ -79,6 +79,11 @@ struct spool {             /* CUmemoryPool */
     struct sobj o;
     int dev, is_default, destroyed;
     uint64_t used, used_high, threshold;
+    /* what the pool holds from the device: what is in use, and freed memory
+     * it keeps up to its release threshold (the driver trims at the next
+     * synchronisation; the simulator at the free itself), or until
+     * cuMemPoolTrimTo */
+    uint64_t reserved, reserved_high;
     int reuse[3];          /* FOLLOW_EVENT_DEPENDENCIES, ALLOW_OPPORTUNISTIC, ALLOW_INTERNAL_DEPENDENCIES */
     unsigned access;       /* devices given access (cuMemPoolSetAccess) */
 };
@@ -786,6 +791,23 @@ SIM_EXPORT CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute at
 
 /* ---------------------------------------------------------------- contexts */
 
+/* A pool's reservation as its memory is handed out and given back. */
+static void pool_grew(struct spool *p)
+{
+    if (p->used > p->reserved)
+        p->reserved = p->used;
+    if (p->reserved > p->reserved_high)
+        p->reserved_high = p->reserved;
+}
+
+static void pool_shrank(struct spool *p, uint64_t size)
+{
+    p->used -= size;
+    uint64_t keep = p->used > p->threshold ? p->used : p->threshold;
+    if (p->reserved > keep)
+        p->reserved = keep;
+}
+
 static void free_ctx_memory(CUcontext c)
 {
     struct blk *b, *tmp;
@@ -797,7 +819,7 @@ static void free_ctx_memory(CUcontext c)
             range_give(b->dev, b->addr, b->size);
         stats_sub(b->dev, b->counted);
         if (b->pool)
-            b->pool->used -= b->size;
+            pool_shrank(b->pool, b->size);
         free(b->mem);
         free(b);
     }
@@ -1208,6 +1230,7 @@ static CUresult host_pool_alloc(CUdeviceptr *dptr, uint64_t bytes, struct spool 
     b->id = new_id();
     b->pool = pool;
     pool->used += b->size;
+    pool_grew(pool);
     va_next += round_up(b->size, SIM_VMM_GRANULARITY);
     HASH_ADD(hh, blocks, addr, sizeof b->addr, b);
     UNLOCK();
@@ -1249,6 +1272,7 @@ static CUresult linear_alloc_in(CUdeviceptr *dptr, uint64_t bytes, uint64_t coun
         pool->used += size;
         if (pool->used > pool->used_high)
             pool->used_high = pool->used;
+        pool_grew(pool);
     }
     HASH_ADD(hh, blocks, addr, sizeof b->addr, b);
     stats_add(dev, counted);
@@ -1288,7 +1312,7 @@ static CUresult linear_free(CUdeviceptr p)
         stats_sub(b->dev, b->counted);
     }
     if (b->pool)
-        b->pool->used -= b->size;
+        pool_shrank(b->pool, b->size);
     UNLOCK();
     free(b->mem);
     free(b);
@@ -1698,10 +1722,9 @@ SIM_EXPORT CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute
         *(int *)value = p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
         break;
     case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: *(cuuint64_t *)value = p->threshold; break;
-    /* freed memory goes back to the device at once: reserved is what is used */
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: *(cuuint64_t *)value = p->reserved; break;
     case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: *(cuuint64_t *)value = p->used; break;
-    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+    case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: *(cuuint64_t *)value = p->reserved_high; break;
     case CU_MEMPOOL_ATTR_USED_MEM_HIGH: *(cuuint64_t *)value = p->used_high; break;
     default: r = CUDA_ERROR_INVALID_VALUE;
     }
@@ -1731,8 +1754,10 @@ SIM_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute
     case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
         if (*(cuuint64_t *)value != 0)
             r = CUDA_ERROR_INVALID_VALUE;
-        else
+        else if (attr == CU_MEMPOOL_ATTR_USED_MEM_HIGH)
             p->used_high = p->used;
+        else
+            p->reserved_high = p->reserved;
         break;
     default: r = CUDA_ERROR_INVALID_VALUE;
     }
@@ -1742,9 +1767,16 @@ SIM_EXPORT CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute
 
 SIM_EXPORT CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep)
 {
-    (void)keep;
     REQUIRE_INIT();
-    return obj_get(pool, OK_POOL) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct spool *p = obj_find(pool, OK_POOL);
+    if (p) { /* down to `keep`, never below what is in use */
+        uint64_t floor = p->used > keep ? p->used : keep;
+        if (p->reserved > floor)
+            p->reserved = floor;
+    }
+    UNLOCK();
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_EXPORT CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count)

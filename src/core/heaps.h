@@ -1,0 +1,56 @@
+/*
+ * heaps.h - memory heaps a sub-allocator declared with the NVTX memory API
+ * (core layer): nvtxMemHeapRegister's ranges, their segment, and the bytes
+ * their registered regions hold. The regions themselves are records of the
+ * table (GMG_SPACE_NVTX, family GMG_FAM_NVTX_REGION), uncounted: their
+ * segment is counted already. hooks/nvtx.c keeps this registry; reports
+ * read it (a heap's segment is a pool's, its unregistered bytes retained).
+ * Not on the allocation path of the driver: one lock, taken by NVTX calls
+ * and by reports.
+ */
+#ifndef GMG_CORE_HEAPS_H
+#define GMG_CORE_HEAPS_H
+
+#include <stdint.h>
+
+struct gmg_heap_info {
+    uint64_t lo, size;        /* the heap's range */
+    int device;
+    uint32_t ctx;             /* its segment's context index, 0 when untracked */
+    uint32_t seg_stack;       /* its segment's stack id, 0 when untracked */
+    int seg_family;           /* its segment's family, -1 when untracked */
+    uint64_t seg_size;        /* its segment's bytes, 0 when untracked */
+    uint64_t region_bytes;    /* bytes of its live regions */
+    const char *name;         /* the heap's NVTX message, or NULL; lives for ever */
+};
+
+/* A new heap; its handle (never 0), or 0 when out of memory. */
+uintptr_t gmg_heap_add(const struct gmg_heap_info *h);
+/* The heap of a handle: 1 and *out, or 0 when no such heap is live. */
+int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out);
+/* Forget a heap: 1, or 0 when no such heap is live. */
+int gmg_heap_remove(uintptr_t handle);
+/* Move a heap's region bytes by delta (the heap holding [ptr, ptr+1));
+ * handle 0: find it by address. */
+void gmg_heap_regions_add(uintptr_t handle, uint64_t ptr, int64_t delta);
+/* Set every heap's region bytes (handle 0) or one's to 0 (a reset). */
+void gmg_heap_regions_clear(uintptr_t handle);
+/* How many heaps are live (a hint, no lock). */
+unsigned gmg_heaps_live(void);
+/* Every live heap, under the lock (fn must not call back in). */
+void gmg_heaps_each(void (*fn)(const struct gmg_heap_info *, void *), void *arg);
+/* Intern a heap's name for the life of the process (NULL when out of memory). */
+const char *gmg_heap_name(const char *s, unsigned maxlen);
+void gmg_heaps_atfork_child(void);
+
+/* A stream-ordered memory pool as the driver sees it at a report
+ * (cuMemPoolGetAttribute): what it reserves from the device, what of that
+ * is in use, and its release threshold. reserved - used is what the pool
+ * retains. */
+struct gmg_mempool_use {
+    uint64_t pool;
+    int device;
+    uint64_t reserved, used, threshold;
+};
+
+#endif

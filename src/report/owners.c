@@ -1,0 +1,431 @@
+/*
+ * owners.c - who made each allocation, and which allocations are caching
+ * pools' segments (report layer, at report time only).
+ *
+ * Frameworks keep freed memory in caching pools: the driver sees their
+ * segments, not their tensors. A group's stack says who asked: its owner is
+ * the library that reached the driver past the CUDA runtime (the first frame,
+ * innermost first, outside the driver, the runtime and the call glue of
+ * ctypes and cuda-python), named by the one table below, or "program"; and
+ * it is a pool's segment when any frame is the segment-growing code of a
+ * known caching allocator (the table's pool rows, under GPUMEM_POOLS=auto)
+ * or matches a `pool:PATTERN` line of GPUMEM_SUPPRESSIONS. A pool's segment
+ * live at exit is retained by that pool, not leaked: it is kept in its list
+ * (marked), taken out of the list's totals, and so out of GPUMEM_EXITCODE.
+ *
+ * Nothing here runs on the allocation path: frames are named by the report's
+ * symbolizer (which caches per address), and each frame's verdict is cached
+ * per report by address.
+ */
+#define _GNU_SOURCE
+#include "report/report.h"
+
+#include "base/config.h"
+#include "base/suppress.h"
+#include "core/heaps.h"
+#include "core/pyframes.h"
+#include "core/record.h"
+#include "core/stacks.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The one table of known owners and caching pools (docs/pools.md shows it).
+ * A native frame matches a row when the row's function pattern matches its
+ * function (or the row has none) and its module pattern matches its module
+ * path (or it has none); a Python frame when `pyfile` matches its file.
+ * Patterns are GPUMEM_SUPPRESSIONS templates: '*' any text, '^' anchors at
+ * the start. Rows are tried in order: the first that matches names the
+ * owner. `pool` rows are the frames through which a caching allocator grows
+ * itself by a segment (never a per-tensor path such as PyTorch's
+ * cudaMallocAsync backend, whose allocations are each a tensor). */
+struct rule {
+    const char *owner;
+    const char *function;
+    const char *module;
+    const char *pyfile;
+    int pool;
+};
+
+static const struct rule rules[] = {
+    /* PyTorch's caching allocator grows by a segment in DeviceCachingAllocator::
+     * malloc / alloc_block (under CUDACachingAllocator::Native:: in 2.x,
+     * directly under CUDACachingAllocator:: in 1.x), ExpandableSegment::map
+     * (expandable_segments:True), THCCachingAllocator (1.x). Not
+     * NativeCachingAllocator::allocate itself: under
+     * PYTORCH_NO_CUDA_MEMORY_CACHING=1 it calls cudaMalloc per tensor. */
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::*DeviceCachingAllocator::", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::THCCachingAllocator::", NULL, NULL, 1 },
+    /* TSL's best-fit-with-coalescing allocator (BFCAllocator::Extend grows it;
+     * JAX preallocates 75 % through it): TensorFlow's copy, or XLA's */
+    { "TensorFlow", "^tensorflow::BFCAllocator::", NULL, NULL, 1 },
+    { "TensorFlow", "^tsl::BFCAllocator::", "*tensorflow*", NULL, 1 },
+    { "XLA", "^tsl::BFCAllocator::", NULL, NULL, 1 },
+    /* CuPy's memory pool (Cython: __pyx_..._SingleDeviceMemoryPool_...), and
+     * its pinned host memory pool */
+    { "CuPy", "*SingleDeviceMemoryPool*", NULL, NULL, 1 },
+    { "CuPy", "*PinnedMemoryPool*", NULL, NULL, 1 },
+    /* RMM's sub-allocating resources: pool_memory_resource<Upstream> (and
+     * detail::pool_memory_resource_impl), arena, fixed_size */
+    { "RMM", "rmm::*mr::*pool_memory_resource", NULL, NULL, 1 },
+    { "RMM", "rmm::*mr::*arena", NULL, NULL, 1 },
+    { "RMM", "rmm::*mr::*fixed_size_memory_resource", NULL, NULL, 1 },
+    /* MXNet's pooled storage: GPUPooledStorageManager,
+     * GPUPooledRoundedStorageManager, PooledStorageManager<...> */
+    { "MXNet", "^mxnet::storage::*Pooled*StorageManager", NULL, NULL, 1 },
+
+    /* owners, by function name first (a library linked into another keeps
+     * its names), then by module, then by Python file */
+    { "NCCL", "^nccl", NULL, NULL, 0 },
+    { "NCCL", "^pnccl", NULL, NULL, 0 },
+    { "cuBLASLt", "^cublasLt", NULL, NULL, 0 },
+    { "cuBLAS", "^cublas", NULL, NULL, 0 },
+    { "cuDNN", "^cudnn", NULL, NULL, 0 },
+    { "PyTorch", "^c10::", NULL, NULL, 0 },
+    { "PyTorch", "^at::", NULL, NULL, 0 },
+    { "PyTorch", "^torch::", NULL, NULL, 0 },
+    { "TensorFlow", "^tensorflow::", NULL, NULL, 0 },
+    { "TensorFlow", "^tsl::", "*tensorflow*", NULL, 0 },
+    { "XLA", "^xla::", NULL, NULL, 0 },
+    { "XLA", "^stream_executor::", NULL, NULL, 0 },
+    { "XLA", "^tsl::", NULL, NULL, 0 },
+    { "RMM", "^rmm::", NULL, NULL, 0 },
+    { "MXNet", "^mxnet::", NULL, NULL, 0 },
+    { "NCCL", NULL, "*/libnccl.so*", NULL, 0 },
+    { "cuBLASLt", NULL, "*/libcublasLt.so*", NULL, 0 },
+    { "cuBLAS", NULL, "*/libcublas.so*", NULL, 0 },
+    { "cuDNN", NULL, "*/libcudnn*", NULL, 0 },
+    { "cuFFT", NULL, "*/libcufft*", NULL, 0 },
+    { "cuSPARSE", NULL, "*/libcusparse*", NULL, 0 },
+    { "cuSOLVER", NULL, "*/libcusolver*", NULL, 0 },
+    { "cuRAND", NULL, "*/libcurand*", NULL, 0 },
+    { "PyTorch", NULL, "*/libc10*", NULL, 0 },
+    { "PyTorch", NULL, "*/libtorch*", NULL, 0 },
+    { "PyTorch", NULL, "*/torch/*", NULL, 0 },
+    { "TensorFlow", NULL, "*tensorflow*", NULL, 0 },
+    { "XLA", NULL, "*/jaxlib/*", NULL, 0 },
+    { "XLA", NULL, "*xla_extension*", NULL, 0 },
+    { "XLA", NULL, "*/jax_plugins/*", NULL, 0 },
+    { "CuPy", NULL, "*/cupy/*", NULL, 0 },
+    { "CuPy", NULL, "*/cupy_backends/*", NULL, 0 },
+    { "RMM", NULL, "*/librmm*", NULL, 0 },
+    { "RMM", NULL, "*/rmm/*", NULL, 0 },
+    { "MXNet", NULL, "*/libmxnet*", NULL, 0 },
+    { "numba", NULL, "*/numba/*", NULL, 0 },
+    { "PyTorch", NULL, NULL, "*/torch/*", 0 },
+    { "XLA", NULL, NULL, "*/jax/*", 0 },
+    { "XLA", NULL, NULL, "*/jaxlib/*", 0 },
+    { "TensorFlow", NULL, NULL, "*/tensorflow/*", 0 },
+    { "CuPy", NULL, NULL, "*/cupy/*", 0 },
+    { "CuPy", NULL, NULL, "*/cupyx/*", 0 },
+    { "RMM", NULL, NULL, "*/rmm/*", 0 },
+    { "MXNet", NULL, NULL, "*/mxnet/*", 0 },
+    { "numba", NULL, NULL, "*/numba/*", 0 },
+    { "numba", NULL, NULL, "*/numba_cuda/*", 0 },
+};
+#define NRULES ((int)(sizeof rules / sizeof rules[0]))
+
+/* What stands between a library and the driver and names no owner: the
+ * driver, the CUDA runtime (shared, or linked in: cudart::, __cudart*,
+ * cudaMalloc...), libffi and ctypes, cuda-python's bindings. */
+static const char *const glue_modules[] = { "*/libcuda.so*", "*/libcudart.so*", "*/libffi.so*", "*/_ctypes.*",
+                                            "*/cuda/bindings/*", "*/cuda/ccuda*", "*/cuda/core/*" };
+static const char *const glue_pyfiles[] = { "*/ctypes/*", "*/cuda/bindings/*", "*/cuda/core/*", "*/cuda/cuda.py*" };
+
+static int upper(char c)
+{
+    return c >= 'A' && c <= 'Z';
+}
+
+static int glue_function(const char *f)
+{
+    return strncmp(f, "cudart::", 8) == 0 || strncmp(f, "__cudart", 8) == 0 ||
+           (strncmp(f, "cuda", 4) == 0 && upper(f[4])) || (f[0] == 'c' && f[1] == 'u' && upper(f[2])) ||
+           strncmp(f, "ffi_", 4) == 0;
+}
+
+static int any_match(const char *const *pats, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (gmg_template_match(pats[i], s))
+            return 1;
+    return 0;
+}
+
+#define O_GLUE (-2)     /* frame verdicts: an owner rule, or these */
+#define O_NONE (-1)
+#define P_NONE (-1)     /* pools: a rule index, or GMG_POOL_LINE + a pool: line */
+#define P_LINE 4096
+
+static int rule_match(const struct rule *u, const struct gmg_frame_info *fi)
+{
+    if (fi->python)
+        return u->pyfile && gmg_template_match(u->pyfile, fi->file);
+    if (u->pyfile || (!u->function && !u->module))
+        return 0;
+    if (u->function && !gmg_template_match(u->function, fi->function))
+        return 0;
+    return !u->module || gmg_template_match(u->module, fi->module_path);
+}
+
+static void verdict(const struct gmg_frame_info *fi, int16_t *owner, int16_t *pool)
+{
+    *owner = O_NONE;
+    *pool = P_NONE;
+    if (fi->python ? any_match(glue_pyfiles, sizeof glue_pyfiles / sizeof *glue_pyfiles, fi->file)
+                   : (!fi->function && !fi->module_path) || (fi->function && glue_function(fi->function)) ||
+                         any_match(glue_modules, sizeof glue_modules / sizeof *glue_modules, fi->module_path))
+        *owner = O_GLUE;
+    for (int k = 0; *owner == O_NONE && k < NRULES; k++)
+        if (rule_match(&rules[k], fi))
+            *owner = (int16_t)k;
+    if (!gmg_cfg.pools)
+        return;
+    const struct gmg_suppressions *sp = &gmg_cfg.suppressions;
+    for (size_t k = 0; k < sp->npools && k < 20000; k++) /* the user's lines first: they name their own pools */
+        if (gmg_template_match(sp->pools[k], fi->function) || gmg_template_match(sp->pools[k], fi->file) ||
+            gmg_template_match(sp->pools[k], fi->module_path)) {
+            *pool = (int16_t)(P_LINE + k);
+            return;
+        }
+    if (*owner >= 0 && rules[*owner].pool)
+        *pool = *owner;
+    for (int k = 0; *pool == P_NONE && k < NRULES && rules[k].pool; k++) /* a pool row behind an earlier owner row */
+        if (rule_match(&rules[k], fi))
+            *pool = (int16_t)k;
+}
+
+/* Each frame's verdict, by address, for one report (open addressing; a
+ * frame is looked up once however many stacks share it). */
+struct cache {
+    uintptr_t *pc;
+    int16_t (*v)[2];
+    size_t n, cap;
+};
+
+static void frame_verdict(struct cache *c, struct gmg_symbolizer *sym, const struct gmg_stack *s, uint32_t i,
+                          int16_t *owner, int16_t *pool)
+{
+    uintptr_t pc = s->frames[i];
+    size_t h = 0;
+    if (c && c->cap) {
+        h = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1);
+        for (; c->pc[h]; h = (h + 1) & (c->cap - 1))
+            if (c->pc[h] == pc) {
+                *owner = c->v[h][0];
+                *pool = c->v[h][1];
+                return;
+            }
+    }
+    struct gmg_frame_info fi;
+    gmg_symbolize(sym, pc, gmg_stack_module(s, i), &fi);
+    verdict(&fi, owner, pool);
+    if (!c || !pc)
+        return;
+    if ((c->n + 1) * 2 > c->cap) { /* grow, then find the slot again */
+        size_t cap = c->cap ? c->cap * 2 : 1024;
+        uintptr_t *npc = calloc(cap, sizeof *npc);
+        int16_t (*nv)[2] = calloc(cap, sizeof *nv);
+        if (!npc || !nv) {
+            free(npc);
+            free(nv);
+            return; /* uncached: named again next time, same answer */
+        }
+        for (size_t k = 0; k < c->cap; k++)
+            if (c->pc[k]) {
+                size_t j = (size_t)((c->pc[k] * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+                while (npc[j])
+                    j = (j + 1) & (cap - 1);
+                npc[j] = c->pc[k];
+                memcpy(nv[j], c->v[k], sizeof nv[j]);
+            }
+        free(c->pc);
+        free(c->v);
+        c->pc = npc;
+        c->v = nv;
+        c->cap = cap;
+        h = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+        while (c->pc[h])
+            h = (h + 1) & (cap - 1);
+    }
+    c->pc[h] = pc;
+    c->v[h][0] = *owner;
+    c->v[h][1] = *pool;
+    c->n++;
+}
+
+static const char *pool_name(int16_t p)
+{
+    if (p == P_NONE)
+        return NULL;
+    if (p >= P_LINE)
+        return gmg_cfg.suppressions.pools[p - P_LINE];
+    return rules[p].owner;
+}
+
+/* A stack's owner (first deciding frame: native ones innermost first, then
+ * Python ones innermost first) and pool (the innermost frame that is one). */
+static const char *stack_owner(struct cache *c, struct gmg_symbolizer *sym, uint32_t stack, const char **pool)
+{
+    *pool = NULL;
+    const struct gmg_stack *s = gmg_stack_get(stack);
+    if (!s)
+        return "unknown";
+    uint32_t np = 0;
+    while (np < s->depth && gmg_is_pyframe(s->frames[np]))
+        np++;
+    const char *owner = NULL;
+    int16_t p = P_NONE;
+    for (uint32_t pass = 0; pass < 2 && !(owner && (p != P_NONE || !gmg_cfg.pools)); pass++) {
+        uint32_t from = pass ? 0 : np, to = pass ? np : s->depth;
+        for (uint32_t i = from; i < to; i++) {
+            if (gmg_stack_is_internal(s->frames[i]))
+                continue;
+            int16_t o, fp;
+            frame_verdict(c, sym, s, i, &o, &fp);
+            if (p == P_NONE)
+                p = fp;
+            if (!owner && o != O_GLUE)
+                owner = o >= 0 ? rules[o].owner : "program";
+            if (owner && (p != P_NONE || !gmg_cfg.pools))
+                break;
+        }
+    }
+    *pool = pool_name(p);
+    return owner ? owner : "program";
+}
+
+const char *gmg_report_stack_owner(struct gmg_symbolizer *sym, uint32_t stack, const char **pool)
+{
+    return stack_owner(NULL, sym, stack, pool);
+}
+
+static void sum_add(struct gmg_report *r, size_t cap, const struct gmg_group *g)
+{
+    size_t i = 0;
+    while (i < r->nowners && r->owners[i].owner != g->owner && strcmp(r->owners[i].owner, g->owner) != 0)
+        i++;
+    if (i == r->nowners) {
+        if (i == cap)
+            return;
+        r->owners[r->nowners++].owner = g->owner;
+    }
+    r->owners[i].bytes += g->bytes;
+    r->owners[i].count += g->count;
+    if (g->pool) {
+        r->owners[i].retained_bytes += g->bytes;
+        r->owners[i].retained_count += g->count;
+    }
+}
+
+static int by_owner_bytes(const void *a, const void *b)
+{
+    const struct gmg_owner_sum *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return strcmp(x->owner, y->owner);
+}
+
+/* NVTX heaps: a copy of those live now. A group holding a heap's segment
+ * (its stack, family and device) is that heap's pool's: named by the
+ * heap's NVTX message, or "NVTX heap". (Allocations made by the very call
+ * site of a heap's segment are taken for segments of that pool too: groups
+ * are by stack.) */
+static void heap_copy(const struct gmg_heap_info *h, void *arg)
+{
+    struct gmg_report *r = arg;
+    if (r->nheaps < gmg_heaps_live() + 16)
+        r->heaps[r->nheaps++] = *h;
+}
+
+static void heaps_take(struct gmg_report *r)
+{
+    if (!gmg_cfg.pools || !gmg_heaps_live())
+        return;
+    size_t cap = gmg_heaps_live() + 16;
+    r->heaps = calloc(cap, sizeof *r->heaps);
+    r->heap_pools = calloc(cap, sizeof *r->heap_pools);
+    if (!r->heaps || !r->heap_pools) {
+        free(r->heaps);
+        free(r->heap_pools);
+        r->heaps = NULL;
+        r->heap_pools = NULL;
+        return;
+    }
+    gmg_heaps_each(heap_copy, r);
+    for (size_t i = 0; i < r->nheaps; i++)
+        r->heap_pools[i] = r->heaps[i].name ? r->heaps[i].name : "NVTX heap";
+}
+
+static const char *heap_pool(const struct gmg_report *r, const struct gmg_group *g)
+{
+    for (size_t i = 0; i < r->nheaps; i++) {
+        const struct gmg_heap_info *h = &r->heaps[i];
+        if (h->seg_stack && h->seg_stack == g->stack && h->seg_family == g->family && h->device == g->device)
+            return r->heap_pools[i];
+    }
+    return NULL;
+}
+
+/* Mark a list's groups; pools' segments leave the list's totals. */
+static void mark(struct gmg_report *r, struct cache *c, struct gmg_group *g, size_t n, uint64_t *bytes,
+                 uint64_t *allocs)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *pool;
+        g[i].owner = stack_owner(c, r->sym, g[i].stack, &pool);
+        /* a region a pool registered is what its pool handed out: never a pool's */
+        g[i].pool = gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION ? pool : NULL;
+        if (!g[i].pool && gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION)
+            g[i].pool = heap_pool(r, &g[i]);
+        if (!g[i].pool || !bytes)
+            continue;
+        *bytes -= g[i].bytes < *bytes ? g[i].bytes : *bytes;
+        *allocs -= g[i].count < *allocs ? g[i].count : *allocs;
+        r->retained_bytes += g[i].bytes;
+        r->retained_allocs += g[i].count;
+    }
+}
+
+void gmg_report_owners(struct gmg_report *r)
+{
+    struct cache c = { 0 };
+    heaps_take(r);
+    if (gmg_report_dev.mempools && (r->mempools = calloc(64, sizeof *r->mempools)))
+        r->nmempools = gmg_report_dev.mempools(r->mempools, 64);
+    mark(r, &c, r->groups, r->ngroups, &r->live_bytes, &r->live_allocs);
+    mark(r, &c, r->reclaimed, r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
+    mark(r, &c, r->growth, r->ngrowth, NULL, NULL);
+    free(c.pc);
+    free(c.v);
+    uint64_t held = 0; /* regions' bytes inside heaps whose segment is retained: leaks or in use, not retained */
+    for (size_t i = 0; i < r->nheaps; i++)
+        if (r->heaps[i].seg_stack)
+            held += r->heaps[i].region_bytes;
+    r->retained_bytes -= held < r->retained_bytes ? held : r->retained_bytes;
+    /* the summary: each owner once (a few dozen at most) */
+    size_t cap = (size_t)NRULES + gmg_cfg.suppressions.npools + 2;
+    if (!(r->owners = calloc(cap, sizeof *r->owners)))
+        return;
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (gmg_group_is_allocation(r->groups[i].family))
+            sum_add(r, cap, &r->groups[i]);
+    for (size_t i = 0; i < r->nreclaimed; i++)
+        sum_add(r, cap, &r->reclaimed[i]);
+    for (size_t k = 0; k < r->nheaps; k++) /* a heap's regions are not what its pool retains */
+        for (size_t i = 0; r->heaps[k].seg_stack && i < r->ngroups + r->nreclaimed; i++) {
+            const struct gmg_group *g = i < r->ngroups ? &r->groups[i] : &r->reclaimed[i - r->ngroups];
+            if (g->pool != r->heap_pools[k] || g->stack != r->heaps[k].seg_stack)
+                continue;
+            for (size_t o = 0; o < r->nowners; o++)
+                if (r->owners[o].owner == g->owner) {
+                    uint64_t *rb = &r->owners[o].retained_bytes;
+                    *rb -= r->heaps[k].region_bytes < *rb ? r->heaps[k].region_bytes : *rb;
+                }
+            break;
+        }
+    if (r->nowners > 1)
+        qsort(r->owners, r->nowners, sizeof *r->owners, by_owner_bytes);
+}

@@ -1,0 +1,218 @@
+# pools.sh - caching pools: built-in patterns of known allocators, pool: lines,
+# GPUMEM_POOLS, owners and their summary, each case's exit status under
+# GPUMEM_EXITCODE. Sourced by run.sh (uses its helpers).
+
+$CXX -O0 -g $SAN_FLAGS -fPIC -shared -I"$CUDA_INC" -o "$T/libfakepools.so" tests/pools/fakepools.cc \
+    -L"$B/sim" -l:libcuda.so.1 || exit 1
+mkdir -p "$T/tensorflow" && cp "$T/libfakepools.so" "$T/tensorflow/libfakepools.so"
+build poolapp tests/pools/poolapp.c -L"$B/sim" -l:libcuda.so.1
+FP="$ROOT/$T/libfakepools.so"
+jq_() { python3 "$ROOT/tests/pools/jq.py" "$@"; }
+
+# Each built-in pattern against a stack that has it: retained by its pool,
+# not a leak, so GPUMEM_EXITCODE keeps the program's status.
+for spec in torch:PyTorch:1048576 torch1:PyTorch:2097152 torch_exp:PyTorch:2162688 torch_native:PyTorch:2228224 tsl:XLA:3145728 tf:TensorFlow:4194304 \
+            rmm:RMM:5242880 mxnet:MXNet:6291456 cupy:CuPy:7340032 tfmod:TensorFlow:8388608; do
+    IFS=: read -r c owner bytes <<<"$spec"
+    lib=$FP; fn=$c
+    [ "$c" = tfmod ] && { lib="$ROOT/$T/tensorflow/libfakepools.so"; fn=tsl; } # TSL's BFC inside TensorFlow's module
+    guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/pool.%p" "$T/poolapp" "$lib" "$fn=$bytes"; rc=$?
+    j=$(ls "$WORK"/pool.*.json 2>/dev/null | head -1); t=${j%.json}.txt
+    got=$([ -n "$j" ] && jq_ "$j" '[(g["owner"], g.get("pool"), g["bytes"]) for g in r["live"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"], [(o["owner"], o["retained_bytes"]) for o in r["owners"]]')
+    if [ $rc = 0 ] && [ "$got" = "([('$owner', '$owner', $bytes)], 0, $bytes, [('$owner', $bytes)])" ] \
+       && grep -q "^Retained by pool $owner (not a leak): .* ($bytes bytes) in 1 allocation$" "$t" \
+       && grep -q "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, $bytes bytes in 1 allocation retained by pools" "$t" \
+       && ! grep -q "^Live allocations" "$t"; then
+        ok "pool pattern $c: a $owner segment is retained by pool $owner, not a leak (exit 0 under GPUMEM_EXITCODE=23; JSON pool/owner)"
+    else bad "pool pattern $c (rc $rc): got '$got'" "${t:-$WORK/err}"; fi
+    rm -f "$WORK"/pool.*
+done
+
+# Owners that are no pools: their allocations are leaks, labelled; PyTorch's
+# cudaMallocAsync backend hands each tensor to the driver (no segment).
+guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/own.json" "$T/poolapp" "$FP" \
+    nccl=65536 cublas=131072 cublaslt=196608 cudnn=262144 torch_async=327680 leak=393216 torch_uncached=458752 torch=1048576; rc=$?
+got=$(jq_ "$WORK/own.json" 'sorted((g["bytes"], g["owner"], g.get("pool", "-")) for g in r["live"])')
+want="[(65536, 'NCCL', '-'), (131072, 'cuBLAS', '-'), (196608, 'cuBLASLt', '-'), (262144, 'cuDNN', '-'), (327680, 'PyTorch', '-'), (393216, 'program', '-'), (458752, 'PyTorch', '-'), (1048576, 'PyTorch', 'PyTorch')]"
+owners=$(jq_ "$WORK/own.json" '[(o["owner"], o["bytes"], o["count"], o["retained_bytes"]) for o in r["owners"]]')
+wown="[('PyTorch', 1835008, 3, 1048576), ('program', 393216, 1, 0), ('cuDNN', 262144, 1, 0), ('cuBLASLt', 196608, 1, 0), ('cuBLAS', 131072, 1, 0), ('NCCL', 65536, 1, 0)]"
+if [ $rc = 23 ] && [ "$got" = "$want" ] && [ "$owners" = "$wown" ] \
+   && [ "$(jq_ "$WORK/own.json" 'r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')" = "(1835008, 1048576)" ]; then
+    ok "owners: NCCL, cuBLAS, cuBLASLt, cuDNN, PyTorch (cudaMallocAsync and uncached: no pool) and the program labelled; summary by owner; leaks still fail the run (23)"
+else bad "owners (rc $rc): $got / $owners" "$WORK/own.json"; fi
+
+# the text report: leaks listed, the pool apart, the summary by owner
+guarded GPUMEM_EXITCODE=23 "$T/poolapp" "$FP" leak=393216 torch=1048576; rc=$?
+if [ $rc = 23 ] && has "Retained by pool PyTorch (not a leak): 1.0 MiB (1048576 bytes) in 1 allocation" "$WORK/err" \
+   && grep -A3 "^Live allocations" "$WORK/err" | grep -q "in leak_plain " \
+   && ! sed -n '/^Live allocations/,/^Retained/p' "$WORK/err" | grep -q "DeviceCachingAllocator" \
+   && grep -qE "^  PyTorch +1.0 MiB \(1048576 bytes\) in 1 allocation, 1.0 MiB \(1048576 bytes\) retained$" "$WORK/err" \
+   && grep -qE "^  program +384.0 KiB \(393216 bytes\) in 1 allocation$" "$WORK/err" \
+   && has "SUMMARY: gpumemguard: 393216 bytes in 1 allocation still live at exit, 1048576 bytes in 1 allocation retained by pools" "$WORK/err"; then
+    ok "text: a leak beside a pool's segment: the leak listed and counted (exit 23), the segment apart, the summary by owner"
+else bad "text with a leak and a pool (rc $rc)" "$WORK/err"; fi
+
+# at exit the runtime's teardown has usually reclaimed the segments already:
+# still retained by their pool, not leaks
+guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/rs.json" "$T/poolapp" "$FP" torch=1048576 leak=4096 reset=0; rc2=$?
+guarded GPUMEM_EXITCODE=23 "$T/poolapp" "$FP" torch=1048576 cupy=2097152 reset=0; rc=$?
+if [ $rc = 0 ] && has "Retained by pool PyTorch (not a leak): 1.0 MiB (1048576 bytes) in 1 allocation (1.0 MiB (1048576 bytes) in 1 of them reclaimed by context teardown)" "$WORK/err" \
+   && has "Retained by pool CuPy (not a leak): 2.0 MiB (2097152 bytes)" "$WORK/err" && ! has "Reclaimed by context teardown (never freed" "$WORK/err" \
+   && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, 3145728 bytes in 2 allocations retained by pools" "$WORK/err" \
+   && [ $rc2 = 23 ] && [ "$(jq_ "$WORK/rs.json" '[(g["bytes"], g.get("pool")) for g in r["reclaimed"]], r["totals"]["reclaimed_bytes"], r["totals"]["retained_bytes"]')" = "([(1048576, 'PyTorch'), (4096, None)], 4096, 1048576)" ]; then
+    ok "segments reclaimed by context teardown are still retained by their pool (exit 0); a reclaimed leak still fails (23)"
+else bad "reclaimed pool segments (rc $rc, $rc2)" "$WORK/err"; fi
+
+# folded: a root frame per pool and per library
+guarded GPUMEM_REPORT_FORMAT=folded "$T/poolapp" "$FP" nccl=65536 leak=393216 torch=1048576
+if grep -qE '^\[pool PyTorch\];_start;.*;main;fake_torch;c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block\(unsigned_long\);cuMemAlloc_device0 1048576$' "$WORK/err" \
+   && grep -qE '^\[NCCL\];_start;.*;main;fake_nccl;ncclCudaCalloc;cuMemAlloc_device0 65536$' "$WORK/err" \
+   && grep -qE '^_start;.*;main;leak_plain;cuMemAlloc_device0 393216$' "$WORK/err"; then
+    ok "folded: '[pool PyTorch];...' and '[NCCL];...' roots; the program's own lines unchanged"
+else bad "folded owners" "$WORK/err"; fi
+
+# GPUMEM_POOLS=off, and --pools off: every live allocation is a leak again
+guarded GPUMEM_EXITCODE=23 GPUMEM_POOLS=off GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/off.json" "$T/poolapp" "$FP" torch=1048576; rc=$?
+if [ $rc = 23 ] && [ "$(jq_ "$WORK/off.json" '[g.get("pool") for g in r["live"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')" = "([None], 1048576, 0)" ]; then
+    ok "GPUMEM_POOLS=off: a pool's segment is a leak (exit 23), no \"pool\" in JSON"
+else bad "GPUMEM_POOLS=off (rc $rc)" "$WORK/off.json"; fi
+env GPUMEM_EXITCODE=23 "$B/gpumemguard" --pools off -- "$T/poolapp" "$FP" torch=1048576 >"$WORK/out" 2>"$WORK/err"; rc=$?
+env GPUMEM_EXITCODE=23 "$B/gpumemguard" --pools auto -- "$T/poolapp" "$FP" torch=1048576 >"$WORK/out2" 2>"$WORK/err2"; rc2=$?
+if [ $rc = 23 ] && [ $rc2 = 0 ] && has "1048576 bytes in 1 allocation still live at exit" "$WORK/err" && has "retained by pools" "$WORK/err2"; then
+    ok "gpumemguard --pools off: the segment is a leak (23); --pools auto: retained (0)"
+else bad "--pools (rc $rc, $rc2)" "$WORK/err"; fi
+guarded GPUMEM_POOLS=maybe "$T/poolapp" - leak=1; rc=$?
+[ $rc = 2 ] && has "GPUMEM_POOLS='maybe' is not valid" "$WORK/err" && ok "GPUMEM_POOLS=maybe is refused at start-up" \
+    || bad "bad GPUMEM_POOLS (rc $rc)" "$WORK/err"
+
+# pool:PATTERN lines: a C program acting as a pool
+printf '# our arena\npool:my_arena_grow\nleak:nothing_here\n' >"$WORK/sp"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp" GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/arena.json" "$T/poolapp" - arena=2097152 free=4096; rc=$?
+guarded GPUMEM_EXITCODE=23 "$T/poolapp" - arena=2097152; rc2=$?
+if [ $rc = 0 ] && [ $rc2 = 23 ] && [ "$(jq_ "$WORK/arena.json" '[(g["owner"], g.get("pool")) for g in r["live"]], r["suppressions"]')" = "([('program', 'my_arena_grow')], [])" ]; then
+    ok "pool:my_arena_grow: a C program's arena is retained by pool my_arena_grow (exit 0); without the line a leak (23)"
+else bad "pool: line (rc $rc, $rc2)" "$WORK/arena.json"; fi
+printf 'pool:my_arena_grow\n' >"$WORK/sp2"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp2" "$T/poolapp" - arena=2097152 leak=4096; rc=$?
+[ $rc = 23 ] && has "Retained by pool my_arena_grow (not a leak): 2.0 MiB (2097152 bytes)" "$WORK/err" \
+    && ok "pool: line beside a leak: the leak still fails the run (23)" || bad "pool: line and a leak (rc $rc)" "$WORK/err"
+guarded GPUMEM_EXITCODE=23 GPUMEM_POOLS=off GPUMEM_SUPPRESSIONS="$WORK/sp2" "$T/poolapp" - arena=2097152; rc=$?
+[ $rc = 23 ] && ok "GPUMEM_POOLS=off turns pool: lines off too (23)" || bad "GPUMEM_POOLS=off with pool: lines (rc $rc)" "$WORK/err"
+printf 'pool:\n' >"$WORK/sp3"
+guarded GPUMEM_SUPPRESSIONS="$WORK/sp3" "$T/poolapp" - leak=1; rc=$?
+[ $rc = 2 ] && has "line 1" "$WORK/err" && ok "an empty pool: pattern stops the process at start-up, naming the line" \
+    || bad "empty pool: line (rc $rc)" "$WORK/err"
+
+# a pool's segment is never suppressed as a leak: it is counted as retained,
+# not under "Suppressions used", even when a leak: line matches its stack too
+printf 'leak:main\n' >"$WORK/sp4"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/sp4" "$T/poolapp" "$FP" torch=1048576 leak=4096; rc=$?
+if [ $rc = 0 ] && has "Retained by pool PyTorch" "$WORK/err" && grep -qE "^ +1 +4096 main$" "$WORK/err"; then
+    ok "a leak: line takes the leak; the pool's segment stays retained, not suppressed"
+else bad "leak: and pool together (rc $rc)" "$WORK/err"; fi
+
+# gpumemguard --tensors: every tensor to the driver, the user's PyTorch
+# settings kept (their own backend replaced); nothing set without it
+if [ -n "${GMG_SANITIZER:-}" ]; then
+    skip "--tensors settings" "$GMG_SANITIZER build: the command would preload the guard into an uninstrumented shell"
+else
+    printf '#!/bin/sh\necho "P=${PYTORCH_CUDA_ALLOC_CONF-unset} T=${TF_GPU_ALLOCATOR-unset} X=${XLA_PYTHON_CLIENT_ALLOCATOR-unset}"\n' >"$WORK/envdump"
+    chmod +x "$WORK/envdump"
+    t1=$("$B/gpumemguard" --tensors -- "$WORK/envdump" 2>&1)
+    t2=$(env PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True, backend : native,max_split_size_mb:128" "$B/gpumemguard" --tensors -- "$WORK/envdump" 2>&1)
+    t3=$(env PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.6 "$B/gpumemguard" -- "$WORK/envdump" 2>&1)
+    if [ "$t1" = "P=backend:cudaMallocAsync T=cuda_malloc_async X=platform" ] \
+       && [ "$t2" = "P=backend:cudaMallocAsync,expandable_segments:True,max_split_size_mb:128 T=cuda_malloc_async X=platform" ] \
+       && [ "$t3" = "P=garbage_collection_threshold:0.6 T=unset X=unset" ]; then
+        ok "--tensors: backend:cudaMallocAsync merged into the user's PYTORCH_CUDA_ALLOC_CONF, TF_GPU_ALLOCATOR, XLA_PYTHON_CLIENT_ALLOCATOR; nothing without it"
+    else bad "--tensors: '$t1' / '$t2' / '$t3'"; fi
+fi
+"$B/gpumemguard" --help >"$WORK/out" 2>&1
+has "--tensors" "$WORK/out" && has "--pools MODE" "$WORK/out" && ok "--help lists --tensors and --pools" || bad "--help: --tensors/--pools" "$WORK/out"
+
+# ------------------------------------------------ the NVTX memory API
+build nvtxpool tests/pools/nvtxpool.c -L"$B/sim" -l:libcuda.so.1
+nv() { guarded NVTX_INJECTION64_PATH="$ROOT/$B/libgpumemguard.so" "$@"; }
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/nv.%p" "$T/nvtxpool" leak; rc=$?
+j=$(ls "$WORK"/nv.*.json 2>/dev/null | head -1); t=${j%.json}.txt
+# (the registering call's frames: NVTX's inline wrapper, then pool_hand_out, unless a compiler inlined the wrapper)
+got=$([ -n "$j" ] && jq_ "$j" 'sorted((g["api"], g["bytes"], g["count"], g.get("pool"), [f.get("function") for f in g["frames"] if f.get("function") != "nvtxMemRegionsRegister"][0]) for g in r["live"]), [(h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
+want="([('cuMemAlloc', 8388608, 1, 'arena', 'arena_segment'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out')], [('arena', 8388608, 2097152, 6291456)], 2097152, 6291456)"
+if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8388608" "$WORK/out" \
+   && grep -q "^Retained by pool arena (not a leak): 8.0 MiB (8388608 bytes) in 1 allocation" "$t" \
+   && has "NVTX heap [" "$t" && has "2.0 MiB (2097152 bytes) in registered regions, 6.0 MiB (6291456 bytes) retained" "$t" \
+   && grep -A3 "^Live allocations" "$t" | grep -q "(1048576 bytes) in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
+    ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted"
+else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
+nv GPUMEM_METRICS="$WORK/nv.prom" GPUMEM_REPORT=none "$T/nvtxpool" leak
+if grep -q '^gpumem_live_allocations{device="0",.*} 1$' "$WORK/nv.prom" && [ "$(grep -c '^gpumem_site_bytes{' "$WORK/nv.prom")" = 1 ]; then
+    ok "NVTX: metrics count the segment, not its regions (1 live allocation, one call site)"
+else bad "NVTX metrics" "$WORK/nv.prom"; fi
+nv GPUMEM_EXITCODE=23 "$T/nvtxpool" clean; rc=$?
+nv GPUMEM_EXITCODE=23 "$T/nvtxpool" reset; rc2=$?
+nv GPUMEM_EXITCODE=23 "$T/nvtxpool" unreg; rc3=$?
+if [ $rc = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ]; then
+    ok "NVTX: every region unregistered, nvtxMemHeapReset, nvtxMemHeapUnregister then free: no leak (exit 0 each)"
+else bad "NVTX clean/reset/unreg (rc $rc $rc2 $rc3)" "$WORK/err"; fi
+nv GPUMEM_LIMIT=9M "$T/nvtxpool" quota; rc=$?
+[ $rc = 0 ] && has "nvtxpool quota done; guard live 8912896" "$WORK/out" \
+    && ok "NVTX: regions never count against the quota twice (8 MiB segment + 0.5 MiB under a 9 MiB limit)" \
+    || bad "NVTX quota (rc $rc)" "$WORK/out"
+nv "$T/nvtxpool" garbage; rc=$?
+nw=$(grep -c "NVTX memory API" "$WORK/err")
+if [ $rc = 0 ] && has "nvtxpool garbage done" "$WORK/out" && [ "$nw" -ge 3 ] && [ "$nw" -le 5 ] \
+   && has "not registered (twice, or never)" "$WORK/err" && has "outside its heap" "$WORK/err" && has "of the v1 layout" "$WORK/err" \
+   && [ "$(grep -c "outside its heap" "$WORK/err")" = 1 ]; then
+    ok "NVTX: a double unregister, regions outside their heap, an unknown heap, garbage and NULL descriptors: one warning each kind, no crash"
+else bad "NVTX garbage (rc $rc, $nw warnings)" "$WORK/err"; fi
+nv GPUMEM_EXITCODE=23 GPUMEM_POOLS=off "$T/nvtxpool" clean; rc=$?
+[ $rc = 23 ] && ! has "nvtxMemRegionsRegister" "$WORK/err" && has "(8388608 bytes) in 1 allocation" "$WORK/err" \
+    && ok "NVTX under GPUMEM_POOLS=off: not attached; the segment is a leak (23)" || bad "NVTX, pools off (rc $rc)" "$WORK/err"
+# the command sets NVTX_INJECTION64_PATH unless the user did
+guarded GPUMEM_EXITCODE=23 "$T/nvtxpool" clean; rc3=$?
+env GPUMEM_EXITCODE=23 "$B/gpumemguard" -- "$T/nvtxpool" clean >"$WORK/out" 2>"$WORK/err"; rc=$?
+env GPUMEM_EXITCODE=23 NVTX_INJECTION64_PATH=/nonexistent/libtool.so "$B/gpumemguard" -- "$T/nvtxpool" clean >"$WORK/out2" 2>"$WORK/err2"; rc2=$?
+if [ $rc = 0 ] && has "Retained by pool arena" "$WORK/err" && [ $rc2 = 23 ] && ! has "pool arena" "$WORK/err2" && [ $rc3 = 23 ]; then
+    ok "the command sets NVTX_INJECTION64_PATH to the guard (exit 0: heap seen); a user's own path is kept (not seen: 23)"
+else bad "NVTX_INJECTION64_PATH (rc $rc $rc2 $rc3)" "$WORK/err"; fi
+
+# ------------------------------------------- stream-ordered pools: retained
+build asyncpool tests/pools/asyncpool.c -L"$B/sim" -l:libcuda.so.1
+guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/ap.%p" "$T/asyncpool" keep; rc=$?
+j=$(ls "$WORK"/ap.*.json 2>/dev/null | head -1); t=${j%.json}.txt
+got=$([ -n "$j" ] && jq_ "$j" '[(p["device"], p["reserved_bytes"], p["used_bytes"], p["retained_bytes"], p["release_threshold"]) for p in r["stream_pools"]]')
+if [ $rc = 23 ] && has "keep: guard 1048576 retained 3145728" "$WORK/out" && [ "$got" = "[(0, 4194304, 1048576, 3145728, 18446744073709551615)]" ] \
+   && grep -q "^Stream-ordered pool 0x[0-9a-f]*, device 0: 4.0 MiB (4194304 bytes) reserved, 1.0 MiB (1048576 bytes) in use: 3.0 MiB (3145728 bytes) retained by the pool" "$t"; then
+    ok "stream-ordered pool: what the driver reserves beyond what is in use is shown as retained (3 MiB); the live 1 MiB is a leak (23)"
+else bad "stream-ordered pool retained (rc $rc): $got" "${t:-$WORK/err}"; fi
+guarded GPUMEM_LIMIT=8M "$T/asyncpool" quota; rc=$?
+if [ $rc = 0 ] && has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 0" "$WORK/out"; then
+    ok "under GPUMEM_LIMIT=8M a pool keeping 6 MiB freed is trimmed before a 6 MiB request: requests + retained stay within the limit"
+else bad "quota and retained pool memory (rc $rc)" "$WORK/out"; fi
+guarded "$T/asyncpool" quota; rc=$?
+has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 6291456" "$WORK/out" \
+    && ok "without a limit the pool keeps what it retains (no trim)" || bad "no limit, no trim (rc $rc)" "$WORK/out"
+
+# the public API: leaked and retained bytes, as the exit report counts them
+printf 'leak:leak_plain\n' >"$WORK/sq"
+guarded POOLAPP_QUERY=1 GPUMEM_SUPPRESSIONS="$WORK/sq" "$T/poolapp" "$FP" torch=1048576 leak=393216 rmm=2097152
+mv "$WORK/out" "$WORK/out2"
+guarded POOLAPP_QUERY=1 "$T/poolapp" "$FP" torch=1048576 leak=393216 free=4096 rmm=2097152; rc=$?
+if [ $rc = 0 ] && has "query: leaked 393216 retained 3145728; device 0: 393216 3145728; device 1: 0 0" "$WORK/out" \
+   && has "query: leaked 0 retained 3145728;" "$WORK/out2"; then
+    ok "gpumemguard_leaked_bytes / gpumemguard_retained_bytes: leaks apart from pools' segments, per device; suppressed leaks left out"
+else bad "public API leaked/retained (rc $rc)" "$WORK/out"; fi
+guarded POOLAPP_QUERY=1 GPUMEM_POOLS=off "$T/poolapp" "$FP" torch=1048576 leak=393216
+has "query: leaked 1441792 retained 0;" "$WORK/out" && ok "the public API under GPUMEM_POOLS=off: every live allocation leaked" \
+    || bad "public API, pools off" "$WORK/out"
+
+# a Python client: ctypes' frames are glue, its Python frame's file names the owner
+if [ -n "${GMG_SANITIZER:-}" ]; then
+    skip "a Python client's owner" "$GMG_SANITIZER build: the interpreter is not instrumented"
+elif python3 -c 'import sys; sys.exit(not (3, 10) <= sys.version_info[:2] <= (3, 13))' 2>/dev/null; then
+    guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/py.json" python3 "$ROOT/tests/pools/numba/driver.py"; rc=$?
+    got=$(jq_ "$WORK/py.json" '[(g["owner"], g.get("pool"), g["bytes"], g["frames"][0]["lang"], g["frames"][0]["function"]) for g in r["live"]], [o["owner"] for o in r["owners"]]')
+    if [ $rc = 23 ] && [ "$got" = "([('numba', None, 3145728, 'python', 'memalloc')], ['numba'])" ]; then
+        ok "a Python client through ctypes: owner numba from its Python frame's file; a leak (23)"
+    else bad "Python client owner (rc $rc): $got" "$WORK/py.json"; fi
+else skip "a Python client's owner" "python3 is not CPython 3.10-3.13"; fi

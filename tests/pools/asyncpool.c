@@ -1,0 +1,54 @@
+/*
+ * asyncpool.c - stream-ordered pools that keep freed memory: asyncpool CASE
+ *   keep    release threshold "keep everything"; 3 MiB allocated and freed,
+ *           1 MiB left live: the pool retains 3 MiB beyond what is in use
+ *   quota   under GPUMEM_LIMIT=8M: 6 MiB allocated and freed into a pool
+ *           that keeps everything, then 6 MiB with cuMemAlloc: prints the
+ *           bytes counted and what the pool still retains
+ * Prints one line of numbers per case.
+ */
+#include "../integration/testlib.h"
+
+#include <stdint.h>
+
+static CUmemoryPool keep_all(void)
+{
+    CUmemoryPool pool;
+    TL_CHECK(cuDeviceGetMemPool(&pool, 0));
+    cuuint64_t all = UINT64_MAX;
+    TL_CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &all));
+    return pool;
+}
+
+static unsigned long long retained(CUmemoryPool pool)
+{
+    cuuint64_t res = 0, used = 0;
+    TL_CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &res));
+    TL_CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+    return (unsigned long long)(res - used);
+}
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "keep";
+    tl_setup(0);
+    const size_t MiB = 1 << 20;
+    CUmemoryPool pool = keep_all();
+    CUdeviceptr a, b;
+    if (strcmp(c, "keep") == 0) {
+        TL_CHECK(cuMemAllocAsync(&a, 3 * MiB, 0));
+        TL_CHECK(cuMemAllocAsync(&b, MiB, 0));
+        TL_CHECK(cuMemFreeAsync(a, 0));
+        TL_CHECK(cuStreamSynchronize(0));
+        printf("keep: guard %llu retained %llu\n", tl_guard_live(0), retained(pool));
+    } else if (strcmp(c, "quota") == 0) {
+        TL_CHECK(cuMemAllocAsync(&a, 6 * MiB, 0));
+        TL_CHECK(cuMemFreeAsync(a, 0));
+        TL_CHECK(cuStreamSynchronize(0));
+        unsigned long long before = retained(pool);
+        CUresult r = cuMemAlloc(&b, 6 * MiB);
+        printf("quota: retained before %llu; cuMemAlloc %d; guard %llu retained %llu\n", before, (int)r,
+               tl_guard_live(0), retained(pool));
+    }
+    return 0;
+}

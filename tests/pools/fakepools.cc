@@ -1,0 +1,103 @@
+// fakepools.cc - a library whose functions carry the real names of the
+// caching allocators' segment-growing code and of the libraries that own
+// allocations (PyTorch, XLA, TensorFlow, CuPy, RMM, MXNet, NCCL, cuBLAS,
+// cuBLASLt, cuDNN), each allocating with cuMemAlloc: so that every built-in
+// pattern is tested against a stack that has it. Built at -O0: no frame is
+// inlined or turned into a tail call. fake_CASE(bytes) is the entry point.
+#include <cuda.h>
+#include <stddef.h>
+
+#define ALLOC(n)                                                                                                       \
+    do {                                                                                                               \
+        CUdeviceptr p = 0;                                                                                             \
+        if (cuMemAlloc(&p, (n)) != CUDA_SUCCESS)                                                                       \
+            return 0;                                                                                                  \
+        return p;                                                                                                      \
+    } while (0)
+
+namespace c10 {
+namespace cuda {
+namespace CUDACachingAllocator {
+namespace Native {
+struct DeviceCachingAllocator { // 2.x: c10/cuda/CUDACachingAllocator.cpp
+    __attribute__((noinline)) static CUdeviceptr alloc_block(size_t n) { ALLOC(n); }
+};
+struct ExpandableSegment { // expandable_segments:True
+    __attribute__((noinline)) static CUdeviceptr map(size_t n) { ALLOC(n); }
+};
+struct NativeCachingAllocator {
+    // PYTORCH_NO_CUDA_MEMORY_CACHING=1: allocate() calls cudaMalloc per tensor, no segment
+    __attribute__((noinline)) static CUdeviceptr allocate(size_t n) { ALLOC(n); }
+    // the cached path (DeviceCachingAllocator's frames inlined into it)
+    __attribute__((noinline)) static CUdeviceptr malloc(size_t n) { ALLOC(n); }
+};
+} // namespace Native
+struct THCCachingAllocator { // 1.x
+    __attribute__((noinline)) static CUdeviceptr malloc(size_t n) { ALLOC(n); }
+};
+namespace CudaMallocAsync { // the cudaMallocAsync backend: each tensor to the driver, no segment
+__attribute__((noinline)) CUdeviceptr mallocAsync(size_t n) { ALLOC(n); }
+} // namespace CudaMallocAsync
+} // namespace CUDACachingAllocator
+} // namespace cuda
+} // namespace c10
+
+namespace tsl {
+struct BFCAllocator { // xla/tsl/framework/bfc_allocator.cc
+    __attribute__((noinline)) static CUdeviceptr Extend(size_t n) { ALLOC(n); }
+};
+} // namespace tsl
+namespace tensorflow {
+struct BFCAllocator { // older TensorFlow: tensorflow/core/common_runtime/bfc_allocator.cc
+    __attribute__((noinline)) static CUdeviceptr Extend(size_t n) { ALLOC(n); }
+};
+} // namespace tensorflow
+
+namespace rmm {
+namespace mr {
+struct cuda_memory_resource {};
+template <class Upstream> struct pool_memory_resource {
+    __attribute__((noinline)) static CUdeviceptr block_from_upstream(size_t n) { ALLOC(n); }
+};
+template struct pool_memory_resource<cuda_memory_resource>;
+} // namespace mr
+} // namespace rmm
+
+namespace mxnet {
+namespace storage {
+struct GPUPooledStorageManager { // src/storage/pooled_storage_manager.h
+    __attribute__((noinline)) static CUdeviceptr Alloc(size_t n) { ALLOC(n); }
+};
+} // namespace storage
+} // namespace mxnet
+
+extern "C" {
+// Cython's name for cupy.cuda.memory.SingleDeviceMemoryPool._malloc
+__attribute__((noinline)) CUdeviceptr __pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc(size_t n) { ALLOC(n); }
+__attribute__((noinline)) CUdeviceptr ncclCudaCalloc(size_t n) { ALLOC(n); }
+__attribute__((noinline)) CUdeviceptr cublasCreate_v2(size_t n) { ALLOC(n); }
+__attribute__((noinline)) CUdeviceptr cublasLtCreate(size_t n) { ALLOC(n); }
+__attribute__((noinline)) CUdeviceptr cudnnCreate(size_t n) { ALLOC(n); }
+
+#define FAKE(name, call)                                                                                               \
+    __attribute__((noinline)) CUdeviceptr fake_##name(size_t n)                                                        \
+    {                                                                                                                  \
+        CUdeviceptr p = call(n);                                                                                       \
+        return p ? p : 0;                                                                                              \
+    }
+FAKE(torch, c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::alloc_block)
+FAKE(torch1, c10::cuda::CUDACachingAllocator::THCCachingAllocator::malloc)
+FAKE(torch_exp, c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::map)
+FAKE(torch_uncached, c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate)
+FAKE(torch_native, c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc)
+FAKE(torch_async, c10::cuda::CUDACachingAllocator::CudaMallocAsync::mallocAsync)
+FAKE(tsl, tsl::BFCAllocator::Extend)
+FAKE(tf, tensorflow::BFCAllocator::Extend)
+FAKE(rmm, rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>::block_from_upstream)
+FAKE(mxnet, mxnet::storage::GPUPooledStorageManager::Alloc)
+FAKE(cupy, __pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc)
+FAKE(nccl, ncclCudaCalloc)
+FAKE(cublas, cublasCreate_v2)
+FAKE(cublaslt, cublasLtCreate)
+FAKE(cudnn, cudnnCreate)
+}

@@ -1,0 +1,150 @@
+/*
+ * nvtxpool.c - a C program acting as a pool that describes its
+ * sub-allocations with the NVTX memory API (nvtx3/nvToolsExtMem.h), as RMM
+ * and other sub-allocators do for compute-sanitizer. nvtxpool CASE:
+ *   leak      an 8 MiB segment, heap "arena" over it; regions of 1 MiB
+ *             (kept), 2 MiB (unregistered), 512 KiB resized to 1 MiB (kept)
+ *   clean     the same, every region unregistered (the segment stays cached)
+ *   reset     regions, then nvtxMemHeapReset
+ *   unreg     regions, nvtxMemHeapUnregister, then the segment freed
+ *   quota     as leak, then a 512 KiB cuMemAlloc: regions never count twice
+ *   garbage   a double unregister, a region outside its heap, a descriptor
+ *             of another layout, an unknown heap, NULL batches
+ * Prints "nvtxpool CASE done" and the guard's live bytes on device 0.
+ */
+#include "../integration/testlib.h"
+
+#include <nvtx3/nvToolsExtMem.h>
+#include <stdint.h>
+
+static nvtxDomainHandle_t dom;
+
+static nvtxMemHeapHandle_t make_heap(CUdeviceptr seg, size_t size, const char *name)
+{
+    nvtxMemVirtualRangeDesc_t range = { size, (void *)(uintptr_t)seg };
+    nvtxMemHeapDesc_t d;
+    memset(&d, 0, sizeof d);
+    d.extCompatID = NVTX_EXT_COMPATID_MEM;
+    d.structSize = sizeof d;
+    d.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+    d.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    d.typeSpecificDescSize = sizeof range;
+    d.typeSpecificDesc = &range;
+    d.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    d.message.ascii = name;
+    return nvtxMemHeapRegister(dom, &d);
+}
+
+__attribute__((noinline)) static void pool_hand_out(nvtxMemHeapHandle_t heap, CUdeviceptr p, size_t size)
+{
+    nvtxMemVirtualRangeDesc_t r = { size, (void *)(uintptr_t)p };
+    nvtxMemRegionsRegisterBatch_t b;
+    memset(&b, 0, sizeof b);
+    b.extCompatID = NVTX_EXT_COMPATID_MEM;
+    b.structSize = sizeof b;
+    b.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    b.heap = heap;
+    b.regionCount = 1;
+    b.regionDescElementSize = sizeof r;
+    b.regionDescElements = &r;
+    nvtxMemRegionsRegister(dom, &b);
+}
+
+__attribute__((noinline)) static void pool_take_back(CUdeviceptr p)
+{
+    nvtxMemRegionRef_t ref;
+    ref.pointer = (void *)(uintptr_t)p;
+    nvtxMemRegionsUnregisterBatch_t b;
+    memset(&b, 0, sizeof b);
+    b.extCompatID = NVTX_EXT_COMPATID_MEM;
+    b.structSize = sizeof b;
+    b.refType = NVTX_MEM_REGION_REF_TYPE_POINTER;
+    b.refCount = 1;
+    b.refElementSize = sizeof ref;
+    b.refElements = &ref;
+    nvtxMemRegionsUnregister(dom, &b);
+}
+
+static void pool_resize(CUdeviceptr p, size_t size)
+{
+    nvtxMemVirtualRangeDesc_t r = { size, (void *)(uintptr_t)p };
+    nvtxMemRegionsResizeBatch_t b;
+    memset(&b, 0, sizeof b);
+    b.extCompatID = NVTX_EXT_COMPATID_MEM;
+    b.structSize = sizeof b;
+    b.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+    b.regionDescCount = 1;
+    b.regionDescElementSize = sizeof r;
+    b.regionDescElements = &r;
+    nvtxMemRegionsResize(dom, &b);
+}
+
+__attribute__((noinline)) static CUdeviceptr arena_segment(size_t n)
+{
+    CUdeviceptr p;
+    TL_CHECK(cuMemAlloc(&p, n));
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    const char *c = argc > 1 ? argv[1] : "leak";
+    tl_setup(0);
+    dom = nvtxDomainCreateA("nvtxpool");
+    const size_t MiB = 1 << 20;
+    CUdeviceptr seg = arena_segment(8 * MiB);
+    nvtxMemHeapHandle_t heap = make_heap(seg, 8 * MiB, "arena");
+    pool_hand_out(heap, seg, MiB);
+    pool_hand_out(heap, seg + MiB, 2 * MiB);
+    pool_hand_out(heap, seg + 4 * MiB, MiB / 2);
+    pool_take_back(seg + MiB);
+    pool_resize(seg + 4 * MiB, MiB);
+    if (strcmp(c, "clean") == 0) {
+        pool_take_back(seg);
+        pool_take_back(seg + 4 * MiB);
+    } else if (strcmp(c, "reset") == 0) {
+        nvtxMemHeapReset(dom, heap);
+    } else if (strcmp(c, "unreg") == 0) {
+        nvtxMemHeapUnregister(dom, heap);
+        TL_CHECK(cuMemFree(seg));
+    } else if (strcmp(c, "quota") == 0) {
+        CUdeviceptr more;
+        TL_CHECK(cuMemAlloc(&more, MiB / 2));
+    } else if (strcmp(c, "garbage") == 0) {
+        pool_take_back(seg + MiB);                 /* unregistered already */
+        pool_take_back(seg + MiB);
+        pool_hand_out(heap, seg + 8 * MiB, MiB);   /* past the heap's end */
+        pool_hand_out(heap, seg - MiB, MiB);
+        pool_hand_out((nvtxMemHeapHandle_t)(uintptr_t)0xdeadbeef, seg, MiB); /* no such heap */
+        nvtxMemRegionsRegisterBatch_t bad;
+        memset(&bad, 0, sizeof bad);
+        bad.extCompatID = 0x0999; /* another layout */
+        bad.structSize = sizeof bad;
+        bad.regionCount = 1;
+        nvtxMemRegionsRegister(dom, &bad);
+        bad.extCompatID = NVTX_EXT_COMPATID_MEM;
+        bad.regionType = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+        bad.heap = heap;
+        bad.regionCount = 3;       /* and no elements */
+        bad.regionDescElementSize = sizeof(nvtxMemVirtualRangeDesc_t);
+        nvtxMemRegionsRegister(dom, &bad);
+        nvtxMemRegionsRegister(dom, NULL);
+        nvtxMemRegionsUnregister(dom, NULL);
+        nvtxMemRegionsResize(dom, NULL);
+        nvtxMemHeapRegister(dom, NULL);
+        nvtxMemHeapRegister(dom, (const nvtxMemHeapDesc_t *)(uintptr_t)0x10); /* unreadable: a warning, no crash */
+        nvtxMemHeapDesc_t hd;
+        memset(&hd, 0, sizeof hd);
+        hd.extCompatID = NVTX_EXT_COMPATID_MEM;
+        hd.structSize = sizeof hd;
+        hd.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+        hd.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+        hd.typeSpecificDescSize = sizeof(nvtxMemVirtualRangeDesc_t);
+        hd.typeSpecificDesc = (const void *)(uintptr_t)0x20; /* its range unreadable */
+        nvtxMemHeapRegister(dom, &hd);
+        nvtxMemHeapUnregister(dom, (nvtxMemHeapHandle_t)(uintptr_t)0x12345);
+        nvtxMemHeapReset(dom, (nvtxMemHeapHandle_t)(uintptr_t)0x12345);
+    }
+    printf("nvtxpool %s done; guard live %llu\n", c, tl_guard_live(0));
+    return 0;
+}
