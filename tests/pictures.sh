@@ -113,6 +113,23 @@ if jq -e --slurpfile r "$WORK/tr.json" '.traceEvents as $e | $r[0] as $r
     ok "trace: Chrome trace events (traceEvents): the process named, a counter per device ending at the JSON report's in-use bytes, the report as an instant event"
 else bad "trace of a run" "$WORK/tr.trace.json"; fi
 
+# the trace's counters are the timeline's samples and its instants the
+# timeline's marks: a quota refusal, then the driver's own out of memory
+for tcase in "GPUMEM_LIMIT=256 refusal" "GPUSIM_MEM=1M driver_oom"; do
+    set -- $tcase
+    guarded "$1" GPUMEM_REPORT="$WORK/tl" GPUMEM_REPORT_FORMAT=json,trace "$T/edges" alloc 4194304
+    if jq -e --slurpfile r "$WORK/tl.json" --arg kind "$2" '.traceEvents as $e | $r[0].timeline as $t
+            | ($t.events | map(.kind) | index($kind)) != null
+            and all($t.devices[]; . as $d
+                | ([$e[] | select(.ph == "C" and .name == "in use, device \($d.device)") | .args.bytes] | .[0:-1])
+                  == [$d.samples[][1]])
+            and ([$e[] | select(.ph == "i" and (.name | startswith("report (") | not)) | [.name, .args.bytes]]
+                 == [$t.events[] | [(.kind + (if .device >= 0 then ", device \(.device)" else "" end)), .bytes]])' \
+            "$WORK/tl.trace.json" >/dev/null; then
+        ok "trace: every counter point is a sample of the JSON report's timeline and every instant one of its marks ($2)"
+    else bad "trace against the timeline ($2)" "$WORK/tl.trace.json"; fi
+done
+
 # ------------------------------------------------------------ gpumemguard view
 if "$GMG" view "$FJ" -o "$WORK/v.html" >"$WORK/out" 2>"$WORK/err" && cmp -s "$WORK/v.html" "$FH" \
    && [ "$(cat "$WORK/out")" = "$WORK/v.html" ] && cp "$FJ" "$WORK/saved.json" && "$GMG" view "$WORK/saved.json" >"$WORK/out" 2>&1 \
