@@ -503,6 +503,7 @@ fi
 
 # ------------------------------------------- gpumemguard top, the status page
 . tests/top.sh
+. tests/top/driver_oom.sh
 
 # ------------------------- the public API for test harnesses, from C
 . tests/api.sh
