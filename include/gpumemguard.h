@@ -88,8 +88,12 @@ int gpumemguard_mark_release(int mark);
  * would list as live: not reserved address ranges nor mappings), on
  * `device` or, for -1, on every device (pinned host memory included, as a
  * report lists it): their bytes and how many (either pointer may be NULL).
- * `flags`: 0 (no other value is accepted yet). Returns 0, or -1 for a mark
- * not held by this process, a bad device or flags. */
+ * `flags`: 0, or GPUMEMGUARD_SINCE_NO_POOLS to leave out the segments of
+ * caching pools (what an exit report calls "retained by pool OWNER": memory
+ * a framework keeps, not a leak; GPUMEM_POOLS=off keeps them in). Returns
+ * 0, or -1 for a mark not held by this process, a bad device or flags.
+ * With GPUMEMGUARD_SINCE_NO_POOLS it symbolizes: not for a signal handler. */
+#define GPUMEMGUARD_SINCE_NO_POOLS 1
 int gpumemguard_since(int mark, int device, int flags, unsigned long long *bytes, unsigned long long *count);
 
 /* The same allocations as text: grouped by call site as the reports group

@@ -178,13 +178,52 @@ static void since_fn(const struct gmg_alloc *a, int fresh, void *arg)
                                        .bytes = a->size, .count = 1 };
 }
 
+/* Drop the records made under a caching pool's frames (their owner says
+ * so, as the reports do), with their bytes. The walk collected every
+ * record; naming their stacks happens here, outside the table's locks. A
+ * walk that ran out of memory keeps its totals (pools included). */
+static void drop_pools(struct since *s)
+{
+    if (s->failed || !s->n)
+        return;
+    gmg_report_busy_enter();
+    struct gmg_symbolizer *sym = gmg_symbolizer_get();
+    if (sym) {
+        size_t k = 0;
+        uint32_t last = 0;
+        int last_pool = 0, known = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            if (!known || s->v[i].stack != last) {
+                const char *pool = NULL;
+                gmg_report_stack_owner(sym, s->v[i].stack, &pool);
+                last = s->v[i].stack;
+                last_pool = pool != NULL;
+                known = 1;
+            }
+            if (last_pool) {
+                s->bytes -= s->v[i].bytes;
+                s->count -= s->v[i].count;
+            } else {
+                s->v[k++] = s->v[i];
+            }
+        }
+        s->n = k;
+        gmg_symbolizer_put(sym);
+    }
+    gmg_report_busy_leave();
+}
+
 static int since_walk(int mark, int device, int flags, struct since *s)
 {
     struct gmg_track_mark m;
-    if (flags != 0 || device < -1 || device >= GMG_MAX_DEVICES || mark_get(mark, &m) < 0)
+    if ((flags & ~GPUMEMGUARD_SINCE_NO_POOLS) || device < -1 || device >= GMG_MAX_DEVICES || mark_get(mark, &m) < 0)
         return -1;
     s->device = device;
+    if (flags & GPUMEMGUARD_SINCE_NO_POOLS)
+        s->collect = 1;
     gmg_track_walk_since(&m, since_fn, s);
+    if (flags & GPUMEMGUARD_SINCE_NO_POOLS)
+        drop_pools(s);
     return 0;
 }
 
@@ -194,8 +233,11 @@ GMG_EXPORT int gpumemguard_since(int mark, int device, int flags, unsigned long 
     FIRST_COPY(gpumemguard_since, mark, device, flags, bytes, count);
     struct since s;
     memset(&s, 0, sizeof s);
-    if (since_walk(mark, device, flags, &s) < 0)
+    if (since_walk(mark, device, flags, &s) < 0) {
+        free(s.v);
         return -1;
+    }
+    free(s.v);
     if (bytes)
         *bytes = s.bytes;
     if (count)

@@ -37,3 +37,16 @@ if timeout 60 "$T/test_quota_window" >"$WORK/out" 2>&1; then
 else
     bad "the quota's peak window (tests/unit/test_quota_window.c)" "$WORK/out"
 fi
+
+# the allocations since a mark without the caching pools' segments (what the
+# pytest plugin's limit_gpu_leaks counts): a pool: line names the pool
+build since_pools tests/api/since_pools.c -L"$B/sim" -l:libcuda.so.1
+printf 'pool:my_pool_grow\n' >"$WORK/since_pools.supp"
+guarded GPUMEM_SUPPRESSIONS="$WORK/since_pools.supp" "$T/since_pools"
+if has "since: all 0 6294456 3; no pools 0 3000 1; bad flag -1; text leak -" "$WORK/out"; then
+    ok "gpumemguard_since with GPUMEMGUARD_SINCE_NO_POOLS: a pool's 6 MiB grown since the mark left out, the 3000-byte leak beside it kept (text too); flags 0 counts both; an unknown flag refused"
+else bad "gpumemguard_since without pools" "$WORK/out"; fi
+guarded GPUMEM_POOLS=off GPUMEM_SUPPRESSIONS="$WORK/since_pools.supp" "$T/since_pools"
+if has "since: all 0 6294456 3; no pools 0 6294456 3; bad flag -1; text leak pool" "$WORK/out"; then
+    ok "gpumemguard_since under GPUMEM_POOLS=off: no segment is a pool's, every allocation counts"
+else bad "gpumemguard_since without pools, GPUMEM_POOLS=off" "$WORK/out"; fi

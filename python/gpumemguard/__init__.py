@@ -12,6 +12,8 @@ since a mark.
 import ctypes
 import os
 
+SINCE_NO_POOLS = 1  # GPUMEMGUARD_SINCE_NO_POOLS of gpumemguard.h
+
 __all__ = ["Guard", "GuardNotLoaded", "command_path", "library_path", "format_size", "__version__"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -135,19 +137,22 @@ class Guard(object):
     def mark_release(self, mark):
         self._lib.gpumemguard_mark_release(mark)
 
-    def since(self, mark, device=-1):
-        """(bytes, count) of the allocations made since the mark, still live."""
+    def since(self, mark, device=-1, pools=True):
+        """(bytes, count) of the allocations made since the mark, still live;
+        pools=False leaves out caching pools' segments (retained, not leaks)."""
         b, n = ctypes.c_ulonglong(0), ctypes.c_ulonglong(0)
-        if self._lib.gpumemguard_since(mark, device, 0, ctypes.byref(b), ctypes.byref(n)) != 0:
+        flags = 0 if pools else SINCE_NO_POOLS
+        if self._lib.gpumemguard_since(mark, device, flags, ctypes.byref(b), ctypes.byref(n)) != 0:
             raise ValueError("gpumemguard: mark %r is not held by this process" % (mark,))
         return b.value, n.value
 
-    def since_text(self, mark, device=-1, max_groups=-1):
+    def since_text(self, mark, device=-1, max_groups=-1, pools=True):
         """Those allocations grouped by stack, biggest first, as text."""
+        flags = 0 if pools else SINCE_NO_POOLS
         size = 16384
         while True:  # other threads may allocate meanwhile: until the text fits
             buf = ctypes.create_string_buffer(size)
-            need = self._lib.gpumemguard_since_text(mark, device, 0, max_groups, buf, len(buf))
+            need = self._lib.gpumemguard_since_text(mark, device, flags, max_groups, buf, len(buf))
             if need < 0:
                 raise ValueError("gpumemguard: mark %r is not held by this process" % (mark,))
             if need < size:

@@ -186,7 +186,7 @@ class GpuMemPlugin(object):
             peak = guard.peak_growth(-1)
             if leak_limit is not None:
                 gc.collect()
-            leaked, leaked_n = guard.since(mark)
+            leaked, leaked_n = guard.since(mark, pools=False)
             item.user_properties.append(("gpumem_peak", peak))
             item.user_properties.append(("gpumem_leaked", leaked))
             if outcome.excinfo is not None:
@@ -211,7 +211,7 @@ class GpuMemPlugin(object):
         return sorted(out, reverse=True)
 
     def _stacks(self, mark, title):
-        text = _trim(self.guard.since_text(mark, -1, SHOWN_STACKS))
+        text = _trim(self.guard.since_text(mark, -1, SHOWN_STACKS, pools=False))
         if not text.strip():
             return ""
         return "\n%s\n%s" % (title, text.rstrip("\n"))

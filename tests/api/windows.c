@@ -149,7 +149,7 @@ static void api(void)
 
     /* bad input: -1, never a crash */
     check(since(0, -1, 0, &bytes, &count) == -1 && since(65, -1, 0, NULL, NULL) == -1
-          && since(m, -2, 0, NULL, NULL) == -1 && since(m, -1, 1, NULL, NULL) == -1
+          && since(m, -2, 0, NULL, NULL) == -1 && since(m, -1, 2, NULL, NULL) == -1
           && since_text(99, -1, 0, -1, buf, sizeof buf) == -1 && since_text(m, -1, 0, -1, NULL, 5) == -1,
           "bad mark, device, flags", "accepted");
     check(mark_release(m) == 0 && mark_release(m) == -1 && since(m, -1, 0, NULL, NULL) == -1, "release",
