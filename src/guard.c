@@ -116,6 +116,22 @@ static long long now_ms(void)
  * parent's). */
 static long long next_metrics_ms;
 
+/* The status page's call site is named on the reporter thread, inside the
+ * walk gate: the symbolizer allocates all along, and a sanitizer's
+ * allocator keeps locks that a child forked meanwhile never gets back (its
+ * exit report then hangs). A fork waits for the naming; while one is being
+ * prepared nothing is named, and the page asks again at the next tick. */
+static void gated_site_names(const uint32_t *stacks, size_t n, char *names, size_t each)
+{
+    if (!gmg_walkgate_enter()) {
+        for (size_t i = 0; i < n; i++)
+            names[i * each] = 0;
+        return;
+    }
+    gmg_report_site_names(stacks, n, names, each);
+    gmg_walkgate_leave();
+}
+
 static void tick(void)
 {
     if (gmg_quota_pooled())
@@ -124,7 +140,7 @@ static void tick(void)
         /* a percent limit of a device not allocated on yet: its size decides it */
         for (int d = 0; d < gmg_quota_devices_seen(); d++)
             gmg_prepare_limit(d);
-        gmg_status_tick(gmg_report_site_names);
+        gmg_status_tick(gated_site_names);
     }
     if (gmg_cfg.metrics[0] && !forked_child && now_ms() >= next_metrics_ms) {
         write_metrics();
