@@ -40,12 +40,11 @@ static int first_in(struct site_set *set, uint32_t stack)
 
 static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
 
-void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t dev_free)
+/* What a refused call and the quota say at this moment: one event for the
+ * quota's refusals and the driver's out of memory alike. */
+static struct gmg_refusal event(const struct gmg_op *op, uint64_t bytes)
 {
-    gmg_quota_count_driver_oom(op->dev);
-    if (!first_in(&driver_sites, op->stack))
-        return;
-    struct gmg_refusal ev = {
+    return (struct gmg_refusal){
         .family = op->family,
         .device = op->dev,
         .bytes = bytes,
@@ -53,26 +52,26 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t 
         .in_use = gmg_quota_charged(op->dev),
         .own = gmg_quota_used(op->dev),
         .stack = op->stack,
-        .driver = 1,
-        .free_known = free_known,
-        .dev_free = dev_free,
     };
+}
+
+void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t dev_free)
+{
+    gmg_quota_count_driver_oom(op->dev);
+    if (!first_in(&driver_sites, op->stack))
+        return;
+    struct gmg_refusal ev = event(op, bytes);
+    ev.driver = 1;
+    ev.free_known = free_known;
+    ev.dev_free = dev_free;
     gmg_upcall_refused(&ev);
 }
 
 CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
 {
     gmg_quota_count_refusal(op->dev);
-    struct gmg_refusal ev = {
-        .family = op->family,
-        .device = op->dev,
-        .bytes = bytes,
-        .limit = gmg_quota_limit(op->dev),
-        .in_use = gmg_quota_charged(op->dev),
-        .own = gmg_quota_used(op->dev),
-        .stack = op->stack,
-        .abort = gmg_cfg.on_limit == GMG_ON_LIMIT_ABORT,
-    };
+    struct gmg_refusal ev = event(op, bytes);
+    ev.abort = gmg_cfg.on_limit == GMG_ON_LIMIT_ABORT;
     if (ev.abort) {
         gmg_upcall_refused(&ev);
         abort();
