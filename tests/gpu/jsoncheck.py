@@ -5,9 +5,18 @@
   same REPORT1 REPORT2               the same live bytes in both (and some)
   api REPORT API MIN                 live groups of API hold at least MIN bytes
   peak REPORT MAX                    device 0's peak is above 0 and at most MAX
+  oompeak REPORT FUNCTION MIN        device 0 saw the driver's out of memory, and at its peak
+                                     groups naming FUNCTION held at least MIN bytes
+  pool REPORT OWNER MIN [noleak]     groups retained by pool OWNER hold at least MIN bytes (and
+                                     no group is a leak)
+  leakline REPORT BYTES FUNCTION LINE  a leak (no pool) of BYTES whose Python frame FUNCTION is at LINE
+  owners REPORT OWNER...             the summary by owner names every OWNER
+  memviz GUARD.pickle TORCH.pickle   every segment of PyTorch's snapshot is a segment of the
+                                     guard's memviz file taken at the same moment, same size
 Prints what it saw; exits 1 when the check fails, 2 when a report is unreadable.
 """
 import json
+import pickle
 import sys
 
 
@@ -53,6 +62,56 @@ def main(argv):
         d = r["devices"][0] if r["devices"] else {}
         print(f"peak {d.get('peak')} limit {d.get('limit')} live {r['totals']['live_bytes']}")
         return 0 if 0 < d.get("peak", 0) <= most else 1
+    if what == "oompeak":
+        r, fn, least = load(argv[2]), argv[3], int(argv[4])
+        d = r["devices"][0] if r["devices"] else {}
+        peak = next((p for p in r.get("at_peak", []) if p["device"] == 0), {"bytes": 0, "groups": []})
+        held = sum(g["bytes"] for g in peak["groups"] if any(n == fn or n.endswith("." + fn) for n in names(g)))
+        print(f"driver_oom {d.get('driver_oom')} peak {d.get('peak')}; at the peak {peak['bytes']} bytes, "
+              f"{held} under {fn} in {len(peak['groups'])} groups")
+        return 0 if d.get("driver_oom", 0) > 0 and held >= least else 1
+    if what == "pool":
+        r, owner, least = load(argv[2]), argv[3], int(argv[4])
+        pools = {}
+        for g in r["live"]:
+            if g.get("pool"):
+                pools[g["pool"]] = pools.get(g["pool"], 0) + g["bytes"]
+        leaks = [f"{g['bytes']} {g['api']} owner {g.get('owner')}" for g in r["live"] if not g.get("pool")]
+        print(f"retained by pool {pools or 'none'}; leaks {len(leaks)}: {', '.join(leaks[:5]) or 'none'}")
+        return 0 if pools.get(owner, 0) >= least and (argv[5:] != ["noleak"] or not leaks) else 1
+    if what == "leakline":
+        r, size, fn, line = load(argv[2]), int(argv[3]), argv[4], int(argv[5])
+        for g in r["live"]:
+            if g.get("pool") or g["bytes"] != size:
+                continue
+            py = [(fr.get("function"), fr.get("line")) for fr in g["frames"] if fr.get("lang") == "python"]
+            print(f"leak {size} bytes ({g['api']}, owner {g.get('owner')}); python frames {py[:3]}")
+            return 0 if (fn, line) in py else 1
+        print("no such leak; leaks: " + ", ".join(f"{g['bytes']} {g['api']}" for g in r["live"] if not g.get("pool")))
+        return 1
+    if what == "owners":
+        r, want = load(argv[2]), argv[3:]
+        have = {o["owner"]: o for o in r.get("owners", [])}
+        print("owners " + "; ".join(f"{k} {o['bytes']} bytes in {o['count']}, retained {o['retained_bytes']}"
+                                    for k, o in have.items()))
+        return 0 if all(w in have for w in want) else 1
+    if what == "memviz":
+        try:
+            with open(argv[2], "rb") as f:
+                ours = pickle.load(f)
+            with open(argv[3], "rb") as f:
+                theirs = pickle.load(f)
+        except (OSError, pickle.UnpicklingError, EOFError) as e:
+            print(f"unreadable: {e}")
+            return 2
+        mine = {s["address"]: s["total_size"] for s in ours["segments"]}
+        segs = theirs["segments"] if isinstance(theirs, dict) else theirs
+        same = [s for s in segs if mine.get(s["address"]) == s["total_size"]]
+        other = [f"{s['address']:#x}/{s['total_size']}" for s in segs if mine.get(s["address"]) != s["total_size"]]
+        extra = len(mine) - len(same)
+        print(f"PyTorch {len(segs)} segments, the guard {len(mine)}; {len(same)} same address and size; "
+              f"PyTorch's not in the guard's: {other[:4] or 'none'}; the guard's beyond PyTorch's: {extra}")
+        return 0 if segs and len(same) == len(segs) else 1
     print(__doc__)
     return 2
 

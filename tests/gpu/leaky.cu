@@ -8,6 +8,8 @@
 //   leaky host           pinned host memory, cudaDeviceReset, cudaFreeHost
 //   leaky graph          graph memory nodes: 3 MiB not freed in the graph,
 //                        launched; 1 MiB freed in it; 2 MiB freed by cudaFree
+//   leaky oom            cudaMalloc of twice the device's memory, no quota:
+//                        the driver's own out of memory
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +19,11 @@
 
 __attribute__((noinline)) static void leak_one_mib() { void *p; cudaMalloc(&p, 1 << 20); }
 __attribute__((noinline)) static void leak_two_mib() { void *p; cudaMalloc(&p, 2 << 20); }
+__attribute__((noinline)) static cudaError_t oom_past_device(size_t bytes)
+{
+    void *p = nullptr;
+    return cudaMalloc(&p, bytes);
+}
 __attribute__((noinline)) static void *pinned_mib() { void *p = nullptr; cudaMallocHost(&p, 1 << 20); return p; }
 
 static cudaMemAllocNodeParams graph_params(size_t bytes)
@@ -79,6 +86,14 @@ int main(int argc, char **argv)
         raise(SIGUSR1);
         sleep(1);
         printf("still running\n");
+    } else if (!strcmp(mode, "oom")) {
+        size_t f, t;
+        cudaMemGetInfo(&f, &t);
+        void *held = nullptr;
+        cudaMalloc(&held, 64 << 20);
+        cudaError_t e = oom_past_device(2 * t);
+        cudaGetLastError();
+        printf("oom %s total %zu\n", cudaGetErrorName(e), t);
     } else if (!strcmp(mode, "graph")) {
         cudaGraph_t g;
         cudaGraphNode_t leaked, n, f;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# tests/gpu/run.sh - the GPU validation suite (issue 5). On a machine with an
-# NVIDIA GPU: builds what it needs, runs every case, prints a table (case,
-# expected, seen, pass/fail) and exits non-zero on any failure. Fits one
-# device-tool command (< 10 minutes); installs nothing. See README.md here.
+# tests/gpu/run.sh - the GPU validation suite. On a machine with an NVIDIA
+# GPU: builds what it needs, runs every case, prints a table (case,
+# expected, seen, pass/fail/info) and exits non-zero on any failure. Fits one
+# device-tool command (< 10 minutes); installs nothing outside $OUT. See
+# README.md here.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
@@ -14,10 +15,21 @@ LIB=$ROOT/build/libgpumemguard.so
 [ -f "$LIB" ] || { echo "build/libgpumemguard.so missing: build it first (make) and carry build/"; exit 2; }
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$G/gpu.txt"
 nvcc --version | tail -1 | tee -a "$G/gpu.txt"
+python3 - <<'PY' 2>&1 | tee -a "$G/gpu.txt"
+import importlib.metadata as md, platform
+print("python", platform.python_version(), end="")
+for d in ("torch", "jax", "jaxlib", "cupy-cuda13x", "cupy-cuda12x", "numba-cuda", "numba", "nvidia-nccl-cu13", "nvidia-nccl-cu12", "pytest"):
+    try:
+        print(f"; {d} {md.version(d)}", end="")
+    except md.PackageNotFoundError:
+        pass
+print()
+PY
 
 nvcc -g -o "$G/leaky_static" tests/gpu/leaky.cu || exit 2
 nvcc -g -cudart shared -o "$G/leaky_shared" tests/gpu/leaky.cu || exit 2
 nvcc -O2 -o "$G/allocbench" tests/gpu/allocbench.cu -lcuda || exit 2
+nvcc -O1 -o "$G/ptrscan" tests/gpu/ptrscan.cu -lcuda || exit 2
 cc -std=gnu11 -O1 -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$G/probe" tests/gpu/probe.c -L"${CUDA_HOME:-/usr/local/cuda}/lib64/stubs" -lcuda -ldl || exit 2
 # the real driver's answers to what the simulated driver models (docs/gpu-validation.md), without the guard
 timeout 120 "$G/probe" >"$G/probe.txt" 2>&1
@@ -26,8 +38,8 @@ LD_PRELOAD="$LIB" GPUMEM_LOG=debug timeout 60 "$G/leaky_static" leaks >/dev/null
 LD_PRELOAD="$LIB" GPUMEM_LOG=debug timeout 60 "$G/leaky_shared" leaks >/dev/null 2>"$G/debug.shared.txt"
 
 ROWS=(); FAILS=0
-row() { # case expected seen verdict
-    ROWS+=("$1|$2|${3//$'\n'/ }|$4"); [ "$4" = pass ] || FAILS=$((FAILS + 1))
+row() { # case expected seen verdict (pass, FAIL, or info: a measurement, not checked)
+    ROWS+=("$1|$2|${3//$'\n'/ }|$4"); [ "$4" = pass ] || [ "$4" = info ] || FAILS=$((FAILS + 1))
 }
 check() { # case expected seen condition...
     local c=$1 e=$2 s=$3; shift 3
@@ -139,8 +151,114 @@ g GPUMEM_REPORT=/dev/null timeout 180 python3 $P torch_step_time >"$G/s.guard" 2
 for f in b.plain b.guard b.guard0 b.cs s.plain s.guard; do echo "== $f"; cat "$G/$f" 2>/dev/null; done | tee "$G/overhead.txt"
 check "6 overhead measured" "three sizes, both runs" "see overhead.txt" bash -c "[ \$(grep -c median '$G/b.plain') = 3 ] && [ \$(grep -c median '$G/b.guard') = 3 ] && grep -q step '$G/s.guard'"
 
+# 7: the driver's own out of memory, no quota
+oom_msg() { sed -n '/^gpumemguard: the driver refused/,/^gpumemguard: the biggest/p' "$1"; }
+export -f oom_msg
+for v in static shared; do
+    g timeout 60 "$G/leaky_$v" oom >"$G/$v.oom.out" 2>"$G/$v.oom.err"
+    seen="$(cat "$G/$v.oom.out"); $(grep -m1 'the driver refused' "$G/$v.oom.err" | cut -c1-120)"
+    check "7 $v cudaMalloc past the device" "cudaErrorMemoryAllocation; the message names oom_past_device leaky.cu:N" "$seen" \
+        bash -c "grep -q 'oom cudaErrorMemoryAllocation' '$G/$v.oom.out' && grep -q '^gpumemguard: the driver refused cuMemAlloc of .*out of memory; this process holds 64.0 MiB' '$G/$v.oom.err' && oom_msg '$G/$v.oom.err' | grep -qE 'in oom_past_device\(.*leaky.cu:[0-9]+'"
+done
+fill_line=$(grep -n 'SITE: fill_device' $P | cut -d: -f1)
+g GPUMEM_REPORT="$G/fill.%n" GPUMEM_REPORT_FORMAT=text,json timeout 180 python3 $P fill_device >"$G/fill.out" 2>"$G/fill.err"; rc=$?
+oom_msg "$G/fill.err" >"$G/fill.msg"
+check "7 torch fills the device, no quota" "torch.OutOfMemoryError; a message naming fill_device cases.py:$fill_line" \
+    "$(cat "$G/fill.out") rc $rc; $(grep -c '^gpumemguard: the driver refused' "$G/fill.err") message(s); $(grep -m1 'fill_device' "$G/fill.msg")" \
+    bash -c "[ $rc = 0 ] && grep -q 'OutOfMemoryError' '$G/fill.out' && grep -q 'fill_device.*cases.py:$fill_line' '$G/fill.msg'"
+seen=$(jc oompeak "$G/fill.1.json" fill_device $((64 << 30))); jr=$?
+check "7 torch: the peak's make-up" "driver_oom > 0; at the peak >= 64 GiB under fill_device" "$seen" test $jr = 0
+check "7 torch: text peak section" "Live at the peak of device 0 ..., fill_device" "$(grep -m1 -A3 '^Live at the peak of device 0' "$G/fill.1.txt" 2>/dev/null | tr '\n' ' ' | cut -c1-200)" \
+    bash -c "sed -n '/^Live at the peak of device 0/,/^\$/p' '$G/fill.1.txt' | grep -q fill_device"
+
+# 8: pools. The command, from the build tree, as a user runs it.
+CMD=$ROOT/build/gpumemguard
+SNAPSHOT="$G/torch_snap.pickle" timeout 180 "$CMD" --error-exitcode 23 --report "$G/train.%n" --format text,json,html,memviz \
+    -- python3 $P torch_train >"$G/train.out" 2>"$G/train.err"; rc=$?
+check "8 torch training, caching allocator" "exit 0 under --error-exitcode 23; Retained by pool PyTorch" \
+    "rc $rc; $(grep -m1 SUMMARY "$G/train.2.txt" 2>/dev/null)" \
+    bash -c "[ $rc = 0 ] && grep -q 'Retained by pool PyTorch' '$G/train.2.txt'"
+seen=$(jc pool "$G/train.2.json" PyTorch 1 noleak); jr=$?
+check "8 torch: segments retained, no leak" "pool PyTorch, no leak" "$seen" test $jr = 0
+seen=$(jc owners "$G/train.1.json" PyTorch); jr=$?
+check "8 torch: owners" "PyTorch" "$seen" test $jr = 0
+jc owners "$G/train.1.json" cuBLAS >/dev/null 2>&1 || jc owners "$G/train.1.json" cuBLASLt >/dev/null 2>&1
+row "8 torch: cuBLAS apart" "cuBLAS or cuBLASLt listed when cuBLAS allocates for itself" "$seen" info
+leak_line=$(grep -n 'SITE: leak_tensor' $P | cut -d: -f1)
+timeout 180 "$CMD" --tensors --error-exitcode 23 --report "$G/tleak.%n" --format text,json -- python3 $P torch_train_leak >"$G/tleak.out" 2>"$G/tleak.err"; rc=$?
+seen=$(jc leakline "$G/tleak.1.json" 5242880 leak_tensor "$leak_line"); jr=$?
+check "8 torch --tensors, a tensor leak" "exit 23; 5 MiB leak at leak_tensor cases.py:$leak_line" "rc $rc; $seen" bash -c "[ $rc = 23 ] && [ $jr = 0 ]"
+timeout 180 "$CMD" --tensors --error-exitcode 23 --report "$G/ttens.%n" --format text,json -- python3 $P torch_train >"$G/ttens.out" 2>"$G/ttens.err"; rc=$?
+check "8 torch --tensors, no leak" "exit 0" "rc $rc; $(jc pool "$G/ttens.1.json" PyTorch 0)" test $rc = 0
+timeout 180 "$CMD" --error-exitcode 23 --report "$G/jaxpool.%n" --format text,json -- python3 $P jax_pool >"$G/jaxpool.out" 2>"$G/jaxpool.err"; rc=$?
+seen=$(jc pool "$G/jaxpool.1.json" XLA $((32 << 30))); jr=$?
+check "8 jax, default preallocation" "exit 0; >= 32 GiB retained by pool XLA at a dump" "rc $rc; $(cat "$G/jaxpool.out"); $seen" bash -c "[ $rc = 0 ] && [ $jr = 0 ]"
+timeout 180 "$CMD" --error-exitcode 23 --report "$G/cupool.%n" --format text,json -- python3 $P cupy_pool >"$G/cupool.out" 2>"$G/cupool.err"; rc=$?
+seen=$(jc pool "$G/cupool.1.json" CuPy $((96 << 20))); jr=$?
+check "8 cupy memory pool" "exit 0; >= 96 MiB retained by pool CuPy at a dump" "rc $rc; $(cat "$G/cupool.out"); $seen" bash -c "[ $rc = 0 ] && [ $jr = 0 ]"
+timeout 120 "$CMD" --error-exitcode 23 --report "$G/nccl.%n" --format text,json -- python3 $P torch_nccl >"$G/nccl.out" 2>"$G/nccl.err"; rc=$?
+if grep -q 'nccl: unavailable' "$G/nccl.out"; then
+    row "8 NCCL one-rank communicator" "NCCL apart from PyTorch" "NCCL not available" info
+else
+    seen=$(jc owners "$G/nccl.1.json" NCCL PyTorch); jr=$?
+    check "8 NCCL one-rank communicator" "owners NCCL and PyTorch apart; exit 0" "rc $rc; $(cat "$G/nccl.out"); $seen" bash -c "[ $jr = 0 ] && [ $rc = 0 ]"
+fi
+
+# 9: pictures of the training run: the page comes back to be loaded in Chromium; memviz against PyTorch's own snapshot
+seen=$(jc memviz "$G/train.1.pickle" "$G/torch_snap.pickle"); jr=$?
+check "9 memviz = torch.cuda.memory._snapshot()" "every PyTorch segment, same address and size" "$seen" test $jr = 0
+timeout 120 python3 $P memviz_open "$G/train.1.pickle" >"$G/mv.out" 2>&1
+check "9 memviz opened by torch.cuda._memory_viz" "segsum, segment_plot, trace_plot read it" "$(cat "$G/mv.out")" \
+    bash -c "grep -q 'segsum [0-9]* chars' '$G/mv.out' && ! grep -q FAILED '$G/mv.out'"
+check "9 html page of the run written" "train.2.html, loaded in Chromium elsewhere" "$(ls -l "$G/train.2.html" 2>&1 | awk '{print $5, $NF}')" test -s "$G/train.2.html"
+
+# 10: the wheel into this machine's Python, the plugin over PyTorch tests
+WHL=$(ls dist/gpumemguard-*.whl 2>/dev/null | head -1)
+SITE=$G/site
+if [ -n "$WHL" ]; then
+    if python3 -m pip install -q --no-index --no-deps --target "$SITE" "$WHL" >"$G/pip.log" 2>&1; then how=pip
+    else how=unzip; python3 - "$WHL" "$SITE" >>"$G/pip.log" 2>&1 <<'PY'
+import os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(sys.argv[2])
+for i in z.infolist():
+    mode = (i.external_attr >> 16) & 0o777
+    if mode:
+        os.chmod(os.path.join(sys.argv[2], i.filename), mode)
+PY
+    fi
+    if ! python3 -c 'import pytest' 2>/dev/null; then
+        python3 -m pip install -q --no-index --find-links build/gpu-wheels --target "$SITE" pytest >>"$G/pip.log" 2>&1 || \
+            for w in build/gpu-wheels/*.whl; do python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$w" "$SITE"; done
+    fi
+    for mode in caching tensors; do
+        env=(); want="test_over_budget"
+        [ $mode = tensors ] && env=(PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync) && want="test_leaks test_over_budget"
+        (cd "$G" && env "${env[@]}" PYTHONPATH="$SITE" timeout 180 python3 -m pytest -p no:cacheprovider --gpumem -rA -q \
+            "$ROOT/tests/gpu/torch_gpumem_tests.py") >"$G/pytest.$mode.out" 2>&1; rc=$?
+        failed=$(grep -oE '^FAILED [^ ]*::test_[a-z_]+' "$G/pytest.$mode.out" | sed 's/.*:://' | sort | tr '\n' ' ' | sed 's/ $//')
+        check "10 pytest --gpumem, $mode ($how)" "failed: $want" "rc $rc; failed: ${failed:-none}; $(tail -1 "$G/pytest.$mode.out")" test "$failed" = "$want"
+    done
+else
+    row "10 pytest --gpumem" "the wheel installed" "no dist/*.whl carried" FAIL
+fi
+
+# 11: a measurement: copies of device pointers in the process's own memory
+for v in runtime driver; do
+    timeout 120 "$G/ptrscan" $v 256 >"$G/ptrscan.$v.txt" 2>&1
+    row "11 pointer copies, $v" "measured: where copies stay" "$(tr '\n' ' ' <"$G/ptrscan.$v.txt")" info
+done
+
+# 12: the stream-ordered pair (every tensor under --tensors) on the real driver
+"$G/allocbench" async >"$G/ba.plain" 2>&1
+g GPUMEM_REPORT=/dev/null "$G/allocbench" async >"$G/ba.guard" 2>&1
+g GPUMEM_REPORT=/dev/null GPUMEM_STACK_DEPTH=0 "$G/allocbench" async >"$G/ba.guard0" 2>&1
+for f in ba.plain ba.guard ba.guard0; do echo "== $f"; cat "$G/$f"; done | tee -a "$G/overhead.txt"
+check "12 async pair measured" "three sizes, three runs" "see overhead.txt" bash -c "[ \$(cat '$G/ba.plain' '$G/ba.guard' '$G/ba.guard0' | grep -c 'median') = 9 ] && ! grep -q failed '$G/ba.guard'"
+
 printf "\n%-34s | %-45s | %-60s | %s\n" case expected seen result
 for r in "${ROWS[@]}"; do IFS='|' read -r c e s v <<<"$r"; printf "%-34s | %-45s | %-60.60s | %s\n" "$c" "$e" "$s" "$v"; done
+printf "%s\n" "${ROWS[@]}" >"$G/rows.txt"
 echo
 echo "$(( ${#ROWS[@]} - FAILS )) passed, $FAILS failed"
 [ "$FAILS" = 0 ]
