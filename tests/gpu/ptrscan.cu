@@ -74,7 +74,8 @@ static void scan(const char *phase, int n, bool skip_plain)
     const uint64_t wl = (uint64_t)(uintptr_t)want.data(), wh = wl + want.size() * 8;
     const uint64_t bl = (uint64_t)(uintptr_t)buf.data(), bh = bl + buf.size() * 8;
     for (const Map &m : writable_maps()) {
-        for (uint64_t a = m.lo; a < m.hi; a += buf.size() * 8) {
+        // a mapping is scanned up to its first GiB (CUDA's host-side mappings can be large and mostly untouched)
+        for (uint64_t a = m.lo; a < m.hi && a - m.lo < (1ull << 30); a += buf.size() * 8) {
             size_t len = std::min<uint64_t>(buf.size() * 8, m.hi - a);
             ssize_t got = pread(fd, buf.data(), len, (off_t)a);
             if (got <= 0)
