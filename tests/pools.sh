@@ -11,27 +11,31 @@ jq_() { python3 "$ROOT/tests/pools/jq.py" "$@"; }
 
 # Each built-in pattern against a stack that has it: retained by its pool,
 # not a leak, so GPUMEM_EXITCODE keeps the program's status.
-for spec in torch:PyTorch:1048576 torch1:PyTorch:2097152 torch_exp:PyTorch:2162688 torch_native:PyTorch:2228224 tsl:XLA:3145728 tf:TensorFlow:4194304 \
-            rmm:RMM:5242880 mxnet:MXNet:6291456 cupy:CuPy:7340032 tfmod:TensorFlow:8388608; do
-    IFS=: read -r c owner bytes <<<"$spec"
+for spec in torch:PyTorch::1048576 torch1:PyTorch::2097152 torch_exp:PyTorch::2162688 torch_native:PyTorch::2228224 tsl:XLA::3145728 \
+            tf:TensorFlow::4194304 rmm:RMM::5242880 mxnet:MXNet::6291456 cupy:CuPy::7340032 tfmod:TensorFlow::8388608 \
+            cupy_memory:CuPy::7405568 torch_host:PyTorch::1114112 "torch_ws:PyTorch:PyTorch cuBLAS workspace:1179648" \
+            "cublas:cuBLAS:cuBLAS handle:131072" "cublaslt:cuBLASLt:cuBLASLt handle:196608" "cudnn:cuDNN:cuDNN handle:262144"; do
+    IFS=: read -r c owner pool bytes <<<"$spec"
+    pool=${pool:-$owner}
     lib=$FP; fn=$c
     [ "$c" = tfmod ] && { lib="$ROOT/$T/tensorflow/libfakepools.so"; fn=tsl; } # TSL's BFC inside TensorFlow's module
     guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/pool.%p" "$T/poolapp" "$lib" "$fn=$bytes"; rc=$?
     j=$(ls "$WORK"/pool.*.json 2>/dev/null | head -1); t=${j%.json}.txt
     got=$([ -n "$j" ] && jq_ "$j" '[(g["owner"], g.get("pool"), g["bytes"]) for g in r["live"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"], [(o["owner"], o["retained_bytes"]) for o in r["owners"]]')
-    if [ $rc = 0 ] && [ "$got" = "([('$owner', '$owner', $bytes)], 0, $bytes, [('$owner', $bytes)])" ] \
-       && grep -q "^Retained by pool $owner (not a leak): .* ($bytes bytes) in 1 allocation$" "$t" \
+    if [ $rc = 0 ] && [ "$got" = "([('$owner', '$pool', $bytes)], 0, $bytes, [('$owner', $bytes)])" ] \
+       && grep -q "^Retained by pool $pool (not a leak): .* ($bytes bytes) in 1 allocation$" "$t" \
        && grep -q "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, $bytes bytes in 1 allocation retained by pools" "$t" \
        && ! grep -q "^Live allocations" "$t"; then
-        ok "pool pattern $c: a $owner segment is retained by pool $owner, not a leak (exit 0 under GPUMEM_EXITCODE=23; JSON pool/owner)"
+        ok "pool pattern $c: a $owner segment is retained by pool $pool, not a leak (exit 0 under GPUMEM_EXITCODE=23; JSON pool/owner)"
     else bad "pool pattern $c (rc $rc): got '$got'" "${t:-$WORK/err}"; fi
     rm -f "$WORK"/pool.*
 done
 
-# Owners that are no pools: their allocations are leaks, labelled; PyTorch's
+# Owners that are no pools: their allocations are leaks, labelled (cuBLAS,
+# cuBLASLt and cuDNN allocating outside a handle's creation); PyTorch's
 # cudaMallocAsync backend hands each tensor to the driver (no segment).
 guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/own.json" "$T/poolapp" "$FP" \
-    nccl=65536 cublas=131072 cublaslt=196608 cudnn=262144 torch_async=327680 leak=393216 torch_uncached=458752 torch=1048576; rc=$?
+    nccl=65536 sgemm=131072 ltmatmul=196608 conv=262144 torch_async=327680 leak=393216 torch_uncached=458752 torch=1048576; rc=$?
 got=$(jq_ "$WORK/own.json" 'sorted((g["bytes"], g["owner"], g.get("pool", "-")) for g in r["live"])')
 want="[(65536, 'NCCL', '-'), (131072, 'cuBLAS', '-'), (196608, 'cuBLASLt', '-'), (262144, 'cuDNN', '-'), (327680, 'PyTorch', '-'), (393216, 'program', '-'), (458752, 'PyTorch', '-'), (1048576, 'PyTorch', 'PyTorch')]"
 owners=$(jq_ "$WORK/own.json" '[(o["owner"], o["bytes"], o["count"], o["retained_bytes"]) for o in r["owners"]]')
@@ -40,6 +44,18 @@ if [ $rc = 23 ] && [ "$got" = "$want" ] && [ "$owners" = "$wown" ] \
    && [ "$(jq_ "$WORK/own.json" 'r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')" = "(1835008, 1048576)" ]; then
     ok "owners: NCCL, cuBLAS, cuBLASLt, cuDNN, PyTorch (cudaMallocAsync and uncached: no pool) and the program labelled; summary by owner; leaks still fail the run (23)"
 else bad "owners (rc $rc): $got / $owners" "$WORK/own.json"; fi
+
+# Module patterns read a path from its package on: a CuPy module in a venv
+# under /opt/torch is CuPy's, not PyTorch's; torch/lib itself is PyTorch's.
+mkdir -p "$T/opt/torch/.venv/lib/python3.12/site-packages/cupy_backends" "$T/opt/torch/.venv/lib/python3.12/site-packages/torch/lib"
+cp "$T/libfakepools.so" "$T/opt/torch/.venv/lib/python3.12/site-packages/cupy_backends/libfakepools.so"
+cp "$T/libfakepools.so" "$T/opt/torch/.venv/lib/python3.12/site-packages/torch/lib/libfakepools.so"
+own_in() { guarded GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/path.json" "$T/poolapp" "$ROOT/$T/opt/torch/.venv/lib/python3.12/site-packages/$1/libfakepools.so" plain=65536
+           jq_ "$WORK/path.json" '[g["owner"] for g in r["live"]]'; }
+got="$(own_in cupy_backends) $(own_in torch/lib)"
+if [ "$got" = "['CuPy'] ['PyTorch']" ]; then
+    ok "owner by module path from the package on: a CuPy module in a venv under /opt/torch is CuPy's; torch/lib is PyTorch's"
+else bad "owner by module path: got $got" "$WORK/path.json"; fi
 
 # the text report: leaks listed, the pool apart, the summary by owner
 guarded GPUMEM_EXITCODE=23 "$T/poolapp" "$FP" leak=393216 torch=1048576; rc=$?

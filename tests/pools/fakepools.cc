@@ -1,8 +1,8 @@
 // fakepools.cc - a library whose functions carry the real names of the
 // caching allocators' segment-growing code and of the libraries that own
 // allocations (PyTorch, XLA, TensorFlow, CuPy, RMM, MXNet, NCCL, cuBLAS,
-// cuBLASLt, cuDNN), each allocating with cuMemAlloc: so that every built-in
-// pattern is tested against a stack that has it. Built at -O0: no frame is
+// cuBLASLt, cuDNN, their handles), each allocating with cuMemAlloc: so that
+// every built-in pattern is tested against a stack that has it. Built at -O0: no frame is
 // inlined or turned into a tail call. fake_CASE(bytes) is the entry point.
 #include <cuda.h>
 #include <stddef.h>
@@ -71,7 +71,28 @@ struct GPUPooledStorageManager { // src/storage/pooled_storage_manager.h
 } // namespace storage
 } // namespace mxnet
 
+namespace at {
+namespace cuda {
+__attribute__((noinline)) CUdeviceptr setWorkspaceForHandle(size_t n) { ALLOC(n); } // its cuBLAS workspaces
+namespace {
+struct CUDACachingHostAllocatorImpl { // the pinned host memory cache
+    __attribute__((noinline)) static CUdeviceptr allocate_host_memory_slowpath(size_t n) { ALLOC(n); }
+};
+} // namespace
+__attribute__((noinline)) CUdeviceptr host_pool(size_t n) { return CUDACachingHostAllocatorImpl::allocate_host_memory_slowpath(n); }
+} // namespace cuda
+} // namespace at
+
 extern "C" {
+// Cython's names for cupy.cuda.memory.Memory.__init__ (all a stripped wheel
+// leaves of the pool) and for cupy.cuda.memory.SingleDeviceMemoryPool._malloc
+__attribute__((noinline)) CUdeviceptr __pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__(size_t n) { ALLOC(n); }
+// cuBLAS, cuBLASLt, cuDNN allocating in a call that is no handle's creation
+__attribute__((noinline)) CUdeviceptr cublasSgemm_v2(size_t n) { ALLOC(n); }
+__attribute__((noinline)) CUdeviceptr cublasLtMatmul(size_t n) { ALLOC(n); }
+__attribute__((noinline)) CUdeviceptr cudnnConvolutionForward(size_t n) { ALLOC(n); }
+// a function no row names (its module's path decides)
+__attribute__((noinline)) CUdeviceptr plain_alloc(size_t n) { ALLOC(n); }
 // Cython's name for cupy.cuda.memory.SingleDeviceMemoryPool._malloc
 __attribute__((noinline)) CUdeviceptr __pyx_f_4cupy_4cuda_6memory_22SingleDeviceMemoryPool__malloc(size_t n) { ALLOC(n); }
 __attribute__((noinline)) CUdeviceptr ncclCudaCalloc(size_t n) { ALLOC(n); }
@@ -100,4 +121,11 @@ FAKE(nccl, ncclCudaCalloc)
 FAKE(cublas, cublasCreate_v2)
 FAKE(cublaslt, cublasLtCreate)
 FAKE(cudnn, cudnnCreate)
+FAKE(cupy_memory, __pyx_pw_4cupy_4cuda_6memory_6Memory_1__init__)
+FAKE(torch_ws, at::cuda::setWorkspaceForHandle)
+FAKE(torch_host, at::cuda::host_pool)
+FAKE(sgemm, cublasSgemm_v2)
+FAKE(ltmatmul, cublasLtMatmul)
+FAKE(conv, cudnnConvolutionForward)
+FAKE(plain, plain_alloc)
 }
