@@ -2,7 +2,7 @@
 
   group BYTES COUNT FUNCTION REPORT...  a live group of BYTES in COUNT allocations whose
                                      stack names FUNCTION (Python or native), in any REPORT
-  same REPORT1 REPORT2               the same live bytes in both (and some)
+  same REPORT1 REPORT2               the same live and retained bytes in both (and some)
   api REPORT API MIN                 live groups of API hold at least MIN bytes
   peak REPORT MAX                    device 0's peak is above 0 and at most MAX
   oompeak REPORT FUNCTION MIN        device 0 saw the driver's out of memory, and at its peak
@@ -49,8 +49,9 @@ def main(argv):
               ", ".join(f"{g['bytes']}/{g['count']} {g['api']}" for g in groups[:6]))
         return 1
     if what == "same":
-        a, b = load(argv[2])["totals"]["live_bytes"], load(argv[3])["totals"]["live_bytes"]
-        print(f"live bytes {a} then {b}")
+        ta, tb = load(argv[2])["totals"], load(argv[3])["totals"]
+        a, b = ta["live_bytes"] + ta["retained_bytes"], tb["live_bytes"] + tb["retained_bytes"]
+        print(f"live and retained bytes {a} then {b}")
         return 0 if a == b and a > 0 else 1
     if what == "api":
         r, api, least = load(argv[2]), argv[3], int(argv[4])
