@@ -11,22 +11,21 @@ jq_() { python3 "$ROOT/tests/pools/jq.py" "$@"; }
 
 # Each built-in pattern against a stack that has it: retained by its pool,
 # not a leak, so GPUMEM_EXITCODE keeps the program's status.
-for spec in torch:PyTorch::1048576 torch1:PyTorch::2097152 torch_exp:PyTorch::2162688 torch_native:PyTorch::2228224 tsl:XLA::3145728 \
-            tf:TensorFlow::4194304 rmm:RMM::5242880 mxnet:MXNet::6291456 cupy:CuPy::7340032 tfmod:TensorFlow::8388608 \
-            cupy_memory:CuPy::7405568 torch_host:PyTorch::1114112 "torch_ws:PyTorch:PyTorch cuBLAS workspace:1179648" \
-            "cublas:cuBLAS:cuBLAS handle:131072" "cublaslt:cuBLASLt:cuBLASLt handle:196608" "cudnn:cuDNN:cuDNN handle:262144"; do
-    IFS=: read -r c owner pool bytes <<<"$spec"
-    pool=${pool:-$owner}
+for spec in torch:PyTorch:1048576 torch1:PyTorch:2097152 torch_exp:PyTorch:2162688 torch_native:PyTorch:2228224 tsl:XLA:3145728 \
+            tf:TensorFlow:4194304 rmm:RMM:5242880 mxnet:MXNet:6291456 cupy:CuPy:7340032 tfmod:TensorFlow:8388608 \
+            cupy_memory:CuPy:7405568 torch_host:PyTorch:1114112 torch_ws:PyTorch:1179648 \
+            cublas:cuBLAS:131072 cublaslt:cuBLASLt:196608 cudnn:cuDNN:262144; do
+    IFS=: read -r c owner bytes <<<"$spec"
     lib=$FP; fn=$c
     [ "$c" = tfmod ] && { lib="$ROOT/$T/tensorflow/libfakepools.so"; fn=tsl; } # TSL's BFC inside TensorFlow's module
     guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/pool.%p" "$T/poolapp" "$lib" "$fn=$bytes"; rc=$?
     j=$(ls "$WORK"/pool.*.json 2>/dev/null | head -1); t=${j%.json}.txt
     got=$([ -n "$j" ] && jq_ "$j" '[(g["owner"], g.get("pool"), g["bytes"]) for g in r["live"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"], [(o["owner"], o["retained_bytes"]) for o in r["owners"]]')
-    if [ $rc = 0 ] && [ "$got" = "([('$owner', '$pool', $bytes)], 0, $bytes, [('$owner', $bytes)])" ] \
-       && grep -q "^Retained by pool $pool (not a leak): .* ($bytes bytes) in 1 allocation$" "$t" \
+    if [ $rc = 0 ] && [ "$got" = "([('$owner', '$owner', $bytes)], 0, $bytes, [('$owner', $bytes)])" ] \
+       && grep -q "^Retained by pool $owner (not a leak): .* ($bytes bytes) in 1 allocation$" "$t" \
        && grep -q "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit, $bytes bytes in 1 allocation retained by pools" "$t" \
        && ! grep -q "^Live allocations" "$t"; then
-        ok "pool pattern $c: a $owner segment is retained by pool $pool, not a leak (exit 0 under GPUMEM_EXITCODE=23; JSON pool/owner)"
+        ok "pool pattern $c: a $owner segment is retained by pool $owner, not a leak (exit 0 under GPUMEM_EXITCODE=23; JSON pool/owner)"
     else bad "pool pattern $c (rc $rc): got '$got'" "${t:-$WORK/err}"; fi
     rm -f "$WORK"/pool.*
 done

@@ -39,17 +39,15 @@
  * owner. `pool` rows are the frames through which a caching allocator grows
  * itself by a segment (never a per-tensor path such as PyTorch's
  * cudaMallocAsync backend, whose allocations are each a tensor), and those
- * through which a library handle takes the memory it keeps for its life;
- * `label` names the pool when it is not the owner. Module and Python-file
- * patterns see a path from its package on when it lies in site-packages
- * (package_path). */
+ * through which a library handle takes the memory it keeps for its life.
+ * Module and Python-file patterns see a path from its package on when it
+ * lies in site-packages (package_path). */
 struct rule {
     const char *owner;
     const char *function;
     const char *module;
     const char *pyfile;
     int pool;
-    const char *label;
 };
 
 static const struct rule rules[] = {
@@ -59,91 +57,91 @@ static const struct rule rules[] = {
      * (expandable_segments:True), THCCachingAllocator (1.x). Not
      * NativeCachingAllocator::allocate itself: under
      * PYTORCH_NO_CUDA_MEMORY_CACHING=1 it calls cudaMalloc per tensor. */
-    { "PyTorch", "^c10::cuda::CUDACachingAllocator::*DeviceCachingAllocator::", NULL, NULL, 1, NULL },
-    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(", NULL, NULL, 1, NULL },
-    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::", NULL, NULL, 1, NULL },
-    { "PyTorch", "^c10::cuda::CUDACachingAllocator::THCCachingAllocator::", NULL, NULL, 1, NULL },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::*DeviceCachingAllocator::", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::THCCachingAllocator::", NULL, NULL, 1 },
     /* TSL's best-fit-with-coalescing allocator (BFCAllocator::Extend grows it;
      * JAX preallocates 75 % through it): TensorFlow's copy, or XLA's */
-    { "TensorFlow", "^tensorflow::BFCAllocator::", NULL, NULL, 1, NULL },
-    { "TensorFlow", "^tsl::BFCAllocator::", "*tensorflow*", NULL, 1, NULL },
-    { "XLA", "^tsl::BFCAllocator::", NULL, NULL, 1, NULL },
+    { "TensorFlow", "^tensorflow::BFCAllocator::", NULL, NULL, 1 },
+    { "TensorFlow", "^tsl::BFCAllocator::", "*tensorflow*", NULL, 1 },
+    { "XLA", "^tsl::BFCAllocator::", NULL, NULL, 1 },
     /* PyTorch's pinned host memory cache (CachingHostAllocator), and the
      * cuBLAS workspaces it keeps per handle and stream: under its
      * cudaMallocAsync backend each is an allocation of its own */
-    { "PyTorch", "^at::cuda::*CUDACachingHostAllocatorImpl::", NULL, NULL, 1, NULL },
-    { "PyTorch", "^at::CachingHostAllocatorImpl<", NULL, NULL, 1, NULL },
-    { "PyTorch", "^at::cuda::setWorkspaceForHandle(", NULL, NULL, 1, "PyTorch cuBLAS workspace" },
-    { "PyTorch", "^at::cuda::getCUDABlasLtWorkspace(", NULL, NULL, 1, "PyTorch cuBLAS workspace" },
+    { "PyTorch", "^at::cuda::*CUDACachingHostAllocatorImpl::", NULL, NULL, 1 },
+    { "PyTorch", "^at::CachingHostAllocatorImpl<", NULL, NULL, 1 },
+    { "PyTorch", "^at::cuda::setWorkspaceForHandle(", NULL, NULL, 1 },
+    { "PyTorch", "^at::cuda::getCUDABlasLtWorkspace(", NULL, NULL, 1 },
     /* CuPy's memory pool (Cython: __pyx_..._SingleDeviceMemoryPool_...), and
      * its pinned host memory pool. The wheels are stripped of the pool's
      * names: what is left is cupy.cuda.memory.Memory, through which the pool
      * takes each segment (as cupy.cuda.set_allocator(None) takes each array) */
-    { "CuPy", "*SingleDeviceMemoryPool*", NULL, NULL, 1, NULL },
-    { "CuPy", "*PinnedMemoryPool*", NULL, NULL, 1, NULL },
-    { "CuPy", "*_4cupy_4cuda_6memory_6Memory_*", NULL, NULL, 1, NULL },
+    { "CuPy", "*SingleDeviceMemoryPool*", NULL, NULL, 1 },
+    { "CuPy", "*PinnedMemoryPool*", NULL, NULL, 1 },
+    { "CuPy", "*_4cupy_4cuda_6memory_6Memory_*", NULL, NULL, 1 },
     /* what a library handle allocates when it is made, kept until the handle
      * is destroyed: frameworks keep theirs for the process's life */
-    { "cuBLAS", "^cublasCreate", NULL, NULL, 1, "cuBLAS handle" },
-    { "cuBLASLt", "^cublasLtCreate$", NULL, NULL, 1, "cuBLASLt handle" },
-    { "cuDNN", "^cudnnCreate$", NULL, NULL, 1, "cuDNN handle" },
+    { "cuBLAS", "^cublasCreate", NULL, NULL, 1 },
+    { "cuBLASLt", "^cublasLtCreate$", NULL, NULL, 1 },
+    { "cuDNN", "^cudnnCreate$", NULL, NULL, 1 },
     /* RMM's sub-allocating resources: pool_memory_resource<Upstream> (and
      * detail::pool_memory_resource_impl), arena, fixed_size */
-    { "RMM", "rmm::*mr::*pool_memory_resource", NULL, NULL, 1, NULL },
-    { "RMM", "rmm::*mr::*arena", NULL, NULL, 1, NULL },
-    { "RMM", "rmm::*mr::*fixed_size_memory_resource", NULL, NULL, 1, NULL },
+    { "RMM", "rmm::*mr::*pool_memory_resource", NULL, NULL, 1 },
+    { "RMM", "rmm::*mr::*arena", NULL, NULL, 1 },
+    { "RMM", "rmm::*mr::*fixed_size_memory_resource", NULL, NULL, 1 },
     /* MXNet's pooled storage: GPUPooledStorageManager,
      * GPUPooledRoundedStorageManager, PooledStorageManager<...> */
-    { "MXNet", "^mxnet::storage::*Pooled*StorageManager", NULL, NULL, 1, NULL },
+    { "MXNet", "^mxnet::storage::*Pooled*StorageManager", NULL, NULL, 1 },
 
     /* owners, by function name first (a library linked into another keeps
      * its names), then by module, then by Python file */
-    { "NCCL", "^nccl", NULL, NULL, 0, NULL },
-    { "NCCL", "^pnccl", NULL, NULL, 0, NULL },
-    { "cuBLASLt", "^cublasLt", NULL, NULL, 0, NULL },
-    { "cuBLAS", "^cublas", NULL, NULL, 0, NULL },
-    { "cuDNN", "^cudnn", NULL, NULL, 0, NULL },
-    { "PyTorch", "^c10::", NULL, NULL, 0, NULL },
-    { "PyTorch", "^at::", NULL, NULL, 0, NULL },
-    { "PyTorch", "^torch::", NULL, NULL, 0, NULL },
-    { "TensorFlow", "^tensorflow::", NULL, NULL, 0, NULL },
-    { "TensorFlow", "^tsl::", "*tensorflow*", NULL, 0, NULL },
-    { "XLA", "^xla::", NULL, NULL, 0, NULL },
-    { "XLA", "^stream_executor::", NULL, NULL, 0, NULL },
-    { "XLA", "^tsl::", NULL, NULL, 0, NULL },
-    { "RMM", "^rmm::", NULL, NULL, 0, NULL },
-    { "MXNet", "^mxnet::", NULL, NULL, 0, NULL },
-    { "NCCL", NULL, "*/libnccl.so*", NULL, 0, NULL },
-    { "cuBLASLt", NULL, "*/libcublasLt.so*", NULL, 0, NULL },
-    { "cuBLAS", NULL, "*/libcublas.so*", NULL, 0, NULL },
-    { "cuDNN", NULL, "*/libcudnn*", NULL, 0, NULL },
-    { "cuFFT", NULL, "*/libcufft*", NULL, 0, NULL },
-    { "cuSPARSE", NULL, "*/libcusparse*", NULL, 0, NULL },
-    { "cuSOLVER", NULL, "*/libcusolver*", NULL, 0, NULL },
-    { "cuRAND", NULL, "*/libcurand*", NULL, 0, NULL },
-    { "PyTorch", NULL, "*/libc10*", NULL, 0, NULL },
-    { "PyTorch", NULL, "*/libtorch*", NULL, 0, NULL },
-    { "PyTorch", NULL, "*/torch/*", NULL, 0, NULL },
-    { "TensorFlow", NULL, "*tensorflow*", NULL, 0, NULL },
-    { "XLA", NULL, "*/jaxlib/*", NULL, 0, NULL },
-    { "XLA", NULL, "*xla_extension*", NULL, 0, NULL },
-    { "XLA", NULL, "*/jax_plugins/*", NULL, 0, NULL },
-    { "CuPy", NULL, "*/cupy/*", NULL, 0, NULL },
-    { "CuPy", NULL, "*/cupy_backends/*", NULL, 0, NULL },
-    { "RMM", NULL, "*/librmm*", NULL, 0, NULL },
-    { "RMM", NULL, "*/rmm/*", NULL, 0, NULL },
-    { "MXNet", NULL, "*/libmxnet*", NULL, 0, NULL },
-    { "numba", NULL, "*/numba/*", NULL, 0, NULL },
-    { "PyTorch", NULL, NULL, "*/torch/*", 0, NULL },
-    { "XLA", NULL, NULL, "*/jax/*", 0, NULL },
-    { "XLA", NULL, NULL, "*/jaxlib/*", 0, NULL },
-    { "TensorFlow", NULL, NULL, "*/tensorflow/*", 0, NULL },
-    { "CuPy", NULL, NULL, "*/cupy/*", 0, NULL },
-    { "CuPy", NULL, NULL, "*/cupyx/*", 0, NULL },
-    { "RMM", NULL, NULL, "*/rmm/*", 0, NULL },
-    { "MXNet", NULL, NULL, "*/mxnet/*", 0, NULL },
-    { "numba", NULL, NULL, "*/numba/*", 0, NULL },
-    { "numba", NULL, NULL, "*/numba_cuda/*", 0, NULL },
+    { "NCCL", "^nccl", NULL, NULL, 0 },
+    { "NCCL", "^pnccl", NULL, NULL, 0 },
+    { "cuBLASLt", "^cublasLt", NULL, NULL, 0 },
+    { "cuBLAS", "^cublas", NULL, NULL, 0 },
+    { "cuDNN", "^cudnn", NULL, NULL, 0 },
+    { "PyTorch", "^c10::", NULL, NULL, 0 },
+    { "PyTorch", "^at::", NULL, NULL, 0 },
+    { "PyTorch", "^torch::", NULL, NULL, 0 },
+    { "TensorFlow", "^tensorflow::", NULL, NULL, 0 },
+    { "TensorFlow", "^tsl::", "*tensorflow*", NULL, 0 },
+    { "XLA", "^xla::", NULL, NULL, 0 },
+    { "XLA", "^stream_executor::", NULL, NULL, 0 },
+    { "XLA", "^tsl::", NULL, NULL, 0 },
+    { "RMM", "^rmm::", NULL, NULL, 0 },
+    { "MXNet", "^mxnet::", NULL, NULL, 0 },
+    { "NCCL", NULL, "*/libnccl.so*", NULL, 0 },
+    { "cuBLASLt", NULL, "*/libcublasLt.so*", NULL, 0 },
+    { "cuBLAS", NULL, "*/libcublas.so*", NULL, 0 },
+    { "cuDNN", NULL, "*/libcudnn*", NULL, 0 },
+    { "cuFFT", NULL, "*/libcufft*", NULL, 0 },
+    { "cuSPARSE", NULL, "*/libcusparse*", NULL, 0 },
+    { "cuSOLVER", NULL, "*/libcusolver*", NULL, 0 },
+    { "cuRAND", NULL, "*/libcurand*", NULL, 0 },
+    { "PyTorch", NULL, "*/libc10*", NULL, 0 },
+    { "PyTorch", NULL, "*/libtorch*", NULL, 0 },
+    { "PyTorch", NULL, "*/torch/*", NULL, 0 },
+    { "TensorFlow", NULL, "*tensorflow*", NULL, 0 },
+    { "XLA", NULL, "*/jaxlib/*", NULL, 0 },
+    { "XLA", NULL, "*xla_extension*", NULL, 0 },
+    { "XLA", NULL, "*/jax_plugins/*", NULL, 0 },
+    { "CuPy", NULL, "*/cupy/*", NULL, 0 },
+    { "CuPy", NULL, "*/cupy_backends/*", NULL, 0 },
+    { "RMM", NULL, "*/librmm*", NULL, 0 },
+    { "RMM", NULL, "*/rmm/*", NULL, 0 },
+    { "MXNet", NULL, "*/libmxnet*", NULL, 0 },
+    { "numba", NULL, "*/numba/*", NULL, 0 },
+    { "PyTorch", NULL, NULL, "*/torch/*", 0 },
+    { "XLA", NULL, NULL, "*/jax/*", 0 },
+    { "XLA", NULL, NULL, "*/jaxlib/*", 0 },
+    { "TensorFlow", NULL, NULL, "*/tensorflow/*", 0 },
+    { "CuPy", NULL, NULL, "*/cupy/*", 0 },
+    { "CuPy", NULL, NULL, "*/cupyx/*", 0 },
+    { "RMM", NULL, NULL, "*/rmm/*", 0 },
+    { "MXNet", NULL, NULL, "*/mxnet/*", 0 },
+    { "numba", NULL, NULL, "*/numba/*", 0 },
+    { "numba", NULL, NULL, "*/numba_cuda/*", 0 },
 };
 #define NRULES ((int)(sizeof rules / sizeof rules[0]))
 
@@ -295,7 +293,7 @@ static const char *pool_name(int16_t p)
         return NULL;
     if (p >= P_LINE)
         return gmg_cfg.suppressions.pools[p - P_LINE];
-    return rules[p].label ? rules[p].label : rules[p].owner;
+    return rules[p].owner;
 }
 
 /* A stack's owner (first deciding frame: native ones innermost first, then

@@ -182,8 +182,8 @@ seen=$(jc pool "$G/train.2.json" PyTorch 1 noleak); jr=$?
 check "8 torch: segments retained, no leak" "pool PyTorch, no leak" "$seen" test $jr = 0
 seen=$(jc owners "$G/train.1.json" PyTorch); jr=$?
 check "8 torch: owners" "PyTorch" "$seen" test $jr = 0
-seen=$(jc pool "$G/train.2.json" "cuBLAS handle" 1); jr=$?
-check "8 torch: cuBLAS apart" "cuBLAS handles' own memory retained by pool cuBLAS handle at exit" "$seen" test $jr = 0
+seen=$(jc pool "$G/train.2.json" cuBLAS 1); jr=$?
+check "8 torch: cuBLAS apart" "cuBLAS handles' own memory retained by pool cuBLAS at exit" "$seen" test $jr = 0
 leak_line=$(grep -n 'SITE: leak_tensor' $P | cut -d: -f1)
 timeout 180 "$CMD" --tensors --error-exitcode 23 --report "$G/tleak.%n" --format text,json -- python3 $P torch_train_leak >"$G/tleak.out" 2>"$G/tleak.err"; rc=$?
 seen=$(jc leakline "$G/tleak.1.json" 5242880 leak_tensor "$leak_line"); jr=$?
