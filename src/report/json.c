@@ -118,15 +118,16 @@ static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *ke
     group_array(r, b, key, g, n, alloc, cap);
 }
 
-/* [{"device","bytes","groups":[... as live[] ...]}] */
+/* [{"device","bytes","groups":[... as live[] ...]}]; cap as for live[]
+ * (each device's list cut to its biggest, "groups_folded" the rest) */
 static void at_peak(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_at_peak *p,
-                    size_t n)
+                    size_t n, size_t cap)
 {
     gmg_buf_printf(b, ",\n\"%s\":[", key);
     for (size_t i = 0; i < n; i++) {
         gmg_buf_printf(b, "%s\n {\"device\":%d,\"bytes\":%llu,\"groups\":", i ? "," : "", p[i].device,
                        (unsigned long long)p[i].bytes);
-        group_array(r, b, "groups", p[i].groups, p[i].ngroups, 1, 0); /* every group, as live[] */
+        group_array(r, b, "groups", p[i].groups, p[i].ngroups, 1, cap);
         gmg_buf_printf(b, "}");
     }
     gmg_buf_printf(b, "]");
@@ -180,9 +181,9 @@ void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_
         groups(r, b, "growth", r->growth, r->ngrowth, 1, cap);
     else
         gmg_buf_printf(b, ",\n\"growth\":null");
-    at_peak(r, b, "at_peak", r->at_peak, r->nat_peak);
+    at_peak(r, b, "at_peak", r->at_peak, r->nat_peak, cap);
     if (r->has_since_peak)
-        at_peak(r, b, "at_peak_since_dump", r->since_peak, r->nsince_peak);
+        at_peak(r, b, "at_peak_since_dump", r->since_peak, r->nsince_peak, cap);
     else
         gmg_buf_printf(b, ",\n\"at_peak_since_dump\":null");
     gmg_buf_printf(b, ",\n\"timeline\":");
