@@ -228,10 +228,12 @@ guarded GPUMEM_REPORT="$WORK/many" GPUMEM_REPORT_FORMAT=json,html "$T/stacks" 24
 if [ -s "$WORK/many.html" ] && embedded "$WORK/many.html" >"$WORK/many.emb" \
    && jq -e '(.live | length) == 1000 and .live_folded.groups == 200 and .live_folded.count == 400
              and (([.live[].bytes] | add) + .live_folded.bytes) == .totals.live_bytes' "$WORK/many.emb" >/dev/null \
-   && jq -e '(.live | length) == 1200 and (has("live_folded") | not)' "$WORK/many.json" >/dev/null \
+   && jq -e '(.at_peak[0].groups | length) == 1000 and .at_peak[0].groups_folded.groups == 200
+             and (([.at_peak[0].groups[].bytes] | add) + .at_peak[0].groups_folded.bytes) == .at_peak[0].bytes' "$WORK/many.emb" >/dev/null \
+   && jq -e '(.live | length) == 1200 and (has("live_folded") | not) and (.at_peak[0].groups | length) == 1200' "$WORK/many.json" >/dev/null \
    && jq -e '.fragmentation[0] | (.map | length) <= 2000 and .map_merged and ([.map[][2]] | add) == .live_allocations
              and ([.map[][3]] | add) == .granted_bytes' "$WORK/many.json" >/dev/null; then
-    ok "html over 1200 stacks: the 1000 biggest groups, the other 200 summed in live_folded (JSON lists all 1200); the map merges 2400 allocations into at most 2000 blocks"
+    ok "html over 1200 stacks: the 1000 biggest groups, the other 200 summed in live_folded, and the same for what was live at the peak (JSON lists all 1200); the map merges 2400 allocations into at most 2000 blocks"
 else bad "html over many stacks" "$WORK/err"; fi
 if [ -n "$CHROME" ]; then
     miss=""; browse "$WORK/many.html" many && dom_has many "200 smaller groups (200.0 KiB (204800 bytes)) are folded into" \
