@@ -107,17 +107,13 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
 static uint64_t peak_move(int dev, uint64_t bytes, int sign)
 {
     struct pk *p = &pk[dev];
+    if (sign < 0) /* a free: no condition, one atomic operation; the old word gives its generation */
+        return widen(p, __atomic_fetch_sub(&p->word, bytes << 16, __ATOMIC_ACQ_REL));
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
     for (;;) {
-        uint64_t nw;
-        if (sign > 0) {
-            if ((w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE))
-                return move_locked(p, bytes);
-            nw = w + (bytes << 16);
-        } else {
-            nw = w - (bytes << 16);
-        }
-        if (__atomic_compare_exchange_n(&p->word, &w, nw, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        if ((w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE))
+            return move_locked(p, bytes);
+        if (__atomic_compare_exchange_n(&p->word, &w, w + (bytes << 16), 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             return widen(p, w);
     }
 }
