@@ -498,6 +498,7 @@ fi
 # ---------------------------------------- group quota, deployment (issue 12)
 . tests/group.sh
 . tests/group/holds.sh
+. tests/group/budget.sh
 . tests/paths/quiet.sh
 . tests/deploy.sh
 
