@@ -123,6 +123,23 @@ wh_run() {
         bad "pytest --gpumem (rc $rc)${wrong:+: $wrong}" "$WORK/pt.out"
     fi
 
+    # a pool's segments (a pool: line names the program's own pool) are no
+    # test's leak; a leak beside them is; without the line both are leaks
+    cp tests/wheel/sample_pool.py "$WORK/away/"
+    printf 'pool:my_arena_grow\n' >"$WORK/away/pools.supp"
+    wh_clean GPUMEM_SUPPRESSIONS="$WORK/away/pools.supp" pytest -p no:cacheprovider --gpumem -rA sample_pool.py \
+        >"$WORK/pp.out" 2>&1; rc=$?
+    wh_clean pytest -p no:cacheprovider --gpumem -rA sample_pool.py >"$WORK/pp0.out" 2>&1; local rc0=$?
+    if [ $rc = 1 ] && grep -q "^PASSED sample_pool.py::test_pool_keeps_its_segment" "$WORK/pp.out" \
+       && grep -q "^FAILED sample_pool.py::test_leak_beside_the_pool" "$WORK/pp.out" \
+       && has "of GPU memory leaks but left 3.0 MiB (3145728 bytes) in 1 allocation live" "$WORK/pp.out" \
+       && [ $rc0 = 1 ] && grep -q "^FAILED sample_pool.py::test_pool_keeps_its_segment" "$WORK/pp0.out" \
+       && has "of GPU memory leaks but left 7.0 MiB (7340032 bytes) in 2 allocations live" "$WORK/pp0.out"; then
+        ok "pytest --gpumem with a pool: line: the pool's segments are no test's leak, a leak beside them is (without the line, both are)"
+    else
+        bad "pytest --gpumem with a pool (rc $rc, without the line rc $rc0)" "$WORK/pp.out"
+    fi
+
     # under pytest-xdist: each worker guarded, the same verdicts and messages
     wh_clean GMG_SAMPLE_ENV="kept, with spaces" GPUMEM_REPORT=none \
         python -m pytest -p no:cacheprovider --gpumem --gpumem-limit 32MiB -n 2 -rA sample_gpumem.py \
