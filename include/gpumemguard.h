@@ -62,9 +62,10 @@ unsigned long long gpumemguard_limit(int device);
  */
 
 /* Start a new peak window on every device: its base and its peak become
- * the bytes in use now. The peak of the reports is not touched. An
- * allocation that another thread makes while the window is reset may be
- * missed by the new window's peak. */
+ * the bytes in use now. The run's peak in the reports is not touched; a
+ * signal or API dump's "peak since the previous dump" is then the peak
+ * since this reset. An allocation that another thread makes while the
+ * window is reset may be missed by the new window's peak. */
 void gpumemguard_peak_reset(void);
 
 /* The highest bytes in use on a device since the last
@@ -105,6 +106,15 @@ int gpumemguard_since(int mark, int device, int flags, unsigned long long *bytes
  * as gpumemguard_since does (or out of memory). Symbolizes: not for a
  * signal handler. */
 long gpumemguard_since_text(int mark, int device, int flags, int max_groups, char *buf, unsigned long size);
+
+/* What was live at the window's peak on `device` (-1: the device whose
+ * bytes rose most in the window), as text as gpumemguard_since_text writes
+ * it: every allocation live at that moment, the window's own and what was
+ * in use before it, grouped by call site, biggest first, at most
+ * max_groups groups (-1: all), then one line for the rest; freed ones
+ * included. Returns the length of the whole text, or -1 for a bad device
+ * (or out of memory). Symbolizes: not for a signal handler. */
+long gpumemguard_peak_text(int device, int max_groups, char *buf, unsigned long size);
 
 /* A size as GPUMEM_LIMIT reads one: bytes, K M G T and KiB MiB GiB TiB
  * (1024-based), kB MB GB TB (1000-based), B, decimals ("1.5G"); "0" is 0.

@@ -16,6 +16,7 @@
 #include "core/quota.h"
 #include "core/track.h"
 #include "driver/routes.h"
+#include "report/atpeak.h"
 #include "report/report.h"
 #include "report/sites.h"
 
@@ -59,6 +60,7 @@ GMG_EXPORT void gpumemguard_peak_reset(void)
     /* a device not used yet has a window at 0 already */
     for (int d = 0; d < gmg_quota_devices_seen(); d++)
         gmg_quota_window_reset(d);
+    gmg_at_peak_new_window(gmg_quota_devices_seen()); /* what was live at the window's peak, from now */
 }
 
 GMG_EXPORT unsigned long long gpumemguard_peak(int device)
@@ -266,6 +268,54 @@ static int by_bytes(const void *x, const void *y)
     return by_key(x, y);
 }
 
+/* Groups v[0..n), biggest first, as text: one per call site as the reports
+ * group (merged in place), at most max_groups, then a line for the rest;
+ * into buf as snprintf writes. The whole text's length, or -1 (out of
+ * memory). */
+static long groups_text(struct gmg_group *v, size_t n, int max_groups, int failed, char *buf, unsigned long size)
+{
+    struct gmg_buf b = { 0 };
+    struct gmg_report r;
+    memset(&r, 0, sizeof r);
+    gmg_report_busy_enter();
+    r.sym = n ? gmg_symbolizer_get() : NULL;
+    /* one group per call site as it reads, as the reports group (sites.h) */
+    if (r.sym)
+        gmg_sites_merge(r.sym, v, &n);
+    size_t shown = max_groups < 0 || (size_t)max_groups > n ? n : (size_t)max_groups;
+    for (size_t i = 0; i < shown; i++)
+        gmg_report_text_group(&r, &b, &v[i]);
+    gmg_symbolizer_put(r.sym);
+    gmg_report_busy_leave();
+    if (shown < n) {
+        uint64_t rest = 0, rest_n = 0;
+        char sz[GMG_SIZE_LEN];
+        for (size_t i = shown; i < n; i++) {
+            rest += v[i].bytes;
+            rest_n += v[i].count;
+        }
+        gmg_buf_printf(&b, "... and %zu more call site%s: %s in %llu allocation%s\n", n - shown,
+                       n - shown == 1 ? "" : "s", gmg_fmt_size(sz, sizeof sz, rest), (unsigned long long)rest_n,
+                       rest_n == 1 ? "" : "s");
+    }
+    if (failed)
+        gmg_buf_printf(&b, "(out of memory: not every allocation is in a stack above)\n");
+    if (b.failed) {
+        gmg_buf_free(&b);
+        return -1;
+    }
+    if (size) {
+        size_t k = b.len < size - 1 ? b.len : size - 1;
+        if (k)
+            memcpy(buf, b.p, k);
+        buf[k] = '\0';
+    }
+    long need = (long)b.len;
+    gmg_buf_free(&b);
+    return need;
+}
+
+
 GMG_EXPORT long gpumemguard_since_text(int mark, int device, int flags, int max_groups, char *buf,
                                        unsigned long size)
 {
@@ -291,45 +341,29 @@ GMG_EXPORT long gpumemguard_since_text(int mark, int device, int flags, int max_
         n++;
         qsort(s.v, n, sizeof *s.v, by_bytes);
     }
-    struct gmg_buf b = { 0 };
-    struct gmg_report r;
-    memset(&r, 0, sizeof r);
-    gmg_report_busy_enter();
-    r.sym = n ? gmg_symbolizer_get() : NULL;
-    /* one group per call site as it reads, as the reports group (sites.h) */
-    if (r.sym)
-        gmg_sites_merge(r.sym, s.v, &n);
-    size_t shown = max_groups < 0 || (size_t)max_groups > n ? n : (size_t)max_groups;
-    for (size_t i = 0; i < shown; i++)
-        gmg_report_text_group(&r, &b, &s.v[i]);
-    gmg_symbolizer_put(r.sym);
-    gmg_report_busy_leave();
-    if (shown < n) {
-        uint64_t rest = 0, rest_n = 0;
-        char sz[GMG_SIZE_LEN];
-        for (size_t i = shown; i < n; i++) {
-            rest += s.v[i].bytes;
-            rest_n += s.v[i].count;
-        }
-        gmg_buf_printf(&b, "... and %zu more call site%s: %s in %llu allocation%s\n", n - shown,
-                       n - shown == 1 ? "" : "s", gmg_fmt_size(sz, sizeof sz, rest), (unsigned long long)rest_n,
-                       rest_n == 1 ? "" : "s");
-    }
-    if (s.failed)
-        gmg_buf_printf(&b, "(out of memory: not every allocation is in a stack above)\n");
+    long need = groups_text(s.v, n, max_groups, s.failed, buf, size);
     free(s.v);
-    if (b.failed) {
-        gmg_buf_free(&b);
+    return need;
+}
+
+GMG_EXPORT long gpumemguard_peak_text(int device, int max_groups, char *buf, unsigned long size)
+{
+    FIRST_COPY(gpumemguard_peak_text, device, max_groups, buf, size);
+    if ((!buf && size) || device < -1 || device >= GMG_MAX_DEVICES)
         return -1;
+    if (device < 0) { /* the device that rose most in the window, as gpumemguard_peak_growth(-1) */
+        uint64_t most = 0;
+        device = 0;
+        for (int d = 0; d < gmg_quota_devices_seen(); d++)
+            if (growth(d) > most) {
+                most = growth(d);
+                device = d;
+            }
     }
-    if (size) {
-        size_t k = b.len < size - 1 ? b.len : size - 1;
-        if (k)
-            memcpy(buf, b.p, k);
-        buf[k] = '\0';
-    }
-    long need = (long)b.len;
-    gmg_buf_free(&b);
+    struct gmg_at_peak w;
+    gmg_at_peak_window(device, &w);
+    long need = groups_text(w.groups, w.ngroups, max_groups, w.incomplete, buf, size);
+    free(w.groups);
     return need;
 }
 

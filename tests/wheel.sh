@@ -110,7 +110,15 @@ wh_run() {
     # the leak's stack: Python frames first, the test's own function, no pytest frame
     local stack
     stack=$(grep -A12 -F "$leakmsg" "$WORK/pt.out")
+    # the peak's stacks: what made it, though the test freed it all
+    local peakstack
+    peakstack=$(grep -A14 -F "$peakmsg" "$WORK/pt.out")
     if [ $rc = 1 ] && [ -z "$wrong" ] && has "$peakmsg" "$WORK/pt.out" && has "$leakmsg" "$WORK/pt.out" \
+       && grep -q "^What was live at the test's peak, biggest first" <<<"$peakstack" \
+       && [ "$(grep -c "^12.0 MiB (12582912 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" <<<"$peakstack")" = 2 ] \
+       && grep -A1 "^12.0 MiB (12582912 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" <<<"$peakstack" | sed -n 2p \
+            | grep -q '^    File ".*sample_gpumem.py", line [0-9]*, in alloc$' \
+       && grep -q 'in test_over_budget$' <<<"$peakstack" \
        && has "$defmsg" "$WORK/pt.out" \
        && grep -A1 "^3.0 MiB (3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" <<<"$stack" | tail -1 \
             | grep -q '^    File ".*sample_gpumem.py", line [0-9]*, in ' \
@@ -118,7 +126,7 @@ wh_run() {
        && ! grep -q '_pytest\|pluggy' <<<"$stack" && has "AssertionError: its own failure" "$WORK/pt.out" \
        && has "gpumemguard: 9 tests measured, 3 over a GPU memory limit, 2 left GPU memory live; highest peak 40.0 MiB (41943040 bytes) in sample_gpumem.py::test_default_budget" "$WORK/pt.out" \
        && has "SUMMARY: gpumemguard: 8388608 bytes in 3 allocations still live at exit" "$WORK/pt.out"; then
-        ok "pytest --gpumem (run again under the guard, arguments and environment kept): limit_gpu_memory, limit_gpu_leaks, --gpumem-limit; messages with the numbers and the leak's stacks, Python frames first; the session's summary line"
+        ok "pytest --gpumem (run again under the guard, arguments and environment kept): limit_gpu_memory, limit_gpu_leaks, --gpumem-limit; messages with the numbers, the stacks live at the test's peak (freed since) and the leak's stacks, Python frames first; the session's summary line"
     else
         bad "pytest --gpumem (rc $rc)${wrong:+: $wrong}" "$WORK/pt.out"
     fi

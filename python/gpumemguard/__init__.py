@@ -90,6 +90,12 @@ class Guard(object):
             f = getattr(lib, name)
             f.restype = res
             f.argtypes = args
+        try:  # a library older than this package has no gpumemguard_peak_text
+            self._peak_text = lib.gpumemguard_peak_text
+            self._peak_text.restype = ctypes.c_long
+            self._peak_text.argtypes = [c_int, c_int, ctypes.c_char_p, ctypes.c_ulong]
+        except AttributeError:
+            self._peak_text = None
 
     @staticmethod
     def loaded():
@@ -145,6 +151,22 @@ class Guard(object):
         if self._lib.gpumemguard_since(mark, device, flags, ctypes.byref(b), ctypes.byref(n)) != 0:
             raise ValueError("gpumemguard: mark %r is not held by this process" % (mark,))
         return b.value, n.value
+
+    def peak_text(self, device=-1, max_groups=-1):
+        """What was live at the window's peak (the test's own allocations and
+        what was in use before it), grouped by stack, biggest first, as text;
+        device -1: the device that rose most. "" where the library lacks it."""
+        if self._peak_text is None:
+            return ""
+        size = 16384
+        while True:
+            buf = ctypes.create_string_buffer(size)
+            need = self._peak_text(device, max_groups, buf, len(buf))
+            if need < 0:
+                raise ValueError("gpumemguard: no device %r" % (device,))
+            if need < size:
+                return buf.value.decode(errors="replace")
+            size = need + 4096
 
     def since_text(self, mark, device=-1, max_groups=-1, pools=True):
         """Those allocations grouped by stack, biggest first, as text."""

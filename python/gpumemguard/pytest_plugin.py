@@ -221,6 +221,10 @@ class GpuMemPlugin(object):
         where = ", ".join("device %d: %s" % (d, format_size(g)) for g, d in devs if g > limit) or "?"
         msg = ("Test was limited to %s of GPU memory but its peak was %s above what was in use when it "
                "started (%s)" % (format_size(limit), format_size(peak), where))
+        text = _trim(self.guard.peak_text(-1, SHOWN_STACKS))
+        if text.strip():  # what made the peak, freed or not
+            return msg + ("\nWhat was live at the test's peak, biggest first (with what was in use when it started; "
+                          "Python frames first, pytest's own left out):\n%s" % text.rstrip("\n"))
         stacks = self._stacks(mark, "Allocations the test made and still holds, biggest first "
                                     "(Python frames first, pytest's own left out):")
         return msg + (stacks or "\n(the test freed everything it allocated before it ended)")

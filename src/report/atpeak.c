@@ -192,6 +192,28 @@ void gmg_at_peak_build(struct gmg_report *r, int window)
             r->incomplete |= GMG_INCOMPLETE_GROUPS;
 }
 
+void gmg_at_peak_new_window(int ndev)
+{
+    pthread_mutex_lock(&kept_mu);
+    for (int d = 0; d < ndev && d < GMG_MAX_DEVICES; d++) {
+        struct gmg_at_peak w, run;
+        window_of(d, 1, &w, NULL);
+        run_of(d, &w, 1, &run); /* the window just ended may be the run's peak */
+        free(run.groups);
+        free(w.groups);
+    }
+    pthread_mutex_unlock(&kept_mu);
+}
+
+int gmg_at_peak_window(int dev, struct gmg_at_peak *out)
+{
+    memset(out, 0, sizeof *out);
+    if (dev < 0 || dev >= GMG_MAX_DEVICES)
+        return -1;
+    window_of(dev, 0, out, NULL);
+    return 0;
+}
+
 void gmg_at_peak_free(struct gmg_report *r)
 {
     for (size_t i = 0; i < r->nat_peak; i++)

@@ -29,6 +29,13 @@ struct gmg_at_peak_top {
 };
 int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak_top *out);
 
+/* Start the next window on devices [0, ndev), as a dump does (the run's
+ * peak is kept): the public API's peak window (a test's) starts one. */
+void gmg_at_peak_new_window(int ndev);
+/* What was live at the current window's peak of dev, biggest first, into
+ * *out (the caller frees out->groups). 0, or -1 for a bad device. */
+int gmg_at_peak_window(int dev, struct gmg_at_peak *out);
+
 /* fork child: nothing kept. */
 void gmg_at_peak_atfork_child(void);
 

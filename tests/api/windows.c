@@ -27,6 +27,7 @@ static int (*mark)(void);
 static int (*mark_release)(int);
 static int (*since)(int, int, int, unsigned long long *, unsigned long long *);
 static long (*since_text)(int, int, int, int, char *, unsigned long);
+static long (*peak_text)(int, int, char *, unsigned long);
 static int (*parse_size)(const char *, unsigned long long *, char *, unsigned long);
 
 static int failed;
@@ -60,6 +61,7 @@ static CUdeviceptr alloc(size_t n)
 /* Distinct call sites, for the stacks in the text. */
 __attribute__((noinline)) static CUdeviceptr leaky_big(void) { return alloc(3u << 20); }
 __attribute__((noinline)) static CUdeviceptr leaky_small(void) { return alloc(1u << 20); }
+__attribute__((noinline)) static CUdeviceptr peak_maker(void) { return alloc(6u << 20); }
 
 #define MiB (1ull << 20)
 
@@ -101,6 +103,30 @@ static void api(void)
     TL_CHECK(cuMemFree(a));
     check(peak_growth(1) == 6 * MiB && peak_growth(0) == 2 * MiB && peak_growth(-1) == 6 * MiB && peak(-1) == 6 * MiB,
           "any device", "dev0 %llu dev1 %llu any %llu", peak_growth(0), peak_growth(1), peak_growth(-1));
+
+    /* what was live at the window's peak: a freed allocation that made it,
+     * beside what was held before the window; the next window forgets it */
+    CUdeviceptr held = leaky_small();
+    peak_reset();
+    a = peak_maker();
+    TL_CHECK(cuMemFree(a));
+    b = alloc(2 * MiB);
+    char pbuf[16384];
+    long pn = peak_text(-1, -1, pbuf, sizeof pbuf);
+    const char *pm = strstr(pbuf, "6.0 MiB (6291456 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:");
+    const char *ph = strstr(pbuf, "1.0 MiB (1048576 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:");
+    check(pn > 0 && (size_t)pn == strlen(pbuf) && pm && ph && pm < ph && strstr(pm, " in peak_maker ")
+          && strstr(ph, " in leaky_small ") && !strstr(pbuf, "2.0 MiB"), "peak text: what was live at the window's peak",
+          "%ld bytes:\n%s", pn, pbuf);
+    peak_reset();
+    long pn2 = peak_text(0, 1, pbuf, sizeof pbuf);
+    check(pn2 > 0 && !strstr(pbuf, "peak_maker") && strstr(pbuf, "2.0 MiB (2097152 bytes)")
+          && strstr(pbuf, "... and 1 more call site: 1.0 MiB (1048576 bytes) in 1 allocation\n")
+          && peak_text(-2, -1, pbuf, sizeof pbuf) == -1 && peak_text(4096, -1, pbuf, sizeof pbuf) == -1
+          && peak_text(0, -1, NULL, 5) == -1,
+          "peak text: a new window, max_groups, bad input", "%ld bytes:\n%s", pn2, pbuf);
+    TL_CHECK(cuMemFree(b));
+    TL_CHECK(cuMemFree(held));
 
     /* marks: what was made since and is still live */
     CUdeviceptr old = alloc(2 * MiB);       /* before the mark: never counted */
@@ -254,6 +280,7 @@ int main(int argc, char **argv)
     LOOK(mark_release, "gpumemguard_mark_release");
     LOOK(since, "gpumemguard_since");
     LOOK(since_text, "gpumemguard_since_text");
+    LOOK(peak_text, "gpumemguard_peak_text");
     LOOK(parse_size, "gpumemguard_parse_size");
     if (argc > 1 && strcmp(argv[1], "fork") == 0)
         forked();
