@@ -11,16 +11,16 @@ kept = []
 
 
 def check(result):
-    err, *rest = result
+    err, *rest = result if isinstance(result, tuple) else (result,)
     assert err == cu.CUresult.CUDA_SUCCESS, err
     return rest[0] if len(rest) == 1 else rest
 
 
 @pytest.fixture(scope="session", autouse=True)
 def context():
-    check((cu.cuInit(0),))
+    check(cu.cuInit(0))
     ctx = check(cu.cuDevicePrimaryCtxRetain(check(cu.cuDeviceGet(0))))
-    check((cu.cuCtxSetCurrent(ctx),))
+    check(cu.cuCtxSetCurrent(ctx))
     yield
 
 
