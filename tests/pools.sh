@@ -159,6 +159,22 @@ if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8
    && grep -A3 "^Live allocations" "$t" | grep -q "(1048576 bytes) in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
     ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted"
 else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
+# memviz: the heap's segment is one segment whose blocks are its regions
+# (with the registering call's frames) and the room between them
+nv GPUMEM_REPORT_FORMAT=memviz,json GPUMEM_REPORT="$WORK/nvm" "$T/nvtxpool" leak
+got=$(python3 - "$WORK/nvm.pickle" <<'PY' 2>&1
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+for seg in s["segments"]:
+    print(seg["total_size"], seg["allocated_size"], [(b["state"], b["address"] - seg["address"], b["size"],
+          [f["name"] for f in b["frames"] if f["name"] != "nvtxMemRegionsRegister"][:1]) for b in seg["blocks"]])
+PY
+)
+want="8388608 2097152 [('active_allocated', 0, 1048576, ['pool_hand_out']), ('inactive', 1048576, 3145728, []), ('active_allocated', 4194304, 1048576, ['pool_hand_out']), ('inactive', 5242880, 3145728, [])]"
+if [ "$got" = "$want" ] && python3 tests/python/memviz_read.py "$WORK/nvm.pickle" "$WORK/nvm.json" >"$WORK/out" 2>&1; then
+    ok "memviz: an NVTX heap's segment is one segment, its registered regions its blocks (the registering call's frames) and the room between them inactive"
+else bad "memviz of NVTX regions: $got" "$WORK/out"; fi
+
 nv GPUMEM_METRICS="$WORK/nv.prom" GPUMEM_REPORT=none "$T/nvtxpool" leak
 if grep -q '^gpumem_live_allocations{device="0",.*} 1$' "$WORK/nv.prom" && [ "$(grep -c '^gpumem_site_bytes{' "$WORK/nv.prom")" = 1 ]; then
     ok "NVTX: metrics count the segment, not its regions (1 live allocation, one call site)"

@@ -10,9 +10,11 @@
  *    "device_traces": [[], ...]}                       (one list per device)
  *
  * A segment is one live allocation of the driver's allocator (the device
- * pointers fragmentation counts), by address; its one block is that
- * allocation, granted size (the request rounded up to 512 bytes) and
- * requested size. Frames are {"filename", "line", "name"}, innermost
+ * pointers fragmentation counts), by device and address, its size granted
+ * (the request rounded up to 512 bytes). Its blocks tile it: the NVTX
+ * regions a pool registered inside it (active_allocated, each with the
+ * stack that registered it) and the room between them (inactive, no
+ * frames); an allocation with no region is one block, itself. Frames are {"filename", "line", "name"}, innermost
  * first: the native frames, then the Python ones. memory_viz's own reader
  * (MemoryViz.js) knows only some opcodes: this writes PROTO 2, EMPTY_DICT,
  * EMPTY_LIST, MARK, SETITEMS, APPENDS, BINUNICODE, BININT1, BININT2,
@@ -20,6 +22,7 @@
  * are written once and fetched from the memo after), and never the
  * "category" key. No history is recorded, so device_traces are empty.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "report/report.h"
 
 #include "core/pyframes.h"
@@ -144,16 +147,137 @@ static int seen_add(struct seen *s, uint32_t stack)
     }
 }
 
+/* A stack's frames, or the memo's copy after the first time (LONG_BINPUT:
+ * the memo's key is the stack's id). */
+static void frames_memo(const struct gmg_report *r, struct gmg_buf *b, struct seen *seen, uint32_t stack)
+{
+    if (seen_add(seen, stack)) {
+        op(b, 'j'); /* LONG_BINGET */
+        u32(b, stack);
+    } else {
+        frames_of(r, b, stack);
+        op(b, 'r');
+        u32(b, stack);
+    }
+}
+
+/* One block: an allocation or region (active_allocated, its stack's
+ * frames) or the room between regions (inactive, no frames). */
+static void block(const struct gmg_report *r, struct gmg_buf *b, struct seen *seen, uint64_t addr, uint64_t size,
+                  uint64_t requested, const struct gmg_live *owner)
+{
+    op(b, '}');
+    op(b, '(');
+    key(b, "address");
+    integer(b, addr);
+    key(b, "size");
+    integer(b, size);
+    key(b, "requested_size");
+    integer(b, requested);
+    key(b, "state");
+    str(b, owner ? "active_allocated" : "inactive");
+    key(b, "frames");
+    if (owner)
+        frames_memo(r, b, seen, owner->stack);
+    else
+        op(b, ']');
+    op(b, 'u');
+}
+
+static uint64_t granted_of(uint64_t size)
+{
+    uint64_t g = (size + GRANULARITY - 1) / GRANULARITY * GRANULARITY;
+    return g ? g : GRANULARITY;
+}
+
+static int is_region(const struct gmg_live *a) { return a->family == GMG_FAM_NVTX_REGION; }
+
+/* By device, then address; at one address a segment before its regions. */
+static int by_place(const void *x, const void *y, void *arg)
+{
+    const struct gmg_live *v = arg, *a = &v[*(const size_t *)x], *c = &v[*(const size_t *)y];
+    if (a->device != c->device)
+        return a->device < c->device ? -1 : 1;
+    if (a->addr != c->addr)
+        return a->addr < c->addr ? -1 : 1;
+    return is_region(a) - is_region(c);
+}
+
+/* A segment: a live allocation of the driver's allocator. Its blocks tile
+ * it: the NVTX regions registered inside it (`reg`, by address), each
+ * with the stack that registered it, and the room between them; an
+ * allocation without regions is one block. */
+static void segment(const struct gmg_report *r, struct gmg_buf *b, struct seen *seen, const struct gmg_live *a,
+                    const struct gmg_live *const *reg, size_t nreg)
+{
+    uint64_t granted = granted_of(a->size), active = 0;
+    for (size_t k = 0; k < nreg; k++)
+        active += reg[k]->size;
+    if (!nreg)
+        active = granted;
+    op(b, '}');
+    op(b, '(');
+    key(b, "device");
+    integer(b, (uint64_t)a->device);
+    key(b, "address");
+    integer(b, a->addr);
+    key(b, "total_size");
+    integer(b, granted);
+    key(b, "allocated_size");
+    integer(b, active);
+    key(b, "active_size");
+    integer(b, active);
+    key(b, "requested_size");
+    integer(b, a->size);
+    key(b, "stream");
+    integer(b, 0);
+    key(b, "segment_type");
+    str(b, granted < (1u << 20) ? "small" : "large");
+    key(b, "is_expandable");
+    op(b, 0x89); /* NEWFALSE */
+    key(b, "frames");
+    frames_memo(r, b, seen, a->stack);
+    key(b, "blocks");
+    op(b, ']');
+    op(b, '(');
+    if (!nreg) {
+        block(r, b, seen, a->addr, granted, a->size, a);
+    } else {
+        uint64_t at = a->addr;
+        for (size_t k = 0; k < nreg; k++) {
+            if (reg[k]->addr > at)
+                block(r, b, seen, at, reg[k]->addr - at, 0, NULL);
+            block(r, b, seen, reg[k]->addr, reg[k]->size, reg[k]->size, reg[k]);
+            at = reg[k]->addr + reg[k]->size;
+        }
+        if (at < a->addr + granted)
+            block(r, b, seen, at, a->addr + granted - at, 0, NULL);
+    }
+    op(b, 'e');
+    op(b, 'u');
+}
+
 void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
 {
     size_t cap = 64;
-    while (cap < 2 * (r->ngroups + 1))
+    while (cap < 2 * (r->ngroups + r->nallocs + 1))
         cap *= 2;
     struct seen seen = { calloc(cap, sizeof(uint32_t)), cap };
-    if (!seen.v) {
+    size_t *order = r->nallocs ? malloc(r->nallocs * sizeof *order) : NULL;
+    const struct gmg_live **reg = r->nallocs ? malloc(r->nallocs * sizeof *reg) : NULL;
+    char *placed = r->nallocs ? calloc(r->nallocs, 1) : NULL;
+    if (!seen.v || (r->nallocs && (!order || !reg || !placed))) {
+        free(seen.v);
+        free(order);
+        free(reg);
+        free(placed);
         b->failed = 1;
         return;
     }
+    for (size_t i = 0; i < r->nallocs; i++)
+        order[i] = i;
+    if (r->nallocs > 1)
+        qsort_r(order, r->nallocs, sizeof *order, by_place, (void *)r->allocs);
     op(b, 0x80);
     op(b, 2); /* PROTO 2 */
     op(b, '}');
@@ -162,60 +286,30 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
     op(b, ']');
     if (r->nallocs)
         op(b, '(');
+    /* each allocation with the regions that lie in it, one after another
+     * (a region overlapping the one before it, or outside every
+     * allocation, is a segment of its own below) */
     for (size_t i = 0; i < r->nallocs; i++) {
-        const struct gmg_live *a = &r->allocs[i];
-        uint64_t granted = (a->size + GRANULARITY - 1) / GRANULARITY * GRANULARITY;
-        if (!granted)
-            granted = GRANULARITY;
-        op(b, '}');
-        op(b, '(');
-        key(b, "device");
-        integer(b, (uint64_t)a->device);
-        key(b, "address");
-        integer(b, a->addr);
-        key(b, "total_size");
-        integer(b, granted);
-        key(b, "allocated_size");
-        integer(b, granted);
-        key(b, "active_size");
-        integer(b, granted);
-        key(b, "requested_size");
-        integer(b, a->size);
-        key(b, "stream");
-        integer(b, 0);
-        key(b, "segment_type");
-        str(b, granted < (1u << 20) ? "small" : "large");
-        key(b, "is_expandable");
-        op(b, 0x89); /* NEWFALSE */
-        key(b, "frames");
-        if (seen_add(&seen, a->stack)) {
-            op(b, 'j'); /* LONG_BINGET */
-            u32(b, a->stack);
-        } else {
-            frames_of(r, b, a->stack);
-            op(b, 'r'); /* LONG_BINPUT: the memo's key is the stack's id */
-            u32(b, a->stack);
+        const struct gmg_live *a = &r->allocs[order[i]];
+        if (is_region(a))
+            continue;
+        size_t nreg = 0;
+        uint64_t at = a->addr, end = a->addr + granted_of(a->size);
+        for (size_t j = i + 1; j < r->nallocs; j++) {
+            const struct gmg_live *g = &r->allocs[order[j]];
+            if (g->device != a->device || g->addr >= end)
+                break;
+            if (!is_region(g) || placed[order[j]] || g->addr < at || g->size > end - g->addr)
+                continue;
+            reg[nreg++] = g;
+            placed[order[j]] = 1;
+            at = g->addr + g->size;
         }
-        key(b, "blocks");
-        op(b, ']');
-        op(b, '(');
-        op(b, '}');
-        op(b, '(');
-        key(b, "address");
-        integer(b, a->addr);
-        key(b, "size");
-        integer(b, granted);
-        key(b, "requested_size");
-        integer(b, a->size);
-        key(b, "state");
-        str(b, "active_allocated");
-        key(b, "frames");
-        op(b, 'j');
-        u32(b, a->stack);
-        op(b, 'u');
-        op(b, 'e');
-        op(b, 'u');
+        segment(r, b, &seen, a, reg, nreg);
     }
+    for (size_t i = 0; i < r->nallocs; i++)
+        if (is_region(&r->allocs[order[i]]) && !placed[order[i]])
+            segment(r, b, &seen, &r->allocs[order[i]], NULL, 0);
     if (r->nallocs)
         op(b, 'e');
     key(b, "device_traces");
@@ -229,4 +323,7 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
     op(b, 'u');
     op(b, '.');
     free(seen.v);
+    free(order);
+    free(reg);
+    free(placed);
 }

@@ -269,8 +269,8 @@ static void walk_live(const struct gmg_alloc *a, int fresh, void *arg)
         group_add(&w->growth, a->stack, a->family, a->device, a->size, 1);
     if (w->frag)
         gmg_frag_note(w->frag, w->r->ndev, a);
-    if (w->allocs_too && gmg_frag_counts(a) && a->device >= 0)
-        live_note(w->r, a);
+    if (w->allocs_too && a->device >= 0 && (gmg_frag_counts(a) || a->family == GMG_FAM_NVTX_REGION))
+        live_note(w->r, a); /* memviz: allocations, and NVTX regions as blocks in them */
 }
 
 static void walk_reclaimed(const struct gmg_alloc *a, int fresh, void *arg)

@@ -141,13 +141,18 @@ for f in rep["fragmentation"]:
     for s in dev:
         assert s["stream"] == 0 and s["is_expandable"] is False and s["total_size"] >= s["requested_size"]
         addr = s["address"]
+        active = 0
         for b in s["blocks"]:  # memory_viz's layout: blocks tile their segment
-            assert b["address"] == addr and b["state"] == "active_allocated"
+            # the allocation itself, or the NVTX regions in it and the room between them (no frames)
+            assert b["address"] == addr and b["state"] in ("active_allocated", "inactive")
             assert b["requested_size"] <= b["size"]
+            assert b["state"] == "active_allocated" or (not b["frames"] and b["requested_size"] == 0)
+            active += b["size"] if b["state"] == "active_allocated" else 0
             addr += b["size"]
             for fr in b["frames"]:
                 assert set(fr) == {"filename", "line", "name"} and isinstance(fr["line"], int)
         assert addr == s["address"] + s["total_size"], "blocks do not tile the segment"
+        assert active == s["allocated_size"] == s["active_size"], "allocated_size is the active blocks'"
         # the allocation's group in the JSON report: same device, its size at
         # least, the same innermost frame (the JSON report lists the Python
         # frames first, the snapshot the native ones, as PyTorch's does)
