@@ -70,18 +70,81 @@ static uint64_t frame_hash(uint64_t h, const struct gmg_frame_info *f)
     return h;
 }
 
-/* The site's hash of a stack; a stack the depot cannot give back is a site
- * of its own (its id in the hash). */
-static uint64_t site_hash(struct gmg_symbolizer *sym, uint32_t stack)
+/* Each frame's digest (frame_hash of its names), by address, for one
+ * merge: many stacks share their frames, and a digest is a walk over a
+ * few strings. Open addressing; a table that cannot grow is left as it is
+ * (the digest is then computed again: the same value). */
+struct digests {
+    uintptr_t *pc;
+    uint64_t *d;
+    size_t n, cap;
+};
+
+static int digests_grow(struct digests *c)
+{
+    size_t cap = c->cap ? c->cap * 2 : 4096;
+    uintptr_t *pc = calloc(cap, sizeof *pc);
+    uint64_t *d = malloc(cap * sizeof *d);
+    if (!pc || !d) {
+        free(pc);
+        free(d);
+        return -1;
+    }
+    for (size_t k = 0; k < c->cap; k++)
+        if (c->pc[k]) {
+            size_t j = (size_t)((c->pc[k] * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+            while (pc[j])
+                j = (j + 1) & (cap - 1);
+            pc[j] = c->pc[k];
+            d[j] = c->d[k];
+        }
+    free(c->pc);
+    free(c->d);
+    c->pc = pc;
+    c->d = d;
+    c->cap = cap;
+    return 0;
+}
+
+static uint64_t frame_digest(struct gmg_symbolizer *sym, struct digests *c, const struct gmg_stack *s, uint32_t i)
+{
+    uintptr_t pc = s->frames[i];
+    size_t k = 0;
+    if (c && pc && (c->cap || digests_grow(c) == 0)) {
+        for (k = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1); c->pc[k]; k = (k + 1) & (c->cap - 1))
+            if (c->pc[k] == pc)
+                return c->d[k];
+    }
+    struct gmg_frame_info fi;
+    gmg_symbolize(sym, pc, gmg_stack_module(s, i), &fi);
+    uint64_t d = frame_hash(0xcbf29ce484222325ull, &fi);
+    if (c && pc && c->cap) {
+        if ((c->n + 1) * 2 > c->cap) {
+            if (digests_grow(c) < 0)
+                return d;
+            for (k = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1); c->pc[k]; k = (k + 1) & (c->cap - 1))
+                ;
+        }
+        c->pc[k] = pc;
+        c->d[k] = d;
+        c->n++;
+    }
+    return d;
+}
+
+/* The site's hash of a stack: its frames' digests, as they read; a stack
+ * the depot cannot give back is a site of its own (its id in the hash). */
+static uint64_t site_hash(struct gmg_symbolizer *sym, struct digests *c, uint32_t stack)
 {
     const struct gmg_stack *s = gmg_stack_get(stack);
     uint64_t h = 0xcbf29ce484222325ull;
     if (!s)
         return mix(h ^ 0x9e3779b97f4a7c15ull, &stack, sizeof stack);
-    struct gmg_frame_info fi;
-    uint32_t i = 0;
-    while (next_frame(sym, s, &i, &fi))
-        h = frame_hash(h, &fi);
+    for (uint32_t i = 0; i < s->depth; i++)
+        if (!gmg_stack_is_internal(s->frames[i])) {
+            uint64_t d = frame_digest(sym, c, s, i);
+            h = mix(h, &d, sizeof d);
+        }
     return h;
 }
 
@@ -109,9 +172,10 @@ struct site { uint64_t hash; uint32_t stack; int used; };
 
 /* The stack that stands for `stack`'s site in the open-addressed table v
  * (cap a power of two, never full): found, or `stack` itself, added. */
-static uint32_t site_of(struct gmg_symbolizer *sym, struct site *v, size_t cap, uint32_t stack, int *added)
+static uint32_t site_of(struct gmg_symbolizer *sym, struct digests *c, struct site *v, size_t cap, uint32_t stack,
+                        int *added)
 {
-    uint64_t h = site_hash(sym, stack);
+    uint64_t h = site_hash(sym, c, stack);
     for (size_t k = (size_t)(h >> 7) & (cap - 1);; k = (k + 1) & (cap - 1)) {
         if (!v[k].used) {
             v[k] = (struct site){ .hash = h, .stack = stack, .used = 1 };
@@ -157,13 +221,16 @@ void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
     if (!v)
         return; /* out of memory: grouped by stack, as recorded */
     int merged = 0;
+    struct digests c = { 0 };
     for (size_t i = 0; i < *n; i++) {
         int added;
-        uint32_t rep = site_of(sym, v, cap, g[i].stack, &added);
+        uint32_t rep = site_of(sym, &c, v, cap, g[i].stack, &added);
         merged |= rep != g[i].stack;
         g[i].stack = rep;
     }
     free(v);
+    free(c.pc);
+    free(c.d);
     if (!merged)
         return;
     qsort(g, *n, sizeof *g, by_key);
@@ -191,7 +258,7 @@ int gmg_sites_first_refusal(uint32_t stack)
         return 0;
     struct gmg_symbolizer *sym = gmg_symbolizer_get();
     int added = 0;
-    site_of(sym, explained, EXPLAINED, stack, &added);
+    site_of(sym, NULL, explained, EXPLAINED, stack, &added);
     gmg_symbolizer_put(sym);
     nexplained += (size_t)added;
     return added;
