@@ -220,6 +220,10 @@ guarded GPUMEM_LIMIT=8M "$T/asyncpool" quota; rc=$?
 if [ $rc = 0 ] && has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 0" "$WORK/out"; then
     ok "under GPUMEM_LIMIT=8M a pool keeping 6 MiB freed is trimmed before a 6 MiB request: requests + retained stay within the limit"
 else bad "quota and retained pool memory (rc $rc)" "$WORK/out"; fi
+guarded GPUMEM_LIMIT=8M "$T/asyncpool" quotafree; rc=$?
+if [ $rc = 0 ] && has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 0" "$WORK/out"; then
+    ok "the same with the 6 MiB freed by cuMemFree (into its pool too): trimmed before the 6 MiB request"
+else bad "quota and pool memory freed by cuMemFree (rc $rc)" "$WORK/out"; fi
 guarded "$T/asyncpool" quota; rc=$?
 has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 6291456" "$WORK/out" \
     && ok "without a limit the pool keeps what it retains (no trim)" || bad "no limit, no trim (rc $rc)" "$WORK/out"

@@ -131,13 +131,26 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *
     return pitch_end(&op, r, GMG_SPACE_DEVPTR_V1, r == CUDA_SUCCESS ? *dptr : 0, r == CUDA_SUCCESS ? *pPitch : 0, WidthInBytes, Height);
 }
 
+/* A stream-ordered allocation freed, by either free, goes back to its pool,
+ * which may keep it: the trim before a refusal hears of it (poolstats.c). */
+static inline void to_pool(const struct gmg_free *f, uint64_t *bytes, int *dev)
+{
+    *bytes = f->fr.a && f->fr.a->family == GMG_FAM_ASYNC ? f->fr.a->size : 0;
+    *dev = f->fr.a ? f->fr.a->device : -1;
+}
+
 GMG_EXPORT CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
     gmg_enter(H_cuMemFree_v2);
     struct gmg_free f;
     gmg_free_take_devptr(&f, dptr, 0);
+    uint64_t pooled;
+    int dev;
+    to_pool(&f, &pooled, &dev);
     CUresult r = CALL_REAL(cuMemFree_v2, dptr);
     gmg_free_done(&f, r);
+    if (__builtin_expect(pooled != 0, 0) && r == CUDA_SUCCESS)
+        gmg_mempool_freed(dev, pooled);
     return r;
 }
 
@@ -146,8 +159,13 @@ GMG_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr)
     gmg_enter(H_cuMemFree);
     struct gmg_free f;
     gmg_free_take_devptr(&f, dptr, 1);
+    uint64_t pooled;
+    int dev;
+    to_pool(&f, &pooled, &dev);
     CUresult r = CALL_REAL(cuMemFree, dptr);
     gmg_free_done(&f, r);
+    if (__builtin_expect(pooled != 0, 0) && r == CUDA_SUCCESS)
+        gmg_mempool_freed(dev, pooled);
     return r;
 }
 
@@ -232,8 +250,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
     gmg_enter(H_cuMemFreeAsync);
     struct gmg_free f;
     gmg_free_take_devptr(&f, dptr, 0);
-    uint64_t pooled = f.fr.a && f.fr.a->family == GMG_FAM_ASYNC ? f.fr.a->size : 0; /* back to its pool */
-    int dev = f.fr.a ? f.fr.a->device : -1;
+    uint64_t pooled;
+    int dev;
+    to_pool(&f, &pooled, &dev);
     CUresult r = CALL_REAL(cuMemFreeAsync, dptr, hStream);
     gmg_free_done(&f, r);
     if (pooled && r == CUDA_SUCCESS)
@@ -246,8 +265,9 @@ GMG_EXPORT CUresult CUDAAPI cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStre
     gmg_enter(H_cuMemFreeAsync_ptsz);
     struct gmg_free f;
     gmg_free_take_devptr(&f, dptr, 0);
-    uint64_t pooled = f.fr.a && f.fr.a->family == GMG_FAM_ASYNC ? f.fr.a->size : 0; /* back to its pool */
-    int dev = f.fr.a ? f.fr.a->device : -1;
+    uint64_t pooled;
+    int dev;
+    to_pool(&f, &pooled, &dev);
     CUresult r = CALL_REAL(cuMemFreeAsync_ptsz, dptr, hStream);
     gmg_free_done(&f, r);
     if (pooled && r == CUDA_SUCCESS)

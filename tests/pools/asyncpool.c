@@ -5,6 +5,8 @@
  *   quota   under GPUMEM_LIMIT=8M: 6 MiB allocated and freed into a pool
  *           that keeps everything, then 6 MiB with cuMemAlloc: prints the
  *           bytes counted and what the pool still retains
+ *   quotafree the same, the 6 MiB freed with cuMemFree (which frees a
+ *           stream-ordered allocation into its pool too)
  * Prints one line of numbers per case.
  */
 #include "../integration/testlib.h"
@@ -41,9 +43,12 @@ int main(int argc, char **argv)
         TL_CHECK(cuMemFreeAsync(a, 0));
         TL_CHECK(cuStreamSynchronize(0));
         printf("keep: guard %llu retained %llu\n", tl_guard_live(0), retained(pool));
-    } else if (strcmp(c, "quota") == 0) {
+    } else if (strcmp(c, "quota") == 0 || strcmp(c, "quotafree") == 0) {
         TL_CHECK(cuMemAllocAsync(&a, 6 * MiB, 0));
-        TL_CHECK(cuMemFreeAsync(a, 0));
+        if (strcmp(c, "quota") == 0)
+            TL_CHECK(cuMemFreeAsync(a, 0));
+        else
+            TL_CHECK(cuMemFree(a));
         TL_CHECK(cuStreamSynchronize(0));
         unsigned long long before = retained(pool);
         CUresult r = cuMemAlloc(&b, 6 * MiB);
