@@ -1,4 +1,4 @@
-# cimode.sh - the guard in CI (issue 11): exit code on leaks, suppressions,
+# cimode.sh - the guard in CI: exit code on leaks, suppressions,
 # quiet clean runs, report words, start-up path check, version. Sourced by
 # run.sh (uses its helpers).
 

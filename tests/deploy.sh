@@ -1,4 +1,4 @@
-# deploy.sh - the deployment recipes of docs/deploy.md (issue 12): every file
+# deploy.sh - the deployment recipes of docs/deploy.md: every file
 # under scripts/deploy/ is parsed and checked for consistency, the Slurm
 # scripts run against the real library, docker-run.sh against a stand-in
 # for docker. Sourced by run.sh (uses its helpers).

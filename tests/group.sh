@@ -1,4 +1,4 @@
-# group.sh - GPUMEM_GROUP (issue 12): one budget per device shared by the
+# group.sh - GPUMEM_GROUP: one budget per device shared by the
 # processes of one user and group name. Sourced by run.sh (uses its helpers).
 # Every group name here is new (the pid of this shell in it), and every
 # segment made is removed at the end.

@@ -1,4 +1,4 @@
-# pyclients.sh - real Python CUDA clients under the guard (issue 10): NVIDIA's
+# pyclients.sh - real Python CUDA clients under the guard: NVIDIA's
 # cuda-bindings, numba-cuda and cuda.core start on the simulated driver with
 # nothing but LD_LIBRARY_PATH, allocate, copy and free, and leave one buffer of
 # a size of their own on purpose; the guard's JSON report at exit must show it

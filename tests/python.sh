@@ -1,4 +1,4 @@
-# python.sh - Python call sites (issue 10, SPEC §4 Python): the allocating
+# python.sh - Python call sites: the allocating
 # thread's Python frames above the native ones, in every format, on every
 # CPython this machine has of 3.10, 3.11, 3.12 and 3.13; a layout the guard
 # does not know (3.9) gives native stacks and one notice. Sourced by run.sh

@@ -1,5 +1,5 @@
 # regress.sh - tests that kill mutations of src/ the rest of the suite let
-# live (issue 15: the audit's list and `make mutate`'s survivors; which test
+# live (the audit's list and `make mutate`'s survivors; which test
 # kills which mutant is in docs/testing.md). Every check compares exact
 # numbers, the driver's beside the guard's where both exist. Sourced by
 # run.sh (uses its helpers and $B, $T, $WORK, $CC, $SAN_FLAGS, $CUDA_INC).

@@ -464,16 +464,16 @@ fi
 # ----------------------------------------------------------------- reports
 . tests/reports.sh
 
-# ------------------------------------------------- hostile cases (issue 9)
+# ------------------------------------------------- hostile cases
 . tests/trust.sh
 
-# ------------------------------ mutations the rest let live (issue 15)
+# ------------------------------ mutations the rest let live
 . tests/regress.sh
 
 # ------------------------- adversarial cases of graphs, pools, VMM, arrays
 . tests/hostile.sh
 
-# ------------------------------------------------------ CI mode (issue 11)
+# ------------------------------------------------------ CI mode
 . tests/cimode.sh
 . tests/suppressions/anchors.sh
 . tests/settings/edges.sh
@@ -482,20 +482,20 @@ fi
 # ------------------------------------------ the fast stack walk against libunwind
 . tests/unwind/unwind.sh
 
-# ------------------------------------------------- Python frames (issue 10)
+# ------------------------------------------------- Python frames
 . tests/python.sh
 . tests/python/names.sh
 . tests/pydeep/pydeep.sh
 . tests/pyclients.sh
 . tests/oom/driver_oom.sh
 
-# -------------------------------------------------- the command (issue 11)
+# -------------------------------------------------- the command
 . tests/cli.sh
 . tests/cli/signals.sh
 . tests/signals/dump_restart.sh
 . tests/metrics/counts.sh
 
-# ---------------------------------------- group quota, deployment (issue 12)
+# ---------------------------------------- group quota, deployment
 . tests/group.sh
 . tests/group/holds.sh
 . tests/group/budget.sh

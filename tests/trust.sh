@@ -1,4 +1,4 @@
-# trust.sh - regression tests for the hostile cases of issue 9, sourced by
+# trust.sh - regression tests for hostile cases (a program, a library or a driver that works against the guard), sourced by
 # run.sh (uses its helpers). Each would fail on the guard before the fix.
 
 # 1. cuMemCreate -> cuMemMap -> cuMemRelease: the memory counts until unmapped
@@ -197,7 +197,7 @@ if grep -q "in module_leak_inner .*(libgmgmod1.so+0x[0-9a-f]*, unloaded)" <<<"$g
     ok "frames of a library unloaded with dlclose keep its names; the library loaded after it keeps its own"
 else bad "frames of an unloaded library" "$WORK/err"; fi
 
-# ---------------------------------------------- small defects (issue 14)
+# ---------------------------------------------- small defects
 
 # 14.1 the dump signal before the first allocation does not kill a CUDA program;
 #      a program that never touches CUDA keeps its signals
@@ -292,7 +292,7 @@ if [ "${GMG_SANITIZER:-}" != tsan ]; then
         || bad "reports behind a wrapper: $(ls "$WORK/w" | tr '\n' ' ')"
 fi
 
-# ------------------------ a simulated driver that disagrees (issue 15)
+# ------------------------ a simulated driver that disagrees
 guarded GPUSIM_FAIL="cuMemAlloc_v2:7,cuMemFree_v2:5,cuMemCreate:3,cuMemRelease:2,cuArrayCreate_v2:4,cuMemAllocPitch_v2:2,cuMemAllocManaged:3,cuMemAllocAsync:6,cuMemFreeAsync:4" \
     "$T/trust" injected
 if grep -qE "injected: [1-9][0-9]* failed calls, guard off the driver 0 times, guard ([0-9]+) sim \1$" "$WORK/out"; then

@@ -1,5 +1,5 @@
 /*
- * grouptest.c - GPUMEM_GROUP (issue 12) against the simulated driver, one
+ * grouptest.c - GPUMEM_GROUP against the simulated driver, one
  * mode per case; tests/group.sh runs several of these at once as the
  * members of a group and checks what they print.
  *

@@ -24,7 +24,7 @@
  *   OOM_STATS=1   at exit, on fd 2: "[shim] eligible=N failed=M ranges=R"
  *   OOM_WIDE=1    also count callers in libdw, libelf and libunwind
  *
- * Written for this project's fault-injection sweeps (fifth pass of issue 16).
+ * Written for this project's fault-injection sweeps.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

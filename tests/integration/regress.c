@@ -1,6 +1,6 @@
 /*
  * regress.c - cases that kill mutations of src/ which survived the suite
- * (issue 15, docs/testing.md), each a mode, against the simulated driver
+ * (docs/testing.md), each a mode, against the simulated driver
  * (linked directly: the guard's exported wrappers see every call). Each mode
  * prints what tests/regress.sh checks, with the driver's own numbers beside
  * the guard's where both can be read.

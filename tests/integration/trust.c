@@ -1,5 +1,5 @@
 /*
- * trust.c - the hostile cases of issue 9, each a mode, against the simulated
+ * trust.c - hostile cases (what works against the guard), each a mode, against the simulated
  * driver (linked directly: the guard's exported wrappers see every call).
  * Each mode prints what the test script checks; `stress` modes are bounded
  * storms for `make stress`.

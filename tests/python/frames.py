@@ -1,4 +1,4 @@
-# frames.py MODE - Python call sites for the guard's Python frames (issue 10),
+# frames.py MODE - Python call sites for the guard's Python frames,
 # through ctypes: a CDLL call releases the GIL, as cuda-bindings, numba and
 # PyTorch do. tests/python.sh runs each mode under the guard and finds the
 # expected lines by the "# SITE:" markers.
