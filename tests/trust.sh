@@ -1,5 +1,6 @@
-# trust.sh - regression tests for hostile cases (a program, a library or a driver that works against the guard), sourced by
-# run.sh (uses its helpers). Each would fail on the guard before the fix.
+# trust.sh - regression tests for hostile cases (a program, a library or a
+# driver that works against the guard), sourced by run.sh (uses its
+# helpers). Each would fail on the guard before the fix.
 
 # 1. cuMemCreate -> cuMemMap -> cuMemRelease: the memory counts until unmapped
 guarded GPUMEM_LIMIT=64M "$T/trust" vmm_bypass

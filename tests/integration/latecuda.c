@@ -1,8 +1,8 @@
 /*
  * latecuda.c - a program that installs its SIGUSR1 handler before it uses
  * CUDA at all, then dlopens libcuda.so.1 (not linked with it, as Python and
- * plugin hosts do), allocates, and sends itself the dump signal (
- * tests/regress.sh). The guard arms the signal at the first contact with the
+ * plugin hosts do), allocates, and sends itself the dump signal
+ * (tests/regress.sh). The guard arms the signal at the first contact with the
  * driver and must chain to the handler installed before.
  *
  *   latecuda sigaction|signal
