@@ -148,11 +148,9 @@ void (*gmg_peak_test_hook)(void);
 #define TEST_HOOK() ((void)0)
 #endif
 
-void gmg_peak_slot_move(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign)
+/* A move of generation `gen` applied to the slot, under its lock. */
+static inline void slot_apply(struct gmg_peak_slot *s, uint64_t gen, uint64_t bytes, int sign)
 {
-    uint64_t gen = peak_move(dev, bytes, sign);
-    TEST_HOOK();
-    slot_lock(s);
     if (gen > s->gen) { /* a peak since: everything applied so far was live at it */
         s->pbytes = s->bytes;
         s->pcount = s->count;
@@ -163,6 +161,30 @@ void gmg_peak_slot_move(struct gmg_peak_slot *s, int dev, uint64_t bytes, int si
     }
     s->bytes = sign > 0 ? s->bytes + bytes : s->bytes - bytes;
     s->count = sign > 0 ? s->count + 1 : s->count - 1;
+}
+
+void gmg_peak_slot_move(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign)
+{
+    uint64_t gen = peak_move(dev, bytes, sign);
+    TEST_HOOK();
+    slot_lock(s);
+    slot_apply(s, gen, bytes, sign);
+    slot_unlock(s);
+}
+
+void gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign, int counted,
+                             uint64_t *total, uint64_t *count)
+{
+    uint64_t gen = counted ? peak_move(dev, bytes, sign) : 0;
+    if (counted)
+        TEST_HOOK();
+    slot_lock(s);
+    if (counted)
+        slot_apply(s, gen, bytes, sign);
+    /* written only under this lock: plain loads, stores readers may read at any time */
+    uint64_t t = __atomic_load_n(total, __ATOMIC_RELAXED), c = __atomic_load_n(count, __ATOMIC_RELAXED);
+    __atomic_store_n(total, sign > 0 ? t + bytes : t - bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(count, sign > 0 ? c + 1 : c - 1, __ATOMIC_RELAXED);
     slot_unlock(s);
 }
 

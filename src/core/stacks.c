@@ -450,18 +450,13 @@ int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int 
     if (!s)
         return oom ? -1 : 0;
 #ifndef GMG_NO_PEAK /* scripts/bench.sh builds a copy without it, to measure it */
-    if (counted && device >= 0 && bytes < GMG_PEAK_MAX_RECORD)
-        gmg_peak_slot_move(&s->peak, device, bytes, sign);
+    int peak = counted && device >= 0 && bytes < GMG_PEAK_MAX_RECORD;
 #else
+    int peak = 0;
     (void)counted;
 #endif
-    if (sign > 0) {
-        __atomic_fetch_add(&s->bytes, bytes, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&s->count, 1, __ATOMIC_RELAXED);
-    } else {
-        __atomic_fetch_sub(&s->bytes, bytes, __ATOMIC_RELAXED);
-        __atomic_fetch_sub(&s->count, 1, __ATOMIC_RELAXED);
-    }
+    /* the stack's totals and its make-up at the peak under the slot's one lock */
+    gmg_peak_slot_move_with(&s->peak, device, bytes, sign, peak, &s->bytes, &s->count);
     return 0;
 }
 
