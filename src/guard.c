@@ -298,6 +298,7 @@ static void take_over_at_exit(void)
     gmg_quota_reset();
     gmg_record_atfork_child();
     gmg_ranges_atfork_child();
+    gmg_report_orphan_child(); /* the parent's report thread may have held the timeline's lock at the fork */
 }
 
 __attribute__((destructor)) static void gmg_stop(void)

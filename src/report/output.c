@@ -27,6 +27,8 @@
 #include "base/config.h"
 #include "base/log.h"
 #include "core/track.h"
+#include "report/atpeak.h"
+#include "report/timeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +50,13 @@ static __thread unsigned busy __attribute__((tls_model("initial-exec"))); /* gmg
 int gmg_report_busy(void) { return busy != 0; }
 void gmg_report_busy_enter(void) { busy++; }
 void gmg_report_busy_leave(void) { busy--; }
+
+void gmg_report_orphan_child(void)
+{
+    pthread_mutex_init(&report_mu, NULL);
+    gmg_at_peak_atfork_child();
+    gmg_timeline_atfork_child();
+}
 
 void gmg_report_atfork_child(void)
 {

@@ -323,6 +323,12 @@ void gmg_report_text_dynamic_only(const struct gmg_report *r, struct gmg_buf *b)
 /* fork child: reports start over, numbered from 1, with the child's pid in
  * paths without %p (output.c, model.c). */
 void gmg_report_atfork_child(void);
+/* A child made without fork handlers (_Fork, a raw clone), at its exit:
+ * the locks of this layer that a thread of the parent may have held at
+ * the fork (the reporter thread samples the timeline every few ms) are
+ * made anew, with the timeline and what was kept of the peak, before the
+ * child's exit report uses them. Dumps keep their numbers. */
+void gmg_report_orphan_child(void);
 void gmg_report_model_atfork_child(void);
 
 const char *gmg_trigger_name(enum gmg_trigger t);

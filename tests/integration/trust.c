@@ -857,10 +857,15 @@ static pid_t fork_without_handlers(const char *how)
 
 static void nohandler_fork(const char *how)
 {
-    /* the parent's report thread has written a message: at the fork it
-     * holds at most its own locks, on its way back to waiting (the child
-     * takes them over fresh), never the allocator's or libdw's */
+    /* the parent's report thread writes the whole message after the call
+     * came back: it must be done, idle again, before the fork. A child made
+     * without fork handlers inherits whatever lock a thread held at that
+     * moment (the allocator's, while it names the frames), and its own exit
+     * would wait for it for ever: that hazard is _Fork's, left to its
+     * caller, as in nohandler_dump below. At the fork the report thread
+     * holds at most its own locks (the child takes them over fresh). */
     timed_refusal("parent", refused_in_parent, 10000);
+    usleep(500000);
     pid_t pid = fork_without_handlers(how);
     if (pid == 0) {
         /* each would wait 2 s for a thread that is not there */
