@@ -81,16 +81,21 @@ static uint64_t growth(int d)
     return peak > base ? peak - base : 0;
 }
 
+/* The device whose bytes rose most in the window (the first of equals; 0
+ * when none rose). */
+static int most_grown(void)
+{
+    int most = 0;
+    for (int d = 1; d < gmg_quota_devices_seen(); d++)
+        if (growth(d) > growth(most))
+            most = d;
+    return most;
+}
+
 GMG_EXPORT unsigned long long gpumemguard_peak_growth(int device)
 {
     FIRST_COPY(gpumemguard_peak_growth, device);
-    if (device >= 0)
-        return growth(device);
-    uint64_t most = 0;
-    for (int d = 0; d < gmg_quota_devices_seen(); d++)
-        if (growth(d) > most)
-            most = growth(d);
-    return most;
+    return growth(device >= 0 ? device : most_grown());
 }
 
 /* ------------------------------------------------------------ marks */
@@ -247,27 +252,6 @@ GMG_EXPORT int gpumemguard_since(int mark, int device, int flags, unsigned long 
     return 0;
 }
 
-static int by_key(const void *x, const void *y)
-{
-    const struct gmg_group *a = x, *b = y;
-    if (a->stack != b->stack)
-        return a->stack < b->stack ? -1 : 1;
-    if (a->family != b->family)
-        return a->family < b->family ? -1 : 1;
-    return a->device < b->device ? -1 : a->device > b->device;
-}
-
-/* Biggest first, then as the key orders them: one order for equal groups. */
-static int by_bytes(const void *x, const void *y)
-{
-    const struct gmg_group *a = x, *b = y;
-    if (a->bytes != b->bytes)
-        return a->bytes > b->bytes ? -1 : 1;
-    if (a->count != b->count)
-        return a->count > b->count ? -1 : 1;
-    return by_key(x, y);
-}
-
 /* Groups v[0..n), biggest first, as text: one per call site as the reports
  * group (merged in place), at most max_groups, then a line for the rest;
  * into buf as snprintf writes. The whole text's length, or -1 (out of
@@ -329,9 +313,9 @@ GMG_EXPORT long gpumemguard_since_text(int mark, int device, int flags, int max_
     }
     size_t n = 0;
     if (s.n) {
-        qsort(s.v, s.n, sizeof *s.v, by_key);
+        qsort(s.v, s.n, sizeof *s.v, gmg_group_by_key);
         for (size_t i = 1; i < s.n; i++) {
-            if (by_key(&s.v[n], &s.v[i]) == 0) {
+            if (gmg_group_by_key(&s.v[n], &s.v[i]) == 0) {
                 s.v[n].bytes += s.v[i].bytes;
                 s.v[n].count += s.v[i].count;
             } else {
@@ -339,7 +323,7 @@ GMG_EXPORT long gpumemguard_since_text(int mark, int device, int flags, int max_
             }
         }
         n++;
-        qsort(s.v, n, sizeof *s.v, by_bytes);
+        qsort(s.v, n, sizeof *s.v, gmg_group_by_bytes);
     }
     long need = groups_text(s.v, n, max_groups, s.failed, buf, size);
     free(s.v);
@@ -351,15 +335,8 @@ GMG_EXPORT long gpumemguard_peak_text(int device, int max_groups, char *buf, uns
     FIRST_COPY(gpumemguard_peak_text, device, max_groups, buf, size);
     if ((!buf && size) || device < -1 || device >= GMG_MAX_DEVICES)
         return -1;
-    if (device < 0) { /* the device that rose most in the window, as gpumemguard_peak_growth(-1) */
-        uint64_t most = 0;
-        device = 0;
-        for (int d = 0; d < gmg_quota_devices_seen(); d++)
-            if (growth(d) > most) {
-                most = growth(d);
-                device = d;
-            }
-    }
+    if (device < 0)
+        device = most_grown();
     struct gmg_at_peak w;
     gmg_at_peak_window(device, &w);
     long need = groups_text(w.groups, w.ngroups, max_groups, w.incomplete, buf, size);

@@ -20,8 +20,6 @@ struct collect {
     size_t seen;          /* groups seen, kept or not */
 };
 
-static int by_bytes(const void *a, const void *b);
-
 static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct collect *c = arg;
@@ -30,11 +28,11 @@ static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, 
         struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
         size_t i = c->n < c->top ? c->n++ : c->top;
         if (i == c->top) {
-            if (by_bytes(&g, &c->v[c->top - 1]) >= 0)
+            if (gmg_group_by_bytes(&g, &c->v[c->top - 1]) >= 0)
                 return;
             i = c->top - 1;
         }
-        while (i > 0 && by_bytes(&g, &c->v[i - 1]) < 0) {
+        while (i > 0 && gmg_group_by_bytes(&g, &c->v[i - 1]) < 0) {
             c->v[i] = c->v[i - 1];
             i--;
         }
@@ -55,19 +53,6 @@ static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, 
                                        .count = count };
 }
 
-/* As the live list: biggest first; then by count, stack, family. */
-static int by_bytes(const void *a, const void *b)
-{
-    const struct gmg_group *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    if (x->stack != y->stack)
-        return x->stack < y->stack ? -1 : 1;
-    return x->family < y->family ? -1 : x->family > y->family;
-}
-
 /* The current window's peak of dev, read under its peak lock (no new peak
  * is set meanwhile); `restart`: the next window starts at once, under the
  * same lock. 0 bytes: nothing tracked in it. */
@@ -85,7 +70,7 @@ static int window_of(int dev, int restart, struct gmg_at_peak *out, struct colle
         gmg_peak_restart(dev);
     gmg_peak_unlock(dev);
     if (c.n > 1 && !c.top)
-        qsort(c.v, c.n, sizeof *c.v, by_bytes);
+        qsort(c.v, c.n, sizeof *c.v, gmg_group_by_bytes);
     if (top)
         *top = c;
     out->device = dev;

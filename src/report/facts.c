@@ -1,7 +1,7 @@
 /*
  * facts.c - what a report says of itself, for every format and the
  * model alike: the names of triggers and incomplete kinds, which groups are
- * allocations, the leaks, whether an exit is clean, what it lacks. It calls
+ * allocations and their order, the leaks, whether an exit is clean, what it lacks. It calls
  * no format and no part of the model's walk, so that the formats (which
  * read these) and the model never call each other round a circle.
  */
@@ -23,6 +23,26 @@ const char *gmg_trigger_name(enum gmg_trigger t)
 int gmg_group_is_allocation(int family)
 {
     return !gmg_family_is_range(family);
+}
+
+int gmg_group_by_key(const void *a, const void *b)
+{
+    const struct gmg_group *x = a, *y = b;
+    if (x->stack != y->stack)
+        return x->stack < y->stack ? -1 : 1;
+    if (x->family != y->family)
+        return x->family < y->family ? -1 : 1;
+    return x->device < y->device ? -1 : x->device > y->device;
+}
+
+int gmg_group_by_bytes(const void *a, const void *b)
+{
+    const struct gmg_group *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return gmg_group_by_key(a, b);
 }
 
 uint64_t gmg_untracked_ranges(const struct gmg_track_lost *l)

@@ -58,22 +58,6 @@ static void untracked_live(struct gmg_report *r, uint64_t range_frees)
         r->untracked_live = allocs - r->unknown_alloc_frees;
 }
 
-/* Biggest first; then by count, stack, family and device, so that equal
- * groups always come in one order. */
-static int by_bytes(const void *a, const void *b)
-{
-    const struct gmg_group *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    if (x->stack != y->stack)
-        return x->stack < y->stack ? -1 : 1;
-    if (x->family != y->family)
-        return x->family < y->family ? -1 : 1;
-    return x->device < y->device ? -1 : x->device > y->device;
-}
-
 /* Groups by (stack, family, device), open addressing. */
 struct groups {
     struct gmg_group *v;
@@ -129,7 +113,7 @@ static struct gmg_group *group_list(struct groups *g, size_t *out_n)
         if (g->v[i].count)
             g->v[k++] = g->v[i];
     if (k > 1)
-        qsort(g->v, k, sizeof *g->v, by_bytes);
+        qsort(g->v, k, sizeof *g->v, gmg_group_by_bytes);
     *out_n = k;
     struct gmg_group *v = g->v;
     if (!v)
@@ -429,11 +413,11 @@ static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint
     struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
     size_t i = t->ntop < GMG_REFUSAL_STACKS ? t->ntop++ : GMG_REFUSAL_STACKS;
     if (i == GMG_REFUSAL_STACKS) {
-        if (by_bytes(&g, &t->top[GMG_REFUSAL_STACKS - 1]) >= 0)
+        if (gmg_group_by_bytes(&g, &t->top[GMG_REFUSAL_STACKS - 1]) >= 0)
             return; /* not among the biggest */
         i = GMG_REFUSAL_STACKS - 1;
     }
-    while (i > 0 && by_bytes(&g, &t->top[i - 1]) < 0) {
+    while (i > 0 && gmg_group_by_bytes(&g, &t->top[i - 1]) < 0) {
         t->top[i] = t->top[i - 1];
         i--;
     }

@@ -26,6 +26,7 @@
 #include "core/pyframes.h"
 #include "core/record.h"
 #include "core/stacks.h"
+#include "report/pcmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -228,63 +229,24 @@ static void verdict(const struct gmg_frame_info *fi, int16_t *owner, int16_t *po
             *pool = (int16_t)k;
 }
 
-/* Each frame's verdict, by address, for one report (open addressing; a
- * frame is looked up once however many stacks share it). */
-struct cache {
-    uintptr_t *pc;
-    int16_t (*v)[2];
-    size_t n, cap;
-};
-
-static void frame_verdict(struct cache *c, struct gmg_symbolizer *sym, const struct gmg_stack *s, uint32_t i,
+/* Each frame's verdict, by address, for one report (report/pcmap.h: a
+ * frame is looked up once however many stacks share it): the owner rule in
+ * the low 16 bits, the pool in the next 16. */
+static void frame_verdict(struct gmg_pcmap *c, struct gmg_symbolizer *sym, const struct gmg_stack *s, uint32_t i,
                           int16_t *owner, int16_t *pool)
 {
     uintptr_t pc = s->frames[i];
-    size_t h = 0;
-    if (c && c->cap) {
-        h = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1);
-        for (; c->pc[h]; h = (h + 1) & (c->cap - 1))
-            if (c->pc[h] == pc) {
-                *owner = c->v[h][0];
-                *pool = c->v[h][1];
-                return;
-            }
+    uint64_t v;
+    if (c && gmg_pcmap_get(c, pc, &v)) {
+        *owner = (int16_t)(uint16_t)v;
+        *pool = (int16_t)(uint16_t)(v >> 16);
+        return;
     }
     struct gmg_frame_info fi;
     gmg_symbolize(sym, pc, gmg_stack_module(s, i), &fi);
     verdict(&fi, owner, pool);
-    if (!c || !pc)
-        return;
-    if ((c->n + 1) * 2 > c->cap) { /* grow, then find the slot again */
-        size_t cap = c->cap ? c->cap * 2 : 1024;
-        uintptr_t *npc = calloc(cap, sizeof *npc);
-        int16_t (*nv)[2] = calloc(cap, sizeof *nv);
-        if (!npc || !nv) {
-            free(npc);
-            free(nv);
-            return; /* uncached: named again next time, same answer */
-        }
-        for (size_t k = 0; k < c->cap; k++)
-            if (c->pc[k]) {
-                size_t j = (size_t)((c->pc[k] * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-                while (npc[j])
-                    j = (j + 1) & (cap - 1);
-                npc[j] = c->pc[k];
-                memcpy(nv[j], c->v[k], sizeof nv[j]);
-            }
-        free(c->pc);
-        free(c->v);
-        c->pc = npc;
-        c->v = nv;
-        c->cap = cap;
-        h = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-        while (c->pc[h])
-            h = (h + 1) & (cap - 1);
-    }
-    c->pc[h] = pc;
-    c->v[h][0] = *owner;
-    c->v[h][1] = *pool;
-    c->n++;
+    if (c)
+        gmg_pcmap_put(c, pc, (uint64_t)(uint16_t)*owner | (uint64_t)(uint16_t)*pool << 16);
 }
 
 static const char *pool_name(int16_t p)
@@ -298,7 +260,7 @@ static const char *pool_name(int16_t p)
 
 /* A stack's owner (first deciding frame: native ones innermost first, then
  * Python ones innermost first) and pool (the innermost frame that is one). */
-static const char *stack_owner(struct cache *c, struct gmg_symbolizer *sym, uint32_t stack, const char **pool)
+static const char *stack_owner(struct gmg_pcmap *c, struct gmg_symbolizer *sym, uint32_t stack, const char **pool)
 {
     *pool = NULL;
     const struct gmg_stack *s = gmg_stack_get(stack);
@@ -401,7 +363,7 @@ static const char *heap_pool(const struct gmg_report *r, const struct gmg_group 
 }
 
 /* Mark a list's groups; pools' segments leave the list's totals. */
-static void mark(struct gmg_report *r, struct cache *c, struct gmg_group *g, size_t n, uint64_t *bytes,
+static void mark(struct gmg_report *r, struct gmg_pcmap *c, struct gmg_group *g, size_t n, uint64_t *bytes,
                  uint64_t *allocs)
 {
     for (size_t i = 0; i < n; i++) {
@@ -422,15 +384,14 @@ static void mark(struct gmg_report *r, struct cache *c, struct gmg_group *g, siz
 
 void gmg_report_owners(struct gmg_report *r)
 {
-    struct cache c = { 0 };
+    struct gmg_pcmap c = { 0 };
     heaps_take(r);
     if (gmg_report_dev.mempools && (r->mempools = calloc(64, sizeof *r->mempools)))
         r->nmempools = gmg_report_dev.mempools(r->mempools, 64);
     mark(r, &c, r->groups, r->ngroups, &r->live_bytes, &r->live_allocs);
     mark(r, &c, r->reclaimed, r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
     mark(r, &c, r->growth, r->ngrowth, NULL, NULL);
-    free(c.pc);
-    free(c.v);
+    gmg_pcmap_free(&c);
     uint64_t held = 0; /* regions' bytes inside heaps whose segment is retained: leaks or in use, not retained */
     for (size_t i = 0; i < r->nheaps; i++)
         if (r->heaps[i].seg_stack)

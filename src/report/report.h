@@ -335,6 +335,10 @@ const char *gmg_trigger_name(enum gmg_trigger t);
 /* Reports made by this process so far: the number of the latest. */
 unsigned gmg_report_dumps_made(void);
 int gmg_group_is_allocation(int family);   /* not a VA range or a mapping (core/ranges.h) */
+/* The one order of groups, for qsort: biggest first, then by count, and
+ * equal ones by key; and the key alone: stack, family, device. */
+int gmg_group_by_bytes(const void *a, const void *b);
+int gmg_group_by_key(const void *a, const void *b);
 /* Of what the guard could not track, the reserved ranges and mappings. */
 uint64_t gmg_untracked_ranges(const struct gmg_track_lost *l);
 

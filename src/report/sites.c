@@ -8,6 +8,7 @@
 #include "report/sites.h"
 
 #include "core/stacks.h"
+#include "report/pcmap.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,71 +71,25 @@ static uint64_t frame_hash(uint64_t h, const struct gmg_frame_info *f)
     return h;
 }
 
-/* Each frame's digest (frame_hash of its names), by address, for one
- * merge: many stacks share their frames, and a digest is a walk over a
- * few strings. Open addressing; a table that cannot grow is left as it is
- * (the digest is then computed again: the same value). */
-struct digests {
-    uintptr_t *pc;
-    uint64_t *d;
-    size_t n, cap;
-};
-
-static int digests_grow(struct digests *c)
-{
-    size_t cap = c->cap ? c->cap * 2 : 4096;
-    uintptr_t *pc = calloc(cap, sizeof *pc);
-    uint64_t *d = malloc(cap * sizeof *d);
-    if (!pc || !d) {
-        free(pc);
-        free(d);
-        return -1;
-    }
-    for (size_t k = 0; k < c->cap; k++)
-        if (c->pc[k]) {
-            size_t j = (size_t)((c->pc[k] * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-            while (pc[j])
-                j = (j + 1) & (cap - 1);
-            pc[j] = c->pc[k];
-            d[j] = c->d[k];
-        }
-    free(c->pc);
-    free(c->d);
-    c->pc = pc;
-    c->d = d;
-    c->cap = cap;
-    return 0;
-}
-
-static uint64_t frame_digest(struct gmg_symbolizer *sym, struct digests *c, const struct gmg_stack *s, uint32_t i)
+/* A frame's digest: frame_hash of its names, once per address in a merge
+ * (report/pcmap.h), since many stacks share their frames. */
+static uint64_t frame_digest(struct gmg_symbolizer *sym, struct gmg_pcmap *c, const struct gmg_stack *s, uint32_t i)
 {
     uintptr_t pc = s->frames[i];
-    size_t k = 0;
-    if (c && pc && (c->cap || digests_grow(c) == 0)) {
-        for (k = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1); c->pc[k]; k = (k + 1) & (c->cap - 1))
-            if (c->pc[k] == pc)
-                return c->d[k];
-    }
+    uint64_t d;
+    if (c && gmg_pcmap_get(c, pc, &d))
+        return d;
     struct gmg_frame_info fi;
     gmg_symbolize(sym, pc, gmg_stack_module(s, i), &fi);
-    uint64_t d = frame_hash(0xcbf29ce484222325ull, &fi);
-    if (c && pc && c->cap) {
-        if ((c->n + 1) * 2 > c->cap) {
-            if (digests_grow(c) < 0)
-                return d;
-            for (k = (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (c->cap - 1); c->pc[k]; k = (k + 1) & (c->cap - 1))
-                ;
-        }
-        c->pc[k] = pc;
-        c->d[k] = d;
-        c->n++;
-    }
+    d = frame_hash(0xcbf29ce484222325ull, &fi);
+    if (c)
+        gmg_pcmap_put(c, pc, d);
     return d;
 }
 
 /* The site's hash of a stack: its frames' digests, as they read; a stack
  * the depot cannot give back is a site of its own (its id in the hash). */
-static uint64_t site_hash(struct gmg_symbolizer *sym, struct digests *c, uint32_t stack)
+static uint64_t site_hash(struct gmg_symbolizer *sym, struct gmg_pcmap *c, uint32_t stack)
 {
     const struct gmg_stack *s = gmg_stack_get(stack);
     uint64_t h = 0xcbf29ce484222325ull;
@@ -172,7 +127,7 @@ struct site { uint64_t hash; uint32_t stack; int used; };
 
 /* The stack that stands for `stack`'s site in the open-addressed table v
  * (cap a power of two, never full): found, or `stack` itself, added. */
-static uint32_t site_of(struct gmg_symbolizer *sym, struct digests *c, struct site *v, size_t cap, uint32_t stack,
+static uint32_t site_of(struct gmg_symbolizer *sym, struct gmg_pcmap *c, struct site *v, size_t cap, uint32_t stack,
                         int *added)
 {
     uint64_t h = site_hash(sym, c, stack);
@@ -189,27 +144,6 @@ static uint32_t site_of(struct gmg_symbolizer *sym, struct digests *c, struct si
     }
 }
 
-static int by_key(const void *a, const void *b)
-{
-    const struct gmg_group *x = a, *y = b;
-    if (x->stack != y->stack)
-        return x->stack < y->stack ? -1 : 1;
-    if (x->family != y->family)
-        return x->family < y->family ? -1 : 1;
-    return x->device < y->device ? -1 : x->device > y->device;
-}
-
-/* Biggest first, then as model.c orders equal groups. */
-static int by_bytes(const void *a, const void *b)
-{
-    const struct gmg_group *x = a, *y = b;
-    if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    if (x->count != y->count)
-        return x->count > y->count ? -1 : 1;
-    return by_key(a, b);
-}
-
 void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
 {
     if (*n < 2)
@@ -221,7 +155,7 @@ void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
     if (!v)
         return; /* out of memory: grouped by stack, as recorded */
     int merged = 0;
-    struct digests c = { 0 };
+    struct gmg_pcmap c = { 0 };
     for (size_t i = 0; i < *n; i++) {
         int added;
         uint32_t rep = site_of(sym, &c, v, cap, g[i].stack, &added);
@@ -229,14 +163,13 @@ void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
         g[i].stack = rep;
     }
     free(v);
-    free(c.pc);
-    free(c.d);
+    gmg_pcmap_free(&c);
     if (!merged)
         return;
-    qsort(g, *n, sizeof *g, by_key);
+    qsort(g, *n, sizeof *g, gmg_group_by_key);
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
-        if (k && by_key(&g[k - 1], &g[i]) == 0) {
+        if (k && gmg_group_by_key(&g[k - 1], &g[i]) == 0) {
             g[k - 1].bytes += g[i].bytes;
             g[k - 1].count += g[i].count;
         } else {
@@ -244,7 +177,7 @@ void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
         }
     }
     *n = k;
-    qsort(g, k, sizeof *g, by_bytes);
+    qsort(g, k, sizeof *g, gmg_group_by_bytes);
 }
 
 #define EXPLAINED 4096
