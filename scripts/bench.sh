@@ -255,7 +255,6 @@ if [ -n "$PYS" ]; then
     done
 fi
 echo
-echo "NVTX region register+unregister pairs: not measured (this build has no NVTX injection)"
 
 # Peak tracking and the driver's out of memory. What was live at the peak
 # is kept on every allocation and free (core/peak.c): its cost is measured

@@ -196,6 +196,14 @@ if [ $rc = 0 ] && has "nvtxpool garbage done" "$WORK/out" && [ "$nw" -ge 3 ] && 
    && [ "$(grep -c "outside its heap" "$WORK/err")" = 1 ]; then
     ok "NVTX: a double unregister, regions outside their heap, an unknown heap, garbage and NULL descriptors: one warning each kind, no crash"
 else bad "NVTX garbage (rc $rc, $nw warnings)" "$WORK/err"; fi
+# four threads registering and unregistering regions in heaps of their own,
+# while heaps come and go beside them (the region calls take no lock)
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvt" "$T/nvtxpool" threads; rc=$?
+got=$([ -f "$WORK/nvt" ] && jq_ "$WORK/nvt" 'sorted((h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]), sorted((g["api"], g["bytes"], g["count"]) for g in r["live"])')
+want="([('t0', 1048576, 12288, 1036288), ('t1', 1048576, 12288, 1036288), ('t2', 1048576, 12288, 1036288), ('t3', 1048576, 12288, 1036288)], [('cuMemAlloc', 4194304, 4), ('nvtxMemRegionsRegister', 49152, 12)])"
+if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool threads done; guard live 4194304" "$WORK/out" && ! has "NVTX memory API" "$WORK/err"; then
+    ok "NVTX from four threads while heaps come and go: each heap's region bytes exact (3 regions of 4 KiB), the 12 regions kept the only leaks"
+else bad "NVTX threads (rc $rc): $got" "$WORK/err"; fi
 nv GPUMEM_EXITCODE=23 GPUMEM_POOLS=off "$T/nvtxpool" clean; rc=$?
 [ $rc = 23 ] && ! has "nvtxMemRegionsRegister" "$WORK/err" && has "(8388608 bytes) in 1 allocation" "$WORK/err" \
     && ok "NVTX under GPUMEM_POOLS=off: not attached; the segment is a leak (23)" || bad "NVTX, pools off (rc $rc)" "$WORK/err"

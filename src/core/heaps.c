@@ -1,6 +1,23 @@
-/* heaps.c - see heaps.h. A small array of heaps, grown under its lock; a
- * handle is a slot's number + 1 and a generation, so that a stale or
- * garbage handle is told from a live one without following a pointer. */
+/*
+ * heaps.c - see heaps.h.
+ *
+ * Heaps live in slots, in chunks of CHUNK that are never moved or freed, so
+ * that the region calls find a heap without a lock. A handle is a slot's
+ * number + 1 and the slot's generation, odd while the heap is live, so that
+ * a stale or garbage handle is told from a live one without following a
+ * pointer. Adding, removing and naming heaps take `mu` (a program registers
+ * a few heaps); the region calls, on the sub-allocator's path, take nothing.
+ *
+ * A slot's description is written while its generation is even (free), and
+ * made live by storing the odd generation; every field is an atomic word,
+ * stored with release and loaded with acquire. A reader loads the
+ * generation, the fields, and the generation again: the copy is the live
+ * heap's when both match its handle (a slot reused meanwhile shows a new
+ * generation). A heap's region bytes are one word with the generation in
+ * its top bits: each region call moves it with a compare-and-swap that
+ * fails once the heap is gone, so that a call racing the heap's removal
+ * never changes the next heap of that slot.
+ */
 #define _GNU_SOURCE
 #include "core/heaps.h"
 
@@ -9,101 +26,178 @@
 #include <string.h>
 
 struct slot {
-    struct gmg_heap_info h;
-    uint32_t gen;             /* odd while live */
+    uint64_t lo, size, seg_size;
+    int32_t device, seg_family;
+    uint32_t ctx, seg_stack;
+    const char *name;
+    uint64_t rb;              /* generation << RB_SHIFT | region bytes */
+    uint32_t gen;             /* odd while live; 12 bits */
 };
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static struct slot *slots;
-static uint32_t nslots, cap;
-static unsigned live;
-
+#define GEN_MASK 0xfffu
+#define RB_SHIFT 52
+#define RB_MAX ((1ull << RB_SHIFT) - 1)
+#define CHUNK 256u
 #define MAX_SLOTS (1u << 20)
 
-static struct slot *find(uintptr_t handle)
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct slot *chunks[MAX_SLOTS / CHUNK];
+static uint32_t nslots;       /* slots in use so far (their chunks exist) */
+static unsigned live;
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+static struct slot *slot_at(uint32_t i)
+{
+    struct slot *c = LD(chunks[i / CHUNK]);
+    return c ? &c[i % CHUNK] : NULL;
+}
+
+/* The slot of a live heap's handle, and its generation; NULL otherwise. */
+static struct slot *find(uintptr_t handle, uint32_t *gen_out)
 {
     uint32_t i = (uint32_t)(handle & 0xfffff), gen = (uint32_t)(handle >> 20);
-    if (!i || i > nslots || !(gen & 1))
+    if (!i || handle >> 32 || i > LD(nslots) || !(gen & 1))
         return NULL;
-    struct slot *s = &slots[i - 1];
-    return s->gen == gen ? s : NULL;
+    struct slot *s = slot_at(i - 1);
+    if (!s || LD(s->gen) != gen)
+        return NULL;
+    *gen_out = gen;
+    return s;
+}
+
+static void copy_out(const struct slot *s, struct gmg_heap_info *h)
+{
+    h->lo = LD(s->lo);
+    h->size = LD(s->size);
+    h->seg_size = LD(s->seg_size);
+    h->device = LD(s->device);
+    h->seg_family = LD(s->seg_family);
+    h->ctx = LD(s->ctx);
+    h->seg_stack = LD(s->seg_stack);
+    h->name = LD(s->name);
+    h->region_bytes = LD(s->rb) & RB_MAX;
 }
 
 uintptr_t gmg_heap_add(const struct gmg_heap_info *h)
 {
     pthread_mutex_lock(&mu);
-    uint32_t i = 0;
-    while (i < nslots && (slots[i].gen & 1))
+    uint32_t i = 0, n = nslots;
+    struct slot *s = NULL;
+    while (i < n && (LD(slot_at(i)->gen) & 1))
         i++;
-    if (i == nslots) {
-        if (nslots == cap) {
-            uint32_t c = cap ? cap * 2 : 16;
-            struct slot *v = c <= MAX_SLOTS ? realloc(slots, c * sizeof *v) : NULL;
-            if (!v) {
-                pthread_mutex_unlock(&mu);
-                return 0;
-            }
-            memset(v + cap, 0, (c - cap) * sizeof *v);
-            slots = v;
-            cap = c;
+    if (i == n) {
+        if (n == MAX_SLOTS || (n % CHUNK == 0 && !chunks[n / CHUNK] &&
+                               !(chunks[n / CHUNK] = calloc(CHUNK, sizeof(struct slot))))) {
+            pthread_mutex_unlock(&mu);
+            return 0;
         }
-        nslots++;
+        ST(nslots, n + 1); /* after its chunk */
     }
-    slots[i].h = *h;
-    slots[i].gen = (slots[i].gen + 1) & 0xfff; /* odd: live; 12 bits, within a 32-bit handle */
-    if (!(slots[i].gen & 1))
-        slots[i].gen = 1;
-    uintptr_t handle = (uintptr_t)slots[i].gen << 20 | (i + 1);
+    s = slot_at(i);
+    uint32_t gen = (s->gen + 1) & GEN_MASK; /* odd: live */
+    if (!(gen & 1))
+        gen = 1;
+    ST(s->lo, h->lo);
+    ST(s->size, h->size);
+    ST(s->seg_size, h->seg_size);
+    ST(s->device, h->device);
+    ST(s->seg_family, h->seg_family);
+    ST(s->ctx, h->ctx);
+    ST(s->seg_stack, h->seg_stack);
+    ST(s->name, h->name);
+    ST(s->rb, (uint64_t)gen << RB_SHIFT | (h->region_bytes & RB_MAX));
+    ST(s->gen, gen);
     __atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&mu);
-    return handle;
+    return (uintptr_t)gen << 20 | (i + 1);
 }
 
 int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out)
 {
-    pthread_mutex_lock(&mu);
-    struct slot *s = find(handle);
-    if (s)
-        *out = s->h;
-    pthread_mutex_unlock(&mu);
-    return s != NULL;
+    uint32_t gen;
+    struct slot *s = find(handle, &gen);
+    if (!s)
+        return 0;
+    copy_out(s, out);
+    return LD(s->gen) == gen; /* not removed (and reused) while copied */
 }
 
 int gmg_heap_remove(uintptr_t handle)
 {
     pthread_mutex_lock(&mu);
-    struct slot *s = find(handle);
+    uint32_t gen;
+    struct slot *s = find(handle, &gen);
     if (s) {
-        s->gen++; /* even: free */
+        ST(s->gen, (gen + 1) & GEN_MASK); /* even: free */
         __atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
     }
     pthread_mutex_unlock(&mu);
     return s != NULL;
 }
 
+/* Move the slot's region bytes, clamped to [0, RB_MAX], while the heap of
+ * generation gen is live there. */
+static void rb_move(struct slot *s, uint32_t gen, int64_t delta, int set_zero)
+{
+    uint64_t w = LD(s->rb);
+    for (;;) {
+        if ((uint32_t)(w >> RB_SHIFT) != gen)
+            return; /* the heap is gone */
+        uint64_t b = w & RB_MAX;
+        if (set_zero)
+            b = 0;
+        else if (delta < 0)
+            b = (uint64_t)-delta > b ? 0 : b - (uint64_t)-delta;
+        else
+            b = (uint64_t)delta > RB_MAX - b ? RB_MAX : b + (uint64_t)delta;
+        if (__atomic_compare_exchange_n(&s->rb, &w, (uint64_t)gen << RB_SHIFT | b, 1, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE))
+            return;
+    }
+}
+
+/* The live heap holding address ptr, and its generation (heaps do not
+ * overlap as NVTX requires; the first found if they do). */
+static struct slot *holding(uint64_t ptr, uint32_t *gen_out)
+{
+    uint32_t n = LD(nslots);
+    for (uint32_t i = 0; i < n; i++) {
+        struct slot *s = slot_at(i);
+        uint32_t gen = s ? LD(s->gen) : 0;
+        if (!(gen & 1) || ptr - LD(s->lo) >= LD(s->size))
+            continue;
+        if (LD(s->gen) == gen) {
+            *gen_out = gen;
+            return s;
+        }
+    }
+    return NULL;
+}
+
 void gmg_heap_regions_add(uintptr_t handle, uint64_t ptr, int64_t delta)
 {
-    pthread_mutex_lock(&mu);
-    struct slot *s = handle ? find(handle) : NULL;
-    for (uint32_t i = 0; !handle && !s && i < nslots; i++)
-        if ((slots[i].gen & 1) && ptr - slots[i].h.lo < slots[i].h.size)
-            s = &slots[i];
-    if (s) {
-        if (delta < 0 && (uint64_t)-delta > s->h.region_bytes)
-            s->h.region_bytes = 0;
-        else
-            s->h.region_bytes += (uint64_t)delta;
-    }
-    pthread_mutex_unlock(&mu);
+    uint32_t gen;
+    struct slot *s = handle ? find(handle, &gen) : holding(ptr, &gen);
+    if (s)
+        rb_move(s, gen, delta, 0);
 }
 
 void gmg_heap_regions_clear(uintptr_t handle)
 {
-    pthread_mutex_lock(&mu);
-    for (uint32_t i = 0; i < nslots; i++)
-        if ((slots[i].gen & 1) && (!handle || &slots[i] == find(handle)))
-            slots[i].h.region_bytes = 0;
-    pthread_mutex_unlock(&mu);
+    uint32_t gen, n = LD(nslots);
+    if (handle) {
+        struct slot *s = find(handle, &gen);
+        if (s)
+            rb_move(s, gen, 0, 1);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct slot *s = slot_at(i);
+        if (s && ((gen = LD(s->gen)) & 1))
+            rb_move(s, gen, 0, 1);
+    }
 }
 
 unsigned gmg_heaps_live(void)
@@ -113,10 +207,15 @@ unsigned gmg_heaps_live(void)
 
 void gmg_heaps_each(void (*fn)(const struct gmg_heap_info *, void *), void *arg)
 {
-    pthread_mutex_lock(&mu);
-    for (uint32_t i = 0; i < nslots; i++)
-        if (slots[i].gen & 1)
-            fn(&slots[i].h, arg);
+    pthread_mutex_lock(&mu); /* no heap comes or goes meanwhile */
+    for (uint32_t i = 0; i < nslots; i++) {
+        struct slot *s = slot_at(i);
+        if (LD(s->gen) & 1) {
+            struct gmg_heap_info h;
+            copy_out(s, &h);
+            fn(&h, arg);
+        }
+    }
     pthread_mutex_unlock(&mu);
 }
 
@@ -153,8 +252,10 @@ void gmg_heaps_atfork_child(void)
     pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
     mu = fresh;
     /* the child's table is empty (core/track.h): so are its heaps */
-    for (uint32_t i = 0; i < nslots; i++)
-        if (slots[i].gen & 1)
-            slots[i].gen++;
+    for (uint32_t i = 0; i < nslots; i++) {
+        struct slot *s = slot_at(i);
+        if (s && (s->gen & 1))
+            s->gen = (s->gen + 1) & GEN_MASK;
+    }
     live = 0;
 }

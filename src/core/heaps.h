@@ -5,8 +5,9 @@
  * table (GMG_SPACE_NVTX, family GMG_FAM_NVTX_REGION), uncounted: their
  * segment is counted already. hooks/nvtx.c keeps this registry; reports
  * read it (a heap's segment is a pool's, its unregistered bytes retained).
- * Not on the allocation path of the driver: one lock, taken by NVTX calls
- * and by reports.
+ * The region calls (get, regions_add, regions_clear) take no lock: they
+ * are on a sub-allocator's path, every thread's; adding, removing, naming
+ * and listing heaps take one.
  */
 #ifndef GMG_CORE_HEAPS_H
 #define GMG_CORE_HEAPS_H

@@ -10,11 +10,16 @@
  *   quota     as leak, then a 512 KiB cuMemAlloc: regions never count twice
  *   garbage   a double unregister, a region outside its heap, a descriptor
  *             of another layout, an unknown heap, NULL batches
+ *   threads   four threads, each with a heap "t0".."t3" over a 1 MiB segment
+ *             of its own, register and unregister 4 KiB regions 4000 times
+ *             while each also makes, uses and unregisters a heap of its own
+ *             every 50 rounds (slots reused); each then keeps 3 regions
  * Prints "nvtxpool CASE done" and the guard's live bytes on device 0.
  */
 #include "../integration/testlib.h"
 
 #include <nvtx3/nvToolsExtMem.h>
+#include <pthread.h>
 #include <stdint.h>
 
 static nvtxDomainHandle_t dom;
@@ -86,10 +91,50 @@ __attribute__((noinline)) static CUdeviceptr arena_segment(size_t n)
     return p;
 }
 
+static CUcontext ctx;
+
+static void *worker(void *arg)
+{
+    const size_t KiB = 1 << 10;
+    char name[8];
+    snprintf(name, sizeof name, "t%d", (int)(intptr_t)arg);
+    TL_CHECK(cuCtxSetCurrent(ctx));
+    CUdeviceptr seg = arena_segment(1024 * KiB);
+    nvtxMemHeapHandle_t heap = make_heap(seg, 1024 * KiB, name);
+    for (int i = 0; i < 4000; i++) {
+        CUdeviceptr p = seg + (CUdeviceptr)(i % 64) * 4 * KiB;
+        pool_hand_out(heap, p, 4 * KiB);
+        pool_take_back(p);
+        if (i % 50 == 0) { /* a heap made and gone: its slot is the next one's */
+            CUdeviceptr tseg = arena_segment(64 * KiB);
+            nvtxMemHeapHandle_t t = make_heap(tseg, 64 * KiB, "churn");
+            pool_hand_out(t, tseg, 4 * KiB);
+            pool_take_back(tseg);
+            pool_hand_out(t, tseg + 8 * KiB, 4 * KiB);
+            nvtxMemHeapUnregister(dom, t); /* its region goes with it */
+            TL_CHECK(cuMemFree(tseg));
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        pool_hand_out(heap, seg + (CUdeviceptr)k * 8 * KiB, 4 * KiB);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *c = argc > 1 ? argv[1] : "leak";
-    tl_setup(0);
+    ctx = tl_setup(0);
+    if (strcmp(c, "threads") == 0) {
+        dom = nvtxDomainCreateA("nvtxpool");
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            if (pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i) != 0)
+                return 1;
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        printf("nvtxpool %s done; guard live %llu\n", c, tl_guard_live(0));
+        return 0;
+    }
     dom = nvtxDomainCreateA("nvtxpool");
     const size_t MiB = 1 << 20;
     CUdeviceptr seg = arena_segment(8 * MiB);
