@@ -189,13 +189,92 @@ uint64_t gmg_stack_lost(void)
     return __atomic_load_n(&stacks_lost, __ATOMIC_RELAXED);
 }
 
+/*
+ * The calling thread's last stack and its id. A loop that allocates from one
+ * call site (a training step, a pool refilling) interns the same frames over
+ * and over: one comparison with the last stack costs less than hashing them
+ * and comparing them with the bucket's (docs/benchmarks.md). An id names its
+ * frames for the life of the process (and across fork), so frames and the
+ * unloading generation are all a hit needs. `id` is 0 while the memo is
+ * rewritten: a signal handler that interns a stack on this thread meanwhile
+ * finds no hit, and one that rewrites it under a comparison is caught by
+ * the id read again after it.
+ */
+#define MEMO_MAX 64 /* frames; a deeper stack is interned without the memo */
+struct memo {
+    uint32_t id, depth;
+    unsigned gen;
+    uintptr_t frames[MEMO_MAX];
+};
+static __thread struct memo *tl_memo __attribute__((tls_model("initial-exec")));
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static int memo_keyed;
+
+static void memo_free(void *m)
+{
+    tl_memo = NULL;
+    free(m);
+}
+static void memo_key_make(void) { memo_keyed = pthread_key_create(&memo_key, memo_free) == 0; }
+
+static inline uint32_t memo_hit(const uintptr_t *frames, uint32_t depth, unsigned gen)
+{
+    const struct memo *m = tl_memo;
+    if (!m || m->depth != depth || m->gen != gen)
+        return 0;
+    uint32_t id = m->id;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (!id || memcmp(m->frames, frames, depth * sizeof *frames) != 0)
+        return 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return m->id == id ? id : 0;
+}
+
+static __attribute__((noinline)) void memo_keep(const uintptr_t *frames, uint32_t depth, unsigned gen, uint32_t id)
+{
+    struct memo *m = tl_memo;
+    if (depth > MEMO_MAX || !id)
+        return;
+    if (!m) { /* once per thread; freed when it ends */
+        pthread_once(&memo_once, memo_key_make);
+        if (!memo_keyed || !(m = calloc(1, sizeof *m)))
+            return;
+        if (pthread_setspecific(memo_key, m) != 0) {
+            free(m);
+            return;
+        }
+        tl_memo = m;
+    }
+    m->id = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    memcpy(m->frames, frames, depth * sizeof *frames);
+    m->depth = depth;
+    m->gen = gen;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    m->id = id;
+}
+
+static uint32_t intern(const uintptr_t *frames, uint32_t depth, unsigned gen);
+
 uint32_t gmg_stack_intern(const uintptr_t *frames, uint32_t depth)
 {
     if (depth == 0)
         return 0;
+    unsigned gen = gmg_unwind_generation();
+    uint32_t id = memo_hit(frames, depth, gen);
+    if (id)
+        return id;
+    id = intern(frames, depth, gen);
+    memo_keep(frames, depth, gen, id);
+    return id;
+}
+
+static uint32_t intern(const uintptr_t *frames, uint32_t depth, unsigned gen)
+{
     /* a stack captured after a library was unloaded is another stack, even
      * where its addresses are the same: the modules it names may not be */
-    uint64_t h = hash_frames(frames, depth) ^ (uint64_t)gmg_unwind_generation() * 0x9e3779b97f4a7c15ull;
+    uint64_t h = hash_frames(frames, depth) ^ (uint64_t)gen * 0x9e3779b97f4a7c15ull;
     size_t b = h % BUCKETS;
     pthread_mutex_t *mu = &locks[b % LOCKS];
 
