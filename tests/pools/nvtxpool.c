@@ -126,6 +126,11 @@ int main(int argc, char **argv)
     ctx = tl_setup(0);
     if (strcmp(c, "threads") == 0) {
         dom = nvtxDomainCreateA("nvtxpool");
+        /* NVTX attaches its memory module at the first call of it, in the
+         * program's own NVTX code: made here, before the threads race it */
+        CUdeviceptr first = arena_segment(64 << 10);
+        nvtxMemHeapUnregister(dom, make_heap(first, 64 << 10, "first"));
+        TL_CHECK(cuMemFree(first));
         pthread_t t[4];
         for (int i = 0; i < 4; i++)
             if (pthread_create(&t[i], NULL, worker, (void *)(intptr_t)i) != 0)
