@@ -231,10 +231,11 @@ pythons() {
     local v c
     for v in 3.11 3.12 3.13; do
         for c in "$(pyenv root 2>/dev/null)/versions/$v".*/bin/python"$v" "$HOME/.pyenv/versions/$v".*/bin/python"$v" \
-                 /usr/bin/python"$v" /usr/local/bin/python"$v"; do
-            [ -x "$c" ] && { echo "$c"; break; }
+                 /usr/bin/python"$v" /usr/local/bin/python"$v" "$(command -v python"$v" || true)"; do
+            [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; break; }
         done
     done
+    return 0 # none found is no failure (set -e)
 }
 PYS=$(pythons)
 if [ -n "$PYS" ]; then

@@ -22,9 +22,10 @@
 
 /* What one live total (a stack's, on one device, of one family) was at the
  * latest peak, kept as the total moves (see peak.c), under its own small
- * lock (never held while waiting for another). */
+ * lock (never held while waiting for another); or, for a total whose moves
+ * the caller already serialises, with a sequence count readers retry on. */
 struct gmg_peak_slot {
-    uint32_t lock;
+    uint32_t lock;               /* the lock, or a serial slot's sequence count */
     uint64_t bytes, count;       /* counted live now                  */
     uint64_t pbytes, pcount;     /* at the peak of generation `gen`   */
     uint64_t gen;                /* the latest op generation applied */
@@ -33,6 +34,10 @@ struct gmg_peak_slot {
 /* A counted record of `bytes` on `dev` entered (sign > 0) or left the
  * table, and this slot's total with it. */
 void gmg_peak_slot_move(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign);
+/* The same for a slot whose moves never run at once (each under a lock of
+ * the caller's, which readers need not take): no atomic operation but the
+ * device word's. Read with gmg_peak_slot_at_serial. */
+void gmg_peak_slot_move_serial(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign);
 /* A record of `bytes` entered (sign > 0) or left a total whose all-records
  * figures are *total and *count: they move under the slot's lock, with the
  * slot when the record is `counted` (as gmg_peak_slot_move), alone when it
@@ -42,6 +47,8 @@ void gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, i
 /* The slot's value at the peak of generation `peak_gen` (the latest: the
  * caller holds gmg_peak_lock). */
 void gmg_peak_slot_at(struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count);
+/* The same for a slot moved by gmg_peak_slot_move_serial. */
+void gmg_peak_slot_at_serial(const struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count);
 
 /* Reading a device's peak: under its lock no new peak is set (allocations
  * that would set one wait; everything else goes on). *gen: the latest

@@ -3,6 +3,7 @@
 #include "core/quota.h"
 
 #include "base/config.h"
+#include "core/counts.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -144,16 +145,9 @@ static void raise_peak(struct devq *d, uint64_t now)
 }
 
 /*
- * Per CPU: credits, and allocations and frees made, per device, in the
- * slot of the CPU the thread runs on (below).
- *
- * Counts: so that no cache line is written by every allocation but the
- * device's quota counter, each count is added to the home slot, beside
- * that device's credit word, a line the pair writes anyway (one atomic
- * add: threads on one CPU share a slot); a reader sums every slot. Until
- * the twelfth pass each thread kept its counts in a block of its own,
- * one more line a pair: against a driver that evicts the guard's lines
- * between calls, it cost ~20 ns (docs/benchmarks.md, twelfth pass).
+ * Per CPU: credits, per device, in the slot of the CPU the thread runs on
+ * (below). The counts of allocations and frees are the thread's own
+ * (core/counts.h).
  *
  * Credits: a free does not give its bytes back to the device's counter at
  * once. They stay in it as credit, in a slot of the CPU the freeing thread
@@ -183,7 +177,7 @@ static void raise_peak(struct devq *d, uint64_t now)
  *
  * No credit is kept under a group's budget (its pool counts across
  * processes) or under GPUMEM_ON_LIMIT=warn (the warning is decided on the
- * counter); counts always are.
+ * counter).
  */
 #define CREDIT_MAX (64ull << 20)
 
@@ -217,7 +211,6 @@ static inline int near_limit(int dev)
 #define SLOTS_MAX 256
 struct cdev {
     uint64_t credit;        /* a credit word (below) */
-    uint64_t allocs, frees; /* counted on this CPU */
 };
 struct cslot {
     struct cdev d[GMG_MAX_DEVICES];
@@ -597,28 +590,15 @@ void gmg_quota_count_driver_oom(int dev)
 void gmg_quota_count_alloc(int dev)
 {
     if (valid(dev)) {
-        note_dev(dev);
-        __atomic_fetch_add(&home_slot()->d[dev].allocs, 1, __ATOMIC_RELAXED);
+        if (__builtin_expect(dev > __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED), 0))
+            note_dev(dev);
+        gmg_counts_alloc(dev);
     }
 }
 
-void gmg_quota_count_free(int dev)
-{
-    if (valid(dev))
-        __atomic_fetch_add(&home_slot()->d[dev].frees, 1, __ATOMIC_RELAXED);
-}
-
-static uint64_t sum(int dev, int frees)
-{
-    uint64_t n = 0;
-    for (int d = dev < 0 ? 0 : dev; d < (dev < 0 ? GMG_MAX_DEVICES : dev + 1); d++)
-        for (unsigned i = 0; i < nslots; i++)
-            n += __atomic_load_n(frees ? &slots[i].d[d].frees : &slots[i].d[d].allocs, __ATOMIC_RELAXED);
-    return n;
-}
-
-uint64_t gmg_quota_allocs(int dev) { return dev == -1 || valid(dev) ? sum(dev, 0) : 0; }
-uint64_t gmg_quota_frees(int dev) { return valid(dev) ? sum(dev, 1) : 0; }
+void gmg_quota_count_free(int dev) { gmg_counts_free(dev); }
+uint64_t gmg_quota_allocs(int dev) { return dev == -1 || valid(dev) ? gmg_counts_allocs(dev) : 0; }
+uint64_t gmg_quota_frees(int dev) { return valid(dev) ? gmg_counts_frees(dev) : 0; }
 
 void gmg_quota_count_refusal(int dev)
 {
@@ -641,4 +621,5 @@ void gmg_quota_reset(void)
     /* only this thread lives on in the child: every credit and count gone */
     pthread_mutex_init(&credit_mu, NULL);
     memset(slots, 0, sizeof slots);
+    gmg_counts_atfork_child();
 }

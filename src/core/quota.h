@@ -72,9 +72,8 @@ void gmg_quota_count_refusal(int dev);
 /* The driver's own CUDA_ERROR_OUT_OF_MEMORY on an allocation of dev's. */
 void gmg_quota_count_driver_oom(int dev);
 uint64_t gmg_quota_driver_oom(int dev);
-/* Allocations and frees made on a device: counted per CPU, beside the
- * CPU's credit (no cache line shared by every CPU), summed when read.
- * allocs(-1): on every device. */
+/* Allocations and frees made on a device (core/counts.h; count_alloc also
+ * notes the highest device seen). allocs(-1): on every device. */
 void gmg_quota_count_alloc(int dev);
 void gmg_quota_count_free(int dev);
 uint64_t gmg_quota_allocs(int dev);

@@ -147,7 +147,7 @@ static inline int live_change(struct shard *s, const struct gmg_alloc *a, int si
             return sign > 0 ? -1 : 0;
 #ifndef GMG_NO_PEAK /* scripts/bench.sh builds a copy without it, to measure it */
     if (a->counted && a->device >= 0 && a->size < GMG_PEAK_MAX_RECORD) /* under the shard's lock */
-        gmg_peak_slot_move(&z->peak, a->device, a->size, sign);
+        gmg_peak_slot_move_serial(&z->peak, a->device, a->size, sign);
 #endif
     bump64(&z->bytes, sign, a->size);
     bump64(&z->count, sign, 1);
@@ -792,9 +792,9 @@ void gmg_track_live_each(gmg_live_fn fn, void *arg)
 
 void gmg_track_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg)
 {
-    /* stack 0: the shards' totals (a list that only grows), each read under
-     * its own small lock: never the shard's, which an allocation holds
-     * while it may wait for the device's peak lock, held here */
+    /* stack 0: the shards' totals (a list that only grows), each read by
+     * its sequence count: never under the shard's lock, which an allocation
+     * holds while it may wait for the device's peak lock, held here */
     uint64_t by_family[GMG_FAM_COUNT][2];
     memset(by_family, 0, sizeof by_family);
     for (int i = 0; i < SHARDS; i++) {
@@ -802,7 +802,7 @@ void gmg_track_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg)
             if (z->device != device || z->family < 0 || z->family >= GMG_FAM_COUNT)
                 continue;
             uint64_t bytes, count;
-            gmg_peak_slot_at(&z->peak, gen, &bytes, &count);
+            gmg_peak_slot_at_serial(&z->peak, gen, &bytes, &count);
             by_family[z->family][0] += bytes;
             by_family[z->family][1] += count;
         }
