@@ -3,7 +3,7 @@
 # run.sh (uses its helpers).
 
 # GPUMEM_EXITCODE: the status on leaks; the program's own without
-guarded GPUMEM_EXITCODE=23 "$T/trust" dumps 0; rc=$?
+guarded GPUMEM_EXITCODE=23 "$T/dumps" dumps 0; rc=$?
 [ $rc = 23 ] && has "SUMMARY: gpumemguard: 197520 bytes in 1 allocation still live at exit" "$WORK/err" \
     && ok "GPUMEM_EXITCODE=23: a leaking program exits 23, with its report" || bad "exit code on a leak (rc $rc)" "$WORK/err"
 guarded GPUMEM_EXITCODE=23 "$T/apitest" direct threads; rc=$?
@@ -13,29 +13,29 @@ guarded GPUMEM_EXITCODE=23 "$T/apitest" direct reset; rc=$?
 
 # GPUMEM_SUPPRESSIONS: by function, by file, by module; all suppressed -> status kept
 printf '# known leak\nleak:leak_before_exit\n' >"$WORK/s1"
-guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s1" "$T/trust" dumps 0; rc=$?
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s1" "$T/dumps" dumps 0; rc=$?
 if [ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && grep -qE "^ +1 +197520 leak_before_exit$" "$WORK/err" \
    && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err" && ! before_peak "$WORK/err" | grep -q "allocated from:"; then
     ok "a suppression by function: the leak leaves the list and the exit code, counted under 'Suppressions used'"
 else bad "suppression by function (rc $rc)" "$WORK/err"; fi
-printf 'leak:*integration/trust.c\n' >"$WORK/s2"
+printf 'leak:*dumps/dumps.c\n' >"$WORK/s2"
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
     skip "a suppression by source file" "no file:line for clang-built programs (known symbolizer gap, see reports.sh)"
 else
-    guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s2" "$T/trust" dumps 0; rc=$?
+    guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s2" "$T/dumps" dumps 0; rc=$?
     [ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && ok "a suppression by source file ('*' wildcard)" || bad "suppression by file (rc $rc)" "$WORK/err"
 fi
 printf 'leak:libgmgmod2.so\n' >"$WORK/s3"
-guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s3" "$T/trust" dlclose "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"; rc=$?
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s3" "$T/unloaded" "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"; rc=$?
 if [ $rc = 23 ] && grep -qE "^ +1 +568320 libgmgmod2.so$" "$WORK/err" && has "(795648 bytes) in 1 allocation" "$WORK/err" \
    && ! before_peak "$WORK/err" | grep -qF "(568320 bytes) in 1 allocation"; then
     ok "a suppression by module: that library's leak is suppressed, another's still fails the run"
 else bad "suppression by module (rc $rc)" "$WORK/err"; fi
 printf 'leak:x\nbogus line\n' >"$WORK/s4"
-guarded GPUMEM_SUPPRESSIONS="$WORK/s4" "$T/trust" nulls; rc=$?
+guarded GPUMEM_SUPPRESSIONS="$WORK/s4" "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "line 2" "$WORK/err" && ok "a malformed suppressions file stops the process at start-up, naming the line" \
     || bad "bad suppressions file (rc $rc)" "$WORK/err"
-guarded GPUMEM_EXITCODE=300 "$T/trust" nulls; rc=$?
+guarded GPUMEM_EXITCODE=300 "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_EXITCODE='300' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=300 is refused at start-up" \
     || bad "bad exit code value (rc $rc)" "$WORK/err"
 
@@ -47,35 +47,35 @@ guarded GPUMEM_LOG=quiet "$T/apitest" direct threads
 [ ! -s "$WORK/err" ] && ok "a clean run at GPUMEM_LOG=quiet prints nothing" || bad "quiet clean run" "$WORK/err"
 
 # report words: stdout and none
-guarded GPUMEM_REPORT=stdout "$T/trust" dump_exit
+guarded GPUMEM_REPORT=stdout "$T/dumps" dump_exit
 has "SUMMARY: gpumemguard: 197520 bytes" "$WORK/out" && ! has "SUMMARY" "$WORK/err" \
     && ok "GPUMEM_REPORT=stdout writes reports to standard output" || bad "GPUMEM_REPORT=stdout" "$WORK/out"
-guarded GPUMEM_REPORT=none "$T/trust" dump_exit
+guarded GPUMEM_REPORT=none "$T/dumps" dump_exit
 ! has "SUMMARY" "$WORK/err" && ! has "SUMMARY" "$WORK/out" && [ ! -e none ] \
     && ok "GPUMEM_REPORT=none writes no report" || bad "GPUMEM_REPORT=none" "$WORK/err"
 # none: no report is even made (a walk of every record), but for GPUMEM_EXITCODE's leaks
-guarded GPUMEM_REPORT=none GPUMEM_LOG=debug "$T/trust" dumps 1
+guarded GPUMEM_REPORT=none GPUMEM_LOG=debug "$T/dumps" dumps 1
 [ "$(grep -c "no report made: GPUMEM_REPORT=none" "$WORK/err")" -ge 2 ] && ! has "SUMMARY" "$WORK/err" \
     && ok "GPUMEM_REPORT=none makes no report at the dump signal or at exit" || bad "GPUMEM_REPORT=none still makes reports" "$WORK/err"
-guarded GPUMEM_REPORT=none GPUMEM_EXITCODE=23 GPUMEM_LOG=debug "$T/trust" dump_exit; rc=$?
+guarded GPUMEM_REPORT=none GPUMEM_EXITCODE=23 GPUMEM_LOG=debug "$T/dumps" dump_exit; rc=$?
 [ $rc = 23 ] && ! has "SUMMARY" "$WORK/err" && ! has "SUMMARY" "$WORK/out" \
     && ok "GPUMEM_REPORT=none with GPUMEM_EXITCODE=23: no report written, the leak still exits 23" \
     || bad "GPUMEM_REPORT=none with GPUMEM_EXITCODE (exit $rc)" "$WORK/err"
 
 # a report directory that does not exist is said at start-up
-guarded GPUMEM_REPORT="$WORK/no/such/dir/r.txt" "$T/trust" nulls
+guarded GPUMEM_REPORT="$WORK/no/such/dir/r.txt" "$T/nulls"
 head -1 "$WORK/err" | grep -q "directory $WORK/no/such/dir does not exist" \
     && ok "a report path whose directory does not exist is reported at start-up" || bad "report dir check" "$WORK/err"
 
 # the refusal starts with the refused call and its own stack
-guarded GPUMEM_LIMIT=64M "$T/trust" vmm_bypass
+guarded GPUMEM_LIMIT=64M "$T/released_mapped" vmm_bypass
 grep -A2 "refused cuMemCreate of 32.0 MiB (33554432 bytes) on device 0" "$WORK/err" | grep -q "in vmm_bypass " \
     && ok "a refusal message names the refused call, its size as people read it, and its own stack" \
     || bad "refusal message" "$WORK/err"
 
 # the version in every report
-guarded GPUMEM_REPORT_FORMAT=json "$T/trust" dump_exit
-jq -e '.version == "0.3.0"' "$WORK/err" >/dev/null 2>&1 && guarded "$T/trust" dump_exit && has "[gpumemguard 0.3.0]" "$WORK/err" \
+guarded GPUMEM_REPORT_FORMAT=json "$T/dumps" dump_exit
+jq -e '.version == "0.3.0"' "$WORK/err" >/dev/null 2>&1 && guarded "$T/dumps" dump_exit && has "[gpumemguard 0.3.0]" "$WORK/err" \
     && ok "reports name the guard's version (text header, JSON 'version')" || bad "version in reports" "$WORK/err"
 
 # the README's line for one's own program on the simulated driver builds and runs
@@ -99,13 +99,13 @@ else bad "own program does not link against the simulated driver" "$WORK/err"; f
 
 # settings of SPEC §3 this version does not implement are refused, never ignored
 for spec in GPUMEM_PYTHON=on GPUMEM_METRICS_INTERVAL=0 GPUMEM_METRICS=; do
-    guarded "$spec" "$T/trust" nulls; rc=$?
+    guarded "$spec" "$T/nulls"; rc=$?
     [ $rc = 2 ] && has "${spec%%=*}='${spec#*=}' is not valid" "$WORK/err" && ok "$spec is refused at start-up, not silently ignored" \
         || bad "$spec (rc $rc)" "$WORK/err"
 done
 
 # a mistyped setting stops the process, naming the nearest one
-guarded GPUMEM_LIMT=4G "$T/trust" nulls; rc=$?
+guarded GPUMEM_LIMT=4G "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_LIMT is not a setting of the guard; did you mean GPUMEM_LIMIT?" "$WORK/err" && ! has "nulls:" "$WORK/out" \
     && ok "GPUMEM_LIMT=4G stops the process at start-up: 'did you mean GPUMEM_LIMIT?'" || bad "mistyped setting (rc $rc)" "$WORK/err"
 # the rule is the SPEC's (a mistyped name must not silently mean "not set"),
@@ -116,7 +116,7 @@ for spec in "GPUMEM_VERBOSE|did you mean GPUMEM_LOG?" "GPUMEM_limit|did you mean
             "GPUMEM_REPORT_FILE|did you mean GPUMEM_REPORT?" "GPUMEM_FORMAT|did you mean GPUMEM_REPORT_FORMAT?" \
             "GPUMEM_SIG|did you mean GPUMEM_SIGNAL?" "GPUMEM_FOO|the settings are GPUMEM_LIMIT, GPUMEM_ON_LIMIT"; do
     name=${spec%%|*}; want=${spec#*|}
-    guarded "$name=1" "$T/trust" nulls; rc=$?
+    guarded "$name=1" "$T/nulls"; rc=$?
     [ $rc = 2 ] && has "$name is not a setting of the guard; $want" "$WORK/err" && has "never ignored" "$WORK/err" \
         && ! has "nulls:" "$WORK/out" || miss="$miss [$name: rc $rc]"
 done
@@ -130,36 +130,36 @@ grep -qF "GPUMEM_VERBOSE is not a setting of the guard" README.md || miss="$miss
 grep -qF "GPUMEM_VERBOSE is not a setting of the guard" docs/gpumemguard.1 || miss="$miss [man page: the rule]"
 [ -z "$miss" ] && ok "any GPUMEM_* name that is no setting stops every process (status 2), naming the setting it most likely meant (GPUMEM_VERBOSE: GPUMEM_LOG) or listing them; README and man page list every setting and say so" \
     || bad "unknown GPUMEM_* names:$miss" "$WORK/err"
-guarded GPUMEM_EXITCODE=abc "$T/trust" nulls; rc=$?
+guarded GPUMEM_EXITCODE=abc "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_EXITCODE='abc' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=abc is refused" || bad "GPUMEM_EXITCODE=abc (rc $rc)" "$WORK/err"
 
 # GPUMEM_METRICS: a Prometheus text file, rewritten every interval and at exit
 rm -f "$WORK/m.prom"
-env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/m.prom" GPUMEM_METRICS_INTERVAL=1 "$T/trust" dumps 8 >"$WORK/out" 2>"$WORK/err" &
+env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/m.prom" GPUMEM_METRICS_INTERVAL=1 "$T/dumps" dumps 8 >"$WORK/out" 2>"$WORK/err" &
 mpid=$!
 sleep 1.7
-mid=$(grep -c '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="trust"} 197520$' "$WORK/m.prom" 2>/dev/null)
+mid=$(grep -c '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="dumps"} 197520$' "$WORK/m.prom" 2>/dev/null)
 wait $mpid
 promok=1
 if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$WORK/m.prom" >"$WORK/prom" 2>&1 || promok=0; fi
 if [ "$mid" = 1 ] && [ $promok = 1 ] && [ "$(stat -c %a "$WORK/m.prom")" = 644 ] && [ -z "$(ls "$WORK" | grep 'm.prom.tmp')" ] \
    && grep -q '^# TYPE gpumem_allocations_total counter$' "$WORK/m.prom" \
-   && grep -q '^gpumem_allocations_total{device="0",pid="[0-9]*",exe="trust"} 1$' "$WORK/m.prom" \
-   && grep -q '^gpumem_live_allocations{device="0",pid="[0-9]*",exe="trust"} 1$' "$WORK/m.prom" \
-   && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="trust"} 0$' "$WORK/m.prom" \
-   && grep -q '^gpumem_site_bytes{device="0",pid="[0-9]*",exe="trust",rank="1",site="leak_before_exit[^"]*"} 197520$' "$WORK/m.prom"; then
+   && grep -q '^gpumem_allocations_total{device="0",pid="[0-9]*",exe="dumps"} 1$' "$WORK/m.prom" \
+   && grep -q '^gpumem_live_allocations{device="0",pid="[0-9]*",exe="dumps"} 1$' "$WORK/m.prom" \
+   && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="dumps"} 0$' "$WORK/m.prom" \
+   && grep -q '^gpumem_site_bytes{device="0",pid="[0-9]*",exe="dumps",rank="1",site="leak_before_exit[^"]*"} 197520$' "$WORK/m.prom"; then
     ok "GPUMEM_METRICS: written while running and at exit, values as in the report, top site labelled$(command -v promtool >/dev/null && echo ', promtool accepts it')"
 else bad "metrics file (mid-run $mid, promtool $promok)" "$WORK/m.prom"; fi
 # a directory that exists (start-up takes it) where no file can be made:
 # each write fails, said once, the program unharmed (a directory that does
 # not exist is a bad value, stopped at start-up: run.sh's config errors)
-guarded GPUMEM_METRICS=/proc/gmg-m.prom "$T/trust" dumps 0; rc=$?
+guarded GPUMEM_METRICS=/proc/gmg-m.prom "$T/dumps" dumps 0; rc=$?
 [ $rc = 0 ] && [ "$(grep -c "cannot write GPUMEM_METRICS" "$WORK/err")" = 1 ] \
     && ok "a metrics file that cannot be written: said once, the program unharmed" || bad "metrics path unwritable (rc $rc)" "$WORK/err"
 rm -f "$WORK/m2.prom"
-guarded GPUMEM_METRICS="$WORK/m2.prom" GPUMEM_REPORT=none "$T/trust" forkreport
+guarded GPUMEM_METRICS="$WORK/m2.prom" GPUMEM_REPORT=none "$T/fork_report"
 child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$WORK/out")
-if [ -n "$child" ] && grep -q 'gpumem_used_bytes{device="0",pid="[0-9]*",exe="trust"} 1048576$' "$WORK/m2.prom" \
+if [ -n "$child" ] && grep -q 'gpumem_used_bytes{device="0",pid="[0-9]*",exe="fork_report"} 1048576$' "$WORK/m2.prom" \
    && ! grep -q "pid=\"$child\"" "$WORK/m2.prom"; then
     ok "a forked child does not overwrite its parent's metrics file"
 else bad "metrics and fork" "$WORK/m2.prom"; fi

@@ -250,7 +250,7 @@ guarded GPUMEM_GROUP=${GP}n "$GT" info; rc=$?
 [ $rc = 0 ] && [ "$(stat -c %a "$SHM/$(seg ${GP}n)")" = 600 ] && ok "group: a new segment is mode 0600" || bad "new segment mode (rc $rc)" "$WORK/err"
 miss=""
 for name in "a/b" "" ".hidden" "x y" "$(printf '%065d' 0)"; do
-    guarded GPUMEM_GROUP="$name" "$T/trust" nulls; rc=$?
+    guarded GPUMEM_GROUP="$name" "$T/nulls"; rc=$?
     [ $rc = 2 ] && has "GPUMEM_GROUP='$name' is not valid" "$WORK/err" && has "Accepted:" "$WORK/err" \
         && ! has "nulls" "$WORK/out" || miss="$miss [$name] rc $rc"
 done

@@ -45,7 +45,7 @@ if ! grep -q "dynamic symbol tables" "$WORK/dwarf.txt" \
     ok "a report whose frames libdw named says nothing of dynamic symbol tables (JSON: false, null)"
 else bad "a report with debug information read" "$WORK/dwarf.txt"; fi
 env LD_PRELOAD="$PRELOAD $ROOT/$T/libgmgnodwfl.so" GMGTEST_DWFL=fail GPUMEM_REPORT=none GPUMEM_LIMIT=3M \
-    "$T/trust" nomem_refuse >"$WORK/out" 2>"$WORK/err"
+    "$T/untracked" nomem_refuse >"$WORK/out" 2>"$WORK/err"
 if has "nomem_refuse: the fourth refused" "$WORK/out" && has "gpumemguard: refused cuMemAlloc" "$WORK/err" \
    && [ "$(grep -cF "$DYN (libdw: Permission denied)" "$WORK/err")" = 1 ]; then
     ok "a refusal message whose frames libdw could not name says so once too"
@@ -158,12 +158,12 @@ guarded GPUSIM_NVML_LOG="$WORK/nvml-none.log" "$T/apitest" direct families
 # node without persistence mode) and is not the program's to pay at exit for
 # a number no one reads.
 rm -f "$WORK"/nvml-*.log
-guarded GPUSIM_DEVICES=2 GPUSIM_NVML_LOG="$WORK/nvml-clean.log" "$T/trust" legacy2dev
+guarded GPUSIM_DEVICES=2 GPUSIM_NVML_LOG="$WORK/nvml-clean.log" "$T/per_device" legacy2dev
 clean_ok=$(grep -c "^SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit$" "$WORK/err")
 guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:4M,1:8M GPUMEM_REPORT=none GPUMEM_EXITCODE=23 \
-    GPUSIM_NVML_LOG="$WORK/nvml-none.log" "$T/trust" perdev; none_rc=$?
+    GPUSIM_NVML_LOG="$WORK/nvml-none.log" "$T/per_device" perdev; none_rc=$?
 guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:4M,1:8M GPUMEM_REPORT_FORMAT=folded \
-    GPUSIM_NVML_LOG="$WORK/nvml-folded.log" "$T/trust" perdev
+    GPUSIM_NVML_LOG="$WORK/nvml-folded.log" "$T/per_device" perdev
 if [ "$clean_ok" = 1 ] && [ $none_rc = 23 ] && grep -q " 4194304$" "$WORK/err" \
    && [ ! -e "$WORK/nvml-clean.log" ] && [ ! -e "$WORK/nvml-none.log" ] && [ ! -e "$WORK/nvml-folded.log" ]; then
     ok "NVML is not opened for a report that shows no device free memory (a clean exit, GPUMEM_REPORT=none, folded)"
@@ -171,7 +171,7 @@ else bad "NVML opened for a report that does not show what it says (clean $clean
     "$(ls "$WORK"/nvml-*.log 2>/dev/null | head -1 || echo "$WORK/err")"; fi
 
 # fragmentation: gaps appear when allocations between live ones are freed;
-# the numbers, not only the labels (tests/regress.sh pins every field)
+# the numbers, not only the labels (tests/reports/fragmentation.sh pins every field)
 guarded "$T/apitest" direct families
 if has "Fragmentation, device 0:" "$WORK/err" && has "  live allocations: 6 (13.6 MiB (14255776 bytes) requested, 13.6 MiB (14258176 bytes) granted)" "$WORK/err" \
    && has "  size classes: 64KiB-1MiB: 1 1MiB-16MiB: 5" "$WORK/err" \

@@ -54,20 +54,24 @@ build test_template tests/suppressions/test_template.c src/base/suppress.c -Isrc
 build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc
 build sigtest tests/integration/sigtest.c -L"$B/sim" -l:libcuda.so.1
+# make stress's program (scripts/stress.sh builds it too): built here so that
+# a change to a file it includes that breaks it fails make test as well
 build trust tests/integration/trust.c -L"$B/sim" -l:libcuda.so.1
 build mangled tests/integration/mangled.c -L"$B/sim" -l:libcuda.so.1
 build threadquota tests/integration/threadquota.c -L"$B/sim" -l:libcuda.so.1
 build grouptest tests/integration/grouptest.c -Isrc -L"$B/sim" -l:libcuda.so.1
 build holdfast tests/group/holdfast.c -L"$B/sim" -l:libcuda.so.1
-build audit tests/integration/audit.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod1.so -shared -fPIC tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
 build libgmgmod2.so -shared -fPIC -DOTHER tests/integration/module.c -L"$B/sim" -l:libcuda.so.1
-build libgmgnomem.so -shared -fPIC tests/integration/nomem.c
-build libgmgctor.so -shared -fPIC tests/integration/ctorrefuse.c -L"$B/sim" -l:libcuda.so.1
-build libslowwrite.so -shared -fPIC tests/integration/slowwrite.c
+# programs that more than one script runs (a program only its own script
+# runs is built by that script)
+for shared in nulls:tests/nulls/info.c dumps:tests/dumps/dumps.c alloc:tests/integration/alloc.c \
+            untracked:tests/oom/untracked.c per_device:tests/devices/per_device.c fork_report:tests/fork/report.c \
+            unloaded:tests/symbols/unloaded.c released_mapped:tests/vmm/released_mapped.c group_order:tests/reports/order.c; do
+    build "${shared%%:*}" "${shared#*:}" -L"$B/sim" -l:libcuda.so.1
+done
+unset shared
 CXX=$([ "$CC" = clang ] && echo clang++ || echo g++)
-$CXX -O1 -g $SAN_FLAGS -fPIC -shared -I"$CUDA_INC" -o "$T/libcxxplugin.so" tests/integration/cxxplugin.cc \
-    -L"$B/sim" -l:libcuda.so.1 || exit 1
 HAVE_NVCC=0
 if command -v nvcc >/dev/null 2>&1 && [ -z "${GMG_SANITIZER:-}" ]; then
     if [ ! -x "$T/cudart_static" ] || [ tests/integration/cudart_app.cu -nt "$T/cudart_static" ]; then
@@ -91,6 +95,9 @@ has()  { grep -qF -- "$1" "$2"; }
 # before_peak FILE: a report or message up to what was live at the peak
 # (which lists allocations freed since): the live part, for checks of it
 before_peak() { sed '/^Live at the peak of device \|^gpumemguard: live at the peak of device /,$d' "$1"; }
+# tguarded SECONDS CMD...: as guarded, killed after SECONDS (a case that
+# hangs, as a mutant may make it, fails instead of stopping the run)
+tguarded() { local s=$1; shift; timeout "$s" env LD_PRELOAD="$PRELOAD" GPUSIM_STATS="$WORK/stats" "$@" >"$WORK/out" 2>"$WORK/err"; }
 # leak NAME BYTES API: the report names the function with exact bytes
 leak() { grep -A1 -F -- "($2 bytes) in 1 allocation ($3, device 0) allocated from:" "$WORK/err" | grep -q " in $1 "; }
 
@@ -464,14 +471,74 @@ fi
 # ----------------------------------------------------------------- reports
 . tests/reports.sh
 
-# ------------------------------------------------- hostile cases
-. tests/trust.sh
-
-# ------------------------------ mutations the rest let live
-. tests/regress.sh
-
-# ------------------------- adversarial cases of graphs, pools, VMM, arrays
-. tests/hostile.sh
+# ----------------------- one behaviour a script, in a directory for its area
+# what is counted, and against which device: the quota to the byte, every
+# family, races, the driver's failures and NULL outputs, context teardown
+. tests/quota/huge.sh
+. tests/quota/managed.sh
+. tests/quota/boundary.sh
+. tests/pitch/granted.sh
+. tests/arrays/formats.sh
+. tests/arrays/sparse.sh
+. tests/arrays/mipmaps.sh
+. tests/legacy/entry_points.sh
+. tests/vmm/released_mapped.sh
+. tests/vmm/create.sh
+. tests/vmm/races.sh
+. tests/graphs/races.sh
+. tests/capture/threads.sh
+. tests/capture/errors.sh
+. tests/pools/threads.sh
+. tests/devices/per_device.sh
+. tests/races/frees.sh
+. tests/failures/injected.sh
+. tests/nulls/info.sh
+. tests/nulls/over_limit.sh
+. tests/nulls/newer_hooks.sh
+. tests/teardown/during_free.sh
+. tests/teardown/primary.sh
+. tests/teardown/host_memory.sh
+. tests/sim/selftest.sh
+# the guard out of memory
+. tests/oom/untracked.sh
+. tests/oom/failed_peak.sh
+# refusals and reports
+. tests/refusals/per_site.sh
+. tests/refusals/lists.sh
+. tests/refusals/timing.sh
+. tests/reports/order.sh
+. tests/reports/fragmentation.sh
+. tests/reports/sizes.sh
+. tests/reports/names.sh
+. tests/dumps/before_exit.sh
+. tests/dumps/concurrent.sh
+. tests/dumps/lost.sh
+. tests/dumps/exit_in_dump.sh
+. tests/dumps/growth.sh
+. tests/paths/unwritable.sh
+. tests/paths/files.sh
+. tests/symbols/unloaded.sh
+. tests/symbols/demangle.sh
+# signals, forks, descriptors, the library in the process
+. tests/signals/storm.sh
+. tests/signals/flags.sh
+. tests/signals/early.sh
+. tests/signals/installers.sh
+. tests/signals/fork.sh
+. tests/signals/late_cuda.sh
+. tests/fork/report.sh
+. tests/fork/pipes.sh
+. tests/fork/no_handlers.sh
+. tests/descriptors/reused.sh
+. tests/library/exports.sh
+. tests/library/copies.sh
+# settings, the exit status, the API, the command, the man page
+. tests/settings/stack_depth.sh
+. tests/settings/percent.sh
+. tests/exitcode/buffered_stdout.sh
+. tests/api/devices.sh
+. tests/cli/dump.sh
+. tests/docs/accepted_values.sh
 
 # ------------------------------------------------------ CI mode
 . tests/cimode.sh
@@ -511,9 +578,6 @@ fi
 
 # ------------------------------- the wheel and the pytest plugin, from PyPI
 . tests/wheel.sh
-
-# ------------------------------------------------ an audit against SPEC
-. tests/audit.sh
 
 # ------------------------------------------- one call site, one group
 . tests/sites/sites.sh

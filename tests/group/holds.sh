@@ -23,7 +23,7 @@ gtake() { guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take "$1" 0; }
 # ------------------------------------- a child made without fork handlers
 for how in _Fork clone; do
     if [ "${GMG_SANITIZER:-}" = tsan ]; then
-        skip "group: a child made by $how" "TSan sees no fork it did not make itself (as in trust.sh); plain and ASan builds run it"
+        skip "group: a child made by $how" "TSan sees no fork it did not make itself (as in tests/fork/no_handlers.sh); plain and ASan builds run it"
         continue
     fi
     G=${HP}f$how

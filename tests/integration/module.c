@@ -1,6 +1,6 @@
 /*
  * module.c - a library that leaks device memory and is then unloaded
- * (trust dlclose). Built twice: libgmgmod1.so (module_leak) and, with
+ * (tests/symbols/unloaded.c). Built twice: libgmgmod1.so (module_leak) and, with
  * -DOTHER, libgmgmod2.so of the same layout and name length, so that the
  * second is likely mapped where the first was, with the same link_map.
  */

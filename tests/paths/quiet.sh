@@ -21,7 +21,7 @@ else
     skip "unwritable paths in non-CUDA processes" "a TSan-built library cannot be preloaded into bash or true"
 fi
 # a CUDA program: each said once, the report on stderr
-guarded GPUMEM_REPORT="$nodir/r.txt" GPUMEM_METRICS="$nodir/m.prom" "$T/trust" nulls; rc=$?
+guarded GPUMEM_REPORT="$nodir/r.txt" GPUMEM_METRICS="$nodir/m.prom" "$T/nulls"; rc=$?
 nr=$(grep -c "GPUMEM_REPORT='$nodir/r.txt': directory $nodir does not exist" "$WORK/err")
 nm=$(grep -c "GPUMEM_METRICS='$nodir/m.prom': directory $nodir does not exist" "$WORK/err")
 nw=$(grep -c "GPUMEM_METRICS" "$WORK/err")
@@ -33,7 +33,7 @@ else bad "unwritable paths in a CUDA program (rc $rc, report said $nr, metrics s
 mkfifo "$WORK/q-fifo.prom"; : >"$WORK/q-file"
 miss=""
 for m in "$WORK" "$WORK/q-fifo.prom" "$WORK/q-file/m.prom" "$WORK/no-such-dir/m.prom"; do
-    guarded GPUMEM_METRICS="$m" "$T/trust" nulls; rc=$?
+    guarded GPUMEM_METRICS="$m" "$T/nulls"; rc=$?
     [ $rc = 0 ] && [ "$(grep -c "GPUMEM_METRICS" "$WORK/err")" = 1 ] && has "GPUMEM_METRICS='$m'" "$WORK/err" \
         && has "nulls:" "$WORK/out" || miss="$miss [$m rc $rc]"
 done
@@ -59,13 +59,13 @@ fi
 
 # the metrics file: 0644 under umask 077 (node_exporter runs as another user)
 rm -f "$WORK/q.prom"
-(umask 077; guarded GPUMEM_METRICS="$WORK/q.prom" "$T/trust" nulls)
+(umask 077; guarded GPUMEM_METRICS="$WORK/q.prom" "$T/nulls")
 [ "$(stat -c %a "$WORK/q.prom" 2>/dev/null)" = 644 ] \
     && ok "GPUMEM_METRICS under umask 077: the file is mode 0644, readable by node_exporter" \
     || bad "metrics file mode under umask 077: $(stat -c %a "$WORK/q.prom" 2>&1)" "$WORK/err"
 # a legal 250-byte file name: written (its temporary name fits NAME_MAX too)
 long="$WORK/$(printf 'm%.0s' $(seq 1 245)).prom"
-guarded GPUMEM_METRICS="$long" "$T/trust" nulls; rc=$?
+guarded GPUMEM_METRICS="$long" "$T/nulls"; rc=$?
 [ $rc = 0 ] && [ -s "$long" ] && grep -q "^# TYPE gpumem_used_bytes gauge" "$long" && ! has "cannot write" "$WORK/err" \
     && [ -z "$(ls -A "$WORK" | grep -F '.gpumem-metrics.')" ] \
     && ok "GPUMEM_METRICS with a 250-byte file name: written, no temporary left" \

@@ -21,7 +21,7 @@
  * threads' tables never share one (GPUSIM_THREAD_RANGES, below). */
 static void *table_alloc(size_t n)
 {
-    void *p; /* posix_memalign: tests/integration/nomem.c fails the guard's aligned_alloc, not the driver's */
+    void *p; /* posix_memalign: tests/oom/nomem.c fails the guard's aligned_alloc, not the driver's */
     return posix_memalign(&p, 64, (n + 63) & ~(size_t)63) == 0 ? p : NULL;
 }
 #undef uthash_malloc

@@ -1,0 +1,9 @@
+# devices.sh - the public API asked about devices that do not exist
+# (tests/api/devices.c). Sourced by tests/run.sh (its helpers, $T, $WORK).
+build api_devices tests/api/devices.c -L"$B/sim" -l:libcuda.so.1
+
+# the public API asked about devices that do not exist: no quota, nothing live
+tguarded 60 GPUMEM_LIMIT=4M "$T/api_devices"
+has "api: limit -1 0, 0 4194304, 64 0; live -1 1048576, 0 1048576, 64 0" "$WORK/out" \
+    && ok "gpumemguard_limit(-1) and (64) are 0, (0) the limit; gpumemguard_live_bytes(-1) sums the devices" \
+    || bad "public API out of range" "$WORK/out"

@@ -1,0 +1,18 @@
+# per_device.sh - two devices: equal legacy pointers are two records, each
+# device reaches its own limit, a context handle reused for another device
+# charges that device (tests/devices/per_device.c). Sourced by tests/run.sh
+# (its helpers, $T, $WORK).
+# (its program is built by tests/run.sh: other scripts run it too)
+
+guarded GPUSIM_DEVICES=2 "$T/per_device" legacy2dev
+if has "legacy pointers equal; dev0 1048576 dev1 2097152" "$WORK/out" \
+   && has "after freeing dev1's: dev0 1048576 dev1 0" "$WORK/out" && has "after freeing dev0's: dev0 0 dev1 0" "$WORK/out"; then
+    ok "equal legacy 32-bit pointers on two devices are two records, each freed on its own device"
+else bad "legacy pointers on two devices" "$WORK/out"; fi
+guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:4M,1:8M "$T/per_device" perdev
+has "perdev: dev0 4MiB 0 +1 2; dev1 8MiB 0 +1 2; dev0 4194304 dev1 8388608" "$WORK/out" \
+    && ok "two devices with their own limits (0:4M,1:8M): each reaches its own exactly" || bad "per-device limits on two devices" "$WORK/out"
+guarded GPUSIM_DEVICES=2 GPUSIM_REUSE_CTX=1 "$T/per_device" ctxreuse
+has "ctxreuse: handle reused; dev0 2097152 dev1 0; sim dev0 2097152 dev1 0" "$WORK/out" \
+    && ok "a destroyed context's handle handed out again for another device: allocations go to the right device" \
+    || bad "reused context handle" "$WORK/out"

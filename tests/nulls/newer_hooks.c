@@ -1,0 +1,87 @@
+/*
+ * newer_hooks.c - NULL outputs and invalid handles of pools, VMM references,
+ * mipmaps, captures and graph nodes: every return code is the driver's
+ * (compared with an unguarded run), nothing recorded.
+ *
+ *   nulls_hooks
+ */
+#define _GNU_SOURCE
+#define __CUDA_API_VERSION_INTERNAL 1
+#include "../integration/testlib.h"
+
+#include <stdint.h>
+
+#define MiB (1024ull * 1024)
+
+static CUDA_MEM_ALLOC_NODE_PARAMS graph_params(size_t bytes, int dev)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS a;
+    memset(&a, 0, sizeof a);
+    a.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    a.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    a.poolProps.location.id = dev;
+    a.bytesize = bytes;
+    return a;
+}
+
+/* NULL outputs and invalid handles of the newer hooks: every return code
+ * is the driver's (compared with an unguarded run), nothing recorded. */
+static void nulls2(void)
+{
+    CUmemoryPool pool, def;
+    CUmemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    CUmemLocation loc = { .type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0 };
+    CUdeviceptr p, va;
+    CUmemGenericAllocationHandle h;
+    CUgraph g;
+    CUgraphNode n;
+    TL_CHECK(cuDeviceGetDefaultMemPool(&def, 0));
+    TL_CHECK(cuMemAddressReserve(&va, 2 * MiB, 0, 0, 0));
+    TL_CHECK(cuGraphCreate(&g, 0));
+    CUDA_ARRAY3D_DESCRIPTOR d3 = { 16, 16, 0, CU_AD_FORMAT_FLOAT, 1, 0 };
+    CUmipmappedArray m = NULL; /* 0 levels are 1 (cuda.h clamps): that one is made */
+    CUarray a;
+    CUgraphNodeParams fp;
+    memset(&fp, 0, sizeof fp);
+    fp.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+    fp.free.dptr = va;
+    CUDA_MEM_ALLOC_NODE_PARAMS gp = graph_params(4096, 0);
+    gp.poolProps.location.id = 1000; /* no such device */
+    CUresult r[] = {
+        cuMemPoolCreate(NULL, &props), cuMemPoolCreate(&pool, NULL), cuMemPoolDestroy(NULL),
+        cuDeviceGetDefaultMemPool(NULL, 0), cuDeviceGetDefaultMemPool(&pool, 1000), cuDeviceGetMemPool(NULL, 0),
+        cuMemGetDefaultMemPool(NULL, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
+        cuMemGetMemPool(NULL, &loc, CU_MEM_ALLOCATION_TYPE_PINNED),
+        cuMemAllocFromPoolAsync(NULL, 16, def, NULL), cuMemAllocFromPoolAsync(&p, 16, NULL, NULL),
+        cuMemAllocFromPoolAsync(&p, 16, def, (CUstream)(uintptr_t)0x1234),
+        cuMemRetainAllocationHandle(NULL, (void *)(uintptr_t)va), cuMemRetainAllocationHandle(&h, (void *)(uintptr_t)va),
+        cuMemImportFromShareableHandle(NULL, (void *)(uintptr_t)0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+        cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)987, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+        cuMemMap(va, 2 * MiB, 0, 0, 0), cuMemUnmap(va, 2 * MiB), cuMemRelease(0),
+        cuMipmappedArrayCreate(NULL, &d3, 2), cuMipmappedArrayCreate(&m, NULL, 2), cuMipmappedArrayCreate(&m, &d3, 0),
+        cuArray3DCreate_v2(NULL, &d3), cuArray3DCreate_v2(&a, NULL),
+        cuStreamBeginCapture_v2(NULL, CU_STREAM_CAPTURE_MODE_GLOBAL), cuStreamEndCapture(NULL, NULL),
+        cuStreamEndCapture_ptsz(NULL, NULL), cuStreamBeginCapture_v2((CUstream)(uintptr_t)0x1234, 0),
+        cuGraphAddNode(&n, g, NULL, 0, &fp), cuGraphAddMemAllocNode(&n, g, NULL, 0, &gp),
+        cuMemAllocAsync(&p, 16, (CUstream)(uintptr_t)0x1234),
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
+        printf("%d ", (int)r[i]);
+    printf("\n");
+    if (m)
+        TL_CHECK(cuMipmappedArrayDestroy(m));
+    TL_CHECK(cuGraphDestroy(g));
+    TL_CHECK(cuMemAddressFree(va, 2 * MiB));
+}
+
+int main(void)
+{
+    tl_setup(0);
+    nulls2();
+    fflush(stdout);
+    return 0;
+}

@@ -1,0 +1,25 @@
+# files.sh - where reports land: a path without %n (each dump its own
+# file), stale temporaries of an earlier process with this pid, a guarded
+# wrapper (sh -c) around the program (tests/dumps/dumps.c). Sourced by
+# tests/run.sh (its helpers, $ROOT, $T, $WORK, $PRELOAD).
+
+rm -rf "$WORK/n"; mkdir -p "$WORK/n"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/n/r.txt" "$T/dumps" dumps 2 >/dev/null 2>"$WORK/err"
+if grep -q "(signal, dump 1)" "$WORK/n/r.txt" 2>/dev/null && grep -q "(signal, dump 2)" "$WORK/n/r.2.txt" 2>/dev/null \
+   && grep -q "(exit, dump 3)" "$WORK/n/r.3.txt" 2>/dev/null && [ "$(ls "$WORK/n" | wc -l)" = 3 ]; then
+    ok "a path without %n: dumps 2 and 3 go to r.2.txt and r.3.txt, none replaced"
+else bad "path without %n: $(ls "$WORK/n" | tr '\n' ' ')" "$WORK/err"; fi
+
+rm -rf "$WORK/s"; mkdir -p "$WORK/s"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/s/r.txt" "$T/dumps" stale_tmp "$WORK/s/r.txt" >/dev/null 2>"$WORK/err"
+grep -q "SUMMARY: gpumemguard" "$WORK/s/r.txt" 2>/dev/null && ! has "cannot write" "$WORK/err" \
+    && ok "stale temporaries left by an earlier process with this pid: the report still lands in its file" \
+    || bad "stale temporaries" "$WORK/err"
+
+if [ "${GMG_SANITIZER:-}" != tsan ]; then
+    rm -rf "$WORK/w"; mkdir -p "$WORK/w"
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/w/r.txt" sh -c "\"$ROOT/$T/dumps\" dump_exit" >/dev/null 2>&1
+    [ "$(ls "$WORK/w" | tr '\n' ' ')" = "r.2.txt r.txt " ] \
+        && ok "a guarded wrapper (sh -c) around the program does not move its reports to r.PID.txt" \
+        || bad "reports behind a wrapper: $(ls "$WORK/w" | tr '\n' ' ')"
+fi

@@ -1,0 +1,16 @@
+# frees.sh - two threads freeing one pointer at once, with and without a
+# third reusing the address (tests/races/frees.c): no phantom record, no
+# double release, never fewer bytes counted than the driver holds. Sourced
+# by tests/run.sh (its helpers, $T, $WORK).
+build racing_frees tests/races/frees.c -L"$B/sim" -l:libcuda.so.1
+
+guarded GPUSIM_FREE_DELAY_US=20 "$T/racing_frees" double_free 1500
+has "double free: 1500 rounds, 0 phantoms, guard 0, sim 0" "$WORK/out" \
+    && ok "two threads freeing one pointer at once, 1500 rounds: no phantom record, no double release" \
+    || bad "concurrent double free" "$WORK/out"
+
+# the same, with a third thread allocating the freed address again at once
+guarded GPUSIM_FREE_DELAY_US=100 GPUSIM_AFTER_FREE_US=2000 "$T/racing_frees" free_reuse 100
+has "free and reuse: 100 rounds, 0 with the guard below the driver" "$WORK/out" \
+    && ok "racing frees while a third thread reuses the address: its allocation stays counted (100 rounds)" \
+    || bad "racing frees with address reuse" "$WORK/out"

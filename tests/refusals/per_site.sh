@@ -1,0 +1,25 @@
+# per_site.sh - a refusal's message: once per call site however often the
+# site is refused, every refusal counted; the same for GPUMEM_ON_LIMIT=warn's
+# line; worded as a refusal, not an error (tests/refusals/per_site.c,
+# apitest). Sourced by tests/run.sh (its helpers, $T, $WORK).
+build refusal_sites tests/refusals/per_site.c -L"$B/sim" -l:libcuda.so.1
+
+# a refusal message once per call site, however often the site is refused;
+# every refusal counted
+tguarded 60 GPUMEM_LIMIT=1M "$T/refusal_sites"
+if has "refuse: 3 + 2 refused; guard 524288 sim 524288" "$WORK/out" \
+   && [ "$(grep -c "^gpumemguard: refused cuMemAlloc" "$WORK/err")" = 2 ] \
+   && grep -A2 -F "gpumemguard: refused cuMemAlloc of 2.0 MiB" "$WORK/err" | grep -q " in refused_site_a " \
+   && grep -A2 -F "gpumemguard: refused cuMemAlloc of 4.0 MiB" "$WORK/err" | grep -q " in refused_site_b " \
+   && has "refused: 5;" "$WORK/err"; then
+    ok "two call sites refused 3 and 2 times: one message each, 5 refusals counted"
+else bad "refusal messages once per site ($(grep -c "^gpumemguard: refused" "$WORK/err") messages)" "$WORK/err"; fi
+tguarded 60 GPUMEM_LIMIT=1M GPUMEM_ON_LIMIT=warn "$T/refusal_sites"
+[ "$(grep -c "over the limit" "$WORK/err")" = 2 ] && has "refuse: 0 + 0 refused; guard 15204352 sim 15204352" "$WORK/out" \
+    && ok "GPUMEM_ON_LIMIT=warn: one 'over the limit' line per call site, every allocation made and counted" \
+    || bad "warn once per site" "$WORK/err"
+
+# a refusal is not labelled an error
+guarded GPUMEM_LIMIT=4M "$T/apitest" direct limit 4194304
+has "gpumemguard: refused cuMemAlloc of 1 byte" "$WORK/err" && ! grep -q "error: refused" "$WORK/err" \
+    && ok "a refusal reads 'gpumemguard: refused ...', not 'error:'" || bad "refusal label" "$WORK/err"

@@ -1,0 +1,29 @@
+/*
+ * slowwrite.c - a preloaded write() that, once it has written a refusal's
+ * whole message (a buffer that has "further refusals from this call site"
+ * in it), returns only 3 s later: the report thread held between writing
+ * the message and saying it is written, past the refused call's wait (a
+ * loaded machine does the same, for less long). For
+ * tests/refusals/timing.sh: the refused call must not then write the
+ * message's first line after it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+ssize_t write(int fd, const void *buf, size_t n)
+{
+    static ssize_t (*real)(int, const void *, size_t);
+    if (!real)
+        real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    static const char whole[] = "further refusals from this call site";
+    ssize_t w = real(fd, buf, n);
+    if (w > 0 && memmem(buf, (size_t)w, whole, sizeof whole - 1)) {
+        struct timespec ts = { 3, 0 };
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
+    return w;
+}

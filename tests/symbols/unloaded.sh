@@ -1,0 +1,24 @@
+# unloaded.sh - frames of libraries loaded and unloaded with dlopen and
+# dlclose keep their names: one unloaded since, another loaded at its
+# address, one loaded through a symlink (tests/symbols/unloaded.c,
+# tests/integration/module.c). Sourced by tests/run.sh (its helpers, $ROOT,
+# $T, $WORK).
+# (its program is built by tests/run.sh: other scripts run it too)
+
+# a leak from a library unloaded since, another loaded at its address: the
+# frames keep the first library's names
+guarded "$T/unloaded" "$ROOT/$T/libgmgmod1.so" "$ROOT/$T/libgmgmod2.so"
+gone=$(grep -A2 "(795648 bytes) in 1 allocation" "$WORK/err"); live=$(grep -A2 "(568320 bytes) in 1 allocation" "$WORK/err")
+if grep -q "in module_leak_inner .*(libgmgmod1.so+0x[0-9a-f]*, unloaded)" <<<"$gone" && grep -q "in module_leak .*(libgmgmod1.so+" <<<"$gone" \
+   && ! grep -q "libgmgmod2\|other_" <<<"$gone" && grep -q "in other_inner .*(libgmgmod2.so+0x[0-9a-f]*)$" <<<"$live" \
+   && ! grep -q "libgmgmod1\|module_leak\|unloaded" <<<"$live"; then
+    ok "frames of a library unloaded with dlclose keep its names; the library loaded after it keeps its own"
+else bad "frames of an unloaded library" "$WORK/err"; fi
+
+# frames name a library as the program loaded it (here through a symlink
+# of another name), not by the file it resolves to
+ln -sf "$ROOT/$T/libgmgmod2.so" "$WORK/libalias.so"
+tguarded 60 "$T/unloaded" "$ROOT/$T/libgmgmod1.so" "$WORK/libalias.so"
+grep -A2 "(568320 bytes) in 1 allocation" "$WORK/err" | grep -q " in other_inner .*(libalias.so+0x[0-9a-f]*)$" \
+    && ok "a library loaded through a symlink is named as loaded (libalias.so), not as the file it points to" \
+    || bad "module name through a symlink" "$WORK/err"
