@@ -76,6 +76,8 @@ int gmg_walkgate_enter(void)
     return 1;
 }
 
+int gmg_walkgate_off(void) { return __atomic_load_n(&child_off, __ATOMIC_RELAXED); }
+
 void gmg_walkgate_leave(void)
 {
     __atomic_sub_fetch(&slots[tl.slot - 1].n, 1, __ATOMIC_RELEASE);

@@ -27,6 +27,8 @@
  * while a walk was in progress. Never waits. */
 int gmg_walkgate_enter(void);
 void gmg_walkgate_leave(void);
+/* 1 in a child forked while a walk was in progress: enter says 0 for good. */
+int gmg_walkgate_off(void);
 
 /* pthread_atfork handlers, from guard.c. */
 void gmg_walkgate_prepare(void);

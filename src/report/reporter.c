@@ -247,9 +247,50 @@ static int wait_for_work(const struct timespec *deadline)
     return 1;
 }
 
+/* Set by the thread as it begins (start_thread waits for it). */
+static int born;
+
+/* Under AddressSanitizer the allocator is not fork-safe: a child forked
+ * while this thread was inside malloc never gets the allocator's lock back
+ * and hangs at its first allocation (its exit report). There every pass of
+ * this thread's work is inside the walk gate, which a fork's prepare handler
+ * waits for (500 ms at most). With the C library's allocator, which is
+ * fork-safe, only the symbolizer's work is gated (the warm-up below, the
+ * live view's names), so that no fork waits for a long report. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GATE_ALL 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GATE_ALL 1
+#endif
+#endif
+#ifndef GATE_ALL
+#define GATE_ALL 0
+#endif
+
+/* 1: go on, then work_leave(*in); 0: a fork is being prepared, later. A
+ * child that may walk no more (forked mid-walk) works ungated, rather than
+ * never. */
+static int work_enter(int *in)
+{
+    *in = 0;
+    if (!GATE_ALL)
+        return 1;
+    if (gmg_walkgate_enter())
+        return *in = 1;
+    return gmg_walkgate_off();
+}
+
+static void work_leave(int in)
+{
+    if (in)
+        gmg_walkgate_leave();
+}
+
 static void *reporter(void *arg)
 {
     (void)arg;
+    __atomic_store_n(&born, 1, __ATOMIC_RELEASE);
     /* stacks off: no frame is ever named. Inside the walk gate, as a stack
      * walk: a fork waits for it (libdw allocates all along, and a sanitizer's
      * allocator, like libunwind, keeps locks a child never gets back), and
@@ -261,12 +302,25 @@ static void *reporter(void *arg)
     struct timespec next_tick = after_ms(0); /* the first at once: the status page appears as the driver is used */
     for (;;) {
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
-        /* the timeline's next sample (report/timeline.h), or the tick if sooner */
-        struct timespec until = after_ms(gmg_timeline_tick());
+        /* the timeline's next sample (report/timeline.h), or the tick if
+         * sooner; during a fork's preparation, a millisecond */
+        int in;
+        long ms = 1;
+        if (work_enter(&in)) {
+            ms = gmg_timeline_tick();
+            work_leave(in);
+        }
+        struct timespec until = after_ms(ms);
         if (tick && (next_tick.tv_sec < until.tv_sec ||
                      (next_tick.tv_sec == until.tv_sec && next_tick.tv_nsec < until.tv_nsec)))
             until = next_tick;
         if (wait_for_work(&until)) {
+            if (!work_enter(&in)) { /* after the fork: the work stays posted */
+                sem_post(&wake_sem);
+                struct timespec nap = { 0, 200000 };
+                nanosleep(&nap, NULL);
+                continue;
+            }
             int fatal = __atomic_load_n(&fatal_sig, __ATOMIC_ACQUIRE);
             drain();
             pending_dumps();
@@ -277,10 +331,14 @@ static void *reporter(void *arg)
                     before();
                 gmg_fatalsig_die(fatal);
             }
+            work_leave(in);
         }
         if (!tick || !passed(&next_tick))
             continue; /* wake-ups that keep coming must not put an overdue tick off */
+        if (!work_enter(&in))
+            continue; /* after the fork (the next pass waits a millisecond) */
         tick(); /* guard.c's: the status page, the group, the metrics file */
+        work_leave(in);
         next_tick = after_ms((long long)tick_seconds * 1000);
     }
     return NULL;
@@ -303,12 +361,23 @@ static int start_thread(void)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    __atomic_store_n(&born, 0, __ATOMIC_RELAXED);
     int rc = pthread_create(&t, &attr, reporter, NULL);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
         return -1;
     __atomic_store_n(&running, 1, __ATOMIC_RELEASE);
+    /* Wait (a second at most) until the thread has begun: its start is the
+     * C library's and a sanitizer's runtime's code, which may hold their
+     * locks, and a child the program forks meanwhile would never get them
+     * back (a sanitizer's allocator's: the child's exit report hangs). Once
+     * on its way, the thread's own work keeps out of forks (the walk gate).
+     * Once per process, at the first CUDA call: about a thread's start. */
+    for (int i = 0; i < 20000 && !__atomic_load_n(&born, __ATOMIC_ACQUIRE); i++) {
+        struct timespec ts = { 0, 50000 };
+        nanosleep(&ts, NULL);
+    }
     return 0;
 }
 
