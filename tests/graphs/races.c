@@ -11,17 +11,6 @@
 
 #include <pthread.h>
 
-static CUDA_MEM_ALLOC_NODE_PARAMS graph_params(size_t bytes, int dev)
-{
-    CUDA_MEM_ALLOC_NODE_PARAMS a;
-    memset(&a, 0, sizeof a);
-    a.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    a.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    a.poolProps.location.id = dev;
-    a.bytesize = bytes;
-    return a;
-}
-
 struct gjob {
     pthread_barrier_t *go;
     CUgraph g;
@@ -53,7 +42,7 @@ static void graph_races(int rounds)
         TL_CHECK(cuGraphCreate(&a, 0));
         TL_CHECK(cuGraphCreate(&b, 0));
         TL_CHECK(cuGraphCreate(&c, 0));
-        CUDA_MEM_ALLOC_NODE_PARAMS x = graph_params(65536, 0);
+        CUDA_MEM_ALLOC_NODE_PARAMS x = tl_graph_params(65536, 0);
         TL_CHECK(cuGraphAddMemAllocNode(&n, a, NULL, 0, &x));
         struct gjob j0 = { .g = b, .p = x.dptr, .op = 0 }, j1 = { .g = c, .p = x.dptr, .op = i % 2 };
         pthread_barrier_t go;

@@ -84,6 +84,18 @@ static inline CUmemAllocationProp tl_vmm_prop(int dev)
     return p;
 }
 
+/* A graph memory-allocation node of `bytes` on device dev (cuGraphAddMemAllocNode). */
+static inline CUDA_MEM_ALLOC_NODE_PARAMS tl_graph_params(size_t bytes, int dev)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS a;
+    memset(&a, 0, sizeof a);
+    a.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    a.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    a.poolProps.location.id = dev;
+    a.bytesize = bytes;
+    return a;
+}
+
 /* 197520 bytes from one call site, never freed: the leak of the programs
  * whose reports the tests read (its name and size are in their checks). */
 static NOINLINE __attribute__((unused)) void leak_before_exit(void) { CUdeviceptr d; CHECK(cuMemAlloc_v2(&d, 12345 * 16)); }

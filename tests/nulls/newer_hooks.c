@@ -13,17 +13,6 @@
 
 #define MiB (1024ull * 1024)
 
-static CUDA_MEM_ALLOC_NODE_PARAMS graph_params(size_t bytes, int dev)
-{
-    CUDA_MEM_ALLOC_NODE_PARAMS a;
-    memset(&a, 0, sizeof a);
-    a.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    a.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    a.poolProps.location.id = dev;
-    a.bytesize = bytes;
-    return a;
-}
-
 /* NULL outputs and invalid handles of the newer hooks: every return code
  * is the driver's (compared with an unguarded run), nothing recorded. */
 static void nulls2(void)
@@ -49,7 +38,7 @@ static void nulls2(void)
     memset(&fp, 0, sizeof fp);
     fp.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
     fp.free.dptr = va;
-    CUDA_MEM_ALLOC_NODE_PARAMS gp = graph_params(4096, 0);
+    CUDA_MEM_ALLOC_NODE_PARAMS gp = tl_graph_params(4096, 0);
     gp.poolProps.location.id = 1000; /* no such device */
     CUresult r[] = {
         cuMemPoolCreate(NULL, &props), cuMemPoolCreate(&pool, NULL), cuMemPoolDestroy(NULL),

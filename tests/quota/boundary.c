@@ -11,17 +11,6 @@
 
 #define MiB (1024ull * 1024)
 
-static CUDA_MEM_ALLOC_NODE_PARAMS graph_params(size_t bytes, int dev)
-{
-    CUDA_MEM_ALLOC_NODE_PARAMS a;
-    memset(&a, 0, sizeof a);
-    a.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
-    a.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    a.poolProps.location.id = dev;
-    a.bytesize = bytes;
-    return a;
-}
-
 /* GPUMEM_LIMIT=0:8M,1:8M. Each family fills device 1 to the byte, and one
  * byte more is refused; device 0 never moves. Then everything is freed: 0. */
 static void boundary(void)
@@ -54,7 +43,7 @@ static void boundary(void)
     CUgraph g;
     CUgraphNode n;
     TL_CHECK(cuGraphCreate(&g, 0));
-    CUDA_MEM_ALLOC_NODE_PARAMS gp = graph_params(64 * MiB, 1);
+    CUDA_MEM_ALLOC_NODE_PARAMS gp = tl_graph_params(64 * MiB, 1);
     r[k++] = cuGraphAddMemAllocNode(&n, g, NULL, 0, &gp);
     r[k++] = cuMemAllocFromPoolAsync(&a, 8 * MiB, p1, NULL);
     TL_CHECK(cuMemFreeAsync(a, NULL));
