@@ -185,6 +185,15 @@ nv GPUMEM_EXITCODE=23 "$T/nvtxpool" unreg; rc3=$?
 if [ $rc = 0 ] && [ $rc2 = 0 ] && [ $rc3 = 0 ]; then
     ok "NVTX: every region unregistered, nvtxMemHeapReset, nvtxMemHeapUnregister then free: no leak (exit 0 each)"
 else bad "NVTX clean/reset/unreg (rc $rc $rc2 $rc3)" "$WORK/err"; fi
+# without stacks every cuMemAlloc is in one group (stack 0): the heap's
+# segment alone leaves it for its pool; the 512 KiB beside it stays a leak
+nv GPUMEM_STACK_DEPTH=0 GPUMEM_EXITCODE=23 "$T/nvtxpool" clean; rc=$?
+nv GPUMEM_STACK_DEPTH=0 GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nv0" "$T/nvtxpool" quota; rc2=$?
+got=$([ -f "$WORK/nv0" ] && jq_ "$WORK/nv0" 'sorted((g["api"], g["bytes"], g["count"], g.get("pool")) for g in r["live"]), r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
+want="([('cuMemAlloc', 524288, 1, None), ('cuMemAlloc', 8388608, 1, 'arena'), ('nvtxMemRegionsRegister', 2097152, 2, None)], 2621440, 6291456)"
+if [ $rc = 0 ] && [ $rc2 = 23 ] && [ "$got" = "$want" ]; then
+    ok "NVTX, stacks off: the heap's segment alone is retained (exit 0 when every region is unregistered); a cuMemAlloc beside it and the regions left are leaks (23)"
+else bad "NVTX, stacks off (rc $rc $rc2): $got" "$WORK/err"; fi
 nv GPUMEM_LIMIT=9M "$T/nvtxpool" quota; rc=$?
 [ $rc = 0 ] && has "nvtxpool quota done; guard live 8912896" "$WORK/out" \
     && ok "NVTX: regions never count against the quota twice (8 MiB segment + 0.5 MiB under a 9 MiB limit)" \

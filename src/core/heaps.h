@@ -25,6 +25,9 @@ struct gmg_heap_info {
     const char *name;         /* the heap's NVTX message, or NULL; lives for ever */
 };
 
+/* Whether a heap lies in an allocation the guard tracks (its segment). */
+static inline int gmg_heap_tracked(const struct gmg_heap_info *h) { return h->seg_family >= 0; }
+
 /* A new heap; its handle (never 0), or 0 when out of memory. */
 uintptr_t gmg_heap_add(const struct gmg_heap_info *h);
 /* The heap of a handle: 1 and *out, or 0 when no such heap is live. */

@@ -362,6 +362,60 @@ static const char *heap_pool(const struct gmg_report *r, const struct gmg_group 
     return NULL;
 }
 
+/* A heap's segment without a stack (GPUMEM_STACK_DEPTH=0, or a stack that
+ * could not be taken) is in the group of stack 0 with every other
+ * allocation of its family and device, so the group cannot be its pool's
+ * whole: the segment's own bytes leave it for a group of their own, the
+ * pool's (one per pool name), and the rest stays what it was. A list
+ * without the segment (freed, or reclaimed: then in the other list) keeps
+ * its group. Returns 0, or -1 when out of memory (nothing is split). */
+static int split_unstacked(struct gmg_report *r, struct gmg_group **list, size_t *n)
+{
+    size_t extra = 0;
+    for (size_t k = 0; k < r->nheaps; k++)
+        extra += gmg_heap_tracked(&r->heaps[k]) && !r->heaps[k].seg_stack;
+    if (!extra)
+        return 0;
+    struct gmg_group *v = realloc(*list, (*n + extra) * sizeof *v);
+    if (!v)
+        return -1;
+    *list = v;
+    size_t m = *n;
+    for (size_t k = 0; k < r->nheaps; k++) {
+        const struct gmg_heap_info *h = &r->heaps[k];
+        if (!gmg_heap_tracked(h) || h->seg_stack)
+            continue;
+        struct gmg_group *base = NULL, *own = NULL;
+        for (size_t i = 0; i < m; i++) {
+            if (v[i].stack || v[i].family != h->seg_family || v[i].device != h->device)
+                continue;
+            if (!v[i].pool)
+                base = &v[i];
+            else if (v[i].pool == r->heap_pools[k])
+                own = &v[i];
+        }
+        if (!base || base->bytes < h->seg_size || !base->count)
+            continue;
+        if (!own) {
+            own = &v[m++];
+            *own = (struct gmg_group){ .stack = 0, .family = h->seg_family, .device = h->device,
+                                       .pool = r->heap_pools[k] };
+        }
+        base->bytes -= h->seg_size;
+        base->count--;
+        own->bytes += h->seg_size;
+        own->count++;
+    }
+    size_t k = 0; /* a group all of whose allocations were segments is gone */
+    for (size_t i = 0; i < m; i++)
+        if (v[i].count)
+            v[k++] = v[i];
+    if (k > 1)
+        qsort(v, k, sizeof *v, gmg_group_by_bytes);
+    *n = k;
+    return 0;
+}
+
 /* Mark a list's groups; pools' segments leave the list's totals. */
 static void mark(struct gmg_report *r, struct gmg_pcmap *c, struct gmg_group *g, size_t n, uint64_t *bytes,
                  uint64_t *allocs)
@@ -369,8 +423,10 @@ static void mark(struct gmg_report *r, struct gmg_pcmap *c, struct gmg_group *g,
     for (size_t i = 0; i < n; i++) {
         const char *pool;
         g[i].owner = stack_owner(c, r->sym, g[i].stack, &pool);
-        /* a region a pool registered is what its pool handed out: never a pool's */
-        g[i].pool = gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION ? pool : NULL;
+        /* a region a pool registered is what its pool handed out: never a
+         * pool's; a group split_unstacked made is its heap's pool's already */
+        if (!g[i].pool)
+            g[i].pool = gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION ? pool : NULL;
         if (!g[i].pool && gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION)
             g[i].pool = heap_pool(r, &g[i]);
         if (!g[i].pool || !bytes)
@@ -388,13 +444,15 @@ void gmg_report_owners(struct gmg_report *r)
     heaps_take(r);
     if (gmg_report_dev.mempools && (r->mempools = calloc(64, sizeof *r->mempools)))
         r->nmempools = gmg_report_dev.mempools(r->mempools, 64);
+    if (split_unstacked(r, &r->groups, &r->ngroups) == 0)
+        split_unstacked(r, &r->reclaimed, &r->nreclaimed);
     mark(r, &c, r->groups, r->ngroups, &r->live_bytes, &r->live_allocs);
     mark(r, &c, r->reclaimed, r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
     mark(r, &c, r->growth, r->ngrowth, NULL, NULL);
     gmg_pcmap_free(&c);
     uint64_t held = 0; /* regions' bytes inside heaps whose segment is retained: leaks or in use, not retained */
     for (size_t i = 0; i < r->nheaps; i++)
-        if (r->heaps[i].seg_stack)
+        if (gmg_heap_tracked(&r->heaps[i]))
             held += r->heaps[i].region_bytes;
     r->retained_bytes -= held < r->retained_bytes ? held : r->retained_bytes;
     /* the summary: each owner once (a few dozen at most) */
@@ -407,7 +465,7 @@ void gmg_report_owners(struct gmg_report *r)
     for (size_t i = 0; i < r->nreclaimed; i++)
         sum_add(r, cap, &r->reclaimed[i]);
     for (size_t k = 0; k < r->nheaps; k++) /* a heap's regions are not what its pool retains */
-        for (size_t i = 0; r->heaps[k].seg_stack && i < r->ngroups + r->nreclaimed; i++) {
+        for (size_t i = 0; gmg_heap_tracked(&r->heaps[k]) && i < r->ngroups + r->nreclaimed; i++) {
             const struct gmg_group *g = i < r->ngroups ? &r->groups[i] : &r->reclaimed[i - r->ngroups];
             if (g->pool != r->heap_pools[k] || g->stack != r->heaps[k].seg_stack)
                 continue;

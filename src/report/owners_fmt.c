@@ -54,7 +54,7 @@ static void pool_section(const struct gmg_report *r, struct gmg_buf *b, const ch
                        (unsigned long long)rcount);
     gmg_buf_printf(b, "\n");
     for (size_t i = 0; i < r->nheaps; i++) /* NVTX heaps of this pool: their regions are not retained */
-        if (r->heap_pools[i] == pool && r->heaps[i].seg_stack)
+        if (r->heap_pools[i] == pool && gmg_heap_tracked(&r->heaps[i]))
             gmg_buf_printf(b, "  NVTX heap [%#llx, %#llx) on device %d: %s in registered regions, %s retained\n",
                            (unsigned long long)r->heaps[i].lo, (unsigned long long)(r->heaps[i].lo + r->heaps[i].size),
                            r->heaps[i].device, gmg_fmt_size(s1, sizeof s1, r->heaps[i].region_bytes),

@@ -18,7 +18,7 @@ void gmg_report_query(int device, uint64_t *leaked, uint64_t *retained)
             *(g->pool ? retained : leaked) += g->bytes;
         }
         for (size_t k = 0; k < r.nheaps; k++) /* a heap's regions are counted above as leaks */
-            if (r.heaps[k].seg_stack && (device < 0 || r.heaps[k].device == device))
+            if (gmg_heap_tracked(&r.heaps[k]) && (device < 0 || r.heaps[k].device == device))
                 *retained -= r.heaps[k].region_bytes < *retained ? r.heaps[k].region_bytes : *retained;
         gmg_report_free(&r);
     }
