@@ -493,7 +493,7 @@ static __attribute__((noinline)) int learn_cached(struct tcache *c, uintptr_t pc
  * caller's pc, sp and fp; 1 at the end of the stack; -1 for libunwind. */
 static inline __attribute__((always_inline, no_sanitize_address)) int step(struct tcache *c, uintptr_t *pc,
                                                                           uintptr_t *sp, uintptr_t *fp,
-                                                                          uintptr_t hi)
+                                                                          uintptr_t hi, uintptr_t hi16)
 {
     size_t i = set_of(*pc);
     uint64_t fpk = *pc | (uint64_t)FP_STD << KIND_SHIFT;
@@ -501,10 +501,13 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
     if (__builtin_expect(c->key[i] == fpk || c->key[i + 1] == fpk, 1)) {
         /* a frame-pointer frame: the next frame pointer is one load away,
          * and nothing else of the rule is waited for; every word read lies
-         * in [sp, hi), and each frame is above the last */
-        cfa = *fp + 16;
-        if (cfa - (*sp + 8) > hi - (*sp + 8))
+         * in [sp, hi), and each frame is above the last (the frame pointer
+         * at or above the stack pointer, as in every frame that keeps one:
+         * a stricter test than the rule's, so a frame it refuses goes to
+         * libunwind, never a wrong one through) */
+        if (*fp < *sp || *fp > hi16) /* two compares; hi16 = hi - 16 */
             return -1;
+        cfa = *fp + 16;
         ra = word(*fp + 8);
         *fp = word(*fp);
     } else {
@@ -564,10 +567,10 @@ __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int ma
     __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(fp));
     if (sp < c->lo || sp >= c->hi)
         return -1; /* not on the thread's own stack */
-    uintptr_t hi = c->hi;
+    uintptr_t hi = c->hi, hi16 = hi - 16;
     int r, n = 0;
     do { /* the caller's own frames, first, are left out */
-        if ((r = step(c, &pc, &sp, &fp, hi)))
+        if ((r = step(c, &pc, &sp, &fp, hi, hi16)))
             return r < 0 ? -1 : 0;
     } while (pc - skip_lo < skip_hi - skip_lo);
     if (max <= 0)
@@ -575,16 +578,18 @@ __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int ma
     buf[n++] = (void *)pc;
     if (stop_at_interp) {
         while (n < max && !gmg_py_is_interpreter(pc)) {
-            if ((r = step(c, &pc, &sp, &fp, hi)))
+            if ((r = step(c, &pc, &sp, &fp, hi, hi16)))
                 return r < 0 ? -1 : n;
             buf[n++] = (void *)pc;
         }
     } else {
-        while (n < max) {
-            if ((r = step(c, &pc, &sp, &fp, hi)))
-                return r < 0 ? -1 : n;
-            buf[n++] = (void *)pc;
+        void **out = buf + n, **end = buf + max;
+        while (out < end) {
+            if ((r = step(c, &pc, &sp, &fp, hi, hi16)))
+                return r < 0 ? -1 : (int)(out - buf);
+            *out++ = (void *)pc;
         }
+        n = (int)(out - buf);
     }
     return n;
 }
