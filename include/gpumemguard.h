@@ -118,7 +118,8 @@ long gpumemguard_peak_text(int device, int max_groups, char *buf, unsigned long 
 
 /* A size as GPUMEM_LIMIT reads one: bytes, K M G T and KiB MiB GiB TiB
  * (1024-based), kB MB GB TB (1000-based), B, decimals ("1.5G"); "0" is 0.
- * A percentage or a per-device list is refused (no device here). Returns
+ * Blanks around the size and between its number and unit are allowed
+ * ("512 MiB"). A percentage or a per-device list is refused (no device here). Returns
  * 0 and *bytes, or -1 with the reason in err (errlen bytes at most, NUL
  * included; err may be NULL). */
 int gpumemguard_parse_size(const char *text, unsigned long long *bytes, char *err, unsigned long errlen);

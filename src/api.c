@@ -346,11 +346,40 @@ GMG_EXPORT long gpumemguard_peak_text(int device, int max_groups, char *buf, uns
 
 /* ------------------------------------------------------------ sizes */
 
+/* A size as people write one: blanks around it, and between the number and
+ * its unit ("512 MiB"), are left out; anything else is the limit parser's
+ * to judge. Out of room (a text longer than any size), the text as it is. */
+static const char *size_text(const char *text, char *buf, size_t cap)
+{
+    while (*text == ' ' || *text == '\t')
+        text++;
+    size_t n = strlen(text);
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    if (n >= cap)
+        return text;
+    size_t num = strspn(text, "0123456789."), gap = num;
+    while (gap < n && (text[gap] == ' ' || text[gap] == '\t'))
+        gap++;
+    int unit = gap < n && ((text[gap] >= 'A' && text[gap] <= 'Z') || (text[gap] >= 'a' && text[gap] <= 'z'));
+    if (num == 0 || gap == num || !unit) { /* no blank between a number and a unit */
+        memcpy(buf, text, n);
+        buf[n] = 0;
+        return buf;
+    }
+    memcpy(buf, text, num);
+    memcpy(buf + num, text + gap, n - gap);
+    buf[num + n - gap] = 0;
+    return buf;
+}
+
 GMG_EXPORT int gpumemguard_parse_size(const char *text, unsigned long long *bytes, char *err,
                                       unsigned long errlen)
 {
     FIRST_COPY(gpumemguard_parse_size, text, bytes, err, errlen);
-    char why[256];
+    char why[256], tidy[128];
+    if (text)
+        text = size_text(text, tidy, sizeof tidy);
     struct gmg_limits l;
     const char *what = NULL;
     if (!text) {

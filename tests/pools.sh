@@ -159,6 +159,12 @@ if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8
    && grep -A3 "^Live allocations" "$t" | grep -q "(1048576 bytes) in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
     ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted"
 else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
+# the summary by owner counts the segment once (its regions lie in it); the
+# groups at the peak are as in live[]: owner, and pool on the segment's
+got=$([ -n "$j" ] && jq_ "$j" '[(o["owner"], o["bytes"], o["count"], o["retained_bytes"]) for o in r["owners"]], sorted((g["api"], g["owner"], g.get("pool")) for p in r["at_peak"] for g in p["groups"])')
+want="([('program', 8388608, 1, 6291456)], [('cuMemAlloc', 'program', 'arena')])"
+[ "$got" = "$want" ] && ok "NVTX: the summary by owner counts the heap's segment once (not its regions again); at the peak, groups carry owner and pool as in live[]" \
+    || bad "NVTX owners / at_peak groups: $got" "$j"
 # memviz: the heap's segment is one segment whose blocks are its regions
 # (with the registering call's frames) and the room between them
 nv GPUMEM_REPORT_FORMAT=memviz,json GPUMEM_REPORT="$WORK/nvm" "$T/nvtxpool" leak

@@ -114,7 +114,7 @@ class Guard(object):
         return self._lib.gpumemguard_live_bytes(device)
 
     def parse_size(self, text):
-        """Bytes of a size written as GPUMEM_LIMIT takes one ("512MiB", "1.5G");
+        """Bytes of a size written as GPUMEM_LIMIT takes one ("512MiB", "512 MiB", "1.5G");
         ValueError with the parser's reason otherwise."""
         out = ctypes.c_ulonglong(0)
         err = ctypes.create_string_buffer(512)

@@ -449,6 +449,10 @@ void gmg_report_owners(struct gmg_report *r)
     mark(r, &c, r->groups, r->ngroups, &r->live_bytes, &r->live_allocs);
     mark(r, &c, r->reclaimed, r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
     mark(r, &c, r->growth, r->ngrowth, NULL, NULL);
+    for (size_t i = 0; i < r->nat_peak; i++) /* groups as in the live list: their owner, and pool if a pool's */
+        mark(r, &c, r->at_peak[i].groups, r->at_peak[i].ngroups, NULL, NULL);
+    for (size_t i = 0; i < r->nsince_peak; i++)
+        mark(r, &c, r->since_peak[i].groups, r->since_peak[i].ngroups, NULL, NULL);
     gmg_pcmap_free(&c);
     uint64_t held = 0; /* regions' bytes inside heaps whose segment is retained: leaks or in use, not retained */
     for (size_t i = 0; i < r->nheaps; i++)
@@ -459,11 +463,14 @@ void gmg_report_owners(struct gmg_report *r)
     size_t cap = (size_t)NRULES + gmg_cfg.suppressions.npools + 2;
     if (!(r->owners = calloc(cap, sizeof *r->owners)))
         return;
+    /* an NVTX region lies in its heap's segment, which is counted: the
+     * summary is memory the process holds, each byte once */
     for (size_t i = 0; i < r->ngroups; i++)
-        if (gmg_group_is_allocation(r->groups[i].family))
+        if (gmg_group_is_allocation(r->groups[i].family) && r->groups[i].family != GMG_FAM_NVTX_REGION)
             sum_add(r, cap, &r->groups[i]);
     for (size_t i = 0; i < r->nreclaimed; i++)
-        sum_add(r, cap, &r->reclaimed[i]);
+        if (r->reclaimed[i].family != GMG_FAM_NVTX_REGION)
+            sum_add(r, cap, &r->reclaimed[i]);
     for (size_t k = 0; k < r->nheaps; k++) /* a heap's regions are not what its pool retains */
         for (size_t i = 0; gmg_heap_tracked(&r->heaps[k]) && i < r->ngroups + r->nreclaimed; i++) {
             const struct gmg_group *g = i < r->ngroups ? &r->groups[i] : &r->reclaimed[i - r->ngroups];

@@ -39,7 +39,7 @@ def big_buffer():
     free(p)
 
 
-@pytest.mark.limit_gpu_memory("16MiB")
+@pytest.mark.limit_gpu_memory("16 MiB")
 def test_within_budget():
     free(alloc(8 * MiB))
 
@@ -56,7 +56,7 @@ def hold_site():
     kept.append(alloc(3 * MiB))
 
 
-@pytest.mark.limit_gpu_leaks("1MiB")
+@pytest.mark.limit_gpu_leaks("1 MiB")
 def test_leaks():
     hold_site()
     hold_site()
