@@ -12,6 +12,8 @@
 #include "core/upcalls.h"
 #include "driver/nvml.h"
 #include "driver/routes.h"
+
+#include <stdio.h>
 #include "hooks/devfacts.h"
 #include "hooks/refusal.h"
 
@@ -39,9 +41,39 @@ void gmg_enter(enum gmg_hook_id id)
         gmg_upcall_first_use();
 }
 
+/* A per-device GPUMEM_LIMIT naming a device this process does not see
+ * (a typo, or CUDA_VISIBLE_DEVICES renumbering them) limits nothing there:
+ * said once, at the first counted allocation, when the driver can tell how
+ * many devices there are. */
+static int devices_checked;
+
+static __attribute__((noinline)) void check_limit_devices(void)
+{
+    if (__atomic_exchange_n(&devices_checked, 1, __ATOMIC_ACQ_REL))
+        return;
+    int n = 0;
+    if (!REAL(cuDeviceGetCount) || REAL(cuDeviceGetCount)(&n) != CUDA_SUCCESS || n <= 0)
+        return;
+    for (int d = n; d < GMG_MAX_DEVICES; d++)
+        if (gmg_cfg.limits.dev[d].kind != GMG_LIMIT_NONE) {
+            char seen[48];
+            if (n == 1)
+                snprintf(seen, sizeof seen, "1 device (0)");
+            else
+                snprintf(seen, sizeof seen, "%d devices (0-%d)", n, n - 1);
+            gmg_error("GPUMEM_LIMIT names device %d, but this process sees %s: no limit applies to it "
+                      "(CUDA_VISIBLE_DEVICES numbers the devices a process sees from 0)", d, seen);
+            break;
+        }
+}
+
 void gmg_prepare_limit(int dev)
 {
-    if (gmg_cfg.has_limit && gmg_quota_wants_total(dev))
+    if (!gmg_cfg.has_limit)
+        return;
+    if (__builtin_expect(!__atomic_load_n(&devices_checked, __ATOMIC_RELAXED), 0) && gmg_cfg.limits.per_device)
+        check_limit_devices();
+    if (gmg_quota_wants_total(dev))
         gmg_quota_learn_total(dev, gmg_dev_total(dev));
 }
 

@@ -48,3 +48,12 @@ guarded "$T/edges" mipmap
 has "mipmap: guard 5376 sim 5376" "$WORK/out" \
     && ok "a layered mipmapped array (4x4, 64 layers, 3 levels): 5376 bytes, as the driver counts" \
     || bad "a layered mipmapped array with more layers than width and height" "$WORK/out"
+
+# a per-device limit naming a device the process does not see limits
+# nothing: said once, naming the device and how many there are
+guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:1G,5:1G "$T/alloc" 1 4096; rc=$?
+n=$(grep -c "GPUMEM_LIMIT names device 5, but this process sees 2 devices (0-1): no limit applies to it" "$WORK/err")
+guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=0:1G,1:1G "$T/alloc" 1 4096; rc2=$?
+if [ $rc = 0 ] && [ "$n" = 1 ] && [ $rc2 = 0 ] && ! has "GPUMEM_LIMIT names device" "$WORK/err"; then
+    ok "GPUMEM_LIMIT=0:1G,5:1G on 2 devices: said once that device 5 is not seen (no limit there); 0:1G,1:1G: nothing said"
+else bad "a limit for a device not seen (rc $rc $rc2, said $n times)" "$WORK/err"; fi
