@@ -117,6 +117,8 @@ static int find_interp(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
+int gmg_py_interp_count(void) { return __atomic_load_n(&ninterp, __ATOMIC_RELAXED); }
+
 int gmg_py_is_interpreter(uintptr_t pc)
 {
     for (int i = 0; i < ninterp; i++)

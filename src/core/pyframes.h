@@ -39,6 +39,9 @@ uint64_t gmg_py_lost(void);
  * frames are captured, the native frames from the first of these outward
  * are the eval loop's, which the Python frames stand for. */
 int gmg_py_is_interpreter(uintptr_t pc);
+/* How many code ranges of the interpreter are known (they only grow):
+ * whether gmg_py_is_interpreter may answer otherwise than before. */
+int gmg_py_interp_count(void);
 
 /* The number of frames a mark stands for; 0 if w is no mark. */
 int gmg_py_left_out(uintptr_t w);

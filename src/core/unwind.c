@@ -21,6 +21,7 @@
 #include "core/unwind.h"
 
 #include "core/pyframes.h"
+#include "core/stacks.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -54,12 +55,57 @@ struct offs {
 #define CACHE_BITS 11
 #define CACHE (1u << CACHE_BITS)
 
+/* Frame-pointer frames by their place in the walk: fp_at[k] is a return
+ * address that was a frame-pointer frame's at the k-th frame kept by some
+ * walk since the rules were learnt (the rules' generation: cleared with
+ * them). A loop allocating from one call site walks the same return
+ * addresses at the same places each time, and such a frame is then known
+ * by one compare with no hashing. Only a fact about the address is kept,
+ * so a place shared by other addresses only misses: the set lookup
+ * decides then, as for any frame. The last FP_SKIP are the places of the
+ * guard's own frames, walked first. */
+#define FP_AT (GMG_MAX_STACK_DEPTH + 16) /* the most any caller asks for: the check mode's depth + 8 */
+#define FP_SKIP 8
+
+/* The thread's last walk, to be given again without walking (memo_walk):
+ * a walk is a function of where it starts (this function's own stack and
+ * frame pointers), the rules of the return addresses it meets (fixed while
+ * the rules' generation is), its bounds and its arguments, and the stack
+ * words it reads. All of those are kept: the words as (address, value)
+ * pairs, in the order read. When a walk starts where the last one did,
+ * with the same arguments, and every one of those words still holds its
+ * value, each of its steps would read and do what it did then: the same
+ * frames, exactly. The words are read at addresses known in advance, all
+ * at once, rather than one frame pointer after another. A walk of more
+ * than MEMO_FRAMES frames, or one that went to libunwind, is not kept.
+ * A walk that does not match is noted only every MEMO_RETRY misses: two
+ * call sites taking turns then find one of them kept (half of the walks
+ * given) rather than each replacing the other (none), and a loop that
+ * moves to a new call site has it kept from its MEMO_RETRY-th walk. */
+#define MEMO_FRAMES 64
+#define MEMO_RETRY 4
+#define MEMO_WORDS (4 * (MEMO_FRAMES + FP_SKIP)) /* two words read a step at most, each an address and a value */
+struct walkmemo {
+    unsigned seq;        /* odd while written: a walk in a signal handler then neither reads nor writes it */
+    int valid;
+    unsigned misses;     /* walks since the memo last matched or was written (a heuristic only) */
+    uintptr_t sp, fp;    /* where the walk started */
+    uintptr_t skip_lo, skip_hi;
+    unsigned gen;        /* the rules' generation it was walked with */
+    int max, stop, ninterp, n;
+    uint32_t nw;         /* words in w: address, value, address, value ... */
+    uintptr_t w[MEMO_WORDS];
+    void *out[MEMO_FRAMES];
+};
+
 struct tcache {
     uintptr_t lo, hi;    /* the thread's stack                    */
     int bounds;          /* 1 known, -1 none to be had            */
     unsigned gen;        /* `forgets` when the rules were learnt  */
     uint64_t key[CACHE]; /* two ways per set; 0: empty            */
     struct offs off[CACHE];
+    uintptr_t fp_at[FP_AT + FP_SKIP];
+    struct walkmemo memo;
 };
 
 static unsigned forgets; /* libraries unloaded: rules learnt before are void */
@@ -489,16 +535,39 @@ static __attribute__((noinline)) int learn_cached(struct tcache *c, uintptr_t pc
     return 1;
 }
 
-/* One step out of the frame whose return address is *pc: 0, with the
- * caller's pc, sp and fp; 1 at the end of the stack; -1 for libunwind. */
-static inline __attribute__((always_inline, no_sanitize_address)) int step(struct tcache *c, uintptr_t *pc,
-                                                                          uintptr_t *sp, uintptr_t *fp,
-                                                                          uintptr_t hi, uintptr_t hi16)
+/* Whether pc's cached rule is a frame-pointer frame's; then it is kept at
+ * its place in the walk (`at`). */
+static inline __attribute__((always_inline)) int fp_frame(const struct tcache *c, uintptr_t pc, uintptr_t *at)
 {
-    size_t i = set_of(*pc);
-    uint64_t fpk = *pc | (uint64_t)FP_STD << KIND_SHIFT;
+    size_t i = set_of(pc);
+    uint64_t fpk = pc | (uint64_t)FP_STD << KIND_SHIFT;
+    if (c->key[i] != fpk && c->key[i + 1] != fpk)
+        return 0;
+    *at = pc;
+    return 1;
+}
+
+/* One step out of the frame whose return address is *pc: 0, with the
+ * caller's pc, sp and fp; 1 at the end of the stack; -1 for libunwind.
+ * Each stack word read is noted at *rec (its address, then its value)
+ * unless *rec is NULL. */
+static inline __attribute__((always_inline)) void note(uintptr_t **rec, uintptr_t addr, uintptr_t value)
+{
+    uintptr_t *w = *rec;
+    if (w) {
+        w[0] = addr;
+        w[1] = value;
+        *rec = w + 2;
+    }
+}
+
+static inline __attribute__((always_inline, no_sanitize_address)) int step(struct tcache *c, uintptr_t *at,
+                                                                          uintptr_t *pc, uintptr_t *sp,
+                                                                          uintptr_t *fp, uintptr_t hi,
+                                                                          uintptr_t hi16, uintptr_t **rec)
+{
     uintptr_t ra, cfa;
-    if (__builtin_expect(c->key[i] == fpk || c->key[i + 1] == fpk, 1)) {
+    if (__builtin_expect(*at == *pc, 1) || __builtin_expect(fp_frame(c, *pc, at), 1)) {
         /* a frame-pointer frame: the next frame pointer is one load away,
          * and nothing else of the rule is waited for; every word read lies
          * in [sp, hi), and each frame is above the last (the frame pointer
@@ -507,11 +576,15 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
          * libunwind, never a wrong one through) */
         if (*fp < *sp || *fp > hi16) /* two compares; hi16 = hi - 16 */
             return -1;
-        cfa = *fp + 16;
-        ra = word(*fp + 8);
-        *fp = word(*fp);
+        uintptr_t f = *fp;
+        cfa = f + 16;
+        ra = word(f + 8);
+        *fp = word(f);
+        note(rec, f + 8, ra);
+        note(rec, f, *fp);
     } else {
         struct rule e;
+        size_t i = set_of(*pc);
         if ((c->key[i] & PC_MASK) == *pc) {
             e.kind = (uint8_t)(c->key[i] >> KIND_SHIFT);
             e.cfa_off = c->off[i].cfa_off;
@@ -535,11 +608,13 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
         if (cfa < *sp + 8 || cfa > hi)
             return -1;
         ra = word(cfa - 8);
+        note(rec, cfa - 8, ra);
         if (e.rbp_off != RBP_KEPT) {
             uintptr_t at = cfa + (intptr_t)e.rbp_off;
             if (at < *sp || at > hi - 8)
                 return -1;
             *fp = word(at);
+            note(rec, at, *fp);
         }
     }
     *sp = cfa;
@@ -547,6 +622,29 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
         return 1;
     *pc = ra;
     return 0;
+}
+
+/* The last walk's frames again, when this one starts where it did with
+ * the same arguments and every word it read holds its value (struct
+ * walkmemo): their number, or -1 (walk). */
+static __attribute__((no_sanitize_address)) int memo_walk(const struct walkmemo *m, void **buf, int max, int stop,
+                                                          uintptr_t sp, uintptr_t fp, int ninterp,
+                                                          uintptr_t skip_lo, uintptr_t skip_hi, unsigned gen)
+{
+    unsigned seq = m->seq;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if ((seq & 1) || !m->valid || m->sp != sp || m->fp != fp || m->max != max || m->stop != stop ||
+        m->ninterp != ninterp || m->skip_lo != skip_lo || m->skip_hi != skip_hi || m->gen != gen)
+        return -1;
+    /* loads known in advance, none waiting for another; a word that
+     * differs ends it (a branch predicted to hold while the memo hits) */
+    for (uint32_t i = 0; i < m->nw; i += 2)
+        if (__builtin_expect(word(m->w[i]) != m->w[i + 1], 0))
+            return -1;
+    int n = m->n;
+    memcpy(buf, m->out, (size_t)n * sizeof *buf);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return m->seq == seq ? n : -1; /* a signal handler's walk wrote it meanwhile */
 }
 
 __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int max, int stop_at_interp,
@@ -558,6 +656,8 @@ __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int ma
     unsigned gen = __atomic_load_n(&forgets, __ATOMIC_ACQUIRE);
     if (__builtin_expect(gen != c->gen, 0)) {
         memset(c->key, 0, sizeof c->key);
+        memset(c->fp_at, 0, sizeof c->fp_at);
+        c->memo.valid = 0;
         c->gen = gen;
     }
     uintptr_t pc, sp, fp;
@@ -567,29 +667,77 @@ __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int ma
     __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(fp));
     if (sp < c->lo || sp >= c->hi)
         return -1; /* not on the thread's own stack */
+    if (max > FP_AT)
+        max = FP_AT; /* (no caller wants more) */
+    struct walkmemo *m = &c->memo;
+    int ninterp = stop_at_interp ? gmg_py_interp_count() : 0, r;
+    int memo = max > 0 && max <= MEMO_FRAMES;
+    if (memo && (r = memo_walk(m, buf, max, stop_at_interp, sp, fp, ninterp, skip_lo, skip_hi, gen)) >= 0) {
+        m->misses = 0;
+        return r;
+    }
+    /* this walk is noted in the memo when there is none, or at the
+     * MEMO_RETRY-th miss, unless a walk interrupted by this signal handler
+     * is writing it (odd) */
+    unsigned seq = m->seq;
+    uintptr_t *rec = NULL;
+    memo = memo && !(seq & 1) && (!m->valid || ++m->misses >= MEMO_RETRY);
+    if (memo) {
+        m->misses = 0;
+        m->seq = seq + 1;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        m->valid = 0;
+        m->sp = sp;
+        m->fp = fp;
+        rec = m->w;
+    }
     uintptr_t hi = c->hi, hi16 = hi - 16;
-    int r, n = 0;
+    int n = 0, k = 0;
     do { /* the caller's own frames, first, are left out */
-        if ((r = step(c, &pc, &sp, &fp, hi, hi16)))
-            return r < 0 ? -1 : 0;
+        if ((r = step(c, &c->fp_at[FP_AT + k], &pc, &sp, &fp, hi, hi16, &rec)))
+            goto done;
+        if (++k == FP_SKIP) { /* deeper than ever seen: not noted */
+            k = FP_SKIP - 1;
+            rec = NULL;
+        }
     } while (pc - skip_lo < skip_hi - skip_lo);
-    if (max <= 0)
-        return 0;
+    if (max <= 0) {
+        r = 0;
+        goto done;
+    }
     buf[n++] = (void *)pc;
     if (stop_at_interp) {
         while (n < max && !gmg_py_is_interpreter(pc)) {
-            if ((r = step(c, &pc, &sp, &fp, hi, hi16)))
-                return r < 0 ? -1 : n;
+            if ((r = step(c, &c->fp_at[n], &pc, &sp, &fp, hi, hi16, &rec)))
+                goto done;
             buf[n++] = (void *)pc;
         }
     } else {
-        void **out = buf + n, **end = buf + max;
-        while (out < end) {
-            if ((r = step(c, &pc, &sp, &fp, hi, hi16)))
-                return r < 0 ? -1 : (int)(out - buf);
-            *out++ = (void *)pc;
+        while (n < max) {
+            if ((r = step(c, &c->fp_at[n], &pc, &sp, &fp, hi, hi16, &rec)))
+                goto done;
+            buf[n++] = (void *)pc;
         }
-        n = (int)(out - buf);
     }
-    return n;
+    r = 0;
+done:
+    if (r >= 0)
+        r = n;
+    if (memo) {
+        if (rec && r >= 0) {
+            m->nw = (uint32_t)(rec - m->w);
+            m->max = max;
+            m->stop = stop_at_interp;
+            m->ninterp = ninterp;
+            m->skip_lo = skip_lo;
+            m->skip_hi = skip_hi;
+            m->gen = gen;
+            m->n = n;
+            memcpy(m->out, buf, (size_t)n * sizeof *buf);
+            m->valid = 1;
+        }
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        m->seq = seq + 2;
+    }
+    return r;
 }

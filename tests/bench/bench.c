@@ -24,7 +24,8 @@
  *       names, the driver alone in the same moments; then, with
  *       BENCH_LINE=1 (40 more rounds), the same two for the driver alone
  *       plus the quota counter's two atomic operations on one line all
- *       threads share (see line_alloc), else "- -".
+ *       threads share (see line_alloc), else "- -". BENCH_SITES=2: the
+ *       pairs alternate between two call sites (see two_sites).
  *   bench rss LIVE
  *       holds LIVE allocations of 512 bytes; prints VmRSS in kB.
  *   bench report LIVE DEPTH
@@ -154,6 +155,29 @@ static long voluntary_switches(void)
     return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nvcsw : 0;
 }
 
+/* BENCH_SITES=2: the pairs alternate between two call sites of one frame
+ * size, so that every walk starts where the last one did and its stack
+ * differs from the last one's in one return address: the guard's memo of
+ * its last walk is checked, word for word, and misses every time (its
+ * worst case). Two bodies: the compiler must not fold them into one. */
+static int two_sites;
+
+static __attribute__((noinline)) CUresult site_a(CUresult (*alloc)(CUdeviceptr *, size_t), CUdeviceptr *p)
+{
+    volatile int pad = 1;
+    CUresult r = alloc(p, 4096);
+    pad++;
+    return r;
+}
+
+static __attribute__((noinline)) CUresult site_b(CUresult (*alloc)(CUdeviceptr *, size_t), CUdeviceptr *p)
+{
+    volatile int pad = 2;
+    CUresult r = alloc(p, 4096);
+    pad++;
+    return r;
+}
+
 static long pair_loop(void *arg)
 {
     struct worker *w = arg;
@@ -167,7 +191,7 @@ static long pair_loop(void *arg)
         double c0 = cpu_now();
         for (long i = 0; i < per; i++) {
             CUdeviceptr p;
-            if (alloc(&p, 4096) != CUDA_SUCCESS)
+            if ((two_sites ? (i & 1 ? site_b : site_a)(alloc, &p) : alloc(&p, 4096)) != CUDA_SUCCESS)
                 abort();
             release(p);
         }
@@ -493,6 +517,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "pairs";
     if (strcmp(mode, "pairs") == 0) {
         pairs = argc > 2 ? atol(argv[2]) : 200000;
+        two_sites = getenv("BENCH_SITES") && !strcmp(getenv("BENCH_SITES"), "2");
         if (getenv("BENCH_LINE") && *getenv("BENCH_LINE") == '1')
             paths = 3;
         long live = argc > 3 ? atol(argv[3]) : 0;

@@ -50,3 +50,18 @@ if unwcase threads && has "(16384 bytes) in 4 allocations (cuMemAlloc, device 0)
    && grep -q " in thread_body " "$WORK/err" && grep -q " in run .*(libunwthr.so+" "$WORK/err"; then
     ok "threads started by a library: their stacks walked fast to the library's thread start, as libunwind's ($(ucount))"
 else bad "fast walk vs libunwind, threads from a library" "$WORK/err"; fi
+
+# the walker's memo of its last walk: twin callers reach the allocation at
+# one stack and frame pointer, so each walk starts where the other's did;
+# their stacks differ in one return address (the allocation's caller, or
+# the frame beyond it), and every allocation keeps its own
+twins() {
+    local k=$1 caller=$2
+    grep -A3 -F "($((k * 4096)) bytes) in $k allocations (cuMemAlloc, device 0) allocated from:" "$WORK/err" \
+        | grep -q " in $caller "
+}
+if unwcase twins && guarded GPUMEM_REPORT=stderr "$U/unwindtest" twins && has "done twins" "$WORK/out" \
+   && twins 3 twin_a && twins 5 twin_b && twins 2 twin_deep_a && twins 4 twin_deep_b; then
+    ok "a walk starting where the last one did, one return address apart (the caller, or one further out): each allocation keeps its own stack, as libunwind's"
+else bad "the walk's memo: twin callers" "$WORK/err"; fi
+

@@ -17,6 +17,11 @@
  *                         same code with other frame sizes) is loaded,
  *                         likely at the same address, and allocates
  *   unwindtest threads    threads started by libunwthr.so allocate
+ *   unwindtest twins      two callers of one frame size, so that both reach
+ *                         the allocation at one stack and frame pointer
+ *                         (the walker's memo of its last walk starts alike),
+ *                         their stacks differing in one return address: in
+ *                         the allocation's caller frame, or one further out
  * Each leaves one allocation live per case (freed ones are walked too), its
  * stack in the exit report.
  */
@@ -119,6 +124,42 @@ __attribute__((noinline)) void signal_outer(int sig)
     n++;
 }
 
+/* ---- twins: one frame size each pair (-O1: no identical code folding) */
+__attribute__((noinline)) void twin_a(int keep)
+{
+    volatile int pad = 1;
+    leaf_alloc(keep);
+    pad++;
+}
+
+__attribute__((noinline)) void twin_b(int keep)
+{
+    volatile int pad = 2;
+    leaf_alloc(keep);
+    pad++;
+}
+
+__attribute__((noinline)) void twin_mid(int keep)
+{
+    volatile int pad = 3;
+    leaf_alloc(keep);
+    pad++;
+}
+
+__attribute__((noinline)) void twin_deep_a(int keep)
+{
+    volatile int pad = 4;
+    twin_mid(keep);
+    pad++;
+}
+
+__attribute__((noinline)) void twin_deep_b(int keep)
+{
+    volatile int pad = 5;
+    twin_mid(keep);
+    pad++;
+}
+
 /* ---- threads: libunwthr.so starts them */
 static CUcontext ctx;
 
@@ -133,7 +174,7 @@ static void thread_body(void)
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        fail("usage: unwindtest mixed|hostile|signal|dlclose|threads");
+        fail("usage: unwindtest mixed|hostile|signal|dlclose|threads|twins");
     CUdevice d;
     if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&ctx, d) || cuCtxSetCurrent(ctx))
         fail("context");
@@ -177,6 +218,13 @@ int main(int argc, char **argv)
                 f(4, r == 0);
             if (i == 0 && dlclose(h))
                 fail("dlclose");
+        }
+    } else if (!strcmp(what, "twins")) { /* kept: 3 from twin_a, 5 from twin_b, 2 and 4 through twin_mid */
+        for (int i = 0; i < 20; i++) {
+            twin_a(i < 3);
+            twin_b(i < 5);
+            twin_deep_a(i < 2);
+            twin_deep_b(i < 4);
         }
     } else if (!strcmp(what, "threads")) {
         if (lib_run_threads(thread_body, 4))
