@@ -250,17 +250,18 @@ static int wait_for_work(const struct timespec *deadline)
 /* Set by the thread as it begins (start_thread waits for it). */
 static int born;
 
-/* Under AddressSanitizer the allocator is not fork-safe: a child forked
- * while this thread was inside malloc never gets the allocator's lock back
- * and hangs at its first allocation (its exit report). There every pass of
- * this thread's work is inside the walk gate, which a fork's prepare handler
- * waits for (500 ms at most). With the C library's allocator, which is
- * fork-safe, only the symbolizer's work is gated (the warm-up below, the
- * live view's names), so that no fork waits for a long report. */
-#if defined(__SANITIZE_ADDRESS__)
+/* Under AddressSanitizer and ThreadSanitizer the allocator is not
+ * fork-safe: a child forked while this thread was inside malloc never gets
+ * the allocator's lock back and hangs at its first allocation (its exit
+ * report). There every pass of this thread's work is inside the walk gate,
+ * which a fork's prepare handler waits for (500 ms at most). With the C
+ * library's allocator, which is fork-safe, only the symbolizer's work is
+ * gated (the warm-up below, the live view's names), so that no fork waits
+ * for a long report. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define GATE_ALL 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define GATE_ALL 1
 #endif
 #endif
