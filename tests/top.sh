@@ -19,6 +19,11 @@ tready() { for _ in $(seq 200); do [ -e "$1" ] && return 0; kill -0 "$2" 2>/dev/
 tq() { "$TOPCMD" top --json --pid "$1" | jq -r ".processes[0]${2}"; }
 # tsettle PID BYTES: up to 10 s until top shows PID holding BYTES
 tsettle() { for _ in $(seq 200); do [ "$(tq "$1" '.used // empty')" = "$2" ] && return 0; sleep 0.05; done; return 1; }
+# tsite PID REGEX: up to 10 s until top shows PID's biggest site with a name
+# that matches REGEX. A page is written every second, and one written while
+# an allocation is charged to the quota but not yet in the live table (the
+# driver's call between) has its bytes and not its site: the next has both.
+tsite() { for _ in $(seq 200); do [ "$(tq "$1" ".site.name // \"\" | test(\"$2\")")" = true ] && return 0; sleep 0.05; done; return 1; }
 # tgone PATH: up to 5 s until PATH is no more
 tgone() { for _ in $(seq 100); do [ -e "$1" ] || [ -L "$1" ] || return 0; sleep 0.05; done; return 1; }
 tkill() { for p in "$@"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; }
@@ -241,11 +246,17 @@ else bad "top: process F" "$WORK/F.err"; tkill $PF; fi
 tbg K "$TT" fork "$WORK/K.ready" "$WORK/K.done" $MiB $((2 * MiB)); PK=$!
 for _ in $(seq 200); do [ "$(ls "$WORK"/K.ready.* 2>/dev/null | wc -l)" = 2 ] && break; sleep 0.05; done
 KC=$(ls "$WORK"/K.ready.* 2>/dev/null | sed 's/.*\.//' | grep -vx "$PK")
-if [ -n "$KC" ] && tsettle $PK $MiB && tsettle "$KC" $((2 * MiB)) \
-   && [ "$(tq "$KC" '.site.name | test("^small_site ")')" = true ]; then
+if [ -n "$KC" ] && tsettle $PK $MiB && tsettle "$KC" $((2 * MiB)) && tsite "$KC" "^small_site "; then
     ok "top: a forked child publishes a page of its own (its 2 MiB, its site) beside its parent's 1 MiB"
-else bad "top: fork: child '$KC'" "$WORK/K.err"; fi
-touch "$WORK/K.done"; wait $PK
+else bad "top: fork: child '$KC' (its site: $([ -n "$KC" ] && tq "$KC" '.site' | tr -d '\n'))" "$WORK/K.err"; fi
+touch "$WORK/K.done"
+# (bounded: a child that hung at its exit would keep its parent in waitpid)
+for _ in $(seq 600); do kill -0 $PK 2>/dev/null || break; sleep 0.05; done
+if kill -0 $PK 2>/dev/null; then # (its child, not waited for, keeps its pid)
+    bad "top: fork: parent and child still there 30 s after they were told to end" "$WORK/K.err"
+    tkill ${KC:-} $PK
+fi
+wait $PK 2>/dev/null
 
 # (under TSan the instrumented library cannot be preloaded into sleep or sh)
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
