@@ -305,8 +305,19 @@ __attribute__((destructor)) static void gmg_stop(void)
 {
     if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
-    if (!gmg_self_owns())
+    if (!gmg_self_owns()) {
+        if (gmg_reporter_orphan_unsafe()) {
+            /* made (_Fork, clone) while the parent's report thread was at
+             * work: under a sanitizer, an allocator lock it held is never
+             * let go of here, and the report's first allocation that needs
+             * it would wait for ever (reporter.h) */
+            gmg_error("made without fork handlers (_Fork, a raw clone) while its parent's report thread was at work: "
+                      "the sanitizer's allocator may keep that thread's locks here for ever, so no exit report is "
+                      "written (nor the rest of its refusals' messages, nor a dump asked of it)");
+            return;
+        }
         take_over_at_exit();
+    }
     if (gmg_report_busy()) {
         /* exit() on a thread in the middle of a report (a signal handler of
          * the program's, libdw out of memory): the report's locks are this

@@ -269,6 +269,20 @@ static int born;
 #define GATE_ALL 0
 #endif
 
+/* Under GATE_ALL: 1 while this thread is inside its work (a pass, the
+ * warm-up), where the allocator's locks may be its own. Only a fork waits
+ * for the gate: a process made without fork handlers (glibc's _Fork(), a
+ * raw clone) is made at any moment, and this is its copy of what the
+ * parent's thread was doing then (gmg_reporter_orphan_unsafe). Set before
+ * the work's first allocation, cleared after its last. */
+static int at_work;
+
+static void at_work_set(int on)
+{
+    if (GATE_ALL)
+        __atomic_store_n(&at_work, on, __ATOMIC_SEQ_CST);
+}
+
 /* 1: go on, then work_leave(*in); 0: a fork is being prepared, later. A
  * child that may walk no more (forked mid-walk) works ungated, rather than
  * never. */
@@ -278,14 +292,23 @@ static int work_enter(int *in)
     if (!GATE_ALL)
         return 1;
     if (gmg_walkgate_enter())
-        return *in = 1;
-    return gmg_walkgate_off();
+        *in = 1;
+    else if (!gmg_walkgate_off())
+        return 0;
+    at_work_set(1);
+    return 1;
 }
 
 static void work_leave(int in)
 {
+    at_work_set(0);
     if (in)
         gmg_walkgate_leave();
+}
+
+int gmg_reporter_orphan_unsafe(void)
+{
+    return GATE_ALL && __atomic_load_n(&at_work, __ATOMIC_SEQ_CST);
 }
 
 static void *reporter(void *arg)
@@ -297,7 +320,9 @@ static void *reporter(void *arg)
      * allocator, like libunwind, keeps locks a child never gets back), and
      * during a fork it is left for the first refusal to do. */
     if (__atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED) && gmg_walkgate_enter()) {
+        at_work_set(1);
         gmg_symbolizer_warm();
+        at_work_set(0);
         gmg_walkgate_leave();
     }
     struct timespec next_tick = after_ms(0); /* the first at once: the status page appears as the driver is used */
@@ -628,6 +653,7 @@ void gmg_reporter_atfork_child(void)
     reset();
     __atomic_store_n(&asked_in, 0, __ATOMIC_RELAXED); /* an ancestor's pid, which this one's may reuse one day */
     int had = running || orphan;
+    __atomic_store_n(&at_work, 0, __ATOMIC_RELAXED); /* the parent's thread's; a new one sets its own */
     __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);
     orphan = 0;
     if (!had)

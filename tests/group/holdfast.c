@@ -3,9 +3,11 @@
  * run it under the guard (GPUMEM_GROUP) and check that the group's budget
  * holds whatever the member does or has done to it.
  *
- *   holdfast forkraw BYTES HOW      hold BYTES, then make a child with HOW (_Fork: glibc's
- *                                   fork without handlers; clone: a raw clone system call)
- *                                   that returns from main (exit status 0, running the
+ *   holdfast forkraw BYTES HOW [now]
+ *                                   hold BYTES, then, once the guard's report thread is
+ *                                   idle (or at once: now), make a child with HOW (_Fork:
+ *                                   glibc's fork without handlers; clone: a raw clone system
+ *                                   call) that returns from main (exit status 0, running the
  *                                   guard's exit path); print "child status N", "held", wait
  *   holdfast closeseg BYTES SHM     hold BYTES, then open /dev/shm/SHM, read its first bytes
  *                                   and close it (as a monitoring helper in the same process
@@ -59,9 +61,27 @@ static void forever(void)
 
 /* ------------------------------------------------------------ forkraw */
 
-static int forkraw(size_t bytes, const char *how)
+/* Until the guard's report thread, started by the first allocation, is
+ * idle: its status page is made once the symbolizer's warm-up is over, at
+ * its first tick; a tenth of a second more for the rest of that tick. A
+ * child made without fork handlers inherits whatever lock a thread held at
+ * that moment; under a sanitizer, one of the allocator's is never let go
+ * of, and the guard then writes that child no exit report (it says so). */
+static void report_thread_idle(void)
+{
+    char page[128];
+    snprintf(page, sizeof page, "/dev/shm/gpumemguard-top-%u-%d", (unsigned)geteuid(), (int)getpid());
+    struct timespec ms10 = { 0, 10 * 1000000 }, ms100 = { 0, 100 * 1000000 };
+    for (int i = 0; i < 1000 && access(page, F_OK) != 0; i++)
+        nanosleep(&ms10, NULL);
+    nanosleep(&ms100, NULL);
+}
+
+static int forkraw(size_t bytes, const char *how, int now)
 {
     hold(bytes);
+    if (!now)
+        report_thread_idle();
     fflush(stdout);
     pid_t pid;
     if (!strcmp(how, "_Fork"))
@@ -207,7 +227,7 @@ int main(int argc, char **argv)
     }
     ctx = tl_setup(0);
     if (!strcmp(m, "forkraw") && argc > 3) {
-        int rc = forkraw(strtoull(argv[2], NULL, 0), argv[3]);
+        int rc = forkraw(strtoull(argv[2], NULL, 0), argv[3], argc > 4 && !strcmp(argv[4], "now"));
         return rc < 0 ? 0 : rc; /* the child: back from main, exit status 0 */
     }
     if (!strcmp(m, "closeseg") && argc > 3)
