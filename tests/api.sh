@@ -5,7 +5,7 @@
 
 build windows tests/api/windows.c -L"$B/sim" -l:libcuda.so.1
 for api_mode in api fork; do
-    guarded GPUSIM_DEVICES=2 "$T/windows" "$api_mode"; api_rc=$?
+    tguarded 60 GPUSIM_DEVICES=2 "$T/windows" "$api_mode"; api_rc=$? # (fork: a child that hangs fails the case)
     if [ $api_rc = 0 ] && has "windows done" "$WORK/out" && ! has "FAIL" "$WORK/out" \
        && [ "$(grep -c '^ok ' "$WORK/out")" = "$([ $api_mode = api ] && echo 22 || echo 1)" ]; then
         case $api_mode in

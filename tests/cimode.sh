@@ -157,9 +157,9 @@ guarded GPUMEM_METRICS=/proc/gmg-m.prom "$T/dumps" dumps 0; rc=$?
 [ $rc = 0 ] && [ "$(grep -c "cannot write GPUMEM_METRICS" "$WORK/err")" = 1 ] \
     && ok "a metrics file that cannot be written: said once, the program unharmed" || bad "metrics path unwritable (rc $rc)" "$WORK/err"
 rm -f "$WORK/m2.prom"
-guarded GPUMEM_METRICS="$WORK/m2.prom" GPUMEM_REPORT=none "$T/fork_report"
+tguarded 60 GPUMEM_METRICS="$WORK/m2.prom" GPUMEM_REPORT=none "$T/fork_report"; rc=$?
 child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$WORK/out")
-if [ -n "$child" ] && grep -q 'gpumem_used_bytes{device="0",pid="[0-9]*",exe="fork_report"} 1048576$' "$WORK/m2.prom" \
+if [ $rc = 0 ] && [ -n "$child" ] && grep -q 'gpumem_used_bytes{device="0",pid="[0-9]*",exe="fork_report"} 1048576$' "$WORK/m2.prom" \
    && ! grep -q "pid=\"$child\"" "$WORK/m2.prom"; then
     ok "a forked child does not overwrite its parent's metrics file"
-else bad "metrics and fork" "$WORK/m2.prom"; fi
+else bad "metrics and fork (exit $rc)" "$WORK/m2.prom"; fi

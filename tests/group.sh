@@ -165,11 +165,11 @@ reap $apid
 
 # ------------------------------------------------------- fork and exec
 G=${GP}f
-guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" forkjoin 1048576
-if [ "$(sed -n 1p "$WORK/out")" = "free 6291456 total 8388608 devtotal 8388608" ] \
+tguarded 60 GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" forkjoin 1048576; rc=$?
+if [ $rc = 0 ] && [ "$(sed -n 1p "$WORK/out")" = "free 6291456 total 8388608 devtotal 8388608" ] \
    && [ "$(sed -n 2p "$WORK/out")" = "free 7340032 total 8388608 devtotal 8388608" ]; then
     ok "group: a forked child joins as a member of its own, holding none of its parent's share; its exit gives back only its own"
-else bad "group and fork" "$WORK/out"; fi
+else bad "group and fork (exit $rc)" "$WORK/out"; fi
 G=${GP}x
 gbg m GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" member 1048576 "$WORK/never" 0 0; mpid=$!
 await "$WORK/m.out" joined
