@@ -42,7 +42,7 @@ for how in _Fork clone; do
         [ -n "${GMG_SANITIZER:-}" ] && [ "$(grep -c "gpumemguard: " "$WORK/a.err")" = 1 ] \
             && has "made without fork handlers (_Fork, a raw clone) while its parent's report thread was at work:" "$WORK/a.err" && clean=1
         what="made once its parent's report thread was idle"
-        [ $when = now ] && what="made at once, while its parent's report thread warmed up,"
+        [ $when = now ] && what="made at once, while its parent's report thread warms up"
         if has "child status 0" "$WORK/a.out" && [ $clean = 1 ] \
            && ! has "6291456 bytes in 1 allocation" "$WORK/a.err" && [ $t = 1 ] && has "refused" "$WORK/out"; then
             ok "group: a child made by $how ($what) that returns from main: its parent's 6 MiB stay the group's (another 6 MiB of 8 refused), its exit report lists none of its parent's allocations$([ -n "${GMG_SANITIZER:-}" ] && echo " (or says why there is none)"), exit status 0 under GPUMEM_EXITCODE=23"
