@@ -636,11 +636,13 @@ static __attribute__((no_sanitize_address)) int memo_walk(const struct walkmemo 
     if ((seq & 1) || !m->valid || m->sp != sp || m->fp != fp || m->max != max || m->stop != stop ||
         m->ninterp != ninterp || m->skip_lo != skip_lo || m->skip_hi != skip_hi || m->gen != gen)
         return -1;
-    /* loads known in advance, none waiting for another; a word that
-     * differs ends it (a branch predicted to hold while the memo hits) */
+    /* loads known in advance, none waiting for another, and no branch
+     * between them (a walk that matches, the usual case, reads them all) */
+    uintptr_t differ = 0;
     for (uint32_t i = 0; i < m->nw; i += 2)
-        if (__builtin_expect(word(m->w[i]) != m->w[i + 1], 0))
-            return -1;
+        differ |= word(m->w[i]) ^ m->w[i + 1];
+    if (differ)
+        return -1;
     int n = m->n;
     memcpy(buf, m->out, (size_t)n * sizeof *buf);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
