@@ -65,7 +65,7 @@ for n in A:$PA B:$PB C:$PC E:$PE ${PD:+D:$PD}; do
     tready "$WORK/${n%%:*}.ready" "${n#*:}" || { started=0; bad "top: process ${n%%:*} did not start" "$WORK/${n%%:*}.err"; }
 done
 if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) && tsettle $PC $((6 * MiB)) \
-   && { [ -z "$PD" ] || tsettle $PD 1572864; }; then
+   && tsite $PA "^big_site " && tsite $PC "^big_site " && { [ -z "$PD" ] || tsettle $PD 1572864; }; then
     PIDS="--pid $PA --pid $PB --pid $PC --pid $PE${PD:+ --pid $PD}"
     "$TOPCMD" top --json $PIDS >"$WORK/top.json"
     pj() { jq -c "$2" <<<"$(jq -c ".processes[] | select(.pid == $1)" "$WORK/top.json")"; }
