@@ -13,9 +13,11 @@ echo ready >>"$1"
 while :; do sleep 0.05 & wait $!; done
 PROG
 # INT and QUIT are ignored in a background job of a shell without job
-# control: the command starts with them at their default, as from a terminal
+# control, and HUP under nohup: a signal ignored at start stays ignored
+# (the kernel drops it; a shell cannot trap it), so the command starts with
+# them at their default, as from a terminal
 : >"$WORK/sig.log"
-env --default-signal=INT,QUIT "$GMG_CMD" -- bash "$sig_prog" "$WORK/sig.log" >/dev/null 2>"$WORK/sig.err" & sig_cmd=$!
+env --default-signal=HUP,INT,QUIT "$GMG_CMD" -- bash "$sig_prog" "$WORK/sig.log" >/dev/null 2>"$WORK/sig.err" & sig_cmd=$!
 for _ in $(seq 100); do grep -q ready "$WORK/sig.log" && break; sleep 0.05; done
 sig_miss=""
 for s in HUP INT QUIT USR2 WINCH; do
