@@ -22,6 +22,11 @@
  * through an expression, code without unwind information, a stack the
  * thread does not own such as a sigaltstack or a coroutine's) makes it
  * answer -1: the caller then walks with libunwind, which knows them all.
+ *
+ * Each thread keeps its last walk with every stack word it read: a walk
+ * that starts where that one did, with the same arguments, and finds those
+ * words unchanged is given the same frames without walking (unwind.c,
+ * struct walkmemo, says why that is exact).
  */
 #ifndef GMG_CORE_UNWIND_H
 #define GMG_CORE_UNWIND_H
