@@ -61,7 +61,8 @@ twins() {
         | grep -q " in $caller "
 }
 if unwcase twins && guarded GPUMEM_REPORT=stderr "$U/unwindtest" twins && has "done twins" "$WORK/out" \
-   && twins 3 twin_a && twins 5 twin_b && twins 2 twin_deep_a && twins 4 twin_deep_b; then
-    ok "a walk starting where the last one did, one return address apart (the caller, or one further out): each allocation keeps its own stack, as libunwind's"
+   && twins 3 twin_a && twins 5 twin_b && twins 2 twin_deep_a && twins 4 twin_deep_b \
+   && twins 6 nofp_site_small && twins 7 nofp_site_big; then
+    ok "a walk starting where the last one did, one return address apart (the caller, or one further out), or with one frame pointer at another stack pointer: each allocation keeps its own stack, as libunwind's"
 else bad "the walk's memo: twin callers" "$WORK/err"; fi
 

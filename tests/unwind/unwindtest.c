@@ -21,7 +21,10 @@
  *                         the allocation at one stack and frame pointer
  *                         (the walker's memo of its last walk starts alike),
  *                         their stacks differing in one return address: in
- *                         the allocation's caller frame, or one further out
+ *                         the allocation's caller frame, or one further out;
+ *                         and two call sites without frame pointers, of
+ *                         two frame sizes, called from one frame (one rbp,
+ *                         two stack pointers)
  * Each leaves one allocation live per case (freed ones are walked too), its
  * stack in the exit report.
  */
@@ -160,6 +163,16 @@ __attribute__((noinline)) void twin_deep_b(int keep)
     pad++;
 }
 
+/* and two call sites without frame pointers, of two frame sizes, called
+ * from this one frame: the allocation at two stack pointers, one rbp */
+__attribute__((noinline)) void twin_nofp(int i)
+{
+    volatile int pad = 6;
+    nofp_site_small(i < 6);
+    nofp_site_big(i < 7);
+    pad++;
+}
+
 /* ---- threads: libunwthr.so starts them */
 static CUcontext ctx;
 
@@ -219,12 +232,13 @@ int main(int argc, char **argv)
             if (i == 0 && dlclose(h))
                 fail("dlclose");
         }
-    } else if (!strcmp(what, "twins")) { /* kept: 3 from twin_a, 5 from twin_b, 2 and 4 through twin_mid */
+    } else if (!strcmp(what, "twins")) { /* kept: 3 from twin_a, 5 from twin_b, 2 and 4 through twin_mid, 6 and 7 */
         for (int i = 0; i < 20; i++) {
             twin_a(i < 3);
             twin_b(i < 5);
             twin_deep_a(i < 2);
             twin_deep_b(i < 4);
+            twin_nofp(i);
         }
     } else if (!strcmp(what, "threads")) {
         if (lib_run_threads(thread_body, 4))

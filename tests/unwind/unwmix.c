@@ -3,6 +3,8 @@
  * the call frame information. */
 #include "unwlib.h"
 
+#include <cuda.h>
+
 __attribute__((noinline)) long nofp_level(int n, int keep)
 {
     volatile long pad[3] = { n, n, n };
@@ -16,4 +18,29 @@ __attribute__((noinline)) long nofp_level(int n, int keep)
         r = fp_level(n - 1, keep) + pad[1];
     }
     return r + pad[2];
+}
+
+/* Two call sites of other frame sizes that leave rbp as their caller set
+ * it: called from one frame, they reach the allocation at two stack
+ * pointers with one frame pointer (unwindtest twins). */
+__attribute__((noinline)) long nofp_site_small(int keep)
+{
+    volatile long pad[2] = { keep, 1 };
+    CUdeviceptr p;
+    if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS)
+        return -1;
+    if (!keep)
+        cuMemFree_v2(p);
+    return pad[0] + pad[1];
+}
+
+__attribute__((noinline)) long nofp_site_big(int keep)
+{
+    volatile long pad[64] = { keep, 1 };
+    CUdeviceptr p;
+    if (cuMemAlloc_v2(&p, 4096) != CUDA_SUCCESS)
+        return -1;
+    if (!keep)
+        cuMemFree_v2(p);
+    return pad[0] + pad[63];
 }
