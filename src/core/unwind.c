@@ -585,17 +585,26 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
     } else {
         struct rule e;
         size_t i = set_of(*pc);
-        if ((c->key[i] & PC_MASK) == *pc) {
-            e.kind = (uint8_t)(c->key[i] >> KIND_SHIFT);
+        /* the key read again after its offsets: a signal handler's walk
+         * may have learnt a rule into this set in between (and moved the
+         * entries), and a rule is never half of one and half of another */
+        uint64_t k0 = c->key[i], k1 = c->key[i + 1];
+        int learnt = 0;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if ((k0 & PC_MASK) == *pc) {
+            e.kind = (uint8_t)(k0 >> KIND_SHIFT);
             e.cfa_off = c->off[i].cfa_off;
             e.rbp_off = c->off[i].rbp_off;
-        } else if ((c->key[i + 1] & PC_MASK) == *pc) {
-            e.kind = (uint8_t)(c->key[i + 1] >> KIND_SHIFT);
+        } else if ((k1 & PC_MASK) == *pc) {
+            e.kind = (uint8_t)(k1 >> KIND_SHIFT);
             e.cfa_off = c->off[i + 1].cfa_off;
             e.rbp_off = c->off[i + 1].rbp_off;
-        } else if (!learn_cached(c, *pc, &e)) {
+        } else if (!(learnt = learn_cached(c, *pc, &e))) {
             return -1;
         }
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        if (!learnt && (c->key[i] != k0 || c->key[i + 1] != k1) && !learn(*pc, &e))
+            return -1;
         if (e.kind == OTHER)
             return -1;
         if (e.kind == LAST)
@@ -615,11 +624,13 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
                 return -1;
             *fp = word(at);
             note(rec, at, *fp);
+        } else {
+            note(rec, cfa - 8, ra); /* every step two words: the memo checks a step at a time */
         }
     }
     *sp = cfa;
-    if (ra < 0x4000)
-        return 1;
+    if (__builtin_expect(ra - 0x4000 > PC_MASK - 0x4000, 0))
+        return ra < 0x4000 ? 1 : -1; /* the end; or no user-space address (libunwind's to judge) */
     *pc = ra;
     return 0;
 }
@@ -636,14 +647,17 @@ static __attribute__((no_sanitize_address)) int memo_walk(const struct walkmemo 
     if ((seq & 1) || !m->valid || m->sp != sp || m->fp != fp || m->max != max || m->stop != stop ||
         m->ninterp != ninterp || m->skip_lo != skip_lo || m->skip_hi != skip_hi || m->gen != gen)
         return -1;
-    /* loads known in advance, none waiting for another, and no branch
-     * between them (a walk that matches, the usual case, reads them all) */
-    uintptr_t differ = 0;
-    for (uint32_t i = 0; i < m->nw; i += 2)
-        differ |= word(m->w[i]) ^ m->w[i + 1];
-    if (differ)
-        return -1;
     int n = m->n;
+    if (n > max)
+        return -1; /* (a signal handler's walk is writing it) */
+    /* loads known in advance, none waiting for another. A step at a time
+     * (its two words), in the order walked, ending at the first step that
+     * differs: the words a step reads lie where the steps before it say,
+     * so up to that step this reads what a walk would, and never a word a
+     * walk from here would not (one left over from a stack since unmapped) */
+    for (uint32_t i = 0; i < m->nw; i += 4)
+        if ((word(m->w[i]) ^ m->w[i + 1]) | (word(m->w[i + 2]) ^ m->w[i + 3]))
+            return -1;
     memcpy(buf, m->out, (size_t)n * sizeof *buf);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     return m->seq == seq ? n : -1; /* a signal handler's walk wrote it meanwhile */
