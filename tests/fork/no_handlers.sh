@@ -21,14 +21,27 @@ for how in _Fork clone; do
     back2=$(line "child again: the refused call returned 2 in under 1000 ms")
     short2=$(sed -n "$((${back1:-0} + 1)),\$p" "$WORK/err" | grep -c -F -- "$orphan")
     whole=$(grep -n " in refused_in_child_again " "$WORK/err" | head -1 | cut -d: -f1)
+    # the child's whole messages at its exit (and one "further refusals"
+    # line each); under a sanitizer a child made while the parent's report
+    # thread was at work (any of its passes, a periodic one too) writes one
+    # line saying why it has none instead: its allocator may hold that
+    # thread's locks for ever
+    busy="made without fork handlers (_Fork, a raw clone) while its parent's report thread was at work"
+    further=$(grep -c "further refusals from this call site are counted, not shown)$" "$WORK/err")
+    why=""
+    if [ -n "$whole" ] && [ -n "$back2" ] && [ "$whole" -gt "$back2" ] && grep -q " in refused_in_child " "$WORK/err" \
+       && [ "$further" = 4 ]; then
+        at_exit=1
+    elif [ -n "${GMG_SANITIZER:-}" ] && has "$busy" "$WORK/err" && [ "$further" = 2 ]; then
+        at_exit=1; why=" (under $GMG_SANITIZER, made while the parent's report thread was at work: the line saying why there are none)"
+    else at_exit=0; fi
     if [ $rc = 0 ] && has "nohandler_fork: child exited 0" "$WORK/out" && [ -n "$short1" ] && [ -n "$back1" ] \
        && [ -n "$back2" ] && [ "$short1" -lt "$back1" ] && [ "$back1" -lt "$back2" ] && [ "$short2" = 1 ] \
-       && [ -n "$whole" ] && [ "$whole" -gt "$back2" ] && grep -q " in refused_in_child " "$WORK/err" \
+       && [ "$at_exit" = 1 ] \
        && has "parent: the refused call returned 2 in under 10000 ms" "$WORK/err" \
        && has "parent after: the refused call returned 2 in under 10000 ms" "$WORK/err" \
-       && grep -q " in refused_after_child " "$WORK/err" \
-       && [ "$(grep -c "further refusals from this call site are counted, not shown)$" "$WORK/err")" = 4 ]; then
-        ok "a child forked without fork handlers ($how): refused calls come back at once with their first line, the whole messages at its exit; the parent's thread still explains"
+       && grep -q " in refused_after_child " "$WORK/err"; then
+        ok "a child forked without fork handlers ($how): refused calls come back at once with their first line, the whole messages at its exit$why; the parent's thread still explains"
     else bad "refusals in a child forked without fork handlers ($how; rc $rc; lines: short ${short1:-none}, back ${back1:-none} ${back2:-none}, second short $short2, whole ${whole:-none})" "$WORK/err"; fi
 done
 
@@ -43,7 +56,9 @@ for how in _Fork clone; do
     rm -rf "$WORK/nd"; mkdir -p "$WORK/nd"
     timeout 60 env LD_PRELOAD="$PRELOAD" GPUMEM_STACK_DEPTH=0 GPUMEM_REPORT="$WORK/nd/r.%p.%n" "$T/no_handlers" nohandler_dump $how >"$WORK/out" 2>"$WORK/err"; rc=$?
     cpid=$(sed -n 's/^nohandler_dump: child \([0-9]*\) exited 0$/\1/p' "$WORK/out")
-    if [ $rc = 0 ] && [ -n "$cpid" ] && grep -q "^==$cpid== gpumemguard report (signal, dump 1)" "$WORK/nd/r.$cpid.1" 2>/dev/null \
+    if [ $rc = 0 ] && [ -n "$cpid" ] && [ -n "${GMG_SANITIZER:-}" ] && has "$busy" "$WORK/err" && [ ! -e "$WORK/nd/r.$cpid.1" ]; then
+        ok "a dump signal in a child forked without fork handlers ($how): under $GMG_SANITIZER, made while the parent's report thread was at work, the line saying why there is no report"
+    elif [ $rc = 0 ] && [ -n "$cpid" ] && grep -q "^==$cpid== gpumemguard report (signal, dump 1)" "$WORK/nd/r.$cpid.1" 2>/dev/null \
        && grep -q "^SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/nd/r.$cpid.2" 2>/dev/null; then
         ok "a dump signal in a child forked without fork handlers ($how): written at its exit, before its exit report (clean: none of its parent's allocations is its own)"
     else bad "a dump signal in a child forked without fork handlers ($how; rc $rc; child ${cpid:-none}: $(ls "$WORK/nd" | tr '\n' ' '))" "$WORK/err"; fi
