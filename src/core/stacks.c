@@ -364,22 +364,7 @@ static __attribute__((noinline)) int slow_walk(void **buf, int max)
     return n;
 }
 
-static void check_one(void **a, int na, void **b, int nb, int max);
-
-/* Each walk is made twice from one call site: the second starts where the
- * first did, so it is the memo's (core/unwind.c) whenever the stack's
- * words are as the first left them, and both must be libunwind's. */
-static __attribute__((noinline, cold)) void check_walk(int max)
-{
-    void *a[2][GMG_MAX_STACK_DEPTH + 8], *b[GMG_MAX_STACK_DEPTH + 9];
-    int na[2];
-    for (int pass = 0; pass < 2; pass++)
-        na[pass] = gmg_unwind(a[pass], max, 0, self_lo, self_hi);
-    int nb = slow_walk(b, max);
-    for (int pass = 0; pass < 2; pass++)
-        check_one(a[pass], na[pass], b, nb, max);
-}
-
+/* One fast walk against libunwind's: counted, any difference printed. */
 static __attribute__((noinline, cold)) void check_one(void **a, int na, void **b, int nb, int max)
 {
     if (na < 0) {
@@ -407,6 +392,20 @@ static __attribute__((noinline, cold)) void check_one(void **a, int na, void **b
     o += snprintf(line + o, sizeof line - (size_t)o, "\n");
     if (write(2, line, (size_t)o) < 0)
         return;
+}
+
+/* Each walk is made twice from one call site: the second starts where the
+ * first did, so it is the memo's (core/unwind.c) whenever the stack's
+ * words are as the first left them, and both must be libunwind's. */
+static __attribute__((noinline, cold)) void check_walk(int max)
+{
+    void *a[2][GMG_MAX_STACK_DEPTH + 8], *b[GMG_MAX_STACK_DEPTH + 9];
+    int na[2];
+    for (int pass = 0; pass < 2; pass++)
+        na[pass] = gmg_unwind(a[pass], max, 0, self_lo, self_hi);
+    int nb = slow_walk(b, max);
+    for (int pass = 0; pass < 2; pass++)
+        check_one(a[pass], na[pass], b, nb, max);
 }
 
 static __attribute__((destructor)) void check_summary(void)

@@ -547,10 +547,8 @@ static inline __attribute__((always_inline)) int fp_frame(const struct tcache *c
     return 1;
 }
 
-/* One step out of the frame whose return address is *pc: 0, with the
- * caller's pc, sp and fp; 1 at the end of the stack; -1 for libunwind.
- * Each stack word read is noted at *rec (its address, then its value)
- * unless *rec is NULL. */
+/* A stack word the walk read, noted at *rec (its address, then its
+ * value) for the memo, unless *rec is NULL. */
 static inline __attribute__((always_inline)) void note(uintptr_t **rec, uintptr_t addr, uintptr_t value)
 {
     uintptr_t *w = *rec;
@@ -561,6 +559,9 @@ static inline __attribute__((always_inline)) void note(uintptr_t **rec, uintptr_
     }
 }
 
+/* One step out of the frame whose return address is *pc: 0, with the
+ * caller's pc, sp and fp; 1 at the end of the stack; -1 for libunwind.
+ * `at` is the step's place in fp_at; each word read is noted (note). */
 static inline __attribute__((always_inline, no_sanitize_address)) int step(struct tcache *c, uintptr_t *at,
                                                                           uintptr_t *pc, uintptr_t *sp,
                                                                           uintptr_t *fp, uintptr_t hi,

@@ -12,12 +12,11 @@
 #include "core/upcalls.h"
 #include "driver/nvml.h"
 #include "driver/routes.h"
-
-#include <stdio.h>
 #include "hooks/devfacts.h"
 #include "hooks/refusal.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 static int entered;

@@ -416,6 +416,13 @@ static int split_unstacked(struct gmg_report *r, struct gmg_group **list, size_t
     return 0;
 }
 
+/* Memory the driver handed out: an allocation's family, not an NVTX region
+ * (what a pool handed out of its segment, which holds its bytes). */
+static int driver_memory(int family)
+{
+    return gmg_group_is_allocation(family) && family != GMG_FAM_NVTX_REGION;
+}
+
 /* Mark a list's groups; pools' segments leave the list's totals. */
 static void mark(struct gmg_report *r, struct gmg_pcmap *c, struct gmg_group *g, size_t n, uint64_t *bytes,
                  uint64_t *allocs)
@@ -425,10 +432,8 @@ static void mark(struct gmg_report *r, struct gmg_pcmap *c, struct gmg_group *g,
         g[i].owner = stack_owner(c, r->sym, g[i].stack, &pool);
         /* a region a pool registered is what its pool handed out: never a
          * pool's; a group split_unstacked made is its heap's pool's already */
-        if (!g[i].pool)
-            g[i].pool = gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION ? pool : NULL;
-        if (!g[i].pool && gmg_group_is_allocation(g[i].family) && g[i].family != GMG_FAM_NVTX_REGION)
-            g[i].pool = heap_pool(r, &g[i]);
+        if (!g[i].pool && driver_memory(g[i].family))
+            g[i].pool = pool ? pool : heap_pool(r, &g[i]);
         if (!g[i].pool || !bytes)
             continue;
         *bytes -= g[i].bytes < *bytes ? g[i].bytes : *bytes;
@@ -466,7 +471,7 @@ void gmg_report_owners(struct gmg_report *r)
     /* an NVTX region lies in its heap's segment, which is counted: the
      * summary is memory the process holds, each byte once */
     for (size_t i = 0; i < r->ngroups; i++)
-        if (gmg_group_is_allocation(r->groups[i].family) && r->groups[i].family != GMG_FAM_NVTX_REGION)
+        if (driver_memory(r->groups[i].family))
             sum_add(r, cap, &r->groups[i]);
     for (size_t i = 0; i < r->nreclaimed; i++)
         if (r->reclaimed[i].family != GMG_FAM_NVTX_REGION)
