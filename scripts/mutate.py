@@ -38,8 +38,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIST = os.path.join(ROOT, "tests", "mutants.txt")
-# the hook, quota, track, report and dumper code (issue 15)
-TARGETS = ["src/hooks/*.c", "src/core/quota.c", "src/core/track.c", "src/report/*.c"]
+# every C file of src/: the library's layers, the command and the library run as a program
+TARGETS = ["src/*.c", "src/*/*.c"]
 HEADER_RE = re.compile(r"^([A-Z]\w*) (\S+):(\d+)$")
 
 
@@ -201,6 +201,16 @@ class Tree:
     def obj(self, path):
         return os.path.join(self.dir, "build", "obj", os.path.splitext(path[len("src/"):])[0] + ".o")
 
+    def reference(self, path, scratch):
+        """The pristine file's object, debug sections stripped. The command's
+        files (src/cli) are built into it in one step, with no object of their
+        own: the pattern rule compiles them alone, for this comparison only."""
+        if not os.path.exists(self.obj(path)):
+            rc, out = self.make(os.path.relpath(self.obj(path), self.dir))
+            if rc != 0:
+                sys.exit(f"mutate: {path} does not compile alone:\n{out}")
+        return stripped(self.obj(path), scratch)
+
     def text(self, path):
         if path not in self.pristine:
             self.pristine[path] = open(os.path.join(self.dir, path), encoding="utf-8").read()
@@ -298,7 +308,7 @@ def run(args, tool):
     reference = {}
     with tempfile.NamedTemporaryFile() as t:
         for path in by_file:
-            reference[path] = stripped(tree.obj(path), t.name)
+            reference[path] = tree.reference(path, t.name)
 
     timeout = args.timeout
     if not args.no_baseline:
@@ -373,7 +383,7 @@ def resample(args, tool):
     files = target_files()
     sizes = {p: len(code_lines(open(os.path.join(ROOT, p), encoding="utf-8").read())) for p in files}
     total = sum(sizes.values())
-    quota = {p: max(2, round(args.count * sizes[p] / total)) for p in files}
+    quota = {p: max(args.per_file, round(args.count * sizes[p] / total)) for p in files}
     base = os.path.join(ROOT, args.build, "mutate")
     tree = Tree(base)
     log(f"mutate: copying the tree to {tree.dir} and building it")
@@ -384,7 +394,7 @@ def resample(args, tool):
     chosen, stats = [], []
     for path in files:
         with tempfile.NamedTemporaryFile() as t:
-            reference = stripped(tree.obj(path), t.name)
+            reference = tree.reference(path, t.name)
         code = code_lines(tree.text(path))
         cands, seen = [], set()
         for line, orig, repl in universal_mutants(tool, path):
@@ -421,9 +431,10 @@ def resample(args, tool):
     ver = next((l.split(":", 1)[1].strip() for l in ver.split("\n") if l.startswith("Version:")), "?")
     with open(LIST, "w", encoding="utf-8") as f:
         f.write("# tests/mutants.txt - the fixed sample of `make mutate` (scripts/mutate.py, docs/testing.md).\n"
-                f"# Drawn {datetime.date.today()} by `scripts/mutate.sh --resample --seed {args.seed} --count {args.count}`\n"
+                f"# Drawn {datetime.date.today()} by `scripts/mutate.sh --resample --seed {args.seed} --count {args.count}"
+                f" --per-file {args.per_file}`\n"
                 f"# from universalmutator {ver}'s C mutants of {', '.join(TARGETS)}: per file, a quota\n"
-                "# in proportion to its code lines (at least 2), mutants of comment lines left out, drawn in\n"
+                f"# in proportion to its code lines (at least {args.per_file}), mutants of comment lines left out, drawn in\n"
                 "# a seeded order; those that do not build (stillborn) or compile to the original's code\n"
                 "# (equivalent) are skipped, as universalmutator's own check would.\n")
         f.write("\n".join(stats) + "\n#\n# Each: ID FILE:LINE, the original line (-), what replaces it (+).\n\n")
@@ -446,7 +457,8 @@ def main():
     ap.add_argument("--min-score", type=float, default=85.0)
     ap.add_argument("--resample", action="store_true")
     ap.add_argument("--seed", type=int, default=15)
-    ap.add_argument("--count", type=int, default=66)
+    ap.add_argument("--count", type=int, default=50)
+    ap.add_argument("--per-file", type=int, default=1, help="the least drawn of each file (default 1)")
     args = ap.parse_args()
     tool = args.mutator or shutil.which("mutate")
     if not tool:
