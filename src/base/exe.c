@@ -80,8 +80,12 @@ static void read_cmdline(void)
         k += 3;
     }
     cmdline[k] = 0;
-    if (!k) /* no arguments readable: the path names the program */
-        strncpy(cmdline, gmg_exe_path(), sizeof cmdline - 1);
+    if (!k) { /* no arguments readable: the path names the program */
+        const char *path = gmg_exe_path();
+        size_t n = strnlen(path, sizeof cmdline - 1);
+        memcpy(cmdline, path, n);
+        cmdline[n] = 0;
+    }
 }
 
 const char *gmg_exe_cmdline(void)
