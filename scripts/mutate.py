@@ -21,7 +21,14 @@ GMG_FAIL_FAST=1 (the suite stops at its first FAIL), and the file put back.
   stale       its line is no longer in the file: not scored
 
 usage: mutate.py [--build B] [--list FILE] [--only M001,M017] [--timeout S] [--no-baseline]
-       mutate.py --resample [--seed N] [--count N]   (rewrites tests/mutants.txt)
+                 [--jobs N] [--resume]
+       mutate.py --resample [--seed N] [--count N] [--per-file N]   (rewrites tests/mutants.txt)
+
+--jobs N runs N suites side by side, each in a tree of its own (BUILD/mutate/tree,
+tree1, ...) and, through unshare(1), a private /dev/shm and tmux server, so that
+no suite sees another's status pages, group segments or terminals (root only;
+else one at a time). Each verdict is appended to BUILD/mutate/results.partial as
+it is reached; --resume keeps those and runs only the rest.
 """
 import argparse
 import datetime
@@ -34,6 +41,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -100,9 +108,10 @@ def universal_mutants(tool, path):
     src = open(os.path.join(ROOT, path), encoding="utf-8").read().split("\n")
     out = []
     with tempfile.TemporaryDirectory() as d:
-        subprocess.run([tool, os.path.join(ROOT, path), "c", "--mutantDir", d, "--noCheck"],
+        subprocess.run([tool, os.path.join(ROOT, path), "c", "--mutantDir", d, "--noCheck"], cwd=d,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        names = sorted(os.listdir(d), key=lambda n: int(re.search(r"\.mutant\.(\d+)\.", n).group(1)))
+        names = sorted((n for n in os.listdir(d) if re.search(r"\.mutant\.(\d+)\.", n)),
+                       key=lambda n: int(re.search(r"\.mutant\.(\d+)\.", n).group(1)))
         for n in names:
             mut = open(os.path.join(d, n), encoding="utf-8", errors="replace").read().split("\n")
             i = 0
@@ -172,8 +181,8 @@ def locate(lines, m):
 # -------------------------------------------------------------- the scratch tree
 
 class Tree:
-    def __init__(self, base):
-        self.dir = os.path.join(base, "tree")
+    def __init__(self, base, k=0):
+        self.dir = os.path.join(base, "tree" + (str(k) if k else ""))
         self.pristine = {}
 
     def copy(self):
@@ -247,10 +256,33 @@ def same_code(tree, path, reference):
         return stripped(tree.obj(path), t.name) == reference
 
 
-def run_suite(tree, timeout):
-    """(status, seconds, first FAIL line or why) of make test in the tree."""
+def isolation():
+    """The command prefix that gives a suite a /dev/shm of its own (a private
+    mount namespace), or None where that cannot be had (not root)."""
+    try:
+        p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                            "mount -t tmpfs tmpfs /dev/shm"], capture_output=True, timeout=30)
+        if p.returncode == 0:
+            return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    'mount -t tmpfs -o mode=1777 tmpfs /dev/shm && exec "$@"', "sh"]
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return None
+
+
+def run_suite(tree, timeout, wrap=None):
+    """(status, seconds, first FAIL line or why) of make test in the tree.
+    Under wrap (isolation()), the suite has a /dev/shm and a tmux server of
+    its own, so that suites run side by side never see each other's status
+    pages, group segments or terminal sessions."""
     start = time.time()
-    p = subprocess.Popen(["make", "-s", "B=build", "test"], cwd=tree.dir, env=clean_env({"GMG_FAIL_FAST": "1"}),
+    env = {"GMG_FAIL_FAST": "1"}
+    cmd = ["make", "-s", "B=build", "test"]
+    if wrap:
+        os.makedirs(os.path.join(tree.dir, "tmux"), exist_ok=True)
+        env["TMUX_TMPDIR"] = os.path.join(tree.dir, "tmux")
+        cmd = wrap + cmd
+    p = subprocess.Popen(cmd, cwd=tree.dir, env=clean_env(env),
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         out, _ = p.communicate(timeout=timeout)
@@ -285,6 +317,17 @@ def run(args, tool):
     base = os.path.abspath(args.work) if args.work else os.path.join(ROOT, args.build, "mutate")
     logs = os.path.join(base, "logs")
     os.makedirs(logs, exist_ok=True)
+    partial = os.path.join(base, "results.partial")
+
+    # verdicts of an earlier run of the same sample (--resume)
+    done = {}
+    if args.resume and os.path.exists(partial):
+        for line in open(partial, encoding="utf-8"):
+            f = line.rstrip("\n").split("\t")
+            if len(f) == 5 and not line.startswith("#"):
+                done[f[0]] = (f[1], float(f[2]), f[4])
+    elif os.path.exists(partial):
+        os.remove(partial)
 
     # each listed mutant must be one universalmutator makes of today's file
     stale = set()
@@ -292,77 +335,116 @@ def run(args, tool):
     for m in mutants:
         by_file.setdefault(m.path, []).append(m)
     for path, ms in by_file.items():
-        if handmade:
+        if handmade or all(m.id in done for m in ms):
             continue  # mutations written by hand: their line must be there, no more
         have = {(o, tuple(r)) for _, o, r in universal_mutants(tool, path)}
         for m in ms:
             if (m.orig, tuple(m.repl)) not in have:
                 stale.add(m.id)
 
-    tree = Tree(base)
-    log(f"mutate: copying the tree to {tree.dir} and building it")
-    tree.copy()
-    rc, out = tree.make("all")
-    if rc != 0:
-        sys.exit("mutate: the unmutated tree does not build:\n" + out)
+    jobs = max(1, args.jobs)
+    wrap = isolation() if jobs > 1 else None
+    if jobs > 1 and not wrap:
+        log("mutate: no private /dev/shm can be had here (unshare needs root): one suite at a time")
+        jobs = 1
+    trees = [Tree(base, k) for k in range(jobs)]
+    for tree in trees:
+        log(f"mutate: copying the tree to {tree.dir} and building it")
+        tree.copy()
+        rc, out = tree.make("all")
+        if rc != 0:
+            sys.exit("mutate: the unmutated tree does not build:\n" + out)
     reference = {}
     with tempfile.NamedTemporaryFile() as t:
         for path in by_file:
-            reference[path] = tree.reference(path, t.name)
+            reference[path] = [tree.reference(path, t.name) for tree in trees]
 
     timeout = args.timeout
     if not args.no_baseline:
-        log("mutate: the suite on the unmutated tree (the baseline)")
-        st, secs, why, text = run_suite(tree, 1800)
-        open(os.path.join(logs, "baseline.log"), "w").write(text)
-        if st != "pass":
-            sys.exit(f"mutate: the suite fails without any mutant ({why}); see {logs}/baseline.log")
+        log(f"mutate: the suite on the unmutated tree (the baseline){', ' + str(jobs) + ' side by side' if jobs > 1 else ''}")
+        outcome = [None] * jobs
+
+        def baseline(k):
+            outcome[k] = run_suite(trees[k], 1800, wrap)
+        threads = [threading.Thread(target=baseline, args=(k,)) for k in range(jobs)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        for k, (st, secs, why, text) in enumerate(outcome):
+            open(os.path.join(logs, f"baseline{k or ''}.log"), "w").write(text)
+            if st != "pass":
+                sys.exit(f"mutate: the suite fails without any mutant ({why}); see {logs}/baseline{k or ''}.log")
+        secs = max(o[1] for o in outcome)
         log(f"mutate: baseline passed in {secs:.0f} s")
         if not timeout:
             timeout = max(300, int(4 * secs))
     timeout = timeout or 600
-    log(f"mutate: {len(mutants)} mutants, {timeout} s each at most (a hang counts as killed)")
+    log(f"mutate: {len(mutants)} mutants, {timeout} s each at most (a hang counts as killed), {jobs} at a time")
 
-    results = []
-    for n, m in enumerate(mutants, 1):
-        tag = f"[{n}/{len(mutants)}] {m.id} {m.path}:{m.line}"
-        if m.id in stale or not tree.apply(m):
-            results.append((m, "stale", 0, "no longer a universalmutator mutant of this file"))
-            log(f"{tag} stale")
-            continue
-        try:
-            same = same_code(tree, m.path, reference[m.path])
-            if same is None:
-                results.append((m, "stillborn", 0, "does not build"))
-                log(f"{tag} stillborn")
-                continue
-            if same:
-                results.append((m, "equivalent", 0, "same object code as the original"))
-                log(f"{tag} equivalent (same object code)")
-                continue
-            rc, out = tree.make("all")
-            if rc != 0:
-                results.append((m, "stillborn", 0, "does not build"))
-                log(f"{tag} stillborn")
-                continue
-            st, secs, why, text = run_suite(tree, timeout)
-            open(os.path.join(logs, m.id + ".log"), "w").write(m.diff() + "\n\n" + text)
-            verdict = "survived" if st == "pass" else "killed"
-            results.append((m, verdict, secs, why))
-            log(f"{tag} {verdict} in {secs:.0f} s{': ' + why if why else ''}")
-        finally:
-            tree.restore(m.path)
+    results = {}
+    lock = threading.Lock()
+    queue = list(enumerate(mutants, 1))
 
-    scored = [r for r in results if r[1] in ("killed", "survived")]
+    def record(n, m, verdict, secs, why):
+        with lock:
+            results[m.id] = (m, verdict, secs, why)
+            with open(partial, "a", encoding="utf-8") as f:
+                f.write(f"{m.id}\t{verdict}\t{secs:.0f}\t{m.path}:{m.line}\t{why}\n")
+            tail = f" in {secs:.0f} s" if verdict in ("killed", "survived") else ""
+            log(f"[{n}/{len(mutants)}] {m.id} {m.path}:{m.line} {verdict}{tail}{': ' + why if why else ''}")
+
+    def worker(k):
+        tree = trees[k]
+        while True:
+            with lock:
+                if not queue:
+                    return
+                n, m = queue.pop(0)
+            if m.id in done:
+                v, secs, why = done[m.id]
+                with lock:
+                    results[m.id] = (m, v, secs, why)
+                    log(f"[{n}/{len(mutants)}] {m.id} {m.path}:{m.line} {v} (an earlier run's verdict)")
+                continue
+            if m.id in stale or not tree.apply(m):
+                record(n, m, "stale", 0, "no longer a universalmutator mutant of this file")
+                continue
+            try:
+                same = same_code(tree, m.path, reference[m.path][k])
+                if same is None:
+                    record(n, m, "stillborn", 0, "does not build")
+                    continue
+                if same:
+                    record(n, m, "equivalent", 0, "same object code as the original")
+                    continue
+                rc, out = tree.make("all")
+                if rc != 0:
+                    record(n, m, "stillborn", 0, "does not build")
+                    continue
+                st, secs, why, text = run_suite(tree, timeout, wrap)
+                open(os.path.join(logs, m.id + ".log"), "w").write(m.diff() + "\n\n" + text)
+                record(n, m, "survived" if st == "pass" else "killed", secs, why)
+            finally:
+                tree.restore(m.path)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(jobs)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+
+    ordered = [results[m.id] for m in mutants if m.id in results]
+    scored = [r for r in ordered if r[1] in ("killed", "survived")]
     killed = [r for r in scored if r[1] == "killed"]
     survivors = [r for r in scored if r[1] == "survived"]
     with open(os.path.join(base, "results.txt"), "w") as f:
         f.write(f"# make mutate, {datetime.date.today()}: id, verdict, seconds, file:line, why\n")
-        for m, v, secs, why in results:
+        for m, v, secs, why in ordered:
             f.write(f"{m.id}\t{v}\t{secs:.0f}\t{m.path}:{m.line}\t{why}\n")
     log("")
     for kind in ("stillborn", "equivalent", "stale"):
-        ids = [r[0].id for r in results if r[1] == kind]
+        ids = [r[0].id for r in ordered if r[1] == kind]
         if ids:
             log(f"{kind} (not scored): {len(ids)}: {' '.join(ids)}")
     if survivors:
@@ -454,6 +536,9 @@ def main():
     ap.add_argument("--work", help="the scratch directory (default BUILD/mutate)")
     ap.add_argument("--timeout", type=int, default=int(os.environ.get("GMG_MUTATE_TIMEOUT", "0")))
     ap.add_argument("--no-baseline", action="store_true")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("GMG_MUTATE_JOBS", "1")),
+                    help="suites run side by side, each in a tree and a /dev/shm of its own (needs root)")
+    ap.add_argument("--resume", action="store_true", help="keep the verdicts in BUILD/mutate/results.partial")
     ap.add_argument("--min-score", type=float, default=85.0)
     ap.add_argument("--resample", action="store_true")
     ap.add_argument("--seed", type=int, default=15)
