@@ -562,6 +562,7 @@ fi
 . tests/cli/signals.sh
 . tests/signals/dump_restart.sh
 . tests/metrics/counts.sh
+. tests/metrics/interval.sh
 
 # ---------------------------------------- group quota, deployment
 . tests/group.sh
