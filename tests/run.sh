@@ -103,6 +103,19 @@ leak() { grep -A1 -F -- "($2 bytes) in 1 allocation ($3, device 0) allocated fro
 
 ROUTES="direct dlopen default gpa gpa2 gpa2_ptsz gpa_self"
 
+# GMG_ONLY="tests/a.sh tests/b.sh": only those of the scripts below, in
+# their order here, and none of the cases written in this file (make
+# mutate's first look at a mutant: the scripts of its file's area)
+if [ -n "${GMG_ONLY:-}" ]; then
+    for f in $(sed -n 's|^\. \(tests/[^ ]*\.sh\)$|\1|p' tests/run.sh); do
+        case " $GMG_ONLY " in *" $f "*) . "$f" ;; esac
+    done
+    echo
+    echo "$PASS passed, $FAIL failed${SKIP:+, $SKIP skipped}"
+    [ "$FAIL" -eq 0 ]
+    exit
+fi
+
 # ---------------------------------------------------------------- families
 for r in $ROUTES; do
     guarded "$T/apitest" "$r" families

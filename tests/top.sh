@@ -103,7 +103,12 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
         ok "top: growth over the last interval ($g1 bytes in $iv ms for a process allocating 2 KiB every 50 ms; 0 for one that holds still)"
     else bad "top: growth: $grew" "$WORK/top.json"; fi
 
-    # the text frame
+    # the text frame, once the holders' pages have been written twice since
+    # their last allocation (growth 0: on a loaded machine a tick can come late)
+    for _ in $(seq 100); do
+        [ "$(tq $PA '.growth')" = 0 ] && [ "$(tq $PB '.growth')" = 0 ] && [ "$(tq $PC '.growth')" = 0 ] && break
+        sleep 0.1
+    done
     "$TOPCMD" top --once $PIDS >"$WORK/top.txt"
     rows() { grep -E '^ *[0-9]+ +[0-9]+ ' "$1" | awk '{print $1}' | tr '\n' ' '; }
     order=$(rows "$WORK/top.txt" | tr ' ' '\n' | grep -xE "$PA|$PB|$PC" | tr '\n' ' ')
