@@ -524,6 +524,7 @@ fi
 . tests/reports/fragmentation.sh
 . tests/reports/sizes.sh
 . tests/reports/names.sh
+. tests/reports/address_ranges.sh
 . tests/dumps/before_exit.sh
 . tests/dumps/concurrent.sh
 . tests/dumps/lost.sh
