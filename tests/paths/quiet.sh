@@ -29,16 +29,22 @@ if [ $rc = 0 ] && [ "$nr" = 1 ] && [ "$nm" = 1 ] && [ "$nw" = 1 ] && has "SUMMAR
     ok "the same paths in a CUDA program: each said once at its first CUDA use, the report on stderr, the program runs"
 else bad "unwritable paths in a CUDA program (rc $rc, report said $nr, metrics said $nm/$nw)" "$WORK/err"; fi
 # a directory, a FIFO in the file's place, a file where the directory should
-# be, a missing directory: the environment's, said once, the program runs
-mkfifo "$WORK/q-fifo.prom"; : >"$WORK/q-file"
+# be, a missing directory, a directory that cannot be looked up (a symlink
+# loop): the environment's, said once and why, the program runs
+mkfifo "$WORK/q-fifo.prom"; : >"$WORK/q-file"; ln -s q-loop "$WORK/q-loop"
 miss=""
-for m in "$WORK" "$WORK/q-fifo.prom" "$WORK/q-file/m.prom" "$WORK/no-such-dir/m.prom"; do
+for case in "$WORK|$WORK is a directory, not a file; no metrics are written" \
+            "$WORK/q-fifo.prom|$WORK/q-fifo.prom is a device, FIFO or socket, which each rewrite would replace" \
+            "$WORK/q-file/m.prom|$WORK/q-file is not a directory; each rewrite tries again" \
+            "$WORK/no-such-dir/m.prom|directory $WORK/no-such-dir does not exist (No such file or directory)" \
+            "$WORK/q-loop/m.prom|directory $WORK/q-loop cannot be looked at (Too many levels of symbolic links)"; do
+    m=${case%%|*}
     guarded GPUMEM_METRICS="$m" "$T/nulls"; rc=$?
-    [ $rc = 0 ] && [ "$(grep -c "GPUMEM_METRICS" "$WORK/err")" = 1 ] && has "GPUMEM_METRICS='$m'" "$WORK/err" \
-        && has "nulls:" "$WORK/out" || miss="$miss [$m rc $rc]"
+    [ $rc = 0 ] && [ "$(grep -c "GPUMEM_METRICS" "$WORK/err")" = 1 ] && has "GPUMEM_METRICS='$m': ${case#*|}" "$WORK/err" \
+        && has "nulls:" "$WORK/out" || miss="$miss [$m rc $rc: $(grep GPUMEM_METRICS "$WORK/err" | head -1)]"
 done
-rm -f "$WORK/q-fifo.prom" "$WORK/q-file"
-[ -z "$miss" ] && ok "GPUMEM_METRICS naming a directory, a FIFO, a path under a file or a missing directory: said once, the program runs" \
+rm -f "$WORK/q-fifo.prom" "$WORK/q-file" "$WORK/q-loop"
+[ -z "$miss" ] && ok "GPUMEM_METRICS naming a directory, a FIFO, a path under a file, a missing directory or a symlink loop: said once with why, the program runs" \
     || bad "unwritable GPUMEM_METRICS paths:$miss" "$WORK/err"
 if [ "${GMG_SANITIZER:-}" != tsan ]; then
     # the syntax of a value still stops the process at start-up, CUDA or not
