@@ -292,6 +292,20 @@ if tready "$WORK/Y.ready" $PY; then
 else bad "top: symlink process did not start" "$WORK/Y.err"; fi
 touch "$WORK/Y.done"; wait $PY 2>/dev/null
 rm -f "$(tpage $PY)"
+
+# a stale file of ours at the page name (a dead process's of the same pid):
+# replaced by the page, and no descriptor of it kept open
+rm -f "$WORK/Z.ready"
+env LD_PRELOAD="$PRELOAD" sh -c 'printf stale >"$0$$" && chmod 600 "$0$$" && exec "$1" hold "$2" "$3" 1048576 0 0 0' \
+    "/dev/shm/gpumemguard-top-$TU-" "$TT" "$WORK/Z.ready" "$WORK/Z.done" >"$WORK/Z.out" 2>"$WORK/Z.err" &
+PZ=$!
+if tready "$WORK/Z.ready" $PZ && tsettle $PZ 1048576; then
+    held=$(ls -l /proc/$PZ/fd 2>/dev/null | grep -c gpumemguard-top)
+    if [ "$held" = 0 ]; then
+        ok "top: a stale file of the process's own at its page name is replaced by its page, no descriptor of it left open"
+    else bad "top: stale page file: $held descriptors of it open" "$WORK/Z.err"; fi
+else bad "top: a stale file at the page name: the page never showed the process's 1 MiB" "$WORK/Z.err"; fi
+touch "$WORK/Z.done"; wait $PZ 2>/dev/null
 fi
 
 # usage
