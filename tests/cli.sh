@@ -151,15 +151,16 @@ if idle_run idle1 --report "$WORK/dumps/d.%n"; then
     [ $rc = 0 ] || bad "the dumped program exited $rc (3: it never saw its done file)" "$WORK/idle1.err"
 else bad "dump: the idle program did not start" "$WORK/idle1.err"; idle_stop idle1; fi
 
-# the path the command names is the one the program writes: %p expanded
-if idle_run idle4 --report "$WORK/dumps/p.%p"; then
+# the path the command names is the one the program writes: %p and %n
+# expanded, with the name going on after them
+if idle_run idle4 --report "$WORK/dumps/p.%p-%n.txt"; then
     cli dump "$IDLE"; rc=$?
     prog=$(cat "/proc/$IDLE/task/$IDLE/children" 2>/dev/null | tr -d ' ')
-    if [ $rc = 0 ] && has "its report is written: $WORK/dumps/p.$prog" "$WORK/out" \
-       && has "gpumemguard report (signal, dump 1)" "$WORK/dumps/p.$prog"; then
-        ok "gpumemguard dump names the file the program writes (%p as its pid)"
+    if [ $rc = 0 ] && has "its report is written: $WORK/dumps/p.$prog-1.txt" "$WORK/out" \
+       && has "gpumemguard report (signal, dump 1)" "$WORK/dumps/p.$prog-1.txt"; then
+        ok "gpumemguard dump names the file the program writes (%p as its pid, %n as the dump's number, the rest of the name kept)"
     else bad "dump: the path named (rc $rc)" "$WORK/out"; fi
-    idle_stop idle4 || bad "the program dumped into p.%p did not exit 0" "$WORK/idle4.err"
+    idle_stop idle4 || bad "the program dumped into p.%p-%n.txt did not exit 0" "$WORK/idle4.err"
 else bad "dump %p: the idle program did not start" "$WORK/idle4.err"; idle_stop idle4; fi
 
 # dumped_with SIG REPORT: `gpumemguard dump` of the command $IDLE sends SIG to
