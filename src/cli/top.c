@@ -57,7 +57,6 @@ struct frame {
     size_t n, cap;
     struct group *g;
     size_t ng;
-    unsigned cleaned;        /* dead processes' pages removed in this scan */
 };
 
 #define MAX_FILTERS 64
@@ -188,20 +187,18 @@ static int wanted(const struct gmg_status_page *p)
 
 /* A dead process's page: removed when it is still the file we judged (its
  * owner or root may; /dev/shm is sticky). */
-static int clean(const char *path, const struct stat *judged)
+static void clean(const char *path, const struct stat *judged)
 {
     struct stat now;
     if (judged->st_uid != geteuid() && geteuid() != 0)
-        return 0;
-    if (lstat(path, &now) != 0 || now.st_dev != judged->st_dev || now.st_ino != judged->st_ino)
-        return 0;
-    return unlink(path) == 0;
+        return;
+    if (lstat(path, &now) == 0 && now.st_dev == judged->st_dev && now.st_ino == judged->st_ino)
+        unlink(path);
 }
 
 static void scan(struct frame *f)
 {
     f->n = 0;
-    f->cleaned = 0;
     uid_t me = geteuid();
     uint64_t ns = my_pid_ns();
     DIR *dir = opendir(GMG_STATUS_DIR);
@@ -235,7 +232,7 @@ static void scan(struct frame *f)
             continue; /* another pid namespace's: its pids are not ours to check */
         int live = alive((pid_t)pid, got ? p.start_time : 0);
         if (live == 0) {
-            f->cleaned += clean(path, &st);
+            clean(path, &st);
             continue;
         }
         if (!got || live < 0 || !wanted(&p))
