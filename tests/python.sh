@@ -35,7 +35,8 @@ for v in 3.10 3.11 3.12 3.13; do
     PY=$(find_python $v) || { skip "Python $v frames" "no python$v on this machine"; continue; }
 
     # the line-table decoder against CPython's own co_lines(), every
-    # instruction of every code object of a few stdlib modules
+    # instruction of every code object of a few stdlib modules, those with
+    # no line (-1) among them
     if "$PY" tests/python/linetables.py "$WORK/lt.txt" >/dev/null 2>"$WORK/err" && \
        $CC -std=gnu11 -O1 -g -Wall -Wextra -Werror $SAN_FLAGS -Isrc -o "$T/test_pylines" tests/unit/test_pylines.c \
            src/core/pylines.c 2>>"$WORK/err" && "$T/test_pylines" "$WORK/lt.txt" >"$WORK/out" 2>>"$WORK/err"; then

@@ -1,6 +1,7 @@
 # linetables.py OUT - every code object of a few stdlib modules (nested ones
 # too), as "T firstlineno hex(co_linetable)" and then "A offset line" for each
-# instruction with a line, from CPython's own co_lines(): the expected answers
+# instruction, from CPython's own co_lines() (-1 for an instruction with no
+# line, which the decoder must say so of): the expected answers
 # for tests/unit/test_pylines.c. The first line, "V minor", says which table
 # format follows (3.10's, or 3.11's and later).
 import sys
@@ -14,10 +15,8 @@ with open(sys.argv[1], "w") as out:
         global n
         out.write("T %d %s\n" % (co.co_firstlineno, co.co_linetable.hex() or "-"))
         for start, end, line in co.co_lines():
-            if line is None:
-                continue
             for off in range(start, end, 2):
-                out.write("A %d %d\n" % (off, line))
+                out.write("A %d %d\n" % (off, -1 if line is None else line))
                 n += 1
         for c in co.co_consts:
             if isinstance(c, types.CodeType):
