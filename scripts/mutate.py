@@ -51,10 +51,12 @@ TARGETS = ["src/*.c", "src/*/*.c"]
 HEADER_RE = re.compile(r"^([A-Z]\w*) (\S+):(\d+)$")
 
 # A mutant's first look: the scripts of its file's area, run alone
-# (tests/run.sh's GMG_ONLY) before the whole suite. Only an order: a mutant
-# they kill would fail the whole suite too, and one they do not kill is
-# then run against the whole suite. Files whose area is tested early in
-# tests/run.sh anyway (the hooks, the core, the driver) have none.
+# (tests/run.sh's GMG_ONLY) before the whole suite, with the scripts that
+# build the programs they run (sites/sites.sh builds unrolled,
+# settings/edges.sh edges). Only an order: a mutant they kill would fail
+# the whole suite too, and one they do not kill is then run against the
+# whole suite. Files whose area is tested early in tests/run.sh anyway (the
+# hooks, the core, the driver) have none.
 FIRST_LOOK = [
     (r"src/api\.c$", "tests/api/devices.sh tests/api.sh tests/wheel.sh"),
     (r"src/guard(_main)?\.c$", "tests/library/exports.sh tests/library/copies.sh tests/fork/report.sh tests/fork/pipes.sh"
@@ -63,19 +65,20 @@ FIRST_LOOK = [
      " tests/metrics/counts.sh tests/top.sh"),
     (r"src/base/(config|limit_parse)\.c$", "tests/settings/stack_depth.sh tests/settings/percent.sh tests/settings/edges.sh"
      " tests/docs/accepted_values.sh tests/quota/huge.sh tests/cimode.sh tests/paths/files.sh tests/api.sh"),
-    (r"src/base/page\.c$", "tests/pictures.sh"),
+    (r"src/base/page\.c$", "tests/settings/edges.sh tests/pictures.sh"),
     (r"src/base/signame\.c$", "tests/signals/early.sh tests/signals/installers.sh tests/cli/dump.sh tests/cli.sh"
      " tests/cli/signals.sh"),
     (r"src/base/suppress\.c$", "tests/suppressions/anchors.sh tests/cimode.sh"),
     (r"src/base/self\.c$", "tests/library/copies.sh tests/fork/report.sh tests/fork/no_handlers.sh"),
     (r"src/cli/", "tests/cli/dump.sh tests/cli.sh tests/cli/signals.sh tests/top.sh tests/top/driver_oom.sh tests/api.sh"
-     " tests/everyday/everyday.sh tests/pictures.sh"),
+     " tests/settings/edges.sh tests/sites/sites.sh tests/everyday/everyday.sh tests/pictures.sh"),
     (r"src/cluster/group\.c$", "tests/group.sh tests/group/holds.sh tests/group/budget.sh"),
     (r"src/cluster/metrics\.c$", "tests/metrics/counts.sh tests/metrics/interval.sh tests/cimode.sh tests/deploy.sh"),
     (r"src/cluster/status\.c$", "tests/top.sh tests/top/driver_oom.sh"),
     (r"src/core/(pyframes|pylines)\.c$", "tests/python.sh tests/python/names.sh tests/pydeep/pydeep.sh"),
     (r"src/core/(unwind|walkgate)\.c$", "tests/unwind/unwind.sh tests/fork/report.sh"),
-    (r"src/report/(html|memviz|trace|timeline)\.c$", "tests/reports.sh tests/pictures.sh tests/everyday/everyday.sh"),
+    (r"src/report/(html|memviz|trace|timeline)\.c$", "tests/reports.sh tests/settings/edges.sh tests/sites/sites.sh"
+     " tests/everyday/everyday.sh tests/pictures.sh"),
     (r"src/report/(owners|owners_fmt|query|atpeak|sites)\.c$", "tests/pools.sh tests/sites/sites.sh tests/oom/driver_oom.sh"
      " tests/api.sh tests/reports.sh"),
 ]
