@@ -307,11 +307,41 @@ def isolation():
     return None
 
 
+def suite_namespace(pid):
+    """The mount namespace unshare(1) made for the suite started as pid."""
+    mine = os.readlink("/proc/self/ns/mnt")
+    for _ in range(200):
+        try:
+            ns = os.readlink(f"/proc/{pid}/ns/mnt")
+        except OSError:
+            return None
+        if ns != mine:
+            return ns
+        time.sleep(0.01)
+    return None
+
+
+def kill_namespace(ns):
+    """Every process left in the suite's namespace: a program a test ran
+    under timeout(1) is in a process group of its own, which killing the
+    suite's group does not reach, and a mutant can make it spin for ever
+    (stealing a core from the next suites, whose slow cases then fail)."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{d}/ns/mnt") == ns:
+                os.kill(int(d), signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def run_suite(tree, timeout, wrap=None, only=None):
     """(status, seconds, first FAIL line or why) of make test in the tree.
     Under wrap (isolation()), the suite has a /dev/shm and a tmux server of
     its own, so that suites run side by side never see each other's status
-    pages, group segments or terminal sessions."""
+    pages, group segments or terminal sessions, and whatever it leaves
+    running is killed when it ends."""
     start = time.time()
     env = {"GMG_FAIL_FAST": "1"}
     if only:
@@ -323,6 +353,7 @@ def run_suite(tree, timeout, wrap=None, only=None):
         cmd = wrap + cmd
     p = subprocess.Popen(cmd, cwd=tree.dir, env=clean_env(env),
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    ns = suite_namespace(p.pid) if wrap else None
     try:
         out, _ = p.communicate(timeout=timeout)
         rc = p.returncode
@@ -335,6 +366,8 @@ def run_suite(tree, timeout, wrap=None, only=None):
             os.killpg(p.pid, signal.SIGKILL)  # anything the suite left running
         except ProcessLookupError:
             pass
+        if ns:
+            kill_namespace(ns)
     text = out.decode(errors="replace")
     secs = time.time() - start
     if rc == 124:
@@ -382,7 +415,7 @@ def run(args, tool):
                 stale.add(m.id)
 
     jobs = max(1, args.jobs)
-    wrap = isolation() if jobs > 1 else None
+    wrap = isolation()
     if jobs > 1 and not wrap:
         log("mutate: no private /dev/shm can be had here (unshare needs root): one suite at a time")
         jobs = 1
