@@ -122,14 +122,17 @@ $(DIRS_STAMP): FORCE
 FORCE:
 
 CLI_SRCS := $(wildcard src/cli/*.c) src/base/signame.c src/base/page.c src/base/buf.c
-$(CLI): $(CLI_SRCS) $(wildcard src/cli/*.h) src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h src/base/page.h src/base/buf.h $(PAGE_C) include/gpumemguard.h $(DIRS_STAMP)
-	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -o $@ $(CLI_SRCS) $(PAGE_C) $(EXTRA_LDFLAGS)
+CLI_HDRS := $(wildcard src/cli/*.h) src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h src/base/page.h \
+            src/base/buf.h include/gpumemguard.h
+CLI_CFLAGS = -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS)
+$(CLI): $(CLI_SRCS) $(CLI_HDRS) $(PAGE_C) $(DIRS_STAMP)
+	$(CC) $(CLI_CFLAGS) -o $@ $(CLI_SRCS) $(PAGE_C) $(EXTRA_LDFLAGS)
 # One of the command's files compiled alone, as the command compiles it: for
 # make mutate's comparison of a mutant's object code (the command itself is
 # built in one step above, without these).
-$(B)/obj/cli/%.o: src/cli/%.c $(wildcard src/cli/*.h) src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h src/base/page.h src/base/buf.h include/gpumemguard.h $(DIRS_STAMP)
+$(B)/obj/cli/%.o: src/cli/%.c $(CLI_HDRS) $(DIRS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS) -c $< -o $@
+	$(CC) $(CLI_CFLAGS) -c $< -o $@
 
 $(PC): gpumemguard.pc.in include/gpumemguard.h $(DIRS_STAMP)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \

@@ -49,6 +49,7 @@ LIST = os.path.join(ROOT, "tests", "mutants.txt")
 # every C file of src/: the library's layers, the command and the library run as a program
 TARGETS = ["src/*.c", "src/*/*.c"]
 HEADER_RE = re.compile(r"^([A-Z]\w*) (\S+):(\d+)$")
+MUTANT_FILE_RE = re.compile(r"\.mutant\.(\d+)\.")  # universalmutator's file names: NAME.mutant.N.EXT
 
 # A mutant's first look: the scripts of its file's area, run alone
 # (tests/run.sh's GMG_ONLY) before the whole suite, with the scripts that
@@ -62,7 +63,7 @@ FIRST_LOOK = [
     (r"src/guard(_main)?\.c$", "tests/library/exports.sh tests/library/copies.sh tests/fork/report.sh tests/fork/pipes.sh"
      " tests/exitcode/buffered_stdout.sh tests/cimode.sh tests/metrics/counts.sh tests/metrics/interval.sh tests/cli.sh"),
     (r"src/base/(buf|log|exe)\.c$", "tests/reports.sh tests/reports/names.sh tests/python/names.sh tests/settings/edges.sh"
-     " tests/metrics/counts.sh tests/top.sh"),
+     " tests/messages/long_line.sh tests/metrics/counts.sh tests/top.sh"),
     (r"src/base/(config|limit_parse)\.c$", "tests/settings/stack_depth.sh tests/settings/percent.sh tests/settings/edges.sh"
      " tests/docs/accepted_values.sh tests/quota/huge.sh tests/cimode.sh tests/paths/files.sh tests/api.sh"),
     (r"src/base/page\.c$", "tests/settings/edges.sh tests/pictures.sh"),
@@ -147,8 +148,8 @@ def universal_mutants(tool, path):
     with tempfile.TemporaryDirectory() as d:
         subprocess.run([tool, os.path.join(ROOT, path), "c", "--mutantDir", d, "--noCheck"], cwd=d,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        names = sorted((n for n in os.listdir(d) if re.search(r"\.mutant\.(\d+)\.", n)),
-                       key=lambda n: int(re.search(r"\.mutant\.(\d+)\.", n).group(1)))
+        names = sorted((n for n in os.listdir(d) if MUTANT_FILE_RE.search(n)),
+                       key=lambda n: int(MUTANT_FILE_RE.search(n).group(1)))
         for n in names:
             mut = open(os.path.join(d, n), encoding="utf-8", errors="replace").read().split("\n")
             i = 0
@@ -408,7 +409,7 @@ def run(args, tool):
         by_file.setdefault(m.path, []).append(m)
     for path, ms in by_file.items():
         if handmade or all(m.id in done for m in ms):
-            continue  # mutations written by hand: their line must be there, no more
+            continue  # written by hand: their line must be there, no more; or every verdict kept already
         have = {(o, tuple(r)) for _, o, r in universal_mutants(tool, path)}
         for m in ms:
             if (m.orig, tuple(m.repl)) not in have:

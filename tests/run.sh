@@ -587,6 +587,7 @@ fi
 . tests/group/holds.sh
 . tests/group/budget.sh
 . tests/paths/quiet.sh
+. tests/messages/long_line.sh
 . tests/deploy.sh
 
 # ------------------------------------------- gpumemguard top, the status page

@@ -3,8 +3,6 @@
  * both live: tests/metrics/interval.sh looks for the metrics file in between. */
 #include "../integration/testlib.h"
 
-#include <string.h>
-
 static void wait_line(void)
 {
     char line[16];

@@ -76,15 +76,3 @@ guarded GPUMEM_METRICS="$long" "$T/nulls"; rc=$?
     && [ -z "$(ls -A "$WORK" | grep -F '.gpumem-metrics.')" ] \
     && ok "GPUMEM_METRICS with a 250-byte file name: written, no temporary left" \
     || bad "metrics with a 250-byte name (rc $rc)" "$WORK/err"
-# a message longer than the guard's line (1,024 bytes with its newline): a
-# missing directory named in 1,250 bytes is said cut at 1,022 characters and
-# a newline, whole lines before and after it
-deep="$WORK/$(printf 'd%.0s' $(seq 1 240))/$(printf 'e%.0s' $(seq 1 240))/$(printf 'f%.0s' $(seq 1 240))"
-deep="$deep/$(printf 'g%.0s' $(seq 1 240))/$(printf 'h%.0s' $(seq 1 240))/m.prom"
-guarded GPUMEM_METRICS="$deep" "$T/nulls"; rc=$?
-line=$(grep -a "^gpumemguard: error: GPUMEM_METRICS=" "$WORK/err")
-if [ $rc = 0 ] && [ "$(printf '%s' "$line" | wc -c)" = 1022 ] && [ "$(grep -ac "^gpumemguard: error: GPUMEM_METRICS=" "$WORK/err")" = 1 ] \
-   && [ "$line" = "$(printf "gpumemguard: error: GPUMEM_METRICS='%s" "$deep" | head -c 1022)" ] \
-   && ! tr -d '\n -~' <"$WORK/err" | grep -q . && has "nulls:" "$WORK/out"; then
-    ok "a message longer than the guard's 1,024-byte line: cut to 1,022 characters and its newline, nothing else written"
-else bad "a long message: $(printf '%s' "$line" | wc -c) characters (rc $rc)" "$WORK/err"; fi
