@@ -257,6 +257,44 @@ g GPUMEM_REPORT=/dev/null GPUMEM_STACK_DEPTH=0 "$G/allocbench" async >"$G/ba.gua
 for f in ba.plain ba.guard ba.guard0 ba.ctx; do echo "== $f"; cat "$G/$f"; done | tee -a "$G/overhead.txt"
 check "12 async pair measured" "three sizes, three runs" "see overhead.txt" bash -c "[ \$(cat '$G/ba.plain' '$G/ba.guard' '$G/ba.guard0' | grep -c 'median') = 9 ] && ! grep -q failed '$G/ba.guard'"
 
+# 13: the fast stack walker against libunwind on real programs and the libraries they load (libcudart
+# static and shared, libtorch and its autograd threads, XLA, CuPy, numba): every capture walked both
+# ways (GMG_UNWIND_CHECK=1) to the guard's deepest stacks; any difference is printed with both walks
+uw() { # NAME CMD...
+    local n=$1; shift
+    g GMG_UNWIND_CHECK=1 GPUMEM_STACK_DEPTH=256 GPUMEM_REPORT=/dev/null timeout 300 "$@" >"$G/uw.$n.out" 2>"$G/uw.$n.err"
+    local s; s=$(sed -n 's/.*unwind check: \([0-9]* walks compared.*\)/\1/p' "$G/uw.$n.err" | tail -1)
+    check "13 fast stacks, $n" "walks compared, 0 differ" "${s:-no summary}; $(grep -c 'differs from libunwind' "$G/uw.$n.err") printed" \
+        bash -c "grep -qE 'unwind check: [1-9][0-9]* walks compared, 0 differ' '$G/uw.$n.err' && ! grep -q 'differs from libunwind' '$G/uw.$n.err'"
+}
+uw nvcc_static "$G/leaky_static" leaks
+uw nvcc_shared "$G/leaky_shared" leaks
+uw torch_caching python3 $P torch_steady
+uw torch_every_tensor env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync python3 $P torch_steady
+uw jax python3 $P jax_pool
+uw cupy python3 $P cupy_pool
+uw numba env GPUMEM_LIMIT=$LIMIT python3 $P numba_oom $LIMIT
+
+# 14: measurements on this machine's CPUs against the simulated driver: a pair from C (1 thread, 0 live,
+# stacks off and 32 of 48 frames) and through ctypes from this machine's CPython (10 and 50 Python frames)
+if [ -f build/sim/libcuda.so.1 ]; then
+    SIM="$ROOT/build/sim"
+    cc -std=gnu11 -O2 -g -fno-omit-frame-pointer -I"${CUDA_HOME:-/usr/local/cuda}/include" -o "$G/bench" tests/bench/bench.c \
+        -L"$SIM" -l:libcuda.so.1 -lpthread -ldl -Wl,-rpath,"$SIM"
+    best() { sort -g | head -1; }
+    sb() { for _ in 1 2 3 4 5; do env LD_LIBRARY_PATH="$SIM:${LD_LIBRARY_PATH:-}" GPUSIM_MEM=64G GPUSIM_THREAD_RANGES=1 GPUMEM_SIGNAL=none \
+        GPUMEM_REPORT=/dev/null "$@" "$G/bench" pairs 100000 0 1 48 | awk '{ printf "%.1f\n", $1 - $4 }'; done | best; }
+    c0=$(sb LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0); c32=$(sb LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32)
+    row "14 C pair added, 1 thread, 0 live" "measured (ns): stacks off / 32 of 48 frames" "$c0 / $c32" info
+    py() { for _ in 1 2 3; do env LD_LIBRARY_PATH="$SIM:${LD_LIBRARY_PATH:-}" GPUSIM_MEM=64G GPUSIM_THREAD_RANGES=1 GPUMEM_SIGNAL=none \
+        GPUMEM_REPORT=/dev/null "$@" python3 tests/bench/pybench.py $d 100000; done | best; }
+    for d in 10 50; do
+        u=$(py); o=$(py LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 GPUMEM_PYTHON=off); a=$(py LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 GPUMEM_PYTHON=auto)
+        row "14 Python $(python3 -c 'import platform; print(platform.python_version())'), $d frames" \
+            "measured (ns): unguarded / off / auto / added" "$u / $o / $a / $(awk "BEGIN { print $a - $u }")" info
+    done
+fi
+
 printf "\n%-34s | %-45s | %-60s | %s\n" case expected seen result
 for r in "${ROWS[@]}"; do IFS='|' read -r c e s v <<<"$r"; printf "%-34s | %-45s | %-60.60s | %s\n" "$c" "$e" "$s" "$v"; done
 printf "%s\n" "${ROWS[@]}" >"$G/rows.txt"
