@@ -24,6 +24,24 @@ pyrun() { local py=$1 mode=$2; shift 2
           env LD_PRELOAD="$PRELOAD" "$@" "$py" "$PYF" "$mode" >"$WORK/out" 2>"$WORK/err"; }
 # pyframe FILE FUNC LINE: the text report names the Python frame exactly
 pyframe() { grep -qxF "    File \"$PYF\", line $3, in $2" "$1"; }
+# as_cpython_saw N: the JSON report's Python stacks ($WORK/v.json) are those
+# frames.py noted from CPython's own frames ($WORK/exp.json), N allocations,
+# each stack with the same bytes and count
+as_cpython_saw() {
+    "$PY" - "$WORK/v.json" "$WORK/exp.json" "$1" >"$WORK/out" 2>&1 <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+got = {}
+for g in r["live"]:
+    st = tuple(tuple([f["function"], f["file"], f["line"]]) for f in g["frames"] if f["lang"] == "python")
+    a = got.setdefault(st, [0, 0]); a[0] += g["bytes"]; a[1] += g["count"]
+exp = {tuple(map(tuple, st)): [b, c] for st, b, c in json.load(open(sys.argv[2]))}
+assert sum(c for _, c in exp.values()) == int(sys.argv[3]), "expected %s allocations" % sys.argv[3]
+wrong = [(st, exp[st], got.get(st)) for st in exp if got.get(st) != exp[st]]
+assert not wrong and len(got) == len(exp), (len(wrong), len(got), len(exp), wrong[:2])
+print(len(exp))
+PYEOF
+}
 # after HEADER N: the first N frame lines of the group of BYTES, one per line
 after() { grep -m1 -A"$2" -F "$1" "$WORK/err" | tail -n "$2"; }
 
@@ -124,21 +142,15 @@ PYEOF
     # thread, a trace function: every group's Python frames are the stack
     # CPython saw at that call, with the same bytes and count
     pyrun "$PY" verify GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
-    if "$PY" - "$WORK/v.json" "$WORK/exp.json" >"$WORK/out" 2>&1 <<'PYEOF'
-import json, sys
-r = json.load(open(sys.argv[1]))
-got = {}
-for g in r["live"]:
-    st = tuple(tuple([f["function"], f["file"], f["line"]]) for f in g["frames"] if f["lang"] == "python")
-    a = got.setdefault(st, [0, 0]); a[0] += g["bytes"]; a[1] += g["count"]
-exp = {tuple(map(tuple, st)): [b, c] for st, b, c in json.load(open(sys.argv[2]))}
-assert sum(c for _, c in exp.values()) == 600, "expected 600 allocations"
-wrong = [(st, exp[st], got.get(st)) for st in exp if got.get(st) != exp[st]]
-assert not wrong and len(got) == len(exp), (len(wrong), len(got), len(exp), wrong[:2])
-print(len(exp))
-PYEOF
-    then ok "Python $v: 600 allocations from 4 threads (random depths, generators, a trace function, a busy thread): $(cat "$WORK/out") stacks, each exactly as CPython saw it"
+    if as_cpython_saw 600; then ok "Python $v: 600 allocations from 4 threads (random depths, generators, a trace function, a busy thread): $(cat "$WORK/out") stacks, each exactly as CPython saw it"
     else bad "Python $v walk vs CPython" "$WORK/out"; fi
+
+    # code objects made and dropped one after another at one frame's place,
+    # with names, files and line tables at the addresses of the last ones:
+    # the thread's last walk, and the frame cache, must see each as new
+    pyrun "$PY" codes GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
+    if as_cpython_saw 200; then ok "Python $v: 200 functions made by exec and dropped in turn (names and files repeating, first lines and bodies moving): $(cat "$WORK/out") stacks, each as CPython saw it"
+    else bad "Python $v exec'd functions vs CPython" "$WORK/out"; fi
 
     # a generator and a coroutine (asyncio) on the stack
     pyrun "$PY" gen_coro

@@ -14,7 +14,9 @@
  * The line comes from decoding co_linetable ourselves (3.11's
  * PyCode_Addr2Line races without the GIL). A per-thread cache maps
  * (code, instruction offset, and the code's name, file and table objects)
- * to the interned frame, so a warm capture costs a few ns a frame.
+ * to the interned frame, so a warm capture costs a few ns a frame; the
+ * thread's last walk, kept frame by frame, is given again whole when
+ * every frame reads as it did (memo_take).
  */
 #define _GNU_SOURCE
 #include "core/pyframes.h"
@@ -61,6 +63,7 @@ static const struct py_layout layouts[] = {
 #define OB_SIZE 16
 #define STR_LENGTH 16
 #define STR_STATE 32
+#define STR_HASH 24         /* the str's cached hash, -1 until computed */
 #define BYTES_DATA 32
 #define OWNER_GENERATOR 1
 #define MAX_WALK 65536        /* frames looked at, kept or not */
@@ -232,6 +235,57 @@ static int read_str(const void *s, char *dst, size_t cap)
     return 1;
 }
 
+/* What a frame's name and file strings were read as: the interned texts,
+ * their lengths, and the hashes CPython kept in the strings then (-1: not
+ * computed yet). A string at the same address is the same text only if it
+ * still reads so: a string freed and another made in its place is common
+ * (functions made by exec, reloaded modules). fn NULL: not read. */
+struct strs {
+    const char *fn, *file;
+    uint32_t fn_len, file_len;
+    int64_t fn_hash, file_hash;
+};
+
+static inline int64_t str_hash(const void *s)
+{
+    return aligned_ptr(s) && RD(const void *, s, OB_TYPE) == unicode_type ? RD(int64_t, s, STR_HASH) : -1;
+}
+
+/* Does s read as text (len bytes), as resolve read it into a buffer of
+ * cap bytes? Equal hashes kept by CPython say so at once (SipHash, 64
+ * bits); an ASCII string is compared in place; anything else is read. */
+static __attribute__((noinline)) int same_text(const void *s, const char *text, uint32_t len, size_t cap);
+static inline int same_str(const void *s, const char *text, uint32_t len, int64_t hash_then, size_t cap)
+{
+    if (hash_then != -1 && aligned_ptr(s) && RD(const void *, s, OB_TYPE) == unicode_type &&
+        RD(int64_t, s, STR_HASH) == hash_then)
+        return 1;
+    return same_text(s, text, len, cap);
+}
+
+static int same_text(const void *s, const char *text, uint32_t len, size_t cap)
+{
+    if (aligned_ptr(s) && RD(const void *, s, OB_TYPE) == unicode_type) {
+        uint32_t st = RD(uint32_t, s, STR_STATE);
+        int64_t n = RD(int64_t, s, STR_LENGTH);
+        if (((st >> 5) & 1) && ((st >> 6) & 1) && n >= 0 && (size_t)n + 4 < cap && (uint64_t)n == len)
+            return memcmp((const char *)s + L->ascii_size, text, len) == 0;
+    }
+    char buf[1024];
+    if (!read_str(s, buf, cap < sizeof buf ? cap : sizeof buf))
+        snprintf(buf, sizeof buf, "?");
+    return strcmp(buf, text) == 0;
+}
+
+#define FN_CAP 256
+#define FILE_CAP 1024
+
+static inline int strs_hold(const struct strs *k, const void *name, const void *filename)
+{
+    return !k->fn || (same_str(name, k->fn, k->fn_len, k->fn_hash, FN_CAP) &&
+                      same_str(filename, k->file, k->file_len, k->file_hash, FILE_CAP));
+}
+
 /* ---- the interned frames --------------------------------------------- */
 
 struct pyf {
@@ -277,7 +331,7 @@ uint64_t gmg_py_lost(void)
     return __atomic_load_n(&frames_lost, __ATOMIC_RELAXED);
 }
 
-static uint32_t intern(const char *fn, const char *file, int line)
+static struct pyf *intern(const char *fn, const char *file, int line)
 {
     uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull ^ (uint64_t)(unsigned)line, fn), file);
     size_t b = h % BUCKETS;
@@ -286,25 +340,22 @@ static uint32_t intern(const char *fn, const char *file, int line)
     struct pyf *f = find(buckets[b], h, fn, file, line);
     pthread_mutex_unlock(mu);
     if (f)
-        return f->id;
+        return f;
     size_t lf = strlen(fn), ll = strlen(file);
     struct pyf *fresh = malloc(sizeof *fresh + lf + ll + 2);
     if (!fresh) { /* out of memory: the frame is left out, and reports say so */
         __atomic_fetch_add(&frames_lost, 1, __ATOMIC_RELAXED);
-        return 0;
+        return NULL;
     }
     fresh->hash = h;
     fresh->line = line;
     memcpy(fresh->text, fn, lf + 1);
     fresh->file = fresh->text + lf + 1;
     memcpy(fresh->file, file, ll + 1);
-    uint32_t id = 0;
     pthread_mutex_lock(mu);
     f = find(buckets[b], h, fn, file, line);
-    if (f) {
-        id = f->id;
-    } else {
-        id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
+    if (!f) {
+        uint32_t id = __atomic_fetch_add(&next_id, 1, __ATOMIC_RELAXED);
         uint32_t c = id >> CHUNK_BITS;
         struct pyf **chunk = c < CHUNKS ? __atomic_load_n(&chunks[c], __ATOMIC_ACQUIRE) : NULL;
         if (c < CHUNKS && !chunk) {
@@ -319,14 +370,13 @@ static uint32_t intern(const char *fn, const char *file, int line)
             fresh->next = buckets[b];
             __atomic_store_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], fresh, __ATOMIC_RELEASE);
             buckets[b] = fresh;
+            f = fresh;
             fresh = NULL;
-        } else {
-            id = 0;
         }
     }
     pthread_mutex_unlock(mu);
     free(fresh);
-    return id;
+    return f;
 }
 
 int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *line)
@@ -352,13 +402,46 @@ int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *lin
 
 struct centry {
     const void *code, *name, *filename, *table;
-    int64_t offset;
+    struct strs s;
+    int64_t offset, table_size;
+    int first;
     uint32_t id;
+};
+
+/* A line table's size, which a table made since at its address may not
+ * share (-1: not a bytes object). */
+static inline int64_t table_size(const void *table)
+{
+    return aligned_ptr(table) && RD(const void *, table, OB_TYPE) == bytes_type ? RD(int64_t, table, OB_SIZE) : -1;
+}
+
+/* The thread's last walk, frame by frame, as read (3.11-3.13): a walk
+ * that reads every one of them the same again is the same stack, and gives
+ * the same words without resolving a frame. Everything a frame's word
+ * depends on is compared: the frame, its code and instruction and owner,
+ * and the code's type, name and file (objects and, for the frames the
+ * words name, what they read as), first line and line table (object and
+ * size). The frames are
+ * live (the thread's own chain, which stands still during the call), so
+ * are their code objects: a code object freed since and another made at
+ * its address differs in its name, file or table object. */
+#define MEMO 128
+struct mframe {
+    const void *frame, *code, *instr, *type, *name, *filename, *table;
+    struct strs s;            /* fn NULL: a frame left out of the words, whose names they do not hold */
+    int64_t table_size;
+    int first;                /* co_firstlineno */
+    uint8_t owner;
 };
 
 struct cache {
     struct centry e[CACHE];
     uint32_t gap_n, gap_id;   /* the last "N frames left out" mark made */
+    uint32_t memo_walked;     /* frames of the last walk in memo[]; 0: none kept */
+    uint32_t memo_max, memo_n;
+    const void *memo_end;     /* where the last walk stopped: not a frame */
+    struct mframe memo[MEMO];
+    uintptr_t memo_out[2 * MEMO];
 };
 
 static __thread struct cache *tl_cache __attribute__((tls_model("initial-exec")));
@@ -380,27 +463,32 @@ static struct cache *my_cache(void)
     return c;
 }
 
-/* One frame to its interned id (0: skip it). */
-static uint32_t resolve(struct cache *c, const char *code, int64_t offset)
+/* One frame to its interned id (0: skip it), and into *got (if not NULL)
+ * what its strings were read as. */
+static uint32_t resolve(struct cache *c, const char *code, int64_t offset, struct strs *got)
 {
     const void *name = RD(const void *, code, L->co_name);
     const void *filename = RD(const void *, code, L->co_filename);
     const void *table = RD(const void *, code, L->co_linetable);
     uintptr_t k = ((uintptr_t)code >> 4) ^ (uintptr_t)offset * 0x9e3779b1u;
+    int first = RD(int, code, L->co_firstlineno);
+    int64_t tsize = table_size(table);
     struct centry *e = c ? &c->e[(k ^ (k >> 11)) % CACHE] : NULL;
     if (e && e->code == code && e->offset == offset && e->name == name && e->filename == filename &&
-        e->table == table && e->id)
+        e->table == table && e->first == first && e->table_size == tsize && e->id && strs_hold(&e->s, name, filename)) {
+        if (got)
+            *got = e->s;
         return e->id;
+    }
 
-    char fn[256], file[1024];
+    char fn[FN_CAP], file[FILE_CAP];
     if (!read_str(name, fn, sizeof fn))
         snprintf(fn, sizeof fn, "?");
     if (!read_str(filename, file, sizeof file))
         snprintf(file, sizeof file, "?");
-    int first = RD(int, code, L->co_firstlineno);
     int line = first;
-    if (offset >= 0 && aligned_ptr(table) && RD(const void *, table, OB_TYPE) == bytes_type) {
-        int64_t n = RD(int64_t, table, OB_SIZE);
+    if (offset >= 0 && tsize >= 0) {
+        int64_t n = tsize;
         if (n > 0 && n < (1 << 24)) {
             const uint8_t *t = (const uint8_t *)table + BYTES_DATA;
             int l = L->co_code >= 0 ? gmg_py_line_of_310(t, n, first, offset) : gmg_py_line_of(t, n, first, offset);
@@ -408,16 +496,25 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset)
                 line = l;
         }
     }
-    uint32_t id = intern(fn, file, line);
-    if (e && id) {
+    struct pyf *f = intern(fn, file, line);
+    if (!f)
+        return 0;
+    struct strs now = { f->text, f->file, (uint32_t)strlen(f->text), (uint32_t)strlen(f->file), str_hash(name),
+                        str_hash(filename) };
+    if (got)
+        *got = now;
+    if (e) {
         e->code = code;
         e->offset = offset;
         e->name = name;
         e->filename = filename;
         e->table = table;
-        e->id = id;
+        e->first = first;
+        e->table_size = tsize;
+        e->s = now;
+        e->id = f->id;
     }
-    return id;
+    return f->id;
 }
 
 /* The mark that stands for `left` frames left out of a long stack: an
@@ -429,7 +526,8 @@ static uint32_t mark(struct cache *c, uint32_t left)
         return c->gap_id;
     char fn[64];
     snprintf(fn, sizeof fn, "[%u Python frame%s left out]", left, left == 1 ? "" : "s");
-    uint32_t id = intern(fn, "", -(int)left);
+    struct pyf *f = intern(fn, "", -(int)left);
+    uint32_t id = f ? f->id : 0;
     if (c && id) {
         c->gap_n = left;
         c->gap_id = id;
@@ -491,6 +589,90 @@ static int frame_object(const char *frame, const char **code_out, int64_t *offse
     return 1;
 }
 
+/* What a 3.11-3.13 frame's word depends on, read as interpreter_frame and
+ * resolve read it (the code's fields only once its type is code's). */
+static inline void frame_facts(const char *frame, struct mframe *m)
+{
+    const char *code = RD(const char *, frame, L->f_code);
+    m->frame = frame;
+    m->code = code;
+    m->instr = RD(const void *, frame, L->f_instr);
+    m->owner = RD(uint8_t, frame, L->f_owner);
+    m->type = aligned_ptr(code) ? RD(const void *, code, OB_TYPE) : NULL;
+    m->s.fn = NULL; /* until the frame is named (resolve) */
+    if (m->type == code_type) {
+        m->name = RD(const void *, code, L->co_name);
+        m->filename = RD(const void *, code, L->co_filename);
+        m->table = RD(const void *, code, L->co_linetable);
+        m->table_size = table_size(m->table);
+        m->first = RD(int, code, L->co_firstlineno);
+    } else {
+        m->name = m->filename = m->table = NULL;
+        m->table_size = 0;
+        m->first = 0;
+    }
+}
+
+/* The last walk's words, if the chain from frame reads as it did. */
+static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max, uintptr_t *out)
+{
+    if (!c->memo_walked || c->memo_max != max)
+        return UINT32_MAX;
+    /* One walk recorded every frame, so the frames of one code object, or
+     * of one file object, read as one text then: each is compared once a
+     * walk (a recursion, a module's functions). */
+    const void *code_read = NULL, *file_read = NULL;
+    for (uint32_t i = 0; i < c->memo_walked; i++) {
+        const struct mframe *k = &c->memo[i];
+        if (frame != k->frame) /* never a null or misaligned one: memo_keep took only frames */
+            return UINT32_MAX;
+        const char *code = RD(const char *, frame, L->f_code);
+        if (code != k->code || RD(const void *, frame, L->f_instr) != k->instr ||
+            RD(uint8_t, frame, L->f_owner) != k->owner)
+            return UINT32_MAX;
+        frame = RD(const char *, frame, L->f_prev);
+        if (code == code_read)
+            continue;
+        const void *type = aligned_ptr(code) ? RD(const void *, code, OB_TYPE) : NULL;
+        if (type != k->type)
+            return UINT32_MAX;
+        if (type != code_type) {
+            code_read = code;
+            continue;
+        }
+        if (RD(const void *, code, L->co_name) != k->name || RD(const void *, code, L->co_filename) != k->filename ||
+            RD(const void *, code, L->co_linetable) != k->table || RD(int, code, L->co_firstlineno) != k->first ||
+            table_size(k->table) != k->table_size)
+            return UINT32_MAX;
+        if (!k->s.fn)
+            continue; /* left out of the words: its names were not read */
+        if (!same_str(k->name, k->s.fn, k->s.fn_len, k->s.fn_hash, FN_CAP))
+            return UINT32_MAX;
+        if (k->filename != file_read) {
+            if (!same_str(k->filename, k->s.file, k->s.file_len, k->s.file_hash, FILE_CAP))
+                return UINT32_MAX;
+            file_read = k->filename;
+        }
+        code_read = code;
+    }
+    if (frame != c->memo_end)
+        return UINT32_MAX;
+    memcpy(out, c->memo_out, c->memo_n * sizeof *out);
+    return c->memo_n;
+}
+
+/* This walk, whose frames the loop read into memo[], kept for the next. */
+static uint32_t memo_keep(struct cache *c, uint32_t walked, const void *end, uint32_t max, const uintptr_t *out,
+                          uint32_t n)
+{
+    memcpy(c->memo_out, out, n * sizeof *out);
+    c->memo_n = n;
+    c->memo_max = max;
+    c->memo_end = end;
+    c->memo_walked = walked;
+    return n;
+}
+
 uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
 {
     if (!mode || max == 0)
@@ -525,6 +707,15 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
     }
 
     struct cache *c = my_cache();
+    /* the memo is for 3.11-3.13's frames, whose walk ends only where the
+     * chain does; 3.10's may end at a frame object of another type */
+    int memo = c && L->co_code < 0;
+    if (memo) {
+        uint32_t got = memo_take(c, frame, max, out);
+        if (got != UINT32_MAX)
+            return got;
+        c->memo_walked = 0;
+    }
     /* A stack deeper than max keeps its innermost frames (where the
      * allocation was made), a mark saying how many were left out, and its
      * outermost frames (the program's entry, <module>): those are read
@@ -533,29 +724,37 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
     uint32_t ring_n = max - inner;                          /* outermost + 1 */
     if (ring_n > MAX_OUTER + 1)
         ring_n = MAX_OUTER + 1;
-    struct { const char *code; int64_t offset; } ring[MAX_OUTER + 1];
-    uint32_t n = 0, total = 0;
-    for (int walked = 0; aligned_ptr(frame) && walked < MAX_WALK; walked++) {
+    struct { const char *code; int64_t offset; int walked; } ring[MAX_OUTER + 1];
+    uint32_t n = 0, total = 0, walked_all = 0;
+    int lost = 0; /* a frame not interned: tried again next time, not kept */
+    for (int walked = 0; aligned_ptr(frame) && walked < MAX_WALK; walked++, walked_all++) {
         const char *code;
         int64_t offset;
         int what = L->co_code >= 0 ? frame_object(frame, &code, &offset) : interpreter_frame(frame, &code, &offset);
         if (what < 0)
             break;
+        if (memo && walked < MEMO)
+            frame_facts(frame, &c->memo[walked]);
         if (what > 0) {
             if (total < inner) {
-                uint32_t id = resolve(c, code, offset);
+                uint32_t id = resolve(c, code, offset, memo && walked < MEMO ? &c->memo[walked].s : NULL);
                 if (id)
                     out[n++] = GMG_PYFRAME_TAG | id;
+                else
+                    lost = 1;
             } else if (ring_n) {
                 ring[(total - inner) % ring_n].code = code;
                 ring[(total - inner) % ring_n].offset = offset;
+                ring[(total - inner) % ring_n].walked = walked;
             }
             total++;
         }
         frame = RD(const char *, frame, L->f_prev);
     }
+    /* kept when the whole walk fits the memo and ended at the chain's end */
+    int keep_memo = memo && walked_all <= MEMO && !aligned_ptr(frame) && max <= 2 * MEMO && !lost;
     if (total <= inner || !ring_n)
-        return n;
+        return keep_memo ? memo_keep(c, walked_all, frame, max, out, n) : n;
     uint32_t beyond = total - inner, keep = beyond, first = 0;
     if (total > max) { /* the ring holds the last ring_n: keep all but one, for the mark */
         keep = ring_n - 1;
@@ -563,13 +762,19 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
         uint32_t gap = mark(c, beyond - keep);
         if (gap)
             out[n++] = GMG_PYFRAME_TAG | gap;
+        else
+            lost = 1;
     }
     for (uint32_t k = 0; k < keep && n < max; k++) {
-        uint32_t id = resolve(c, ring[(first + k) % ring_n].code, ring[(first + k) % ring_n].offset);
+        int w = ring[(first + k) % ring_n].walked;
+        uint32_t id = resolve(c, ring[(first + k) % ring_n].code, ring[(first + k) % ring_n].offset,
+                              memo && w < MEMO ? &c->memo[w].s : NULL);
         if (id)
             out[n++] = GMG_PYFRAME_TAG | id;
+        else
+            lost = 1;
     }
-    return n;
+    return keep_memo ? memo_keep(c, walked_all, frame, max, out, n) : n;
 }
 
 void gmg_py_atfork_child(void)

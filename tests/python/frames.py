@@ -208,5 +208,31 @@ def verify():
         json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
 
 
+def made(i, name, file, src):
+    ns = {"noted_alloc": noted_alloc}
+    exec(compile(src, file, "exec"), ns)
+    ns[name]((i + 1) * 4096)
+    ns.clear()  # the function and its globals are a cycle: broken, all of it is freed now
+
+
+def codes():
+    # functions made by exec one after another, each freed before the next:
+    # their code objects, names, files and line tables are made where the
+    # last ones were. Only the file's text differs; only the first line;
+    # only the name; all of them at once.
+    body = "    noted_alloc(n)\n"
+    for i in range(50):
+        made(i, "made", f"<made {i}>", "def made(n):\n" + body)
+    for i in range(50, 100):
+        made(i, "made", "<made>", "\n" * (i % 6) + "def made(n):\n" + body)
+    for i in range(100, 150):
+        made(i, f"made_{i}", "<made>", f"def made_{i}(n):\n" + body)
+    for i in range(150, 200):
+        made(i, f"made_{i % 2}", f"<made {i % 5}>", "\n" * (i % 7) + f"def made_{i % 2}(n):\n" + "    x = 1\n" * (i % 3) + body)
+    import json
+    with open(os.environ["GMG_EXPECTED"], "w") as out:
+        json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()
