@@ -143,10 +143,12 @@ printf '{"tool":"other","schema":1}' >"$WORK/other.json"
 head -c 300 "$FJ" >"$WORK/cut.json"
 jq -c '.schema = 99' "$FJ" >"$WORK/newer.json"
 printf '[1,2]' >"$WORK/array.json"
+printf '{"tool":"gpumemguard" "schema":1}' >"$WORK/nocomma.json"
 miss=""
 for c in "text:is not a gpumemguard JSON report: not JSON" "other:is JSON but not a gpumemguard report" \
          "cut:is not a gpumemguard JSON report: not JSON (" "array:is not a gpumemguard JSON report" \
-         "newer:is a report of schema 99, which this gpumemguard" "missing:cannot read $WORK/missing.json"; do
+         "newer:is a report of schema 99, which this gpumemguard" "missing:cannot read $WORK/missing.json" \
+         "nocomma:not JSON (',' or '}' expected at byte 22)"; do
     f=${c%%:*}; msg=${c#*:}
     rm -f "$WORK/$f.html"
     "$GMG" view "$WORK/$f.json" >"$WORK/out" 2>"$WORK/err"; rc=$?
@@ -156,7 +158,7 @@ done
 { [ $rc = 2 ] && has "missing REPORT.json" "$WORK/err"; } || miss="$miss no-argument(rc $rc)"
 "$GMG" --limit 1G view "$FJ" >"$WORK/out" 2>"$WORK/err"; rc=$?
 { [ $rc = 2 ] && has "view takes no option" "$WORK/err"; } || miss="$miss option(rc $rc)"
-[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, a newer schema and a missing file: status 1, a message saying which, no page" \
+[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a newer schema and a missing file: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
 # a page that cannot be written: status 1 and why; a device is never removed
 if [ -c /dev/full ] && [ -w /dev/full ]; then

@@ -81,18 +81,18 @@ static int window_of(int dev, int restart, struct gmg_at_peak *out, struct colle
     return 0;
 }
 
-static int copy_of(const struct gmg_at_peak *from, struct gmg_at_peak *to)
+/* A copy with groups of its own; out of memory, none, marked incomplete. */
+static void copy_of(const struct gmg_at_peak *from, struct gmg_at_peak *to)
 {
     *to = *from;
     to->groups = NULL;
     if (from->ngroups && !(to->groups = malloc(from->ngroups * sizeof *to->groups))) {
         to->ngroups = 0;
         to->incomplete = 1;
-        return -1;
+        return;
     }
     if (from->ngroups)
         memcpy(to->groups, from->groups, from->ngroups * sizeof *to->groups);
-    return 0;
 }
 
 /* The run's peak of dev from the current window `w` and the kept one

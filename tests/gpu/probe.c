@@ -241,6 +241,57 @@ int main(void)
     } else {
         printf("probe nvml: libnvidia-ml.so.1 not found\n");
     }
+    // managed memory pools (CUDA 13): which lookups give one, and what an allocation from it is
+    {
+        CUcontext c2;
+        CK(cuDevicePrimaryCtxRetain(&c2, d));
+        CK(cuCtxSetCurrent(c2));
+        static const struct { const char *name; CUmemLocationType type; int id; } locs[] = {
+            { "device 0", CU_MEM_LOCATION_TYPE_DEVICE, 0 }, { "host", CU_MEM_LOCATION_TYPE_HOST, 0 },
+            { "host NUMA 0", CU_MEM_LOCATION_TYPE_HOST_NUMA, 0 },
+        };
+        static const char *how[] = { "cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemPoolCreate" };
+        for (int i = 0; i < 3; i++) {
+            for (int cur = 0; cur < 3; cur++) {
+                CUmemLocation loc = { .type = locs[i].type, .id = locs[i].id };
+                CUmemoryPool p = NULL;
+                CUmemPoolProps props;
+                memset(&props, 0, sizeof props);
+                props.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+                props.location = loc;
+                CUresult r = cur == 2 ? cuMemPoolCreate(&p, &props)
+                             : cur ? cuMemGetMemPool(&p, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED)
+                                   : cuMemGetDefaultMemPool(&p, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED);
+                printf("probe managed pool: %s at %s -> %s", how[cur], locs[i].name, ename(r));
+                if (r == CUDA_SUCCESS && p) {
+                    CUdeviceptr m = 0;
+                    size_t f0 = 0, f1 = 0, t = 0;
+                    cuMemGetInfo(&f0, &t);
+                    CUresult a = cuMemAllocFromPoolAsync(&m, 64 << 20, p, NULL);
+                    cuStreamSynchronize(NULL);
+                    cuMemGetInfo(&f1, &t);
+                    unsigned managed = 9, mtype = 9;
+                    int dev = -9;
+                    if (a == CUDA_SUCCESS) {
+                        cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, m);
+                        cuPointerGetAttribute(&mtype, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, m);
+                        cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, m);
+                    }
+                    printf("; 64 MiB from it -> %s, is_managed %u, memory type %u, "
+                           "device %d, device free fell by %lld",
+                           ename(a), managed, mtype, dev, (long long)f0 - (long long)f1);
+                    if (a == CUDA_SUCCESS) {
+                        printf("; cuMemFreeAsync -> %s", ename(cuMemFreeAsync(m, NULL)));
+                        cuStreamSynchronize(NULL);
+                    }
+                    if (cur == 2)
+                        cuMemPoolDestroy(p);
+                }
+                printf("\n");
+            }
+        }
+        CK(cuDevicePrimaryCtxRelease(d));
+    }
     printf("probe done\n");
     return 0;
 }

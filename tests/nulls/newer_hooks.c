@@ -1,7 +1,8 @@
 /*
  * newer_hooks.c - NULL outputs and invalid handles of pools, VMM references,
- * mipmaps, captures and graph nodes: every return code is the driver's
- * (compared with an unguarded run), nothing recorded.
+ * mipmaps, captures and graph nodes, and failed lookups of entry points:
+ * every return code is the driver's, and a failed lookup's pointer stays as
+ * it was (compared with an unguarded run); nothing recorded.
  *
  *   nulls_hooks
  */
@@ -61,6 +62,12 @@ static void nulls2(void)
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++)
         printf("%d ", (int)r[i]);
     printf("\n");
+    /* lookups that fail leave the caller's pointer as it was: a NULL name
+     * (cuGetProcAddress_v2), a name the driver lacks (the legacy call) */
+    void *sent = (void *)(uintptr_t)0x5e17, *p1 = sent, *p2 = sent;
+    CUdriverProcAddressQueryResult st;
+    CUresult l1 = cuGetProcAddress_v2(NULL, &p1, 12000, 0, &st), l2 = cuGetProcAddress("cuNoSuchCall", &p2, 12000, 0);
+    printf("%d %d %d %d\n", (int)l1, p1 == sent, (int)l2, p2 == sent);
     if (m)
         TL_CHECK(cuMipmappedArrayDestroy(m));
     TL_CHECK(cuGraphDestroy(g));

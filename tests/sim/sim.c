@@ -78,6 +78,7 @@ struct sobj {
 struct spool {             /* CUmemoryPool */
     struct sobj o;
     int dev, is_default, destroyed;
+    int managed;           /* managed memory's (CUDA 13): its memory is cuMemAllocManaged's, on the context's device */
     uint64_t used, used_high, threshold;
     /* what the pool holds from the device: what is in use, and freed memory
      * it keeps up to its release threshold (the driver trims at the next
@@ -140,6 +141,7 @@ static int reuse_ctx;         /* GPUSIM_REUSE_CTX: a destroyed context's handle 
 static uint64_t pitch_align;  /* GPUSIM_PITCH: the pitch alignment (default 512) */
 static int round_large;       /* GPUSIM_ROUND_LARGE: 2 MiB rounding of large allocations */
 static struct spool host_pool;  /* the host's default pool (pinned host memory) */
+static struct spool managed_pool; /* managed memory's default pool, whatever the location */
 static int import_same;       /* GPUSIM_IMPORT_SAME: an import of this process's export is its handle */
 static void *spare_ctx;       /* GPUSIM_REUSE_CTX: the last destroyed context */
 static void inject_setup(void);
@@ -293,6 +295,11 @@ __attribute__((constructor)) static void sim_setup(void)
     host_pool.is_default = 1;
     host_pool.reuse[0] = host_pool.reuse[1] = host_pool.reuse[2] = 1;
     obj_add(&host_pool.o, OK_POOL);
+    managed_pool.dev = -1;
+    managed_pool.managed = 1;
+    managed_pool.is_default = 1;
+    managed_pool.reuse[0] = managed_pool.reuse[1] = managed_pool.reuse[2] = 1;
+    obj_add(&managed_pool.o, OK_POOL);
     atexit(write_stats);
     /* a child forked while another thread is inside the driver must not
      * inherit a held lock */
@@ -1246,9 +1253,11 @@ static CUresult linear_alloc_in(CUdeviceptr *dptr, uint64_t bytes, uint64_t coun
         return CUDA_ERROR_INVALID_VALUE;
     if (bytes == 0)
         return CUDA_ERROR_INVALID_VALUE;
-    if (pool && pool->dev < 0)
+    if (pool && pool->managed) /* as cuMemAllocManaged's, on the context's device */
+        kind = BK_MANAGED;
+    else if (pool && pool->dev < 0)
         return host_pool_alloc(dptr, bytes, pool);
-    int dev = pool ? pool->dev : ((struct sctx *)c)->dev; /* a pool's memory is on its device */
+    int dev = pool && !pool->managed ? pool->dev : ((struct sctx *)c)->dev; /* a pool's memory is on its device */
     /* GPUSIM_ROUND_LARGE: 2 MiB pages for allocations of 1 MiB and more, as
      * a real driver rounds large requests; else the 512-byte granularity */
     uint64_t size = round_up(bytes, round_large && bytes >= (1ull << 20) ? (2ull << 20) : SIM_GRANULARITY);
@@ -1610,27 +1619,32 @@ SIM_EXPORT CUresult cuDeviceGetMemPool(CUmemoryPool *pool, CUdevice dev)
 }
 
 /* CUDA 13's pools by location: a device's, or pinned host memory's (one
- * default pool for the host, a host NUMA node's the same here; managed
- * pools are not simulated). current: cuMemGetMemPool's (the device's
- * current pool; the host's is its default, cuMemSetMemPool not simulated). */
+ * default pool for the host, a host NUMA node's the same here), or managed
+ * memory's (at a device, the host or a host NUMA node, as an H200's driver
+ * 580 gives them; one pool here, its allocations managed memory on the
+ * context's device, as that driver's were). current: cuMemGetMemPool's (the
+ * device's current pool; the host's and managed memory's are their
+ * defaults, cuMemSetMemPool not simulated). */
 
 static CUresult pool_at(CUmemoryPool *out, const CUmemLocation *loc, CUmemAllocationType type, int current)
 {
     REQUIRE_INIT();
     if (!out || !loc)
         return CUDA_ERROR_INVALID_VALUE;
-    if (type == CU_MEM_ALLOCATION_TYPE_MANAGED)
-        return CUDA_ERROR_NOT_SUPPORTED;
-    if (type != CU_MEM_ALLOCATION_TYPE_PINNED)
+    if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED)
         return CUDA_ERROR_INVALID_VALUE;
     if (loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
-        *out = (CUmemoryPool)&host_pool;
+        *out = (CUmemoryPool)(type == CU_MEM_ALLOCATION_TYPE_MANAGED ? &managed_pool : &host_pool);
         return CUDA_SUCCESS;
     }
     if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
     if (loc->id < 0 || loc->id >= ndev)
         return CUDA_ERROR_INVALID_DEVICE;
+    if (type == CU_MEM_ALLOCATION_TYPE_MANAGED) {
+        *out = (CUmemoryPool)&managed_pool;
+        return CUDA_SUCCESS;
+    }
     LOCK();
     *out = (CUmemoryPool)(current ? devs[loc->id].cur_pool : &devs[loc->id].default_pool);
     UNLOCK();
@@ -1664,19 +1678,23 @@ SIM_EXPORT CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool)
 SIM_EXPORT CUresult cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *props)
 {
     REQUIRE_INIT();
-    /* a device's pool, or pinned host memory (CUDA 12.2+: a host or NUMA location) */
+    /* a device's pool, or pinned host memory (CUDA 12.2+: a host or NUMA
+     * location), or managed memory's at either (CUDA 13) */
     int host = props && (props->location.type == CU_MEM_LOCATION_TYPE_HOST ||
                          props->location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA);
     if (!pool || !props || (!host && (props->location.id < 0 || props->location.id >= ndev)))
         return CUDA_ERROR_INVALID_VALUE;
-    if (props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED || (!host && props->location.type != CU_MEM_LOCATION_TYPE_DEVICE))
+    int managed = props->allocType == CU_MEM_ALLOCATION_TYPE_MANAGED;
+    if ((props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED && !managed) ||
+        (!host && props->location.type != CU_MEM_LOCATION_TYPE_DEVICE))
         return CUDA_ERROR_INVALID_VALUE;
     struct spool *p = calloc(1, sizeof *p);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    p->dev = host ? -1 : props->location.id;
+    p->managed = managed;
+    p->dev = host || managed ? -1 : props->location.id;
     p->reuse[0] = p->reuse[1] = p->reuse[2] = 1;
-    p->access = host ? 0 : 1u << p->dev;
+    p->access = host || managed ? 0 : 1u << p->dev;
     obj_add(&p->o, OK_POOL);
     *pool = (CUmemoryPool)p;
     return CUDA_SUCCESS;
