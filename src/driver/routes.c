@@ -98,12 +98,13 @@ void *gmg_route_lookup(const char *name, void *real, int version, uint64_t flags
         return real;
     gmg_resolve(); /* identity below needs the driver's exports */
     int want_ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) ? 1 : 0;
-    int best = -1, best_legacy = -1, named = 0;
+    int best = -1, best_legacy = -1, named = 0, any_ptsz = 0;
     for (int i = 0; i < H_COUNT; i++) {
         const struct gmg_hook *h = &gmg_hooks[i];
         if (!h->wrapper || strcmp(h->name, name) != 0)
             continue;
         named = 1;
+        any_ptsz |= h->ptsz;
         if (__atomic_load_n(&gmg_real[i], __ATOMIC_ACQUIRE) == real) {
             note(i, name, version, flags, route);
             return h->wrapper;
@@ -117,15 +118,8 @@ void *gmg_route_lookup(const char *name, void *real, int version, uint64_t flags
     }
     if (!named)
         return real;
-    if (best < 0 && want_ptsz) {
-        /* no per-thread variant of this name at all: the legacy one serves */
-        int any_ptsz = 0;
-        for (int i = 0; i < H_COUNT; i++)
-            if (gmg_hooks[i].wrapper && gmg_hooks[i].ptsz && strcmp(gmg_hooks[i].name, name) == 0)
-                any_ptsz = 1;
-        if (!any_ptsz)
-            best = best_legacy;
-    }
+    if (best < 0 && want_ptsz && !any_ptsz) /* no per-thread variant of this name at all: the legacy one serves */
+        best = best_legacy;
     if (best < 0) {
         gmg_debug("not hooked: %s at version %d, flags %llu (no matching ABI)", name, version,
                   (unsigned long long)flags);
