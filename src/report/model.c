@@ -222,15 +222,6 @@ static void live_note(struct gmg_report *r, const struct gmg_alloc *a)
     r->allocs[r->nallocs++] = (struct gmg_live){ a->value, gmg_alloc_requested(a), a->stack, a->device, a->family };
 }
 
-/* By device, then address: the memviz snapshot's order. */
-static int by_address(const void *a, const void *b)
-{
-    const struct gmg_live *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
 struct walk {
     struct gmg_report *r;
     int allocs_too;                /* memviz: each allocation too */
@@ -316,8 +307,6 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     } else {
         r->incomplete |= GMG_INCOMPLETE_FRAGMENTATION;
     }
-    if (r->nallocs > 1)
-        qsort(r->allocs, r->nallocs, sizeof *r->allocs, by_address);
     if (w.live.failed || w.reclaimed.failed || w.growth.failed)
         r->incomplete |= GMG_INCOMPLETE_GROUPS;
     r->groups = group_list(&w.live, &r->ngroups);

@@ -117,7 +117,8 @@ struct gmg_report {
     int has_growth;
     struct gmg_frag *frag;      size_t nfrag;
     /* GPUMEM_REPORT_FORMAT=memviz only: each live device allocation of the
-     * driver's allocator (as fragmentation counts them), by device and address */
+     * driver's allocator (as fragmentation counts them), in the table's order (the
+     * memviz format sorts them by device and address) */
     struct gmg_live { uint64_t addr, size; uint32_t stack; int8_t device; uint8_t family; } *allocs;
     size_t nallocs, allocs_cap;
     /* Pools' segments (GPUMEM_POOLS): live or reclaimed groups with a pool,

@@ -130,6 +130,8 @@ no_category(snap)
 assert set(snap) >= {"segments", "device_traces"}, snap.keys()
 assert len(snap["device_traces"]) == len(rep["devices"]), "device_traces: one list per device"
 segs = snap["segments"]
+order = [(s["device"], s["address"]) for s in segs]
+assert order == sorted(order), "segments not by device, then address"
 checked = 0
 for f in rep["fragmentation"]:
     dev = [s for s in segs if s["device"] == f["device"]]

@@ -2,6 +2,8 @@
  * lists.c - what a refusal message lists: the biggest live allocations that
  * hold the refused device's quota, as they were at the refusal.
  *
+ *   refusal_lists order          20 call sites of 64 KiB to 1.25 MiB in a shuffled
+ *                                order, then 16 MiB refused (GPUMEM_LIMIT=16M)
  *   refusal_lists refuse_dev1    a refusal on device 1 while device 0 holds more
  *                                (GPUSIM_DEVICES=2, GPUMEM_LIMIT=1M)
  *   refusal_lists refuse_then    600000 bytes held, 600000 more refused
@@ -104,10 +106,27 @@ static void hostrefuse(void)
     printf("hostrefuse: %d %d %d %d, then %d\n", (int)a, (int)b, (int)c, (int)d, (int)e);
 }
 
+/* 20 call sites of 64 KiB to 1.25 MiB, called in a shuffled order, then a
+ * refusal: its message lists the biggest first, whatever order they came in */
+#define SIZED(n) NOINLINE static void sized_##n(void) { CUdeviceptr p; CHECK(cuMemAlloc_v2(&p, (n) << 16)); }
+SIZED(1) SIZED(2) SIZED(3) SIZED(4) SIZED(5) SIZED(6) SIZED(7) SIZED(8) SIZED(9) SIZED(10)
+SIZED(11) SIZED(12) SIZED(13) SIZED(14) SIZED(15) SIZED(16) SIZED(17) SIZED(18) SIZED(19) SIZED(20)
+
+static void order(void)
+{
+    void (*f[20])(void) = { sized_7, sized_19, sized_2, sized_13, sized_20, sized_1, sized_11, sized_16, sized_4,
+                            sized_9, sized_18, sized_3, sized_14, sized_6, sized_10, sized_17, sized_5, sized_15,
+                            sized_8, sized_12 };
+    for (int i = 0; i < 20; i++)
+        f[i]();
+    CUdeviceptr p;
+    printf("order: %d\n", (int)cuMemAlloc_v2(&p, 16 << 20));
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: refusal_lists refuse_dev1|refuse_then|refusal_lists|hostrefuse\n");
+        fprintf(stderr, "usage: refusal_lists refuse_dev1|refuse_then|refusal_lists|hostrefuse|order\n");
         return 2;
     }
     const char *m = argv[1];
@@ -116,6 +135,7 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "refuse_then")) refuse_then();
     else if (!strcmp(m, "refusal_lists")) refusal_lists();
     else if (!strcmp(m, "hostrefuse")) hostrefuse();
+    else if (!strcmp(m, "order")) order();
     else {
         fprintf(stderr, "unknown mode %s\n", m);
         return 2;

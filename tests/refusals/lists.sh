@@ -46,3 +46,12 @@ if has "hostrefuse: 0 0 0 0, then 2" "$WORK/out" && grep -q "^1.0 MiB (1048576 b
    && ! grep -q "cuMemHostAlloc" <<<"$msg"; then
     ok "a refusal message lists the stacks that count against the quota, not pinned host memory that is bigger"
 else bad "refusal message: uncounted host memory listed instead of the counted stacks" "$WORK/err"; fi
+
+# the biggest live allocations, biggest first, whatever order they were made in
+tguarded 60 GPUMEM_LIMIT=16M "$T/refusal_lists" order
+got=$(sed -n '/^gpumemguard: the biggest live allocations on device 0:$/,/^gpumemguard: live at the peak/p' "$WORK/err" \
+      | grep -A1 "bytes) in 1 allocation" | grep -o "(1[0-9]* bytes)\| in sized_[0-9]* " | tr -d '()' | tr '\n' ' ')
+if has "order: 2" "$WORK/out" \
+   && [ "$got" = "1310720 bytes  in sized_20  1245184 bytes  in sized_19  1179648 bytes  in sized_18  " ]; then
+    ok "a refusal lists the biggest of 20 call sites made in a shuffled order, biggest first"
+else bad "refusal message order: '$got'" "$WORK/err"; fi
