@@ -49,6 +49,7 @@ build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_utf8 tests/unit/test_utf8.c src/base/buf.c -Isrc
+build test_pcmap tests/unit/test_pcmap.c src/report/pcmap.c -Isrc
 build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/buf.c src/base/exe.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -Wl,--wrap=realloc
 build test_template tests/suppressions/test_template.c src/base/suppress.c -Isrc
@@ -454,6 +455,9 @@ else bad "naming frames (tests/unit/test_symbolize.c)" "$WORK/out"; fi
 if "$T/test_signame" >"$WORK/out" 2>&1; then
     ok "GPUMEM_SIGNAL's grammar, shared with the command: every name as its number, every signal taken can be armed: $(tail -1 "$WORK/out")"
 else bad "the GPUMEM_SIGNAL grammar (tests/unit/test_signame.c)" "$WORK/out"; fi
+if timeout 60 "$T/test_pcmap" >"$WORK/out" 2>&1; then
+    ok "the report's map of code addresses: $(tail -1 "$WORK/out") (tests/unit/test_pcmap.c)"
+else bad "the report's map of code addresses (tests/unit/test_pcmap.c)" "$WORK/out"; fi
 if "$T/test_utf8" >"$WORK/out" 2>&1; then
     ok "strings in JSON: well-formed UTF-8 kept, each byte of an overlong form, a surrogate, a code point above U+10FFFF or a cut sequence written as U+FFFD: $(tail -1 "$WORK/out")"
 else bad "UTF-8 in JSON strings (tests/unit/test_utf8.c)" "$WORK/out"; fi
