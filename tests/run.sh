@@ -46,11 +46,11 @@ build test_quota_counts tests/unit/test_quota_counts.c src/core/quota.c src/core
 build test_quota_window tests/unit/test_quota_window.c src/core/quota.c src/core/counts.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
-build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
+build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_utf8 tests/unit/test_utf8.c src/base/buf.c -Isrc
 build test_pcmap tests/unit/test_pcmap.c src/report/pcmap.c -Isrc
-build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/buf.c src/base/exe.c src/base/config.c src/base/suppress.c \
+build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/fd.c src/base/buf.c src/base/exe.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -Wl,--wrap=realloc
 build test_template tests/suppressions/test_template.c src/base/suppress.c -Isrc
 build test_suppress tests/unit/test_suppress.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \

@@ -5,6 +5,7 @@
 #include "base/buf.h"
 #include "base/config.h"
 #include "base/exe.h"
+#include "base/fd.h"
 #include "base/limit_parse.h"
 #include "base/log.h"
 #include "core/quota.h"
@@ -259,7 +260,7 @@ int gmg_metrics_write(const char *path, gmg_site_namer name_site)
     }
     char tmp[PATH_MAX + 64];
     temp_name(tmp, sizeof tmp, path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = gmg_open_high(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     /* readable by node_exporter, which runs as another user: 0644 whatever
      * the umask (077 would make it 0600) */
     int rc = fd < 0 || fchmod(fd, 0644) != 0 ? -1 : gmg_write_all(fd, b.p, b.len);

@@ -4,6 +4,7 @@
 #include "cluster/status_layout.h"
 
 #include "base/config.h"
+#include "base/fd.h"
 #include "base/limit_parse.h"
 #include "base/log.h"
 #include "core/quota.h"
@@ -51,7 +52,7 @@ static uint64_t start_time(void)
 {
     char buf[1024], state;
     uint64_t t = 0;
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    int fd = gmg_open_high("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return 0;
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -73,7 +74,7 @@ static uint64_t pid_ns(void)
 static void read_command(void)
 {
     command[0] = 0;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    int fd = gmg_open_high("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return;
     ssize_t n = read(fd, command, sizeof command - 1);
@@ -98,7 +99,7 @@ static void read_command(void)
  * container sharing /dev/shm, whose process may be alive). */
 static int stale_ours(const char *p)
 {
-    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = gmg_open_high(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
     if (fd < 0)
         return 0;
     struct stat st;
@@ -124,7 +125,7 @@ static int create(void)
     make_path(path, sizeof path, pid);
     int fd = -1;
     for (int tries = 0; tries < 2 && fd < 0; tries++) {
-        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = gmg_open_high(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && (errno != EEXIST || !stale_ours(path) || unlink(path) != 0))
             break;
     }
@@ -310,7 +311,7 @@ void gmg_status_forget_exec(void)
     if (gmg_cfg.secure)
         return;
     make_path(p, sizeof p, getpid());
-    int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = gmg_open_high(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
     if (fd < 0)
         return; /* the usual case: none */
     struct stat st;

@@ -25,6 +25,7 @@
 #include "report/report.h"
 
 #include "base/config.h"
+#include "base/fd.h"
 #include "base/log.h"
 #include "core/track.h"
 #include "report/atpeak.h"
@@ -165,7 +166,7 @@ static int write_file(const char *path, const struct gmg_buf *b, const char **wh
             return -1;
         }
         if (!S_ISREG(st.st_mode)) {
-            int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+            int fd = gmg_open_high(path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0);
             if (fd < 0) {
                 *why = errno == ENXIO ? "a FIFO with no reader" : strerror(errno);
                 return -1;
@@ -185,7 +186,7 @@ static int write_file(const char *path, const struct gmg_buf *b, const char **wh
             *why = "path too long";
             return -1;
         }
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        fd = gmg_open_high(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST)
             break; /* a stale temporary is stepped over; anything else is final */
     }

@@ -40,6 +40,7 @@
 
 #include "base/config.h"
 #include "base/dumpask.h"
+#include "base/fd.h"
 #include "base/log.h"
 #include "core/stacks.h"
 #include "core/walkgate.h"
@@ -116,7 +117,7 @@ static void answer(pid_t pid)
 {
     char path[64], comm[32] = "";
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = gmg_open_high(path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0)
         return;
     ssize_t n = read(fd, comm, sizeof comm - 1);

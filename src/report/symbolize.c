@@ -16,18 +16,19 @@
  * callbacks below open them all; an unloaded library's file is opened
  * here); a symbolizer one of whose descriptors is no longer that file is
  * never ended: its Dwfl is left as it is, and the shared one is made anew
- * for the next message. Each is also moved up, to FD_FLOOR or above, the
+ * for the next message. Each is also moved up, to GMG_FD_FLOOR or above, the
  * moment it is opened: a program that closes every descriptor while a
  * symbolizer is being made (the reporter thread warms one up just after
  * cuInit) gets back low numbers, which libdwfl never reads or closes for
  * the files it keeps; a number taken back before it was moved is left to
- * the program (own_fd). What libdwfl opens and closes within one call
+ * the program (gmg_fd_raise, base/fd.h). What libdwfl opens and closes within one call
  * (/proc/PID/maps, a debug file it tries and rejects) can still meet a
  * number the program closes and takes back at that very moment.
  */
 #define _GNU_SOURCE
 #include "report/symbolize.h"
 
+#include "base/fd.h"
 #include "base/hashtab.h" /* uthash, non-fatal out of memory */
 #include "core/pyframes.h"
 
@@ -91,35 +92,6 @@ struct gmg_symbolizer {
  * callbacks carry no argument of ours. */
 static __thread struct gmg_symbolizer *opening __attribute__((tls_model("initial-exec")));
 
-/* Where a symbolizer's descriptors go: above the numbers a program that
- * closed all of its own gets back first. */
-#define FD_FLOOR 512
-
-/* fd, just opened on path, as the descriptor to hand libdwfl: a copy at
- * FD_FLOOR or above, its low number closed; -1 when the number is no
- * longer path's file (the program closed it, and may have taken it back,
- * in between: then it is the program's, never read or closed here). fd
- * itself, where it is (noted as before), when nothing can be checked (no
- * path, or none that stat finds) or no number up there is free (the
- * limit). The check is of the copy, made before the low number is closed:
- * a program that closes and reopens that number between the two calls
- * still loses it, a window of one system call. */
-static int own_fd(int fd, const char *path)
-{
-    struct stat got, want;
-    if (fd < 0 || fd >= FD_FLOOR || !path || stat(path, &want) != 0)
-        return fd;
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
-    if (high < 0)
-        return errno == EBADF ? -1 : fd; /* closed under us; or the limit */
-    if (fstat(high, &got) != 0 || got.st_dev != want.st_dev || got.st_ino != want.st_ino) {
-        close(high); /* our copy of the program's descriptor */
-        return -1;
-    }
-    close(fd);
-    return high;
-}
-
 /* The same for a descriptor libdwfl's own callback opened on *name: when
  * the number was lost, the file opened again here, once, and moved; and
  * when that fails too, *name dropped. libdwfl opens a file it was given
@@ -128,9 +100,9 @@ static int own_named(int fd, char **name)
 {
     if (fd < 0 || !*name)
         return fd;
-    int mine = own_fd(fd, *name);
+    int mine = gmg_fd_raise(fd, *name);
     if (mine < 0)
-        mine = own_fd(open(*name, O_RDONLY | O_CLOEXEC), *name);
+        mine = gmg_fd_raise(open(*name, O_RDONLY | O_CLOEXEC), *name);
     if (mine < 0) {
         free(*name);
         *name = NULL;
@@ -400,7 +372,7 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         o->dwfl = dwfl_begin(&offline_callbacks);
         if (o->dwfl) {
             /* opened here, not by libdwfl, to be noted; it keeps it on success */
-            int fd = own_fd(open(m->path, O_RDONLY | O_CLOEXEC), m->path);
+            int fd = gmg_fd_raise(open(m->path, O_RDONLY | O_CLOEXEC), m->path);
             dwfl_report_begin(o->dwfl);
             o->m = fd >= 0 ? dwfl_report_elf(o->dwfl, base_name(m->path), m->path, fd, m->bias, false) : NULL;
             dwfl_report_end(o->dwfl, NULL, NULL);
