@@ -154,10 +154,11 @@ j=$(ls "$WORK"/nv.*.json 2>/dev/null | head -1); t=${j%.json}.txt
 got=$([ -n "$j" ] && jq_ "$j" 'sorted((g["api"], g["bytes"], g["count"], g.get("pool"), [f.get("function") for f in g["frames"] if f.get("function") != "nvtxMemRegionsRegister"][0]) for g in r["live"]), [(h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
 want="([('cuMemAlloc', 8388608, 1, 'arena', 'arena_segment'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out')], [('arena', 8388608, 2097152, 6291456)], 2097152, 6291456)"
 if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8388608" "$WORK/out" \
+   && has "nvtxpool api: leaked 2097152 2097152, retained 6291456 6291456" "$WORK/out" \
    && grep -q "^Retained by pool arena (not a leak): 8.0 MiB (8388608 bytes) in 1 allocation" "$t" \
    && has "NVTX heap [" "$t" && has "2.0 MiB (2097152 bytes) in registered regions, 6.0 MiB (6291456 bytes) retained" "$t" \
    && grep -A3 "^Live allocations" "$t" | grep -q "(1048576 bytes) in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
-    ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted"
+    ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted; the public API's leaked and retained bytes the same, of every device and of device 0"
 else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
 # the summary by owner counts the segment once (its regions lie in it); the
 # groups at the peak are as in live[]: owner, and pool on the segment's

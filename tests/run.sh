@@ -542,6 +542,7 @@ fi
 . tests/paths/files.sh
 . tests/symbols/unloaded.sh
 . tests/symbols/demangle.sh
+. tests/symbols/manylibs.sh
 # signals, forks, descriptors, the library in the process
 . tests/signals/storm.sh
 . tests/signals/flags.sh

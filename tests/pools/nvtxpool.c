@@ -18,6 +18,8 @@
  */
 #include "../integration/testlib.h"
 
+#include <dlfcn.h>
+
 #include <nvtx3/nvToolsExtMem.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -196,5 +198,10 @@ int main(int argc, char **argv)
         nvtxMemHeapReset(dom, (nvtxMemHeapHandle_t)(uintptr_t)0x12345);
     }
     printf("nvtxpool %s done; guard live %llu\n", c, tl_guard_live(0));
+    /* the public API's leaked and retained bytes, of every device and of device 0 */
+    unsigned long long (*leaked)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_leaked_bytes");
+    unsigned long long (*retained)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_retained_bytes");
+    if (leaked && retained)
+        printf("nvtxpool api: leaked %llu %llu, retained %llu %llu\n", leaked(-1), leaked(0), retained(-1), retained(0));
     return 0;
 }
