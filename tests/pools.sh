@@ -182,6 +182,14 @@ if [ "$got" = "$want" ] && python3 tests/python/memviz_read.py "$WORK/nvm.pickle
     ok "memviz: an NVTX heap's segment is one segment, its registered regions its blocks (the registering call's frames) and the room between them inactive"
 else bad "memviz of NVTX regions: $got" "$WORK/out"; fi
 
+# two heaps of one name: one pool, one section, both heaps in it
+nv GPUMEM_REPORT_FORMAT=text GPUMEM_REPORT="$WORK/two.txt" "$T/nvtxpool" twoheaps
+if [ "$(grep -c "^Retained by pool arena" "$WORK/two.txt")" = 1 ] \
+   && has "Retained by pool arena (not a leak): 16.0 MiB (16777216 bytes) in 2 allocations" "$WORK/two.txt" \
+   && [ "$(grep -c "^  NVTX heap \[" "$WORK/two.txt")" = 2 ] && has "nvtxpool api: leaked 2097152 2097152, retained 14680064 14680064" "$WORK/out"; then
+    ok "NVTX: two heaps of one name are one pool: one section with both segments and both heaps"
+else bad "NVTX: two heaps of one name" "$WORK/two.txt"; fi
+
 nv GPUMEM_METRICS="$WORK/nv.prom" GPUMEM_REPORT=none "$T/nvtxpool" leak
 if grep -q '^gpumem_live_allocations{device="0",.*} 1$' "$WORK/nv.prom" && [ "$(grep -c '^gpumem_site_bytes{' "$WORK/nv.prom")" = 1 ]; then
     ok "NVTX: metrics count the segment, not its regions (1 live allocation, one call site)"

@@ -159,6 +159,9 @@ int main(int argc, char **argv)
     } else if (strcmp(c, "unreg") == 0) {
         nvtxMemHeapUnregister(dom, heap);
         TL_CHECK(cuMemFree(seg));
+    } else if (strcmp(c, "twoheaps") == 0) { /* another heap of the same name, nothing handed out of it */
+        CUdeviceptr seg2 = arena_segment(8 * MiB);
+        make_heap(seg2, 8 * MiB, "arena");
     } else if (strcmp(c, "quota") == 0) {
         CUdeviceptr more;
         TL_CHECK(cuMemAlloc(&more, MiB / 2));
