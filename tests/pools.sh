@@ -190,6 +190,14 @@ if [ "$(grep -c "^Retained by pool arena" "$WORK/two.txt")" = 1 ] \
     ok "NVTX: two heaps of one name are one pool: one section with both segments and both heaps"
 else bad "NVTX: two heaps of one name" "$WORK/two.txt"; fi
 
+# a pool named twice, by a pool: line and by an NVTX heap: one pool, one section
+printf 'pool:zone\n' >"$WORK/zone.supp"
+nv GPUMEM_SUPPRESSIONS="$WORK/zone.supp" GPUMEM_REPORT_FORMAT=text GPUMEM_REPORT="$WORK/zone.txt" "$T/nvtxpool" zone
+if [ "$(grep -c "^Retained by pool zone" "$WORK/zone.txt")" = 1 ] \
+   && has "Retained by pool zone (not a leak): 12.0 MiB (12582912 bytes) in 2 allocations" "$WORK/zone.txt"; then
+    ok "a pool named by a pool: line and by an NVTX heap alike is one pool: one section with both segments"
+else bad "one pool named twice" "$WORK/zone.txt"; fi
+
 nv GPUMEM_METRICS="$WORK/nv.prom" GPUMEM_REPORT=none "$T/nvtxpool" leak
 if grep -q '^gpumem_live_allocations{device="0",.*} 1$' "$WORK/nv.prom" && [ "$(grep -c '^gpumem_site_bytes{' "$WORK/nv.prom")" = 1 ]; then
     ok "NVTX: metrics count the segment, not its regions (1 live allocation, one call site)"

@@ -559,6 +559,7 @@ fi
 # settings, the exit status, the API, the command, the man page
 . tests/settings/stack_depth.sh
 . tests/settings/percent.sh
+. tests/settings/secure.sh
 . tests/exitcode/buffered_stdout.sh
 . tests/api/devices.sh
 . tests/cli/dump.sh

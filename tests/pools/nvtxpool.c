@@ -93,6 +93,14 @@ __attribute__((noinline)) static CUdeviceptr arena_segment(size_t n)
     return p;
 }
 
+/* A segment of a pool that says nothing of itself to NVTX: a pool:zone line names it. */
+__attribute__((noinline)) static CUdeviceptr zone_grow(size_t n)
+{
+    CUdeviceptr p;
+    TL_CHECK(cuMemAlloc(&p, n));
+    return p;
+}
+
 static CUcontext ctx;
 
 static void *worker(void *arg)
@@ -159,6 +167,9 @@ int main(int argc, char **argv)
     } else if (strcmp(c, "unreg") == 0) {
         nvtxMemHeapUnregister(dom, heap);
         TL_CHECK(cuMemFree(seg));
+    } else if (strcmp(c, "zone") == 0) { /* a heap named "zone", and a segment a pool:zone line names */
+        make_heap(arena_segment(8 * MiB), 8 * MiB, "zone");
+        zone_grow(4 * MiB);
     } else if (strcmp(c, "twoheaps") == 0) { /* another heap of the same name, nothing handed out of it */
         CUdeviceptr seg2 = arena_segment(8 * MiB);
         make_heap(seg2, 8 * MiB, "arena");
