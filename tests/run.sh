@@ -528,6 +528,7 @@ fi
 . tests/refusals/per_site.sh
 . tests/refusals/lists.sh
 . tests/refusals/timing.sh
+. tests/refusals/fork_dropped.sh
 . tests/reports/order.sh
 . tests/reports/fragmentation.sh
 . tests/reports/sizes.sh
