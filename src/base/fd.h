@@ -6,9 +6,12 @@
  * take the numbers back at once, for a pipe or a file of its own. A
  * descriptor the guard held at such a number across a read, a write or its
  * close was then the program's: the guard read the program's pipe, wrote
- * into its file, closed it. So each descriptor the guard opens is moved,
- * at once, to GMG_FD_FLOOR or above, where a program that closed all of
- * its own gets none back before hundreds of others.
+ * into its file, closed it. So each file the guard opens while the program
+ * runs (the symbolizer's, reports, the metrics file, the live view's page)
+ * is moved, at once, to GMG_FD_FLOOR or above, where a program that closed
+ * all of its own gets none back before hundreds of others. (The group's
+ * segment keeps its descriptor and checks it is still its own before each
+ * use: cluster/group.c.)
  */
 #ifndef GMG_BASE_FD_H
 #define GMG_BASE_FD_H

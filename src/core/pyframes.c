@@ -13,8 +13,9 @@
  *            line table only if PyBytes.
  * The line comes from decoding co_linetable ourselves (3.11's
  * PyCode_Addr2Line races without the GIL). A per-thread cache maps
- * (code, instruction offset, and the code's name, file and table objects)
- * to the interned frame, so a warm capture costs a few ns a frame; the
+ * (code, instruction offset, the code's name and file as objects and as
+ * text, its first line and line table) to the interned frame, so a warm
+ * capture costs a few ns a frame; the
  * thread's last walk, kept frame by frame, is given again whole when
  * every frame reads as it did (memo_take).
  */
@@ -421,10 +422,12 @@ static inline int64_t table_size(const void *table)
  * depends on is compared: the frame, its code and instruction and owner,
  * and the code's type, name and file (objects and, for the frames the
  * words name, what they read as), first line and line table (object and
- * size). The frames are
- * live (the thread's own chain, which stands still during the call), so
- * are their code objects: a code object freed since and another made at
- * its address differs in its name, file or table object. */
+ * size). The frames are live (the thread's own chain, which stands still
+ * during the call), and so are their code objects; but one freed since the
+ * last walk may have been made again at its address, with its strings and
+ * table at the old ones' addresses too (functions made by exec): hence the
+ * texts. A table remade at its address with the same size and first line
+ * and other content is the one case left unseen, by the cache as by this. */
 #define MEMO 128
 struct mframe {
     const void *frame, *code, *instr, *type, *name, *filename, *table;
@@ -724,10 +727,10 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
     uint32_t ring_n = max - inner;                          /* outermost + 1 */
     if (ring_n > MAX_OUTER + 1)
         ring_n = MAX_OUTER + 1;
-    struct { const char *code; int64_t offset; int walked; } ring[MAX_OUTER + 1];
-    uint32_t n = 0, total = 0, walked_all = 0;
+    struct { const char *code; int64_t offset; uint32_t walked; } ring[MAX_OUTER + 1];
+    uint32_t n = 0, total = 0, walked = 0;
     int lost = 0; /* a frame not interned: tried again next time, not kept */
-    for (int walked = 0; aligned_ptr(frame) && walked < MAX_WALK; walked++, walked_all++) {
+    for (; aligned_ptr(frame) && walked < MAX_WALK; walked++) {
         const char *code;
         int64_t offset;
         int what = L->co_code >= 0 ? frame_object(frame, &code, &offset) : interpreter_frame(frame, &code, &offset);
@@ -751,10 +754,11 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
         }
         frame = RD(const char *, frame, L->f_prev);
     }
-    /* kept when the whole walk fits the memo and ended at the chain's end */
-    int keep_memo = memo && walked_all <= MEMO && !aligned_ptr(frame) && max <= 2 * MEMO && !lost;
+    /* kept when the whole walk fits the memo and ended at the chain's end
+     * (and, below, every frame it names was interned) */
+    int fits = memo && walked <= MEMO && !aligned_ptr(frame) && max <= 2 * MEMO;
     if (total <= inner || !ring_n)
-        return keep_memo ? memo_keep(c, walked_all, frame, max, out, n) : n;
+        return fits && !lost ? memo_keep(c, walked, frame, max, out, n) : n;
     uint32_t beyond = total - inner, keep = beyond, first = 0;
     if (total > max) { /* the ring holds the last ring_n: keep all but one, for the mark */
         keep = ring_n - 1;
@@ -766,7 +770,7 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
             lost = 1;
     }
     for (uint32_t k = 0; k < keep && n < max; k++) {
-        int w = ring[(first + k) % ring_n].walked;
+        uint32_t w = ring[(first + k) % ring_n].walked;
         uint32_t id = resolve(c, ring[(first + k) % ring_n].code, ring[(first + k) % ring_n].offset,
                               memo && w < MEMO ? &c->memo[w].s : NULL);
         if (id)
@@ -774,7 +778,7 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
         else
             lost = 1;
     }
-    return keep_memo ? memo_keep(c, walked_all, frame, max, out, n) : n;
+    return fits && !lost ? memo_keep(c, walked, frame, max, out, n) : n;
 }
 
 void gmg_py_atfork_child(void)

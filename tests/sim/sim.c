@@ -1633,16 +1633,13 @@ static CUresult pool_at(CUmemoryPool *out, const CUmemLocation *loc, CUmemAlloca
         return CUDA_ERROR_INVALID_VALUE;
     if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED)
         return CUDA_ERROR_INVALID_VALUE;
-    if (loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
-        *out = (CUmemoryPool)(type == CU_MEM_ALLOCATION_TYPE_MANAGED ? &managed_pool : &host_pool);
-        return CUDA_SUCCESS;
-    }
-    if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
+    int host = loc->type == CU_MEM_LOCATION_TYPE_HOST || loc->type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    if (!host && loc->type != CU_MEM_LOCATION_TYPE_DEVICE)
         return CUDA_ERROR_INVALID_VALUE;
-    if (loc->id < 0 || loc->id >= ndev)
+    if (!host && (loc->id < 0 || loc->id >= ndev))
         return CUDA_ERROR_INVALID_DEVICE;
-    if (type == CU_MEM_ALLOCATION_TYPE_MANAGED) {
-        *out = (CUmemoryPool)&managed_pool;
+    if (type == CU_MEM_ALLOCATION_TYPE_MANAGED || host) {
+        *out = (CUmemoryPool)(type == CU_MEM_ALLOCATION_TYPE_MANAGED ? &managed_pool : &host_pool);
         return CUDA_SUCCESS;
     }
     LOCK();
