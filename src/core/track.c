@@ -22,6 +22,16 @@
 
 #define SHARDS 256
 
+/* uthash doubles a table's buckets when one chain reaches 10 (times its
+ * bucket's multiplier). With 1,000,000 live in 256 shards (3.9 records a
+ * bucket at 1,024 buckets) one chain in four shards reaches 10 by chance,
+ * and those tables double to 2,048 buckets (32 KB): a megabyte in all, one
+ * byte per live allocation, for chains of 1.9. At 12 the same tables stay
+ * at 1,024 (docs/benchmarks.md, memory per live allocation); tables double
+ * a little later, at most about a fifth more records a bucket. */
+#undef HASH_BKT_CAPACITY_THRESH
+#define HASH_BKT_CAPACITY_THRESH 12U
+
 /* Each shard's uthash table (its header and its buckets) on cache lines of
  * its own: most adds and deletes write the header (the item count, the
  * tail), and malloc puts two small blocks made one after the other side by

@@ -50,11 +50,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -312,6 +314,32 @@ int gmg_reporter_orphan_unsafe(void)
     return GATE_ALL && __atomic_load_n(&at_work, __ATOMIC_SEQ_CST);
 }
 
+/* After the warm-up: what it used and let go back to the system, so that
+ * the symbolizer made ahead holds only what it keeps (docs/benchmarks.md,
+ * memory per live allocation). The pages of this thread's stack below the
+ * frame it runs in (libdw's deepest calls; a later report touches them
+ * again, zero-filled), and the free memory of malloc's arenas (libdw's
+ * passing buffers: malloc_trim takes each arena's lock in turn, once, here
+ * at start-up, inside the walk gate like the warm-up). */
+static void warmup_give_back(void)
+{
+    pthread_attr_t a;
+    void *addr;
+    size_t size;
+    long pg = sysconf(_SC_PAGESIZE);
+    if (pg > 0 && pthread_getattr_np(pthread_self(), &a) == 0) {
+        if (pthread_attr_getstack(&a, &addr, &size) == 0 && addr) {
+            uintptr_t lo = ((uintptr_t)addr + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+            /* four pages of margin below this frame: the calls below */
+            uintptr_t hi = ((uintptr_t)__builtin_frame_address(0) - 4 * (uintptr_t)pg) & ~((uintptr_t)pg - 1);
+            if (hi > lo && hi <= (uintptr_t)addr + size)
+                (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        }
+        pthread_attr_destroy(&a);
+    }
+    (void)malloc_trim(0);
+}
+
 static void *reporter(void *arg)
 {
     (void)arg;
@@ -323,6 +351,7 @@ static void *reporter(void *arg)
     if (__atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED) && gmg_walkgate_enter()) {
         at_work_set(1);
         gmg_symbolizer_warm();
+        warmup_give_back();
         at_work_set(0);
         gmg_walkgate_leave();
     }
