@@ -230,13 +230,17 @@ __attribute__((constructor)) static void slots_init(void)
     nslots = n < 1 ? 1 : n > SLOTS_MAX ? SLOTS_MAX : (unsigned)n;
 }
 
+static __attribute__((noinline)) void home_slot_find(void)
+{
+    int cpu = sched_getcpu();
+    tl_slot = cpu > 0 ? (unsigned)cpu % nslots : 0;
+    tl_slot_age = 63;
+}
+
 static inline struct cslot *home_slot(void)
 {
-    if (__builtin_expect(tl_slot_age-- == 0, 0)) {
-        int cpu = sched_getcpu();
-        tl_slot = cpu > 0 ? (unsigned)cpu % nslots : 0;
-        tl_slot_age = 63;
-    }
+    if (__builtin_expect(tl_slot_age-- == 0, 0))
+        home_slot_find();
     return &slots[tl_slot];
 }
 
@@ -356,10 +360,11 @@ static uint64_t drain_locked(int dev)
 
 /* A reservation left the counter at `now`, which holds the credits too:
  * past the peak, the bytes in use decide. */
+static __attribute__((noinline)) void high_note(struct devq *d, int dev) { note_high(d, dev, snapshot(dev)); }
 static inline void high_check(struct devq *d, int dev, uint64_t now)
 {
     if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE), 0))
-        note_high(d, dev, snapshot(dev));
+        high_note(d, dev);
 }
 
 /* Under GPUMEM_GROUP: the group reserves against its budget, across
@@ -443,6 +448,23 @@ static __attribute__((noinline)) int reserve_slow(int dev, uint64_t bytes, int *
     return 1;
 }
 
+/* No limit, and the home slot's credit did not cover the bytes: another
+ * slot's, or one atomic add (see gmg_quota_reserve). */
+static __attribute__((noinline)) int reserve_counter(int dev, uint64_t bytes)
+{
+    struct devq *d = &q[dev];
+    uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
+    TEST_HOOK();
+    if (cur + bytes > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE) && credit_take_any(dev, bytes)) {
+        /* the counter read again: another thread may have raised it,
+         * and taken its reading, since cur (tests/unit/test_quota_peak.c) */
+        high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
+        return 1;
+    }
+    high_check(d, dev, __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL));
+    return 1;
+}
+
 int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
 {
     if (over)
@@ -461,20 +483,11 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
          * threads adding at once adds less than 2^40 to less than 2^63.
          * The home slot's credit pays first: no add at all when it covers
          * the bytes (the counter holds them already). */
-        if (credit_take(dev, bytes)) {
+        if (__builtin_expect(credit_take(dev, bytes), 1)) {
             high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
             return 1;
         }
-        uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
-        TEST_HOOK();
-        if (cur + bytes > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE) && credit_take_any(dev, bytes)) {
-            /* the counter read again: another thread may have raised it,
-             * and taken its reading, since cur (tests/unit/test_quota_peak.c) */
-            high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
-            return 1;
-        }
-        high_check(d, dev, __atomic_add_fetch(&d->used, bytes, __ATOMIC_ACQ_REL));
-        return 1;
+        return reserve_counter(dev, bytes);
     }
     return reserve_slow(dev, bytes, over);
 }
@@ -496,27 +509,40 @@ void gmg_quota_commit_slow(void)
     pd->group = 0;
 }
 
-void gmg_quota_release(int dev, uint64_t bytes)
+/* A credit word past CREDIT_MAX: its bytes moved into the counter. */
+static __attribute__((noinline)) void credit_flush(int dev, uint64_t *cw)
 {
-    if (!valid(dev))
-        return;
-    if (bytes <= CREDIT_MAX && credits_kept() && !frozen(&q[dev]) && !near_limit(dev)) {
-        /* kept as credit in the home slot (above), given back past CREDIT_MAX */
-        uint64_t *cw = home_credit(dev);
-        if ((__atomic_add_fetch(cw, bytes + CR_VER, __ATOMIC_ACQ_REL) & CR_MASK) > CREDIT_MAX) {
-            pthread_mutex_lock(&credit_mu);
-            xfer_begin(&q[dev]);
-            uint64_t cr = credit_empty(cw);
-            __atomic_fetch_sub(&q[dev].used, cr, __ATOMIC_ACQ_REL);
-            xfer_end(&q[dev]);
-            pthread_mutex_unlock(&credit_mu);
-        }
-        return;
-    }
+    pthread_mutex_lock(&credit_mu);
+    xfer_begin(&q[dev]);
+    uint64_t cr = credit_empty(cw);
+    __atomic_fetch_sub(&q[dev].used, cr, __ATOMIC_ACQ_REL);
+    xfer_end(&q[dev]);
+    pthread_mutex_unlock(&credit_mu);
+}
+
+/* Bytes given straight back to the counter (and the group's budget). */
+static __attribute__((noinline)) void release_counter(int dev, uint64_t bytes)
+{
     __atomic_fetch_sub(&q[dev].used, bytes, __ATOMIC_ACQ_REL);
     const struct gmg_quota_pool *p = get_pool();
     if (p)
         p->release(dev, bytes);
+}
+
+/* The usual release is the credit's one atomic add; everything else is
+ * out of line, so that it saves no registers. */
+void gmg_quota_release(int dev, uint64_t bytes)
+{
+    if (!valid(dev))
+        return;
+    if (__builtin_expect(bytes <= CREDIT_MAX && credits_kept() && !frozen(&q[dev]) && !near_limit(dev), 1)) {
+        /* kept as credit in the home slot (above), given back past CREDIT_MAX */
+        uint64_t *cw = home_credit(dev);
+        if (__builtin_expect((__atomic_add_fetch(cw, bytes + CR_VER, __ATOMIC_ACQ_REL) & CR_MASK) > CREDIT_MAX, 0))
+            credit_flush(dev, cw);
+        return;
+    }
+    release_counter(dev, bytes);
 }
 
 uint64_t gmg_quota_charged(int dev)
