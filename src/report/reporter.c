@@ -55,6 +55,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
@@ -314,14 +315,12 @@ int gmg_reporter_orphan_unsafe(void)
     return GATE_ALL && __atomic_load_n(&at_work, __ATOMIC_SEQ_CST);
 }
 
-/* After the warm-up: what it used and let go back to the system, so that
- * the symbolizer made ahead holds only what it keeps (docs/benchmarks.md,
- * memory per live allocation). The pages of this thread's stack below the
- * frame it runs in (libdw's deepest calls; a later report touches them
- * again, zero-filled), and the free memory of malloc's arenas (libdw's
- * passing buffers: malloc_trim takes each arena's lock in turn, once, here
- * at start-up, inside the walk gate like the warm-up). */
-static void warmup_give_back(void)
+/* After the warm-up, what it used and let go goes back to the system, so
+ * that the symbolizer made ahead holds only what it keeps (docs/benchmarks.md,
+ * memory per live allocation). First the pages of this thread's stack below
+ * the frame it runs in (libdw's deepest calls; a later report touches them
+ * again, zero-filled): inside the walk gate, with the warm-up. */
+static void stack_give_back(void)
 {
     pthread_attr_t a;
     void *addr;
@@ -337,7 +336,44 @@ static void warmup_give_back(void)
         }
         pthread_attr_destroy(&a);
     }
-    (void)malloc_trim(0);
+}
+
+/* The size of the main heap (brk), from /proc/self/stat's start_brk
+ * (field 47); 0 when it cannot be read. */
+static uintptr_t main_heap_size(void)
+{
+    char buf[1024];
+    int fd = gmg_open_high("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command's name may hold spaces and parentheses */
+    if (!p)
+        return 0;
+    for (int field = 2; field < 47 && p; field++)
+        p = strchr(p + 1, ' ');
+    if (!p)
+        return 0;
+    uintptr_t start = (uintptr_t)strtoull(p + 1, NULL, 10), now = (uintptr_t)sbrk(0);
+    return start && now != (uintptr_t)-1 && now >= start ? now - start : 0;
+}
+
+/* Then the free memory of malloc's arenas (libdw's passing buffers).
+ * malloc_trim walks every arena's free chunks under that arena's lock, the
+ * program's own included, where the program's threads wait for it: only
+ * while the main heap is small (start-up, just after cuInit, in most
+ * programs), and outside the walk gate (a fork's own locking of malloc
+ * waits for the arena malloc_trim holds, never for the whole of it). */
+#define TRIM_HEAP_MAX (64u << 20)
+static void heap_give_back(void)
+{
+    uintptr_t heap = main_heap_size();
+    if (heap && heap <= TRIM_HEAP_MAX)
+        (void)malloc_trim(0);
 }
 
 static void *reporter(void *arg)
@@ -351,9 +387,10 @@ static void *reporter(void *arg)
     if (__atomic_load_n(&gmg_stack_depth, __ATOMIC_RELAXED) && gmg_walkgate_enter()) {
         at_work_set(1);
         gmg_symbolizer_warm();
-        warmup_give_back();
+        stack_give_back();
         at_work_set(0);
         gmg_walkgate_leave();
+        heap_give_back();
     }
     struct timespec next_tick = after_ms(0); /* the first at once: the status page appears as the driver is used */
     for (;;) {
