@@ -35,3 +35,18 @@ int gmg_open_high(const char *path, int flags, mode_t mode)
     /* the number was lost: the file is there (made by this open, if O_CREAT) */
     return gmg_fd_raise(open(path, flags & ~(O_CREAT | O_EXCL | O_TRUNC), mode), path);
 }
+
+long gmg_read_small(const char *path, char *buf, size_t cap)
+{
+    if (!buf || cap < 1)
+        return -1;
+    int fd = gmg_open_high(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return (long)n;
+}

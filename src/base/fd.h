@@ -34,4 +34,9 @@ int gmg_fd_raise(int fd, const char *path);
  * again, once (a file O_CREAT | O_EXCL made is then opened as it is). */
 int gmg_open_high(const char *path, int flags, mode_t mode);
 
+/* A small file (procfs: /proc/self/stat, cmdline) read whole, once,
+ * through a raised descriptor, into buf (cap bytes, NUL-terminated after
+ * what was read): its length, or -1 when it could not be read. */
+long gmg_read_small(const char *path, char *buf, size_t cap);
+
 #endif

@@ -343,14 +343,8 @@ static void stack_give_back(void)
 static uintptr_t main_heap_size(void)
 {
     char buf[1024];
-    int fd = gmg_open_high("/proc/self/stat", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
+    if (gmg_read_small("/proc/self/stat", buf, sizeof buf) <= 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
     char *p = strrchr(buf, ')'); /* the command's name may hold spaces and parentheses */
     if (!p)
         return 0;
