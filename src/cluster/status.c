@@ -67,19 +67,14 @@ static uint64_t pid_ns(void)
  * --lr 3e-4"; control characters shown as '?'. */
 static void read_command(void)
 {
-    command[0] = 0;
-    int fd = gmg_open_high("/proc/self/cmdline", O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, command, sizeof command - 1);
-    close(fd);
+    long n = gmg_read_small("/proc/self/cmdline", command, sizeof command);
     if (n <= 0) {
         command[0] = 0;
         return;
     }
     while (n > 0 && command[n - 1] == 0)
         n--;
-    for (ssize_t i = 0; i < n; i++)
+    for (long i = 0; i < n; i++)
         if (command[i] == 0)
             command[i] = ' ';
         else if ((unsigned char)command[i] < 0x20 || command[i] == 0x7f)

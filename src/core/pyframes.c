@@ -15,9 +15,8 @@
  * PyCode_Addr2Line races without the GIL). A per-thread cache maps
  * (code, instruction offset, the code's name and file as objects and as
  * text, its first line and line table) to the interned frame, so a warm
- * capture costs a few ns a frame; the
- * thread's last walk, kept frame by frame, is given again whole when
- * every frame reads as it did (memo_take).
+ * capture costs a few ns a frame; the thread's last walk, kept frame by
+ * frame, is given again whole when every frame reads as it did (memo_take).
  */
 #define _GNU_SOURCE
 #include "core/pyframes.h"

@@ -120,12 +120,7 @@ static void answer(pid_t pid)
 {
     char path[64], comm[32] = "";
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
-    int fd = gmg_open_high(path, O_RDONLY | O_CLOEXEC, 0);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, comm, sizeof comm - 1);
-    close(fd);
-    if (n <= 0 || strncmp(comm, "gpumemguard\n", 12) != 0)
+    if (gmg_read_small(path, comm, sizeof comm) <= 0 || strncmp(comm, "gpumemguard\n", 12) != 0)
         return;
     const char *rep = gmg_cfg.report;
     int to_file = strcmp(rep, "stderr") && strcmp(rep, "stdout") && strcmp(rep, "none");

@@ -372,7 +372,7 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         o->dwfl = dwfl_begin(&offline_callbacks);
         if (o->dwfl) {
             /* opened here, not by libdwfl, to be noted; it keeps it on success */
-            int fd = gmg_fd_raise(open(m->path, O_RDONLY | O_CLOEXEC), m->path);
+            int fd = gmg_open_high(m->path, O_RDONLY | O_CLOEXEC, 0);
             dwfl_report_begin(o->dwfl);
             o->m = fd >= 0 ? dwfl_report_elf(o->dwfl, base_name(m->path), m->path, fd, m->bias, false) : NULL;
             dwfl_report_end(o->dwfl, NULL, NULL);
