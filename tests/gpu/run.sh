@@ -287,7 +287,7 @@ if [ -f build/sim/libcuda.so.1 ]; then
     c0=$(sb LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0); c32=$(sb LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32)
     row "14 C pair added, 1 thread, 0 live" "measured (ns): stacks off / 32 of 48 frames" "$c0 / $c32" info
     py() { for _ in 1 2 3; do env LD_LIBRARY_PATH="$SIM:${LD_LIBRARY_PATH:-}" GPUSIM_MEM=64G GPUSIM_THREAD_RANGES=1 GPUMEM_SIGNAL=none \
-        GPUMEM_REPORT=/dev/null "$@" python3 tests/bench/pybench.py $d 100000; done | best; }
+        GPUMEM_REPORT=/dev/null "$@" python3 tests/bench/pybench.py $d 10000 | cut -d' ' -f1; done | best; }
     for d in 10 50; do
         u=$(py); o=$(py LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 GPUMEM_PYTHON=off); a=$(py LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 GPUMEM_PYTHON=auto)
         row "14 Python $(python3 -c 'import platform; print(platform.python_version())'), $d frames" \
