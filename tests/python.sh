@@ -152,6 +152,13 @@ PYEOF
     if as_cpython_saw 200; then ok "Python $v: 200 functions made by exec and dropped in turn (names and files repeating, first lines and bodies moving): $(cat "$WORK/out") stacks, each as CPython saw it"
     else bad "Python $v exec'd functions vs CPython" "$WORK/out"; fi
 
+    # runs of allocations from one stack after another (the thread's last
+    # capture given again within a run), stacks differing in depth or only
+    # in an outer frame's line from one run to the next
+    pyrun "$PY" runs GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
+    if as_cpython_saw 65; then ok "Python $v: 65 allocations in runs from one stack after another (depths and an outer frame's line changing between runs): $(cat "$WORK/out") stacks, each as CPython saw it"
+    else bad "Python $v runs of call sites vs CPython" "$WORK/out"; fi
+
     # a generator and a coroutine (asyncio) on the stack
     pyrun "$PY" gen_coro
     if pyframe "$WORK/err" gen_alloc "$(line gen_alloc)" && pyframe "$WORK/err" coro_alloc "$(line coro_alloc)" && \

@@ -440,6 +440,7 @@ struct cache {
     struct centry e[CACHE];
     uint32_t gap_n, gap_id;   /* the last "N frames left out" mark made */
     uint32_t memo_walked;     /* frames of the last walk in memo[]; 0: none kept */
+    uint32_t memo_ver;        /* bumped whenever memo[] or memo_out may change */
     uint32_t memo_max, memo_n;
     const void *memo_end;     /* where the last walk stopped: not a frame */
     struct mframe memo[MEMO];
@@ -668,6 +669,7 @@ static uint32_t memo_keep(struct cache *c, uint32_t walked, const void *end, uin
                           uint32_t n)
 {
     memcpy(c->memo_out, out, n * sizeof *out);
+    c->memo_ver++;
     c->memo_n = n;
     c->memo_max = max;
     c->memo_end = end;
@@ -675,8 +677,9 @@ static uint32_t memo_keep(struct cache *c, uint32_t walked, const void *end, uin
     return n;
 }
 
-uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
+uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
 {
+    *memo_ver = 0;
     if (!mode || max == 0)
         return 0;
     int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
@@ -714,9 +717,12 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max)
     int memo = c && L->co_code < 0;
     if (memo) {
         uint32_t got = memo_take(c, frame, max, out);
-        if (got != UINT32_MAX)
+        if (got != UINT32_MAX) {
+            *memo_ver = c->memo_ver | 1u << 31; /* never 0 */
             return got;
+        }
         c->memo_walked = 0;
+        c->memo_ver++;
     }
     /* A stack deeper than max keeps its innermost frames (where the
      * allocation was made), a mark saying how many were left out, and its

@@ -25,12 +25,16 @@ void gmg_py_set_mode(int on);
 
 /* The calling thread's Python frames, innermost first, as tagged words
  * into out (at most max); 0 when there is no interpreter, no Python on
- * this thread, an unknown layout or capture is off. The interpreter is
+ * this thread, an unknown layout or capture is off. *memo_ver: 0, or,
+ * when the words are the thread's last walk given again (every frame read
+ * as it did), a number that stays the same exactly as long as that walk
+ * is the one kept: two captures of the thread with the same nonzero
+ * number gave the same words. The interpreter is
  * looked for once, at the first capture. A stack of more than max frames
  * keeps its innermost half, then a mark (gmg_py_left_out) saying how many
  * frames were left out there, then its outermost frames (the program's
  * entry point and <module> among them), max words in all. */
-uint32_t gmg_py_capture(uintptr_t *out, uint32_t max);
+uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver);
 /* Python frames left out of captured stacks since start-up because their
  * names could not be interned (out of memory). */
 uint64_t gmg_py_lost(void);

@@ -401,8 +401,9 @@ static __attribute__((noinline, cold)) void check_walk(int max)
 {
     void *a[2][GMG_MAX_STACK_DEPTH + 8], *b[GMG_MAX_STACK_DEPTH + 9];
     int na[2];
+    unsigned seq;
     for (int pass = 0; pass < 2; pass++)
-        na[pass] = gmg_unwind(a[pass], max, 0, self_lo, self_hi);
+        na[pass] = gmg_unwind(a[pass], max, 0, self_lo, self_hi, &seq);
     int nb = slow_walk(b, max);
     for (int pass = 0; pass < 2; pass++)
         check_one(a[pass], na[pass], b, nb, max);
@@ -423,10 +424,63 @@ static __attribute__((destructor)) void check_summary(void)
  * ones left out, at most want of them (want + 8 and the guard's own
  * frames for the caller to skip, by libunwind): by the fast walker when
  * it can, else by libunwind. */
-static inline int walk(void **buf, int want, int stop_at_interp)
+static inline int walk(void **buf, int want, int stop_at_interp, unsigned *memo_seq)
 {
-    int n = gmg_unwind(buf, want, stop_at_interp, self_lo, self_hi);
+    int n = gmg_unwind(buf, want, stop_at_interp, self_lo, self_hi, memo_seq);
     return n >= 0 ? n : slow_walk(buf, want + 8);
+}
+
+/*
+ * The thread's last capture whose walks were both given again from their
+ * memos (the native walk's, and the Python frames' when there were any),
+ * with the stack id it came to. The id is a function of the frames, the
+ * depth and the unwind generation alone (the guard's own frames and the
+ * interpreter's are told apart by address ranges that only grow with the
+ * generation's and the native memo's own keys), and the memos' numbers say
+ * the frames are the same: a capture that finds both numbers, the depth and
+ * the generation as they were is given the id at once, without the passes
+ * over the frames that the id is made from (about a fifth of a Python
+ * capture's instructions). Every capture that does not find both memos
+ * clears it, so it only ever stands for the thread's previous capture. A
+ * sequence count, odd while it is written, keeps a capture in a signal
+ * handler from reading it half written.
+ */
+struct last_capture {
+    unsigned seq;
+    unsigned native;   /* the native memo's number: nonzero when set */
+    uint32_t py;       /* the Python memo's number, 0 without Python frames */
+    int want;
+    unsigned gen;
+    uint32_t id;
+};
+static __thread struct last_capture tl_last __attribute__((tls_model("initial-exec")));
+
+static inline uint32_t last_capture_is(unsigned native, uint32_t py, int want, unsigned gen)
+{
+    struct last_capture *l = &tl_last;
+    unsigned seq = l->seq;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    uint32_t id = (seq & 1) || !native || l->native != native || l->py != py || l->want != want || l->gen != gen
+                      ? 0 : l->id;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    return l->seq == seq ? id : 0;
+}
+
+static inline void last_capture_set(unsigned native, uint32_t py, int want, unsigned gen, uint32_t id)
+{
+    struct last_capture *l = &tl_last;
+    unsigned seq = l->seq;
+    if (seq & 1)
+        return; /* a signal handler's capture: the interrupted one is writing it */
+    l->seq = seq + 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    l->native = native;
+    l->py = py;
+    l->want = want;
+    l->gen = gen;
+    l->id = id;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    l->seq = seq + 2;
 }
 
 /* The combined stack: the calling thread's Python frames (innermost
@@ -440,13 +494,22 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
     if (__builtin_expect(check_mode, 0))
         check_walk(want + 8);
     uintptr_t all[2 * GMG_MAX_STACK_DEPTH + 9];
-    uint32_t np = gmg_py_capture(all, (uint32_t)want);
+    uint32_t py_memo;
+    uint32_t np = gmg_py_capture(all, (uint32_t)want, &py_memo);
     void **buf = (void **)(all + np);
     /* With Python frames, the walk ends at the first return address into
      * the interpreter: the eval loop's frames, and what called it, are
      * what the Python frames stand for (and they differ from call to call
      * as the interpreter specialises, splitting one site). */
-    int n = walk(buf, want, np != 0);
+    unsigned native_memo;
+    int n = walk(buf, want, np != 0, &native_memo);
+    /* both memos given again (or no Python frames at all), outside the
+     * check mode, whose walks write the native memo in between */
+    int memos = native_memo && (py_memo || np == 0) && !check_mode;
+    unsigned gen = gmg_unwind_generation();
+    uint32_t last = memos ? last_capture_is(native_memo, py_memo, want, gen) : 0;
+    if (last)
+        return last;
     int skip = skip_internal(buf, n);
     int keep = n - skip;
     if (np) {
@@ -459,9 +522,9 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
         keep = want;
     if (skip)
         memmove(buf, buf + skip, (size_t)keep * sizeof *buf);
-    if (np + (uint32_t)keep == 0)
-        return 0;
-    return gmg_stack_intern(all, np + (uint32_t)keep);
+    uint32_t id = np + (uint32_t)keep ? gmg_stack_intern(all, np + (uint32_t)keep) : 0;
+    last_capture_set(memos && id ? native_memo : 0, py_memo, want, gen, id);
+    return id;
 }
 
 const struct gmg_stack *gmg_stack_get(uint32_t id)

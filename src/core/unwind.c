@@ -641,7 +641,8 @@ static inline __attribute__((always_inline, no_sanitize_address)) int step(struc
  * walkmemo): their number, or -1 (walk). */
 static __attribute__((no_sanitize_address)) int memo_walk(const struct walkmemo *m, void **buf, int max, int stop,
                                                           uintptr_t sp, uintptr_t fp, int ninterp,
-                                                          uintptr_t skip_lo, uintptr_t skip_hi, unsigned gen)
+                                                          uintptr_t skip_lo, uintptr_t skip_hi, unsigned gen,
+                                                          unsigned *memo_seq)
 {
     unsigned seq = m->seq;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -661,12 +662,16 @@ static __attribute__((no_sanitize_address)) int memo_walk(const struct walkmemo 
             return -1;
     memcpy(buf, m->out, (size_t)n * sizeof *buf);
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    return m->seq == seq ? n : -1; /* a signal handler's walk wrote it meanwhile */
+    if (m->seq != seq)
+        return -1; /* a signal handler's walk wrote it meanwhile */
+    *memo_seq = seq; /* even, and 2 or more once written */
+    return n;
 }
 
 __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int max, int stop_at_interp,
-                                                              uintptr_t skip_lo, uintptr_t skip_hi)
+                                                              uintptr_t skip_lo, uintptr_t skip_hi, unsigned *memo_seq)
 {
+    *memo_seq = 0;
     struct tcache *c = my_cache();
     if (!c || c->bounds < 0)
         return -1;
@@ -689,7 +694,7 @@ __attribute__((noinline, no_sanitize_address)) int gmg_unwind(void **buf, int ma
     struct walkmemo *m = &c->memo;
     int ninterp = stop_at_interp ? gmg_py_interp_count() : 0, r;
     int memo = max > 0 && max <= MEMO_FRAMES;
-    if (memo && (r = memo_walk(m, buf, max, stop_at_interp, sp, fp, ninterp, skip_lo, skip_hi, gen)) >= 0) {
+    if (memo && (r = memo_walk(m, buf, max, stop_at_interp, sp, fp, ninterp, skip_lo, skip_hi, gen, memo_seq)) >= 0) {
         m->misses = 0;
         return r;
     }

@@ -39,8 +39,11 @@
  * or -1 when this stack must be walked by libunwind. With stop_at_interp
  * the walk ends after the first return address into the Python
  * interpreter (gmg_py_is_interpreter): the Python frames stand for what
- * lies below. */
-int gmg_unwind(void **buf, int max, int stop_at_interp, uintptr_t skip_lo, uintptr_t skip_hi);
+ * lies below. *memo_seq: 0, or, when the frames are the thread's last
+ * walk given again (struct walkmemo), a number that stays the same exactly
+ * as long as that walk is the one kept: two walks of the thread with the
+ * same nonzero number gave the same frames. */
+int gmg_unwind(void **buf, int max, int stop_at_interp, uintptr_t skip_lo, uintptr_t skip_hi, unsigned *memo_seq);
 
 /* Every thread forgets the rules it learnt, before its next walk, and
  * libunwind its caches: a library was unloaded (hooks/unload.c). */

@@ -208,6 +208,24 @@ def verify():
         json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
 
 
+def runs():
+    # runs of allocations from one stack after another: from a run's sixth
+    # allocation on, the thread's last capture is given again; the runs
+    # differ in depth, or only in the line of an outer frame (run_from's
+    # two calls)
+    def run_from(which, d, n):
+        for _ in range(n):
+            if which:
+                via_a(d, 4096)
+            else:
+                via_a(d, 4096)
+    for which, d, n in [(0, 3, 12), (1, 3, 12), (0, 3, 9), (0, 7, 14), (1, 3, 8), (0, 4, 10)]:
+        run_from(which, d, n)
+    import json
+    with open(os.environ["GMG_EXPECTED"], "w") as out:
+        json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
+
+
 def made(i, name, file, src):
     ns = {"noted_alloc": noted_alloc}
     exec(compile(src, file, "exec"), ns)

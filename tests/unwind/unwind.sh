@@ -66,3 +66,11 @@ if unwcase twins && guarded GPUMEM_REPORT=stderr "$U/unwindtest" twins && has "d
     ok "a walk starting where the last one did, one return address apart (the caller, or one further out), or with one frame pointer at another stack pointer: each allocation keeps its own stack, as libunwind's"
 else bad "the walk's memo: twin callers" "$WORK/err"; fi
 
+# runs of one call site after another, without the check mode (whose own
+# walks would rewrite the memo): a run's later captures are given the
+# thread's last capture again, and each allocation still keeps its own stack
+if guarded GPUMEM_REPORT=stderr "$U/unwindtest" runs && has "done runs" "$WORK/out" \
+   && twins 9 twin_a && twins 11 twin_b && twins 6 twin_deep_a && twins 8 twin_deep_b; then
+    ok "runs of allocations from one call site after another, freed and kept in turn: each allocation keeps its own stack when the thread's last capture is given again"
+else bad "the thread's last capture: runs of call sites" "$WORK/err"; fi
+

@@ -25,6 +25,10 @@
  *                         and two call sites without frame pointers, of
  *                         two frame sizes, called from one frame (one rbp,
  *                         two stack pointers)
+ *   unwindtest runs       the same callers in runs of one after another,
+ *                         freed and kept in turn: from a run's sixth call
+ *                         on, the thread's last capture is given again
+ *                         (core/stacks.c, struct last_capture)
  * Each leaves one allocation live per case (freed ones are walked too), its
  * stack in the exit report.
  */
@@ -187,7 +191,7 @@ static void thread_body(void)
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        fail("usage: unwindtest mixed|hostile|signal|dlclose|threads|twins");
+        fail("usage: unwindtest mixed|hostile|signal|dlclose|threads|twins|runs");
     CUdevice d;
     if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&ctx, d) || cuCtxSetCurrent(ctx))
         fail("context");
@@ -240,6 +244,13 @@ int main(int argc, char **argv)
             twin_deep_b(i < 4);
             twin_nofp(i);
         }
+    } else if (!strcmp(what, "runs")) { /* kept: 9 from twin_a, 11 from twin_b, 6 and 8 through twin_mid */
+        static const struct { void (*f)(int); int kept; } run[] = {
+            { twin_a, 5 }, { twin_b, 6 }, { twin_deep_a, 3 }, { twin_a, 4 }, { twin_deep_b, 8 }, { twin_b, 5 }, { twin_deep_a, 3 },
+        };
+        for (unsigned r = 0; r < sizeof run / sizeof *run; r++)
+            for (int i = 0; i < 2 * run[r].kept + 6; i++) /* freed, then kept and freed in turn */
+                run[r].f(i >= 6 && i % 2 == 0);
     } else if (!strcmp(what, "threads")) {
         if (lib_run_threads(thread_body, 4))
             fail("threads");
