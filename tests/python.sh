@@ -155,8 +155,11 @@ PYEOF
     # runs of allocations from one stack after another (the thread's last
     # capture given again within a run), stacks differing in depth or only
     # in an outer frame's line from one run to the next
-    pyrun "$PY" runs GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
-    if as_cpython_saw 65; then ok "Python $v: 65 allocations in runs from one stack after another (depths and an outer frame's line changing between runs): $(cat "$WORK/out") stacks, each as CPython saw it"
+    # (3.10's frames have no memo: it never takes that path)
+    pyrun "$PY" runs GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json" \
+        GMG_STACK_STATS=1
+    if { [ "$v" = 3.10 ] || grep -q "stacks: [0-9]* captures, [1-9][0-9]* given the thread's last capture" "$WORK/err"; } \
+       && as_cpython_saw 65; then ok "Python $v: 65 allocations in runs from one stack after another (depths and an outer frame's line changing between runs): $(cat "$WORK/out") stacks, each as CPython saw it"
     else bad "Python $v runs of call sites vs CPython" "$WORK/out"; fi
 
     # a generator and a coroutine (asyncio) on the stack

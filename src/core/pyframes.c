@@ -451,7 +451,13 @@ static __thread struct cache *tl_cache __attribute__((tls_model("initial-exec"))
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
-static void cache_key_make(void) { (void)pthread_key_create(&cache_key, free); }
+static void cache_free(void *p)
+{
+    tl_cache = NULL; /* a later capture on this thread (another key's destructor) makes another */
+    free(p);
+}
+
+static void cache_key_make(void) { (void)pthread_key_create(&cache_key, cache_free); }
 
 static struct cache *my_cache(void)
 {

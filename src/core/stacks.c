@@ -45,6 +45,10 @@ int gmg_stack_depth = 32;
  * both walkers (core/unwind.c's and libunwind's) and compares them; a
  * difference is printed, and the counts at exit. */
 static int check_mode;
+/* GMG_STACK_STATS=1 (tests): captures counted, and those given the
+ * thread's last capture again (struct last_capture), printed at exit. */
+static int stats_mode;
+static unsigned long stat_captures, stat_last; /* the others, and those */
 static struct gmg_module modules[MAX_MODULES]; /* [0] unused: "unknown" */
 static unsigned nmodules = 1;
 static pthread_mutex_t modules_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -76,6 +80,8 @@ void gmg_stacks_set_depth(int depth)
                      __ATOMIC_RELAXED);
     const char *chk = getenv("GMG_UNWIND_CHECK");
     check_mode = chk && chk[0] == '1';
+    const char *stats = getenv("GMG_STACK_STATS");
+    stats_mode = stats && stats[0] == '1';
     Dl_info di;
     if (dladdr((void *)gmg_stacks_set_depth, &di) && di.dli_fbase)
         dl_iterate_phdr(find_self, di.dli_fbase);
@@ -411,11 +417,19 @@ static __attribute__((noinline, cold)) void check_walk(int max)
 
 static __attribute__((destructor)) void check_summary(void)
 {
+    char line[200];
+    int o;
+    if (stats_mode) {
+        unsigned long given = __atomic_load_n(&stat_last, __ATOMIC_RELAXED);
+        o = snprintf(line, sizeof line, "gpumemguard: stacks: %lu captures, %lu given the thread's last capture\n",
+                     __atomic_load_n(&stat_captures, __ATOMIC_RELAXED) + given, given);
+        if (write(2, line, (size_t)o) < 0)
+            return;
+    }
     if (!check_mode)
         return;
-    char line[200];
-    int o = snprintf(line, sizeof line, "gpumemguard: unwind check: %lu walks compared, %lu differ, %lu left to libunwind\n",
-                     check_fast, check_diff, check_slow);
+    o = snprintf(line, sizeof line, "gpumemguard: unwind check: %lu walks compared, %lu differ, %lu left to libunwind\n",
+                 check_fast, check_diff, check_slow);
     if (write(2, line, (size_t)o) < 0)
         return;
 }
@@ -508,8 +522,13 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
     int memos = native_memo && (py_memo || np == 0) && !check_mode;
     unsigned gen = gmg_unwind_generation();
     uint32_t last = memos ? last_capture_is(native_memo, py_memo, want, gen) : 0;
-    if (last)
+    if (last) {
+        if (__builtin_expect(stats_mode, 0))
+            __atomic_fetch_add(&stat_last, 1, __ATOMIC_RELAXED);
         return last;
+    }
+    if (__builtin_expect(stats_mode, 0))
+        __atomic_fetch_add(&stat_captures, 1, __ATOMIC_RELAXED);
     int skip = skip_internal(buf, n);
     int keep = n - skip;
     if (np) {
