@@ -48,7 +48,7 @@ static int check_mode;
 /* GMG_STACK_STATS=1 (tests): captures counted, and those given the
  * thread's last capture again (struct last_capture), printed at exit. */
 static int stats_mode;
-static unsigned long stat_captures, stat_last; /* the others, and those */
+static unsigned long stat_made, stat_given; /* ids made from the frames; ids given again */
 static struct gmg_module modules[MAX_MODULES]; /* [0] unused: "unknown" */
 static unsigned nmodules = 1;
 static pthread_mutex_t modules_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -415,14 +415,14 @@ static __attribute__((noinline, cold)) void check_walk(int max)
         check_one(a[pass], na[pass], b, nb, max);
 }
 
-static __attribute__((destructor)) void check_summary(void)
+static __attribute__((destructor)) void test_summaries(void)
 {
     char line[200];
     int o;
     if (stats_mode) {
-        unsigned long given = __atomic_load_n(&stat_last, __ATOMIC_RELAXED);
+        unsigned long given = __atomic_load_n(&stat_given, __ATOMIC_RELAXED);
         o = snprintf(line, sizeof line, "gpumemguard: stacks: %lu captures, %lu given the thread's last capture\n",
-                     __atomic_load_n(&stat_captures, __ATOMIC_RELAXED) + given, given);
+                     __atomic_load_n(&stat_made, __ATOMIC_RELAXED) + given, given);
         if (write(2, line, (size_t)o) < 0)
             return;
     }
@@ -448,16 +448,15 @@ static inline int walk(void **buf, int want, int stop_at_interp, unsigned *memo_
  * The thread's last capture whose walks were both given again from their
  * memos (the native walk's, and the Python frames' when there were any),
  * with the stack id it came to. The id is a function of the frames, the
- * depth and the unwind generation alone (the guard's own frames and the
- * interpreter's are told apart by address ranges that only grow with the
- * generation's and the native memo's own keys), and the memos' numbers say
- * the frames are the same: a capture that finds both numbers, the depth and
- * the generation as they were is given the id at once, without the passes
- * over the frames that the id is made from (about a fifth of a Python
- * capture's instructions). Every capture that does not find both memos
- * clears it, so it only ever stands for the thread's previous capture. A
- * sequence count, odd while it is written, keeps a capture in a signal
- * handler from reading it half written.
+ * depth and the unwind generation alone (the address ranges that tell the
+ * guard's own frames and the interpreter's apart are in the native memo's
+ * key), and equal memo numbers say the frames are the same: a capture that
+ * finds both numbers, the depth and the generation as they were is given
+ * the id at once, without the passes that make an id from the frames
+ * (about 150 of a Python pair's 2,200 instructions). Every capture that
+ * does not find both memos clears it, so it only ever stands for the
+ * thread's previous capture. A sequence count, odd while it is written,
+ * keeps a capture in a signal handler from reading it half written.
  */
 struct last_capture {
     unsigned seq;
@@ -524,11 +523,11 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
     uint32_t last = memos ? last_capture_is(native_memo, py_memo, want, gen) : 0;
     if (last) {
         if (__builtin_expect(stats_mode, 0))
-            __atomic_fetch_add(&stat_last, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&stat_given, 1, __ATOMIC_RELAXED);
         return last;
     }
     if (__builtin_expect(stats_mode, 0))
-        __atomic_fetch_add(&stat_captures, 1, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&stat_made, 1, __ATOMIC_RELAXED);
     int skip = skip_internal(buf, n);
     int keep = n - skip;
     if (np) {

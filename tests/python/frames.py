@@ -148,6 +148,12 @@ def qualname(code):  # 3.10 has no co_qualname: the guard then names co_name too
     return getattr(code, "co_qualname", code.co_name)
 
 
+def write_expected():  # the stacks noted_alloc saw, for as_cpython_saw (tests/python.sh)
+    import json
+    with open(os.environ["GMG_EXPECTED"], "w") as out:
+        json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
+
+
 def noted_alloc(n):
     p = ctypes.c_uint64(); rc = cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)); f = sys._getframe(); line = f.f_lineno  # noqa: E501,E702
     st = [(qualname(f.f_code), f.f_code.co_filename, line)]  # this frame's line is the call's, not this one's
@@ -187,7 +193,6 @@ def verifier(k, rnd):
 
 
 def verify():
-    import json
     import random
     stop = []
 
@@ -204,13 +209,12 @@ def verify():
         t.join()
     stop.append(1)
     sp.join()
-    with open(os.environ["GMG_EXPECTED"], "w") as out:
-        json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
+    write_expected()
 
 
 def runs():
-    # runs of allocations from one stack after another: from a run's sixth
-    # allocation on, the thread's last capture is given again; the runs
+    # runs of allocations from one stack after another: after a run's first
+    # few allocations, the thread's last capture is given again; the runs
     # differ in depth, or only in the line of an outer frame (run_from's
     # two calls)
     def run_from(which, d, n):
@@ -221,9 +225,7 @@ def runs():
                 via_a(d, 4096)
     for which, d, n in [(0, 3, 12), (1, 3, 12), (0, 3, 9), (0, 7, 14), (1, 3, 8), (0, 4, 10)]:
         run_from(which, d, n)
-    import json
-    with open(os.environ["GMG_EXPECTED"], "w") as out:
-        json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
+    write_expected()
 
 
 def made(i, name, file, src):
@@ -247,9 +249,7 @@ def codes():
         made(i, f"made_{i}", "<made>", f"def made_{i}(n):\n" + body)
     for i in range(150, 200):
         made(i, f"made_{i % 2}", f"<made {i % 5}>", "\n" * (i % 7) + f"def made_{i % 2}(n):\n" + "    x = 1\n" * (i % 3) + body)
-    import json
-    with open(os.environ["GMG_EXPECTED"], "w") as out:
-        json.dump([[list(map(list, st)), sum(v), len(v)] for st, v in expected.items()], out)
+    write_expected()
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@
  *                         two stack pointers)
  *   unwindtest runs       the same callers in runs of one after another,
  *                         each run's first allocation kept, then freed and
- *                         kept in turn: from a run's sixth call on, the
+ *                         kept in turn: after a run's first few calls, the
  *                         thread's last capture is given again
  *                         (core/stacks.c, struct last_capture)
  * Each leaves one allocation live per case (freed ones are walked too), its
