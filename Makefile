@@ -122,7 +122,7 @@ $(DIRS_STAMP): FORCE
 FORCE:
 
 CLI_SRCS := $(wildcard src/cli/*.c) src/base/signame.c src/base/page.c src/base/buf.c
-CLI_HDRS := $(wildcard src/cli/*.h) src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h src/base/page.h \
+CLI_HDRS := $(wildcard src/cli/*.h) src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h src/base/procstat.h src/base/page.h \
             src/base/buf.h include/gpumemguard.h
 CLI_CFLAGS = -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS)
 $(CLI): $(CLI_SRCS) $(CLI_HDRS) $(PAGE_C) $(DIRS_STAMP)

@@ -79,30 +79,23 @@ struct gmg_status_page {
 #define GMG_STATUS_GROUPED   1u     /* the process is in a group (group[] named) */
 #define GMG_STATUS_STACKS    2u     /* stacks are on: site[] names a frame */
 
+#include "base/procstat.h"
+
 #include <stdlib.h>
-#include <string.h>
 
 /* From the text of /proc/PID/stat: the process's state letter and its
- * start time (field 22, clock ticks after boot). The command name (field
- * 2) may hold spaces and parentheses: the fields are counted from its last
- * ')'. 0 on success, -1 when the text is not such a line. */
+ * start time (field 22, clock ticks after boot). 0 on success, -1 when the
+ * text is not such a line. */
 static inline int gmg_status_parse_stat(const char *text, char *state, uint64_t *start_time)
 {
-    const char *p = strrchr(text, ')');
-    if (!p || p[1] != ' ' || !p[2])
+    const char *s = gmg_proc_stat_field(text, 3), *p = gmg_proc_stat_field(text, 22);
+    if (!s || !p)
         return -1;
-    p += 2;
-    *state = *p;
-    for (int field = 3; field < 22; field++) { /* skip to field 22 */
-        p = strchr(p, ' ');
-        if (!p)
-            return -1;
-        p++;
-    }
     char *end;
     unsigned long long v = strtoull(p, &end, 10);
     if (end == p || (*end != ' ' && *end != '\n' && *end))
         return -1;
+    *state = *s;
     *start_time = v;
     return 0;
 }

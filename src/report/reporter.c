@@ -42,6 +42,7 @@
 #include "base/dumpask.h"
 #include "base/fd.h"
 #include "base/log.h"
+#include "base/procstat.h"
 #include "core/stacks.h"
 #include "core/walkgate.h"
 #include "report/report.h"
@@ -340,14 +341,10 @@ static uintptr_t main_heap_size(void)
     char buf[1024];
     if (gmg_read_small("/proc/self/stat", buf, sizeof buf) <= 0)
         return 0;
-    char *p = strrchr(buf, ')'); /* the command's name may hold spaces and parentheses */
+    const char *p = gmg_proc_stat_field(buf, 47);
     if (!p)
         return 0;
-    for (int field = 2; field < 47 && p; field++)
-        p = strchr(p + 1, ' ');
-    if (!p)
-        return 0;
-    uintptr_t start = (uintptr_t)strtoull(p + 1, NULL, 10), now = (uintptr_t)sbrk(0);
+    uintptr_t start = (uintptr_t)strtoull(p, NULL, 10), now = (uintptr_t)sbrk(0);
     return start && now != (uintptr_t)-1 && now >= start ? now - start : 0;
 }
 
