@@ -20,7 +20,12 @@ case "${GMG_SANITIZER:-}" in
           # threads (the guard restarts its reporter there), which TSan allows
           # only with this flag
           # suppressions: libunwind's own caches (tests/tsan.supp says why)
-          export TSAN_OPTIONS="report_signal_unsafe=0 halt_on_error=1 symbolize=0 die_after_fork=0 suppressions=$ROOT/tests/tsan.supp"
+          # atexit_sleep_ms=100: TSan's runtime sleeps this long at exit
+          # while another thread lives (the reporter's, in every guarded
+          # process), to let it race with the exit; its 1000 made most of
+          # the suite's time a second's sleep per process; 100 still gives
+          # the reporter thread time to run during the exit.
+          export TSAN_OPTIONS="report_signal_unsafe=0 halt_on_error=1 symbolize=0 die_after_fork=0 atexit_sleep_ms=100 suppressions=$ROOT/tests/tsan.supp"
           SAN_FLAGS="$SAN_FLAGS -gdwarf-4" ;; # clang 14 DWARF 5 line tables: no file:line from libdw 0.188
     *) PRELOAD="$ROOT/$B/libgpumemguard.so" ;;
 esac
@@ -85,11 +90,16 @@ if command -v nvcc >/dev/null 2>&1 && [ -z "${GMG_SANITIZER:-}" ]; then
 fi
 
 PASS=0; FAIL=0; SKIP=0
-ok()   { PASS=$((PASS + 1)); echo "ok   $1"; }
+# GMG_TIMES=FILE: each result's seconds since the one before, and its line
+# (what makes the run slow: sort -rn FILE | head)
+_t=$EPOCHREALTIME
+took() { [ -n "${GMG_TIMES:-}" ] || return 0; local now=$EPOCHREALTIME
+         awk -v a="$_t" -v b="$now" -v l="$1" 'BEGIN { printf "%.2f\t%s\n", b - a, l }' >>"$GMG_TIMES"; _t=$now; }
+ok()   { PASS=$((PASS + 1)); echo "ok   $1"; took "ok   $1"; }
 # GMG_FAIL_FAST=1 (make mutate): stop at the first failure, status 1
-bad()  { FAIL=$((FAIL + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/     | /' "$2" | head -40
+bad()  { FAIL=$((FAIL + 1)); echo "FAIL $1"; took "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/     | /' "$2" | head -40
          if [ "${GMG_FAIL_FAST:-0}" = 1 ]; then echo "GMG_FAIL_FAST: stopped at the first failure"; exit 1; fi; }
-skip() { SKIP=$((SKIP + 1)); echo "skip $1 ($2)"; }
+skip() { SKIP=$((SKIP + 1)); echo "skip $1 ($2)"; took "skip $1"; }
 
 # guarded CMD...: run with the guard; stdout in $WORK/out, stderr in $WORK/err
 guarded() { env LD_PRELOAD="$PRELOAD" GPUSIM_STATS="$WORK/stats" "$@" >"$WORK/out" 2>"$WORK/err"; }
