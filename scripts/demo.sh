@@ -17,14 +17,16 @@ else
     echo "== no GPU: running against the simulated driver (tests/sim), 1 GiB device"
     DRIVER_PATH="$ROOT/$B/sim"
 fi
-cat <<'EOF'
-== What to look for below (the program runs twice: under the command, then by hand):
+# the leaking line, as the report will name it
+LEAK_LINE=$(grep -n 'cuMemAlloc_v2(&activations' scripts/demo_leaky.c | cut -d: -f1)
+cat <<EOF
+== What to look for below (the program runs three times: under the command, by hand, then with no quota):
    1. "gpumemguard: refused cuMemAlloc of 200.0 MiB (209715200 bytes) on device 0: GPUMEM_LIMIT is 256.0 MiB ..."
       The quota refused the program's 200 MiB batch buffer (big_batch, the refused call's own stack follows);
       the program got CUDA_ERROR_OUT_OF_MEMORY, as from a full GPU, and the guard named the biggest live
       allocations at that moment.
    2. The exit report: what is still allocated, grouped by call site, biggest first. train_step leaked
-      5 x 16 MiB (scripts/demo_leaky.c:14); load_model's 64 MiB of weights were never freed either.
+      5 x 16 MiB (scripts/demo_leaky.c:$LEAK_LINE); load_model's 64 MiB of weights were never freed either.
    3. The last line, SUMMARY: the bytes still live at exit.
    4. Then the same loop with no quota, asking the 1 GiB device for 2 GiB: "gpumemguard: the driver refused
       cuMemAlloc of 2.0 GiB ..." is the driver's own out of memory, explained the same way, ending with what

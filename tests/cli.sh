@@ -46,7 +46,10 @@ for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G
             "'--limit' needs a value|--limit" "unknown option '-x'|-x true" \
             "'256' is not a whole number from 0 to 255|--error-exitcode 256 true" \
             "'x1' is not a whole number|--error-exitcode=x1 true" "dump: missing PID|dump" \
-            "'abc' is not a process id|dump abc" "has no meaning there|--limit 1G dump 1"; do
+            "'abc' is not a process id|dump abc" "has no meaning there|--limit 1G dump 1" \
+            "'--report' needs a value|--report -- true" "'--report' needs a value|--report --limit 4G -- true" \
+            "'--limit' needs a value|--limit -- true" "'--group' needs a value|--group -- true" \
+            "'--signal' needs a value|dump --signal -- 1" "'--tensors' takes no value|--tensors=1 true"; do
     want=${spec%%|*}; args=${spec#*|}
     cli $args; rc=$?
     if [ $rc = 2 ] && has "$want" "$WORK/err"; then
@@ -175,6 +178,12 @@ if idle_run idle2 --signal USR2 --report "$WORK/dumps/u.%n"; then
     dumped_with USR2 "$WORK/dumps/u" \
         && ok "gpumemguard dump PID sends the process's own GPUMEM_SIGNAL (USR2, from /proc/PID/environ)" \
         || bad "dump with GPUMEM_SIGNAL=USR2 (rc $rc)" "$WORK/err"
+    # --signal naming another signal than the one it dumps on: said so, nothing sent
+    cli dump --signal USR1 "$IDLE"; rc=$?
+    [ $rc = 1 ] && has "dumps on SIGUSR2 (its GPUMEM_SIGNAL), not on SIGUSR1 (--signal); nothing sent" "$WORK/err" \
+        && kill -0 "$IDLE" 2>/dev/null \
+        && ok "gpumemguard dump --signal USR1 of a process that dumps on SIGUSR2: says which it dumps on, nothing sent" \
+        || bad "dump --signal of another signal than the process's (rc $rc)" "$WORK/err"
     idle_stop idle2 || bad "the program dumped with SIGUSR2 did not exit 0" "$WORK/idle2.err"
 else bad "dump USR2: the idle program did not start" "$WORK/idle2.err"; idle_stop idle2; fi
 

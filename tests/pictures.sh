@@ -158,7 +158,14 @@ done
 { [ $rc = 2 ] && has "missing REPORT.json" "$WORK/err"; } || miss="$miss no-argument(rc $rc)"
 "$GMG" --limit 1G view "$FJ" >"$WORK/out" 2>"$WORK/err"; rc=$?
 { [ $rc = 2 ] && has "view takes no option" "$WORK/err"; } || miss="$miss option(rc $rc)"
-[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a newer schema and a missing file: status 1, a message saying which, no page" \
+# the page over its own report (as -o, or through another name of it): refused, the report kept
+cp "$FJ" "$WORK/own.json"; ln -sf own.json "$WORK/own-link.json"
+for o in "$WORK/own.json" "$WORK/own-link.json"; do
+    "$GMG" view "$WORK/own.json" -o "$o" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    { [ $rc = 1 ] && has "is the report itself; the page would overwrite it" "$WORK/err" && cmp -s "$WORK/own.json" "$FJ"; } \
+        || miss="$miss own:${o##*/}(rc $rc)"
+done
+[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a newer schema, a missing file and a page over the report itself: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
 # a page that cannot be written: status 1 and why; a device is never removed
 if [ -c /dev/full ] && [ -w /dev/full ]; then

@@ -139,7 +139,7 @@ static void help(void)
            "  gpumemguard --report 'leaks.%%p.json' --format json python train.py\n"
            "  gpumemguard dump 12345\n"
            "\n"
-           "A program named 'dump' or 'top' runs as: gpumemguard -- dump, gpumemguard -- top. See gpumemguard(1).\n");
+           "A program named 'dump', 'top' or 'view' runs as: gpumemguard -- dump (and so on). See gpumemguard(1).\n");
 }
 
 /* ------------------------------------------------------------ library */
@@ -498,13 +498,18 @@ static long dump_answer(long pid, int secs)
     }
 }
 
+/* A word after an option that wants a value, which is no value but "--" or
+ * another option: the value is missing (no report file named "--"). A value
+ * that starts so is given as --opt=VALUE. */
+static int is_long_option(const char *w) { return w[0] == '-' && w[1] == '-'; }
+
 static int dump(int argc, char **argv, const char *sigopt)
 {
     const char *pidarg = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--signal") == 0) {
-            if (i + 1 >= argc)
+            if (i + 1 >= argc || is_long_option(argv[i + 1]))
                 usage_error("option '--signal' needs a value");
             sigopt = argv[++i];
         } else if (strncmp(a, "--signal=", 9) == 0) {
@@ -561,6 +566,8 @@ static int dump(int argc, char **argv, const char *sigopt)
 
     int sig = SIGUSR1;
     const char *from = "the default";
+    int own = SIGUSR1; /* the process's own dump signal, as far as its environment tells (0: unknown) */
+    const char *own_from = "the default";
     const char *report = NULL;
     size_t envlen = 0;
     snprintf(path, sizeof path, "/proc/%ld/environ", pid);
@@ -568,6 +575,10 @@ static int dump(int argc, char **argv, const char *sigopt)
     if (env) {
         report = environ_get(env, envlen, "GPUMEM_REPORT");
         const char *v = environ_get(env, envlen, "GPUMEM_SIGNAL");
+        if (v) {
+            own = gmg_parse_signal(v) > 0 ? gmg_parse_signal(v) : 0;
+            own_from = "its GPUMEM_SIGNAL";
+        }
         if (v && !sigopt) {
             sig = gmg_parse_signal(v);
             if (sig == 0)
@@ -577,15 +588,22 @@ static int dump(int argc, char **argv, const char *sigopt)
                      "(give --signal to choose one)", pid, v);
             from = "its GPUMEM_SIGNAL";
         }
-    } else if (!sigopt) {
-        fprintf(stderr, "gpumemguard: dump: cannot read %s (%s); assuming the default dump signal, SIGUSR1\n",
-                path, strerror(errno));
+    } else {
+        own = 0;
+        if (!sigopt)
+            fprintf(stderr, "gpumemguard: dump: cannot read %s (%s); assuming the default dump signal, SIGUSR1\n",
+                    path, strerror(errno));
     }
     if (sigopt) {
         sig = optsig;
         from = "--signal";
     }
 
+    if (sigopt && own > 0 && own != sig && caught_by(pid, sig) == 0 && caught_by(pid, own) == 1) {
+        char ob[32];
+        fail(1, "dump: process %ld dumps on %s (%s), not on %s (--signal); nothing sent, since %s would kill it",
+             pid, signame(own, ob, sizeof ob), own_from, signame(sig, sb, sizeof sb), sb);
+    }
     if (caught_by(pid, sig) == 0)
         fail(1, "dump: process %ld does not catch %s (%s) yet: the guard arms its dump signal at the "
              "program's first CUDA call; nothing sent, since the signal would kill it",
@@ -760,6 +778,8 @@ int main(int argc, char **argv)
         }
         if (a[0] != '-' || a[1] == '\0')
             break;              /* the program (or "dump") */
+        if (strncmp(a, "--tensors=", 10) == 0)
+            usage_error("option '--tensors' takes no value");
         if (strcmp(a, "--tensors") == 0) { /* no value: the frameworks' settings (tensors.c) */
             tensors = 1;
             if (!other_opt)
@@ -777,7 +797,7 @@ int main(int argc, char **argv)
         if (eq) {
             val = eq + 1;
         } else {
-            if (i + 1 >= argc)
+            if (i + 1 >= argc || is_long_option(argv[i + 1]))
                 usage_error("option '--%s' needs a value (%s)", o->name, o->arg);
             val = argv[++i];
         }

@@ -353,7 +353,14 @@ int gmg_view_main(int argc, char **argv)
         }
     }
     int rc = 0;
-    if (strcmp(out, "-") == 0) {
+    struct stat sin, sout;
+    if (strcmp(out, "-") != 0 && strcmp(in, "-") != 0 && stat(in, &sin) == 0 && stat(out, &sout) == 0 &&
+        sin.st_dev == sout.st_dev && sin.st_ino == sout.st_ino) {
+        /* the page over its own report: the report would be lost */
+        fprintf(stderr, "gpumemguard view: %s is the report itself; the page would overwrite it: name another "
+                "file with -o OUT.html\n", out);
+        rc = 1;
+    } else if (strcmp(out, "-") == 0) {
         if (fwrite(page.p, 1, page.len, stdout) != page.len || fflush(stdout) != 0) {
             fprintf(stderr, "gpumemguard view: cannot write standard output: %s\n", strerror(errno));
             rc = 1;

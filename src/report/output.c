@@ -206,6 +206,24 @@ static int write_file(const char *path, const struct gmg_buf *b, const char **wh
     return rc;
 }
 
+/* gmg_report_check_path found the reports' directory unusable and said
+ * so, that reports go to stderr: while it still is, a report written there
+ * says nothing more. */
+static int dir_told;
+
+static int dir_unusable(const char *dir)
+{
+    struct stat st;
+    return stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0;
+}
+
+static int dir_still_told(const char *path)
+{
+    char dir[4300];
+    snprintf(dir, sizeof dir, "%s", path);
+    return __atomic_load_n(&dir_told, __ATOMIC_ACQUIRE) && dir_unusable(gmg_path_dir(dir));
+}
+
 /* 0: the report reached its destination, or stderr in its place; -1: it
  * is lost (no memory to format it, and stderr cannot take it either). */
 static int emit(const struct gmg_report *r, int fmt, const char *ext)
@@ -251,7 +269,8 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
             gmg_buf_free(&b);
             return 0;
         }
-        gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
+        if (!dir_still_told(path)) /* else said once already, at the first CUDA use */
+            gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
     }
     int rc = gmg_write_stderr(b.p, b.len);
     gmg_buf_free(&b);
@@ -320,6 +339,8 @@ void gmg_report_check_path(void)
     path_of(rep, 1, NULL, path, sizeof path);
     const char *dir = gmg_path_dir(path);
     struct stat st;
+    if (dir_unusable(dir))
+        __atomic_store_n(&dir_told, 1, __ATOMIC_RELEASE);
     if (stat(dir, &st) != 0)
         gmg_error("GPUMEM_REPORT='%s': directory %s does not exist (%s); reports will go to stderr", rep, dir,
                   strerror(errno));

@@ -125,4 +125,14 @@ if [ -z "${GMG_SANITIZER:-}" ]; then
     else
         bad "make demo (rc $rc)" "$WORK/demo"
     fi
+    # what it tells the reader to look for is what the runs print: the
+    # leaking line its reports name, and how many runs there are
+    said=$(sed -n 's/.*5 x 16 MiB (\(scripts\/demo_leaky\.c:[0-9]*\)).*/\1/p' "$WORK/demo" | head -1)
+    runs=$(sed -n 's/.*(the program runs \([a-z]*\) times\?:.*/\1/p' "$WORK/demo")
+    if [ -n "$said" ] && grep -A1 "80.0 MiB (83886080 bytes) in 5 allocations" "$WORK/demo" | grep -q " in train_step $said " \
+       && [ "$runs" = three ] && [ "$(grep -c '^SUMMARY: gpumemguard: ' "$WORK/demo")" = 3 ]; then
+        ok "make demo's guide names the leaking line its reports name ($said) and says how many runs follow ($runs)"
+    else
+        bad "make demo's guide: line '$said', runs '$runs'" "$WORK/demo"
+    fi
 fi

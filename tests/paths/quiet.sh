@@ -25,9 +25,10 @@ guarded GPUMEM_REPORT="$nodir/r.txt" GPUMEM_METRICS="$nodir/m.prom" "$T/nulls"; 
 nr=$(grep -c "GPUMEM_REPORT='$nodir/r.txt': directory $nodir does not exist" "$WORK/err")
 nm=$(grep -c "GPUMEM_METRICS='$nodir/m.prom': directory $nodir does not exist" "$WORK/err")
 nw=$(grep -c "GPUMEM_METRICS" "$WORK/err")
-if [ $rc = 0 ] && [ "$nr" = 1 ] && [ "$nm" = 1 ] && [ "$nw" = 1 ] && has "SUMMARY: gpumemguard" "$WORK/err"; then
-    ok "the same paths in a CUDA program: each said once at its first CUDA use, the report on stderr, the program runs"
-else bad "unwritable paths in a CUDA program (rc $rc, report said $nr, metrics said $nm/$nw)" "$WORK/err"; fi
+nx=$(grep -c "$nodir/r.txt" "$WORK/err") # the report at exit, on stderr as said: not said again
+if [ $rc = 0 ] && [ "$nr" = 1 ] && [ "$nm" = 1 ] && [ "$nw" = 1 ] && [ "$nx" = 1 ] && has "SUMMARY: gpumemguard" "$WORK/err"; then
+    ok "the same paths in a CUDA program: each said once at its first CUDA use, not again at exit, the report on stderr, the program runs"
+else bad "unwritable paths in a CUDA program (rc $rc, report said $nr, $nx in all, metrics said $nm/$nw)" "$WORK/err"; fi
 # a directory, a FIFO in the file's place, a file where the directory should
 # be, a missing directory, a directory that cannot be looked up (a symlink
 # loop): the environment's, said once and why, the program runs
