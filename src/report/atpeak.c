@@ -16,14 +16,12 @@ struct collect {
     struct gmg_group *v;
     size_t n, cap;
     int failed;
-    size_t top;           /* > 0: keep only the `top` biggest (v holds `top`), count the rest */
-    size_t seen;          /* groups seen, kept or not */
+    size_t top;           /* > 0: keep only the `top` biggest (v holds `top`) */
 };
 
 static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct collect *c = arg;
-    c->seen++;
     if (c->top) { /* a message's few: kept sorted in place, no allocation */
         struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
         size_t i = c->n < c->top ? c->n++ : c->top;
@@ -126,16 +124,9 @@ int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak
         out->bytes = kp->bytes;
         out->shown = kp->ngroups < k ? kp->ngroups : k;
         memcpy(top, kp->groups, out->shown * sizeof *top);
-        out->groups = kp->ngroups;
-        for (size_t i = out->shown; i < kp->ngroups; i++)
-            out->rest_bytes += kp->groups[i].bytes;
     } else {
         out->bytes = w.bytes;
         out->shown = c.n;
-        out->groups = c.seen;
-        out->rest_bytes = w.bytes;
-        for (size_t i = 0; i < c.n; i++)
-            out->rest_bytes = out->rest_bytes > top[i].bytes ? out->rest_bytes - top[i].bytes : 0;
     }
     pthread_mutex_unlock(&kept_mu);
     return out->bytes || out->shown ? 0 : -1;

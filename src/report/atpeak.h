@@ -19,13 +19,12 @@ void gmg_at_peak_build(struct gmg_report *r, int window);
 void gmg_at_peak_free(struct gmg_report *r);
 
 /* The run's peak of one device, for refusal messages: its k biggest groups
- * into top[] (no allocation; O(stacks)), and the rest summed. 0, or -1 when
+ * into top[] (no allocation; O(stacks)); the rest is the peak's bytes less
+ * theirs. 0, or -1 when
  * nothing was ever tracked. */
 struct gmg_at_peak_top {
     uint64_t bytes;          /* the peak */
     size_t shown;            /* groups in top[] */
-    size_t groups;           /* groups in all */
-    uint64_t rest_bytes;     /* of the groups not shown */
 };
 int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak_top *out);
 

@@ -400,6 +400,7 @@ static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint
     if (device != t->ev.device || !counts_on_device(family) || !bytes) /* a sparse array holds none */
         return;
     struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
+    t->live_bytes += bytes;
     size_t i = t->ntop < GMG_REFUSAL_STACKS ? t->ntop++ : GMG_REFUSAL_STACKS;
     if (i == GMG_REFUSAL_STACKS) {
         if (gmg_group_by_bytes(&g, &t->top[GMG_REFUSAL_STACKS - 1]) >= 0)
@@ -468,6 +469,16 @@ void gmg_report_refusal_short(const struct gmg_refusal *ev, const char *outcome)
     gmg_write_stderr(line, n);
 }
 
+/* Under a list the message cut to its biggest call sites: how much of
+ * `all` bytes the `shown` ones leave out. */
+static void more_line(struct gmg_buf *b, uint64_t all, uint64_t shown)
+{
+    char more[GMG_SIZE_LEN];
+    if (all > shown)
+        gmg_buf_printf(b, "  (and %s more at other call sites; the report lists them all)\n",
+                       gmg_fmt_size(more, sizeof more, all - shown));
+}
+
 /* The refused call itself (what, how much, the quota, its own stack), then
  * the few biggest live stacks of its device at the refusal (no walk of the
  * table, no fragmentation, no dump number). */
@@ -489,8 +500,12 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     size_t ntop = st->ntop;
     memcpy(top, st->top, ntop * sizeof *top);
     gmg_sites_merge(r.sym, top, &ntop);
-    for (size_t i = 0; i < ntop && i < GMG_REFUSAL_SHOWN; i++)
+    uint64_t shown = 0;
+    for (size_t i = 0; i < ntop && i < GMG_REFUSAL_SHOWN; i++) {
         gmg_report_text_group(&r, b, &top[i]);
+        shown += top[i].bytes;
+    }
+    more_line(b, st->live_bytes, shown);
     /* The live totals are read just after the quota said no: bytes in use
      * and no live stack means other threads' calls were under way then (a
      * reservation not yet recorded, a free not yet given back). */
@@ -520,11 +535,12 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
                        (unsigned long long)pt.bytes, gmg_quota_pooled() ? ", this process's own peak" : "");
         size_t npk = pt.shown;
         gmg_sites_merge(r.sym, pk, &npk); /* by call site as it reads, as above */
-        for (size_t i = 0; i < npk && i < GMG_REFUSAL_SHOWN; i++)
+        uint64_t pk_shown = 0;
+        for (size_t i = 0; i < npk && i < GMG_REFUSAL_SHOWN; i++) {
             gmg_report_text_group(&r, b, &pk[i]);
-        if (pt.groups > pt.shown)
-            gmg_buf_printf(b, "  (and %zu more stacks: %llu bytes; the report lists them all)\n", pt.groups - pt.shown,
-                           (unsigned long long)pt.rest_bytes);
+            pk_shown += pk[i].bytes;
+        }
+        more_line(b, pt.bytes, pk_shown);
     }
     gmg_report_text_dynamic_only(&r, b);
     gmg_report_free(&r);

@@ -244,6 +244,7 @@ struct gmg_refusal_state {
     struct gmg_refusal ev;
     size_t ntop;
     struct gmg_group top[GMG_REFUSAL_STACKS];   /* biggest first */
+    uint64_t live_bytes;                        /* of every live stack of the device, kept or not */
     struct gmg_track_lost lost;
 };
 void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal_state *out);

@@ -55,3 +55,10 @@ if has "order: 2" "$WORK/out" \
    && [ "$got" = "1310720 bytes  in sized_20  1245184 bytes  in sized_19  1179648 bytes  in sized_18  " ]; then
     ok "a refusal lists the biggest of 20 call sites made in a shuffled order, biggest first"
 else bad "refusal message order: '$got'" "$WORK/err"; fi
+# ... and says how much the other 17 hold (153 x 64 KiB), under what is live
+# and under what was live at the peak (the same allocations here)
+more="  (and 9.6 MiB (10027008 bytes) more at other call sites; the report lists them all)"
+if [ "$(grep -cxF -- "$more" "$WORK/err")" = 2 ] \
+   && [ "$(sed -n '/^gpumemguard: the biggest live allocations on device 0:$/,/^gpumemguard: live at the peak/p' "$WORK/err" | grep -cxF -- "$more")" = 1 ]; then
+    ok "a refusal message cut to its 3 biggest call sites says how much the rest hold, live and at the peak"
+else bad "refusal message: the rest of a cut list" "$WORK/err"; fi
