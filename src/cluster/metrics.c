@@ -8,6 +8,7 @@
 #include "base/fd.h"
 #include "base/limit_parse.h"
 #include "base/log.h"
+#include "core/peak.h"
 #include "core/quota.h"
 #include "core/ranges.h"
 #include "core/track.h"
@@ -172,7 +173,7 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
         metric(b, m[i].name, m[i].type, m[i].help);
         for (int d = 0; d < ndev; d++) {
             uint64_t v = m[i].what == 0 ? gmg_quota_used(d) : m[i].what == 1 ? gmg_quota_limit(d)
-                       : m[i].what == 2 ? gmg_quota_peak(d) : m[i].what == 3 ? gmg_quota_refused(d)
+                       : m[i].what == 2 ? gmg_peak_run(d) : m[i].what == 3 ? gmg_quota_refused(d)
                        : m[i].what == 4 ? gmg_quota_allocs(d) : m[i].what == 5 ? gmg_quota_frees(d)
                        : gmg_quota_driver_oom(d);
             series(b, m[i].name, d, common, v);

@@ -7,6 +7,7 @@
 #include "base/fd.h"
 #include "base/limit_parse.h"
 #include "base/log.h"
+#include "core/peak.h"
 #include "core/quota.h"
 
 #include <errno.h>
@@ -193,7 +194,7 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
         struct gmg_status_dev *v = &p->dev[d];
         v->used = gmg_quota_used(d);
         v->limit = gmg_quota_limit(d);
-        v->peak = gmg_quota_peak(d);
+        v->peak = gmg_peak_run(d);
         v->refused = gmg_quota_refused(d);
         v->driver_oom = gmg_quota_driver_oom(d);
         v->growth = p->interval_ms ? (int64_t)(v->used - prev_used[d]) : 0;

@@ -58,6 +58,7 @@ struct pk {
     uint64_t word;              /* bytes << 16 | generation & 0xffff */
     uint64_t peak;              /* tracked bytes at the latest peak; 0 while a restart is under way */
     uint64_t gen64;             /* the generation, whole */
+    uint64_t run;               /* the run's highest peak (a restart keeps it) */
     pthread_mutex_t mu;         /* setting a peak; reading one */
 } __attribute__((aligned(64)));
 
@@ -91,6 +92,8 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
             if (__atomic_compare_exchange_n(&p->word, &w, nw, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 __atomic_store_n(&p->gen64, g + 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&p->peak, total, __ATOMIC_RELEASE);
+                if (total > __atomic_load_n(&p->run, __ATOMIC_RELAXED)) /* under the lock: its one writer */
+                    __atomic_store_n(&p->run, total, __ATOMIC_RELEASE);
                 b = g;
                 break;
             }
@@ -270,8 +273,15 @@ void gmg_peak_restart(int dev)
     __atomic_store_n(&p->peak, w >> 16, __ATOMIC_RELEASE);
 }
 
+uint64_t gmg_peak_run(int dev)
+{
+    return dev >= 0 && dev < GMG_MAX_DEVICES ? __atomic_load_n(&pk[dev].run, __ATOMIC_ACQUIRE) : 0;
+}
+
 uint64_t gmg_peak_tracked(int dev)
 {
+    if (dev < 0 || dev >= GMG_MAX_DEVICES)
+        return 0;
     return __atomic_load_n(&pk[dev].word, __ATOMIC_ACQUIRE) >> 16;
 }
 
@@ -281,6 +291,7 @@ void gmg_peak_atfork_child(void)
         pk[i].word = 0;
         pk[i].peak = 0;
         pk[i].gen64 = 0;
+        pk[i].run = 0;
         pthread_mutex_init(&pk[i].mu, NULL);
     }
 }

@@ -61,6 +61,11 @@ void gmg_peak_get(int dev, uint64_t *bytes, uint64_t *gen);
 void gmg_peak_restart(int dev);
 /* Tracked bytes now (no lock). */
 uint64_t gmg_peak_tracked(int dev);
+/* The run's highest tracked bytes (no lock; a restart keeps it): the
+ * device's peak as reports, metrics and the live view show it, made of
+ * allocations the driver made only (the quota's counter also holds
+ * reservations under way, some of which the driver then refuses). */
+uint64_t gmg_peak_run(int dev);
 
 /* fork child: nothing tracked. */
 void gmg_peak_atfork_child(void);

@@ -4,6 +4,7 @@
 #include "base/config.h"
 #include "base/buf.h"
 #include "base/log.h"
+#include "core/peak.h"
 #include "core/quota.h"
 #include "core/upcalls.h"
 
@@ -62,6 +63,10 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t 
         return;
     struct gmg_refusal ev = event(op, bytes);
     ev.driver = 1;
+    /* what it holds: the allocations the driver made, not the quota's
+     * counter, which also holds other threads' reservations under way (a
+     * thread asking for 1 GiB at the same moment, which fails too) */
+    ev.own = gmg_peak_tracked(op->dev);
     ev.free_known = free_known;
     ev.dev_free = dev_free;
     gmg_upcall_refused(&ev);

@@ -18,6 +18,7 @@
 #include "base/config.h"
 #include "base/exe.h"
 #include "base/log.h"
+#include "core/peak.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/ranges.h"
@@ -275,7 +276,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
             gmg_quota_learn_total(d, total);
         r->dev[d].limit = gmg_quota_limit(d);
         r->dev[d].used = gmg_quota_used(d);
-        r->dev[d].peak = gmg_quota_peak(d);
+        r->dev[d].peak = gmg_peak_run(d); /* made allocations only (core/peak.h) */
         r->dev[d].refused = gmg_quota_refused(d);
         r->refused += r->dev[d].refused;
         r->dev[d].driver_oom = gmg_quota_driver_oom(d);
@@ -326,6 +327,12 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     if (gmg_ctx_unindexed())
         r->incomplete |= GMG_INCOMPLETE_CONTEXTS;
     gmg_at_peak_build(r, w.growth_too); /* a signal or API dump starts the next window */
+    /* a peak set since the device lines were read: the line says it too */
+    for (size_t i = 0; i < r->nat_peak; i++) {
+        int d = r->at_peak[i].device;
+        if (d >= 0 && d < r->ndev && r->at_peak[i].bytes > r->dev[d].peak)
+            r->dev[d].peak = r->at_peak[i].bytes;
+    }
     if (w.growth_too)
         gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes);
     r->timeline = gmg_timeline_copy();
@@ -546,13 +553,13 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     gmg_report_free(&r);
 }
 
-void gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *), void *arg)
+int gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *), void *arg)
 {
     const struct gmg_refusal *ev = &st->ev;
     /* once per call site as it reads: the allocation path's set goes by
      * stack, and an unrolled loop's four addresses are one site */
     if (!ev->abort && !gmg_sites_first_refusal(ev->stack))
-        return;
+        return 0;
     /* one write, so that the program's own output never lands inside it */
     struct gmg_buf b = { 0 };
     gmg_report_busy_enter(); /* its caller holds the reporter's explain lock */
@@ -572,4 +579,5 @@ void gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *
     if (ev->abort)
         gmg_report_now(GMG_TRIGGER_REFUSAL);
     gmg_report_busy_leave();
+    return 1;
 }

@@ -260,8 +260,8 @@ void gmg_report_refusal_short(const struct gmg_refusal *ev, const char *outcome)
  * those and a whole report. `ready` (may be NULL) is called with `arg`
  * once the message is formatted, just before it is written: the reporter
  * settles there whether the refused call's first line went first
- * (reporter.c). */
-void gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *), void *arg);
+ * (reporter.c). 1: explained; 0: its call site's was already. */
+int gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *), void *arg);
 
 /* Model building (model.c) and fragmentation (frag.c). The model's walk of
  * the table notes each record for fragmentation: per device, the address

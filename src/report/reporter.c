@@ -196,8 +196,9 @@ static void drain(void)
     unsigned seq;
     pthread_mutex_lock(&explain_mu);
     while (pop(&ev, &seq)) {
-        gmg_timeline_event(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes);
-        gmg_report_refusal(&ev, claim_whole, &seq);
+        /* marked as explained: once per call site, as the messages */
+        if (gmg_report_refusal(&ev, claim_whole, &seq))
+            gmg_timeline_event(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes);
         written(seq);
     }
     pthread_mutex_lock(&ring_mu);

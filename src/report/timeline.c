@@ -2,6 +2,7 @@
 #include "report/timeline.h"
 
 #include "base/limit_parse.h"
+#include "core/peak.h"
 #include "core/quota.h"
 
 #include <pthread.h>
@@ -82,7 +83,7 @@ static void sample(uint64_t t)
         ndev = seen;
     t_ms[n] = t;
     for (int d = 0; d < ndev; d++) {
-        uint64_t v = gmg_quota_used(d), p = gmg_quota_peak(d);
+        uint64_t v = gmg_peak_tracked(d), p = gmg_peak_run(d); /* made allocations: no reservation under way */
         if (p > last_peak[d]) {
             last_peak[d] = p;
             v = p;

@@ -40,12 +40,19 @@ else
 
     # under a 25 MiB limit the third and fourth calls are refused at two
     # stacks of the one site: one message
+    # (and one mark on the timeline, as the message; the driver's own out
+    # of memory alike, every call refused by a 16 MiB device)
+    guarded GPUMEM_LIMIT=25M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/unr-limit.json" "$T/unrolled"
+    marks=$(jq -c '[.timeline.events[] | select(.kind == "refusal")] | length' "$WORK/unr-limit.json" 2>/dev/null)
+    guarded GPUSIM_MEM=16M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/unr-oom.json" "$T/unrolled" 20
+    oom_msgs=$(grep -c '^gpumemguard: the driver refused ' "$WORK/err")
+    oom_marks=$(jq -c '[.timeline.events[] | select(.kind == "driver_oom")] | length' "$WORK/unr-oom.json" 2>/dev/null)
     guarded GPUMEM_LIMIT=25M "$T/unrolled"
     if has "refused 2" "$WORK/out" && [ "$(grep -c '^gpumemguard: refused ' "$WORK/err")" = 1 ] \
-       && has "refused: 2;" "$WORK/err"; then
-        ok "one call site, one refusal message: two refusals at two call addresses of one unrolled line"
+       && has "refused: 2;" "$WORK/err" && [ "$marks" = 1 ] && [ "$oom_msgs" = 1 ] && [ "$oom_marks" = 1 ]; then
+        ok "one call site, one refusal message: two refusals at two call addresses of one unrolled line (one timeline mark; the driver's out of memory, one message and one mark)"
     else
-        bad "one call site, one refusal message ($(grep -c '^gpumemguard: refused ' "$WORK/err") messages)" "$WORK/err"
+        bad "one call site, one refusal message ($(grep -c '^gpumemguard: refused ' "$WORK/err") messages, $marks marks; driver: $oom_msgs messages, $oom_marks marks)" "$WORK/err"
     fi
 
     printf 'leak:leak_scratch\n' >"$WORK/unr.supp"

@@ -13,8 +13,8 @@ void gmg_timeline_test_sample(uint64_t t);
 static uint64_t used, peak;
 int gmg_quota_devices_seen(void) { return 1; }
 int gmg_quota_pooled(void) { return 0; }
-uint64_t gmg_quota_used(int dev) { (void)dev; return used; }
-uint64_t gmg_quota_peak(int dev) { (void)dev; return peak; }
+uint64_t gmg_peak_tracked(int dev) { (void)dev; return used; }
+uint64_t gmg_peak_run(int dev) { (void)dev; return peak; }
 uint64_t gmg_quota_charged(int dev) { (void)dev; return used; }
 uint64_t gmg_quota_group_peak(int dev) { (void)dev; return 0; }
 
