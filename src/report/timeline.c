@@ -47,11 +47,15 @@ void gmg_timeline_start(void)
     pthread_mutex_unlock(&mu);
 }
 
-/* Full: each two neighbours become one, the bigger value kept. */
+/* Full: each two neighbours become one, the bigger value kept (a peak's
+ * mark moves with its sample to the pair's time). */
 static void halve(void)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i += 2, k++) {
+        for (int d = 0; d < ndev; d++)
+            if (i + 1 < n && peak_ev[d].bytes && peak_ev[d].t_ms == t_ms[i + 1])
+                peak_ev[d].t_ms = t_ms[i];
         t_ms[k] = t_ms[i];
         for (int d = 0; d < ndev; d++) {
             uint64_t *v = vals[d], *g = gvals[d];
@@ -66,12 +70,16 @@ static void halve(void)
 }
 
 /* One sample, mu held: the bytes in use now, or the peak when one was set
- * since the last sample (the most the interval saw). */
+ * since the last sample (the most the interval saw). A sample in the same
+ * millisecond as the last (a dump's, then the tick's) is taken into it,
+ * the bigger kept: times only grow, and the run's last moment is always
+ * seen (its peak too). */
 static void sample(uint64_t t)
 {
+    int merge = n > 0 && t <= t_ms[n - 1];
     int seen = gmg_quota_devices_seen();
     int grouped = gmg_quota_pooled();
-    if (n == GMG_TL_SAMPLES)
+    if (!merge && n == GMG_TL_SAMPLES)
         halve();
     for (int d = 0; d < seen && d < GMG_MAX_DEVICES; d++) {
         if (!vals[d] && !(vals[d] = calloc(GMG_TL_SAMPLES, sizeof *vals[d])))
@@ -81,25 +89,27 @@ static void sample(uint64_t t)
     }
     if (seen > ndev)
         ndev = seen;
-    t_ms[n] = t;
+    size_t i = merge ? n - 1 : n;
+    t_ms[i] = merge ? t_ms[i] : t;
     for (int d = 0; d < ndev; d++) {
         uint64_t v = gmg_peak_tracked(d), p = gmg_peak_run(d); /* made allocations: no reservation under way */
         if (p > last_peak[d]) {
             last_peak[d] = p;
             v = p;
-            peak_ev[d] = (struct gmg_tl_event){ .t_ms = t, .kind = GMG_TL_PEAK, .device = d, .bytes = p };
+            peak_ev[d] = (struct gmg_tl_event){ .t_ms = t_ms[i], .kind = GMG_TL_PEAK, .device = d, .bytes = p };
         }
-        vals[d][n] = v;
+        vals[d][i] = merge && vals[d][i] > v ? vals[d][i] : v;
         if (gvals[d]) {
             uint64_t g = gmg_quota_charged(d), gp = gmg_quota_group_peak(d);
             if (gp > last_gpeak[d]) {
                 last_gpeak[d] = gp;
                 g = gp > g ? gp : g;
             }
-            gvals[d][n] = g;
+            gvals[d][i] = merge && gvals[d][i] > g ? gvals[d][i] : g;
         }
     }
-    n++;
+    if (!merge)
+        n++;
 }
 
 #ifdef GMG_TIMELINE_TEST_HOOKS /* tests/unit/test_timeline.c: a sample at a given time */
@@ -144,7 +154,7 @@ struct gmg_timeline *gmg_timeline_copy(void)
 {
     pthread_mutex_lock(&mu);
     uint64_t t = start_mono ? now_ms() : 0;
-    if (start_mono && (!n || t > t_ms[n - 1])) /* the latest moment too: a short run has a sample at its end */
+    if (start_mono) /* the latest moment too: a short run has a sample at its end */
         sample(t);
     struct gmg_timeline *c = calloc(1, sizeof *c);
     size_t per = n ? n : 1;
