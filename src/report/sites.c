@@ -7,6 +7,7 @@
  */
 #include "report/sites.h"
 
+#include "base/log.h"
 #include "core/stacks.h"
 #include "report/pcmap.h"
 
@@ -187,8 +188,15 @@ static size_t nexplained;
 
 int gmg_sites_first_refusal(uint32_t stack)
 {
-    if (nexplained >= EXPLAINED / 2) /* full: quiet rather than flood, as the allocation path's set */
+    static int told;
+    if (nexplained >= EXPLAINED / 2) { /* full: quiet rather than flood, as the allocation path's set */
+        if (!told) {
+            told = 1;
+            gmg_error("refusals and out-of-memory answers at %d call sites were explained: those at further call "
+                      "sites are counted, not explained (the report lists every live allocation)", EXPLAINED / 2);
+        }
         return 0;
+    }
     struct gmg_symbolizer *sym = gmg_symbolizer_get();
     int added = 0;
     site_of(sym, NULL, explained, EXPLAINED, stack, &added);

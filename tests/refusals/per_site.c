@@ -4,6 +4,8 @@
  * (GPUMEM_LIMIT=1M), beside 512 KiB kept.
  *
  *   refusal_sites
+ *   refusal_sites many K   K call sites (each a path through a binary
+ *                          recursion) ask the device for 1 GiB once each
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -39,10 +41,50 @@ static void refuse(void)
     printf("refuse: %d + %d refused; guard %llu sim %llu\n", a, b, tl_guard_live(0), tl_sim_live(0));
 }
 
-int main(void)
+static volatile int sink;
+static int refused_many;
+NOINLINE static void down1(int depth, unsigned path);
+/* the path's bits choose down0 or down1 at each level: 2^depth stacks */
+NOINLINE static void down0(int depth, unsigned path)
+{
+    CUdeviceptr p;
+    if (depth == 0)
+        refused_many += cuMemAlloc_v2(&p, 1ull << 30) == CUDA_ERROR_OUT_OF_MEMORY;
+    else if (path & 1)
+        down1(depth - 1, path >> 1);
+    else
+        down0(depth - 1, path >> 1);
+    sink++; /* no tail call: each level stays a frame */
+}
+NOINLINE static void down1(int depth, unsigned path)
+{
+    CUdeviceptr p;
+    if (depth == 0)
+        refused_many += cuMemAlloc_v2(&p, 1ull << 30) == CUDA_ERROR_OUT_OF_MEMORY;
+    else if (path & 1)
+        down1(depth - 1, path >> 1);
+    else
+        down0(depth - 1, path >> 1);
+    sink += 2;
+}
+
+static void many(int k)
+{
+    int depth = 0;
+    while ((1 << depth) < k)
+        depth++;
+    for (int i = 0; i < k; i++)
+        down0(depth, (unsigned)i);
+    printf("many: %d of %d refused\n", refused_many, k);
+}
+
+int main(int argc, char **argv)
 {
     tl_setup(0);
-    refuse();
+    if (argc > 2 && !strcmp(argv[1], "many"))
+        many(atoi(argv[2]));
+    else
+        refuse();
     fflush(stdout);
     return 0;
 }

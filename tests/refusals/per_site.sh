@@ -23,3 +23,13 @@ tguarded 60 GPUMEM_LIMIT=1M GPUMEM_ON_LIMIT=warn "$T/refusal_sites"
 guarded GPUMEM_LIMIT=4M "$T/apitest" direct limit 4194304
 has "gpumemguard: refused cuMemAlloc of 1 byte" "$WORK/err" && ! grep -q "error: refused" "$WORK/err" \
     && ok "a refusal reads 'gpumemguard: refused ...', not 'error:'" || bad "refusal label" "$WORK/err"
+
+# the messages of 2048 call sites, then one line that says the rest are
+# counted, not explained (they stopped without a word): the driver's out of
+# memory at 2100 call sites
+tguarded 300 GPUSIM_MEM=64M GPUMEM_REPORT=none "$T/refusal_sites" many 2100
+msgs=$(grep -c "^gpumemguard: the driver refused cuMemAlloc" "$WORK/err")
+told=$(grep -c "^gpumemguard: error: refusals and out-of-memory answers at 2048 call sites were explained: those at further call sites are counted, not explained" "$WORK/err")
+if has "many: 2100 of 2100 refused" "$WORK/out" && [ "$msgs" = 2048 ] && [ "$told" = 1 ]; then
+    ok "the driver's out of memory at 2100 call sites: 2048 explained, then one line saying the rest are counted, not explained"
+else bad "refusals past the explained call sites: $msgs messages, told $told" "$WORK/out"; fi
