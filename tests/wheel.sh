@@ -169,6 +169,15 @@ wh_run() {
         sed 's/^/     | /' "$WORK/po.out" | tail -15
     fi
 
+    # a budget without --gpumem measures nothing: said, the tests run
+    wh_clean pytest -p no:cacheprovider --gpumem-limit 1MiB sample_overlap.py >"$WORK/nogm.out" 2>&1; local rcn=$?
+    if grep -q "PytestConfigWarning: --gpumem-limit is ignored without --gpumem" "$WORK/nogm.out" \
+       && ! grep -q "FAILED\|ERROR" "$WORK/nogm.out"; then
+        ok "pytest --gpumem-limit without --gpumem: a warning that it is ignored, the tests run as without it (rc $rcn)"
+    else
+        bad "pytest --gpumem-limit without --gpumem (rc $rcn)" "$WORK/nogm.out"
+    fi
+
     # bad sizes: usage errors, before any test runs
     wh_clean pytest -p no:cacheprovider --gpumem --gpumem-limit 12parsecs sample_gpumem.py >"$WORK/out" 2>&1; rc=$?
     wh_clean pytest -p no:cacheprovider --gpumem bad_marker.py >"$WORK/out2" 2>&1; local rc2=$?

@@ -87,6 +87,9 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "limit_gpu_leaks(size): fail the test when the GPU memory it allocated "
                                        "and left live exceeds size (with --gpumem)")
     if not config.getoption("gpumem"):
+        if config.getoption("gpumem_limit") is not None:  # (an ini's addopts may carry it for --gpumem runs)
+            config.issue_config_time_warning(pytest.PytestConfigWarning(
+                "--gpumem-limit is ignored without --gpumem: no test's GPU memory is measured"), stacklevel=2)
         return
     try:
         guard = Guard()
