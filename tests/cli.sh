@@ -109,6 +109,11 @@ printf 'not a program\n' >"$WORK/notexec"; chmod 0644 "$WORK/notexec"
 cli "$WORK/notexec"; rc=$?
 [ $rc = 126 ] && has "Permission denied" "$WORK/err" \
     && ok "a program that cannot be executed: status 126 and why" || bad "unexecutable program (rc $rc)" "$WORK/err"
+mkdir -p "$WORK/adir"
+cli "$WORK/adir"; rc=$?
+[ $rc = 126 ] && has "cannot run '$WORK/adir': it is a directory" "$WORK/err" \
+    && ok "a directory named as the program: status 126, 'it is a directory' (not 'Permission denied')" \
+    || bad "a directory as the program (rc $rc)" "$WORK/err"
 
 # ------------------------------------------------------- LD_PRELOAD kept
 echo 'void gmg_cli_noop(void) {}' >"$WORK/noop.c"

@@ -187,6 +187,12 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
 
     # ---------------------------------------------- pages that are not taken
     sleep 60 & PS=$!
+    # a --pid with no page: the table is empty, and says why on stderr
+    "$TOPCMD" top --once --pid $PS >"$WORK/top-none.out" 2>"$WORK/top-none.err"; rc=$?
+    [ $rc = 0 ] && grep -q " - 0 processes, " "$WORK/top-none.out" \
+        && has "gpumemguard top: no guarded process $PS of yours" "$WORK/top-none.err" \
+        && ok "top --once --pid of a process without the guard: an empty table, and a line saying there is none" \
+        || bad "top --once --pid of an unguarded process (rc $rc)" "$WORK/top-none.err"
     planted=$(tpage $PS)
     tplant "$(tpage $PA)" "$planted" $PS
     n1=$("$TOPCMD" top --json --pid $PS | jq '.processes | length')

@@ -193,7 +193,8 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         errno = 0;
         long d = strtol(v, &end, 10);
         if (!*v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ')
-            return bad(err, errlen, "GPUMEM_STACK_DEPTH", v, "not a whole number",
+            return bad(err, errlen, "GPUMEM_STACK_DEPTH", v,
+                       !*end && v[0] == '-' && v[1] ? "negative (0 turns stacks off)" : "not a whole number",
                        "0 (stacks off) to 256; default 32");
         if (errno == ERANGE || d > 256)
             return bad(err, errlen, "GPUMEM_STACK_DEPTH", v, "out of range (at most 256 frames)",

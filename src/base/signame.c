@@ -84,7 +84,15 @@ int gmg_parse_signal_why(const char *v, const char **why)
     const char *n = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
     int s = lookup(n);
     if (s == UNKNOWN) {
-        *why = "not a signal name or number";
+        /* a name in lower case: said, as the names are upper case */
+        char up[16];
+        size_t k = 0;
+        for (; v[k] && k + 1 < sizeof up; k++)
+            up[k] = (char)(v[k] >= 'a' && v[k] <= 'z' ? v[k] - 'a' + 'A' : v[k]);
+        up[k] = 0;
+        int cased = !v[k] && lookup(strncmp(up, "SIG", 3) == 0 ? up + 3 : up) != UNKNOWN;
+        *why = cased ? "not a signal name or number (names are upper case: USR1, SIGUSR2, RTMIN+3)"
+                     : "not a signal name or number";
         return -1;
     }
     if (s == RT_OUTSIDE) {

@@ -686,7 +686,9 @@ static int run(char **argv)
         sigprocmask(SIG_SETMASK, &old, NULL);
         execvp(argv[0], argv);
         int err = errno;
-        fprintf(stderr, "gpumemguard: cannot run '%s': %s\n", argv[0], strerror(err));
+        struct stat st; /* a directory by the path given: the kernel's EACCES says only "Permission denied" */
+        int dir = err == EACCES && strchr(argv[0], '/') && stat(argv[0], &st) == 0 && S_ISDIR(st.st_mode);
+        fprintf(stderr, "gpumemguard: cannot run '%s': %s\n", argv[0], dir ? "it is a directory" : strerror(err));
         _exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
     }
     for (;;) {

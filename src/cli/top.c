@@ -734,6 +734,14 @@ int gmg_top_main(int argc, char **argv)
     if (once || json) {
         scan(&f);
         group_sort(&f);
+        for (size_t i = 0; !json && !nwant_group && i < nwant_pid; i++) { /* a --pid with no row: said (JSON: its empty list) */
+            size_t k = 0;
+            while (k < f.n && f.v[k].p.pid != want_pid[i])
+                k++;
+            if (k == f.n)
+                fprintf(stderr, "gpumemguard top: no guarded process %d of yours (none running under the guard "
+                                "with that pid, or it has not used CUDA yet)\n", (int)want_pid[i]);
+        }
         struct out o = { 0 };
         if (json)
             json_frame(&o, &f);

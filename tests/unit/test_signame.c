@@ -93,6 +93,12 @@ int main(void)
     CHECK(gmg_parse_signal(buf) == -1, "%s is below RTMIN", buf);
     snprintf(buf, sizeof buf, "%d", SIGRTMAX + 1);
     CHECK(gmg_parse_signal(buf) == -1, "%s is no signal", buf);
+    /* a name in lower case is refused (names are upper case), saying so */
+    const char *lower[] = { "usr1", "sigusr2", "rtmin+3", "Hup" };
+    for (size_t i = 0; i < sizeof lower / sizeof lower[0]; i++)
+        CHECK(gmg_parse_signal_why(lower[i], &why) == -1 && why && strstr(why, "names are upper case"),
+              "%s: refused as lower case (%s)", lower[i], why ? why : "");
+    CHECK(gmg_parse_signal_why("bogus", &why) == -1 && why && !strstr(why, "upper case"), "bogus: no case hint");
 
     /* none, and what is no signal at all */
     CHECK(gmg_parse_signal("none") == 0, "none");
