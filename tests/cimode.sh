@@ -15,8 +15,9 @@ guarded GPUMEM_EXITCODE=23 "$T/apitest" direct reset; rc=$?
 printf '# known leak\nleak:leak_before_exit\n' >"$WORK/s1"
 guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s1" "$T/dumps" dumps 0; rc=$?
 if [ $rc = 0 ] && has "Suppressions used:" "$WORK/err" && grep -qE "^ +1 +197520 leak_before_exit$" "$WORK/err" \
-   && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err" && ! before_peak "$WORK/err" | grep -q "allocated from:"; then
-    ok "a suppression by function: the leak leaves the list and the exit code, counted under 'Suppressions used'"
+   && has "SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit" "$WORK/err" && ! before_peak "$WORK/err" | grep -q "allocated from:" \
+   && grep -qE "^==[0-9]+== suppressed: 192.9 KiB \(197520 bytes\) in 1 live allocation \(GPUMEM_SUPPRESSIONS: \"Suppressions used\" below\)$" "$WORK/err"; then
+    ok "a suppression by function: the leak leaves the list and the exit code, counted under 'Suppressions used' and in a header line under 'live:'"
 else bad "suppression by function (rc $rc)" "$WORK/err"; fi
 printf 'leak:*dumps/dumps.c\n' >"$WORK/s2"
 if [ "${GMG_SANITIZER:-}" = tsan ]; then

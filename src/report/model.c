@@ -178,7 +178,10 @@ static void suppress(struct gmg_report *r)
         return;
     }
     r->nsupp = n;
+    uint64_t bytes = r->live_bytes, allocs = r->live_allocs;
     suppress_list(r, r->groups, &r->ngroups, &r->live_bytes, &r->live_allocs);
+    r->supp_live_bytes = bytes - r->live_bytes;
+    r->supp_live_allocs = allocs - r->live_allocs;
     suppress_list(r, r->reclaimed, &r->nreclaimed, &r->reclaimed_bytes, &r->reclaimed_allocs);
     suppress_list(r, r->growth, &r->ngrowth, NULL, NULL); /* what grew is no news of a suppressed stack either */
 }

@@ -137,6 +137,7 @@ struct gmg_report {
     struct gmg_supp_use { uint64_t count, bytes; } *supp;
     size_t nsupp;
     int any_suppressed;
+    uint64_t supp_live_bytes, supp_live_allocs; /* of those, taken out of the live list */
     /* What the guard's own out of memory kept from this report: GMG_INCOMPLETE_*
      * bits, and the allocations behind the first two (core/track.h) */
     unsigned incomplete;

@@ -223,10 +223,16 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, ", peak %s\n", gmg_fmt_size(s2, sizeof s2, r->dev[d].group_peak));
     }
     gmg_buf_printf(b, "==%d== live: %s in %llu allocation%s; refused: %llu; unknown frees: %llu; "
-                      "allocations made: %llu\n\n",
+                      "allocations made: %llu\n",
                    r->pid, gmg_fmt_size(s1, sizeof s1, r->live_bytes), (unsigned long long)r->live_allocs,
                    plural(r->live_allocs), (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
                    (unsigned long long)r->total_allocs);
+    if (r->supp_live_allocs) /* in use above, yet not live here: say where they went */
+        gmg_buf_printf(b, "==%d== suppressed: %s in %llu live allocation%s (GPUMEM_SUPPRESSIONS: \"Suppressions "
+                          "used\" below)\n",
+                       r->pid, gmg_fmt_size(s1, sizeof s1, r->supp_live_bytes), (unsigned long long)r->supp_live_allocs,
+                       plural(r->supp_live_allocs));
+    gmg_buf_printf(b, "\n");
     if (r->live_allocs) {
         gmg_buf_printf(b, "Live allocations, by call site, biggest first:\n\n");
         groups(r, b, r->groups, r->ngroups, 1);
