@@ -115,7 +115,8 @@ guarded GPUMEM_LIMT=4G "$T/nulls"; rc=$?
 miss=""
 for spec in "GPUMEM_VERBOSE|did you mean GPUMEM_LOG?" "GPUMEM_limit|did you mean GPUMEM_LIMIT?" \
             "GPUMEM_REPORT_FILE|did you mean GPUMEM_REPORT?" "GPUMEM_FORMAT|did you mean GPUMEM_REPORT_FORMAT?" \
-            "GPUMEM_SIG|did you mean GPUMEM_SIGNAL?" "GPUMEM_FOO|the settings are GPUMEM_LIMIT, GPUMEM_ON_LIMIT"; do
+            "GPUMEM_SIG|did you mean GPUMEM_SIGNAL?" "GPUMEM_FOO|the settings are GPUMEM_LIMIT, GPUMEM_ON_LIMIT" \
+            "gpumem_limit|did you mean GPUMEM_LIMIT?" "Gpumem_Report|did you mean GPUMEM_REPORT?"; do
     name=${spec%%|*}; want=${spec#*|}
     guarded "$name=1" "$T/nulls"; rc=$?
     [ $rc = 2 ] && has "$name is not a setting of the guard; $want" "$WORK/err" && has "never ignored" "$WORK/err" \
@@ -129,7 +130,7 @@ for n in $(sed -n '/known\[\] = {/,/};/p' src/base/config.c | grep -o 'GPUMEM_[A
 done
 grep -qF "GPUMEM_VERBOSE is not a setting of the guard" README.md || miss="$miss [README: the rule]"
 grep -qF "GPUMEM_VERBOSE is not a setting of the guard" docs/gpumemguard.1 || miss="$miss [man page: the rule]"
-[ -z "$miss" ] && ok "any GPUMEM_* name that is no setting stops every process (status 2), naming the setting it most likely meant (GPUMEM_VERBOSE: GPUMEM_LOG) or listing them; README and man page list every setting and say so" \
+[ -z "$miss" ] && ok "any GPUMEM_* name that is no setting (gpumem_limit too) stops every process (status 2), naming the setting it most likely meant (GPUMEM_VERBOSE: GPUMEM_LOG) or listing them; README and man page list every setting and say so" \
     || bad "unknown GPUMEM_* names:$miss" "$WORK/err"
 guarded GPUMEM_EXITCODE=abc "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_EXITCODE='abc' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=abc is refused" || bad "GPUMEM_EXITCODE=abc (rc $rc)" "$WORK/err"

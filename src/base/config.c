@@ -379,7 +379,7 @@ static const char *nearest(const char *name)
 int gmg_config_check_names(char *const *envp, char *err, unsigned errlen)
 {
     for (char *const *e = envp; e && *e; e++) {
-        if (strncmp(*e, "GPUMEM_", 7) != 0)
+        if (strncasecmp(*e, "GPUMEM_", 7) != 0) /* gpumem_limit too: a mistyped name, never ignored */
             continue;
         char name[128];
         size_t len = strcspn(*e, "=");
