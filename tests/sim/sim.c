@@ -447,7 +447,10 @@ static int inject(const char *name)
  * (docs/gpu-validation.md). Off by default. */
 static int shut_down;
 static void sim_shutdown(void) { __atomic_store_n(&shut_down, 1, __ATOMIC_RELEASE); }
-#define REQUIRE_INIT() do { if (!initialized) return CUDA_ERROR_NOT_INITIALIZED; \
+/* cuInit on one thread while another (the guard's reporter) asks for the
+ * device count: the real driver is thread-safe, so is this flag */
+static int is_initialized(void) { return __atomic_load_n(&initialized, __ATOMIC_ACQUIRE); }
+#define REQUIRE_INIT() do { if (!is_initialized()) return CUDA_ERROR_NOT_INITIALIZED; \
     if (__atomic_load_n(&shut_down, __ATOMIC_ACQUIRE)) return CUDA_ERROR_DEINITIALIZED; } while (0)
 /* No context: CUDA_ERROR_INVALID_CONTEXT. A context torn down while still
  * current (the primary one after its last release, which a real driver
@@ -468,7 +471,7 @@ SIM_EXPORT CUresult cuInit(unsigned int flags)
     static int at_exit;
     if (!__atomic_exchange_n(&at_exit, 1, __ATOMIC_ACQ_REL) && getenv("GPUSIM_SHUTDOWN_AT_EXIT"))
         atexit(sim_shutdown);
-    initialized = 1;
+    __atomic_store_n(&initialized, 1, __ATOMIC_RELEASE);
     return CUDA_SUCCESS;
 }
 
@@ -730,10 +733,10 @@ SIM_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { return cuDevic
 
 /* For the NVML double (tests/sim/nvml.c), under names no interposer wraps:
  * NVML still answers after the driver shut down at exit. */
-SIM_EXPORT int simDeviceCount(void) { return initialized ? ndev : 0; }
+SIM_EXPORT int simDeviceCount(void) { return is_initialized() ? ndev : 0; }
 SIM_EXPORT CUresult simDeviceUuid(CUuuid *uuid, CUdevice dev)
 {
-    return initialized ? device_uuid(uuid, dev) : CUDA_ERROR_NOT_INITIALIZED;
+    return is_initialized() ? device_uuid(uuid, dev) : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 SIM_EXPORT CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
@@ -1541,7 +1544,7 @@ SIM_EXPORT CUresult cuMemGetInfo_v2(size_t *freeb, size_t *total)
  * (tests/sim/nvml.c, the NVML double, asks this). */
 SIM_EXPORT CUresult simDeviceMemInfo(CUdevice dev, size_t *freeb, size_t *total)
 {
-    if (!initialized) /* not REQUIRE_INIT: NVML answers after the driver's shutdown */
+    if (!is_initialized()) /* not REQUIRE_INIT: NVML answers after the driver's shutdown */
         return CUDA_ERROR_NOT_INITIALIZED;
     if (!DEV_OK(dev) || !freeb || !total)
         return CUDA_ERROR_INVALID_VALUE;
