@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "core/track.h"
 #include "report/atpeak.h"
+#include "report/symbolize.h"
 #include "report/timeline.h"
 
 #include <errno.h>
@@ -300,8 +301,13 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
          * GPUMEM_REPORT=none (a report built for GPUMEM_EXITCODE) must not
          * cost the program */
         if (strcmp(gmg_cfg.report, "none") != 0 &&
-            ((gmg_cfg.formats & (GMG_FMT_JSON | GMG_FMT_HTML)) || ((gmg_cfg.formats & GMG_FMT_TEXT) && !clean)))
+            ((gmg_cfg.formats & (GMG_FMT_JSON | GMG_FMT_HTML)) || ((gmg_cfg.formats & GMG_FMT_TEXT) && !clean))) {
+            /* NVML's library, loaded here once, is the guard's own: the
+             * symbolizer warmed up for the program stays (symbolize.h) */
+            struct gmg_loads mark = gmg_symbolizer_loads();
             gmg_frag_meminfo(&r);
+            gmg_symbolizer_own_loads(r.sym, mark);
+        }
         if ((gmg_cfg.formats & GMG_FMT_TEXT) && !silent)
             lost |= emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
         if (gmg_cfg.formats & GMG_FMT_JSON)

@@ -575,11 +575,9 @@ static struct gmg_symbolizer *shared;       /* under shared_mu */
 static unsigned long long shared_adds, shared_subs;
 static pid_t shared_pid;
 
-struct loads { unsigned long long adds, subs; };
-
 static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    struct loads *l = arg;
+    struct gmg_loads *l = arg;
     if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
         l->adds = info->dlpi_adds;
         l->subs = info->dlpi_subs;
@@ -587,12 +585,28 @@ static int count_loads(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the first object says it for all */
 }
 
+struct gmg_loads gmg_symbolizer_loads(void)
+{
+    struct gmg_loads l = { 0, 0 };
+    dl_iterate_phdr(count_loads, &l);
+    return l;
+}
+
+void gmg_symbolizer_own_loads(struct gmg_symbolizer *s, struct gmg_loads mark)
+{
+    /* a spare holds no lock: `shared` is read only by its holder */
+    if (!s || s->spare || s != shared || mark.adds != shared_adds || mark.subs != shared_subs)
+        return;
+    struct gmg_loads now = gmg_symbolizer_loads();
+    if (now.subs == mark.subs)
+        shared_adds = now.adds;
+}
+
 /* The shared symbolizer, made anew if the process's objects changed since
  * (or in a forked child); shared_mu held. NULL when none can be made. */
 static struct gmg_symbolizer *shared_locked(void)
 {
-    struct loads l = { 0, 0 };
-    dl_iterate_phdr(count_loads, &l);
+    struct gmg_loads l = gmg_symbolizer_loads();
     if (shared && (l.adds != shared_adds || l.subs != shared_subs || shared_pid != getpid() ||
                    !fds_still_kept(shared))) {
         /* the process's objects changed, or the program closed a descriptor of ours */

@@ -60,6 +60,18 @@ void gmg_symbolizer_put(struct gmg_symbolizer *s);
  * /proc/self/maps and finds libdw's code already paged in. It is made
  * again, when next needed, if objects were loaded or unloaded since. */
 void gmg_symbolizer_warm(void);
+/* A library the guard loads itself while it holds s (NVML, opened for a
+ * report's device free memory): mark = gmg_symbolizer_loads() before the
+ * load, gmg_symbolizer_own_loads(s, mark) after it. When nothing was
+ * unloaded meanwhile and s, the shared one, knew every object before, it
+ * stays the shared one: the next get does not make it anew (its Dwfl read
+ * again, its files opened again just after a report, when a daemon may
+ * close every descriptor). A library another thread loads during the
+ * guard's own load is then named from its dynamic symbols until the next
+ * load or unload. */
+struct gmg_loads { unsigned long long adds, subs; };
+struct gmg_loads gmg_symbolizer_loads(void);
+void gmg_symbolizer_own_loads(struct gmg_symbolizer *s, struct gmg_loads mark);
 void gmg_symbolizer_atfork_child(void);
 
 #endif

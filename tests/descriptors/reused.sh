@@ -34,6 +34,26 @@ for metrics in "" "GPUMEM_METRICS=$WORK/cf.prom GPUMEM_METRICS_INTERVAL=1"; do
     else bad "closefrom(3) in the program${metrics:+ (GPUMEM_METRICS)} (rc $rc): $(cat "$WORK/out")" "$WORK/err"; fi
 done
 
+# ... and no reading of the process's maps by the guard's thread just after
+# that dump: the device free memory of a report loads NVML's library, which
+# made the next use of the symbolizer make it anew (libdw reading
+# /proc/PID/maps, opened at a low number, when a daemon's closefrom then
+# closed it and made its pipe there: the pipe read as maps, its read end
+# closed). Here a shim holds that thread 200 ms at the first read of a maps
+# file; the library NVML's is the guard's own, and keeps the symbolizer.
+if [ -z "${GMG_SANITIZER:-}" ]; then
+    $CC -std=gnu11 -O1 -g -Wall -Wextra -Werror -shared -fPIC -o "$T/libslowmaps.so" tests/descriptors/slowmaps.c -ldl || exit 1
+    rm -rf "$WORK/cf"; mkdir -p "$WORK/cf"
+    timeout 60 env LD_PRELOAD="$PRELOAD $ROOT/$T/libslowmaps.so" GPUMEM_LIMIT=1M GPUMEM_REPORT="$WORK/cf/r.txt" \
+        "$T/reused_fds" closefrom "$WORK/cf/own.dat" "$WORK/cf/r.txt" "$WORK/cf/r.2.txt" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && has "closefrom: pipe 5 bytes 'hello', file 0 bytes, dump while running: yes" "$WORK/out" \
+       && ! has "could not be read" "$WORK/err" && grep -q " in refused_after_closefrom " "$WORK/err"; then
+        ok "closefrom(3) just after a dump that loaded NVML, the guard's thread slow at reading maps: the symbolizer is not made anew, the program's pipe untouched, frames named"
+    else bad "closefrom(3) after a dump that loaded NVML, slow maps (rc $rc): $(cat "$WORK/out")" "$WORK/err"; fi
+else
+    skip "closefrom(3) after a dump that loaded NVML, slow maps" "the shim is for the plain build"
+fi
+
 # the symbolizer's descriptors (libdw keeps the ELF files it read open until
 # the symbolizer is made anew, after a library is loaded): closed by the
 # program and reused, they were closed under it then, and the numbers
