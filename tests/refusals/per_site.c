@@ -43,30 +43,24 @@ static void refuse(void)
 
 static volatile int sink;
 static int refused_many;
+NOINLINE static void down0(int depth, unsigned path);
 NOINLINE static void down1(int depth, unsigned path);
-/* the path's bits choose down0 or down1 at each level: 2^depth stacks */
-NOINLINE static void down0(int depth, unsigned path)
-{
-    CUdeviceptr p;
-    if (depth == 0)
-        refused_many += cuMemAlloc_v2(&p, 1ull << 30) == CUDA_ERROR_OUT_OF_MEMORY;
-    else if (path & 1)
-        down1(depth - 1, path >> 1);
-    else
-        down0(depth - 1, path >> 1);
-    sink++; /* no tail call: each level stays a frame */
-}
-NOINLINE static void down1(int depth, unsigned path)
-{
-    CUdeviceptr p;
-    if (depth == 0)
-        refused_many += cuMemAlloc_v2(&p, 1ull << 30) == CUDA_ERROR_OUT_OF_MEMORY;
-    else if (path & 1)
-        down1(depth - 1, path >> 1);
-    else
-        down0(depth - 1, path >> 1);
-    sink += 2;
-}
+/* the path's bits choose down0 or down1 at each level: 2^depth stacks (two
+ * functions, so that each level's frame names its choice) */
+#define DOWN(n)                                                                     \
+    NOINLINE static void down##n(int depth, unsigned path)                          \
+    {                                                                               \
+        CUdeviceptr p;                                                              \
+        if (depth == 0)                                                             \
+            refused_many += cuMemAlloc_v2(&p, 1ull << 30) == CUDA_ERROR_OUT_OF_MEMORY; \
+        else if (path & 1)                                                          \
+            down1(depth - 1, path >> 1);                                            \
+        else                                                                        \
+            down0(depth - 1, path >> 1);                                            \
+        sink += n + 1; /* no tail call: each level stays a frame */                \
+    }
+DOWN(0)
+DOWN(1)
 
 static void many(int k)
 {
