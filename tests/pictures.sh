@@ -165,6 +165,8 @@ for o in "$WORK/own.json" "$WORK/own-link.json"; do
     { [ $rc = 1 ] && has "is the report itself; the page would overwrite it" "$WORK/err" && cmp -s "$WORK/own.json" "$FJ"; } \
         || miss="$miss own:${o##*/}(rc $rc)"
 done
+"$GMG" view - -o "$WORK/own.json" <"$WORK/own.json" >"$WORK/out" 2>"$WORK/err"; rc=$? # on standard input
+{ [ $rc = 1 ] && has "is the report itself" "$WORK/err" && cmp -s "$WORK/own.json" "$FJ"; } || miss="$miss own:stdin(rc $rc)"
 [ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a newer schema, a missing file and a page over the report itself: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
 # a page that cannot be written: status 1 and why; a device is never removed

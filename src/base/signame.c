@@ -90,7 +90,7 @@ int gmg_parse_signal_why(const char *v, const char **why)
         for (; v[k] && k + 1 < sizeof up; k++)
             up[k] = (char)(v[k] >= 'a' && v[k] <= 'z' ? v[k] - 'a' + 'A' : v[k]);
         up[k] = 0;
-        int cased = !v[k] && lookup(strncmp(up, "SIG", 3) == 0 ? up + 3 : up) != UNKNOWN;
+        int cased = !v[k] && lookup(strncmp(up, "SIG", 3) == 0 ? up + 3 : up) > 0; /* a signal, in upper case */
         *why = cased ? "not a signal name or number (names are upper case: USR1, SIGUSR2, RTMIN+3)"
                      : "not a signal name or number";
         return -1;

@@ -353,9 +353,9 @@ int gmg_view_main(int argc, char **argv)
         }
     }
     int rc = 0;
-    struct stat sin, sout;
-    if (strcmp(out, "-") != 0 && strcmp(in, "-") != 0 && stat(in, &sin) == 0 && stat(out, &sout) == 0 &&
-        sin.st_dev == sout.st_dev && sin.st_ino == sout.st_ino) {
+    struct stat sin, sout; /* the report read from a file, or from standard input redirected from one */
+    if (strcmp(out, "-") != 0 && (strcmp(in, "-") != 0 ? stat(in, &sin) : fstat(STDIN_FILENO, &sin)) == 0 &&
+        stat(out, &sout) == 0 && sin.st_dev == sout.st_dev && sin.st_ino == sout.st_ino) {
         /* the page over its own report: the report would be lost */
         fprintf(stderr, "gpumemguard view: %s is the report itself; the page would overwrite it: name another "
                 "file with -o OUT.html\n", out);

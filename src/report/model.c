@@ -329,6 +329,11 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->incomplete |= GMG_INCOMPLETE_STACKS;
     if (gmg_ctx_unindexed())
         r->incomplete |= GMG_INCOMPLETE_CONTEXTS;
+    /* the timeline first, then what was live at the peak: the run's peak
+     * only rises, so no sample is above the peak at_peak reads */
+    if (w.growth_too)
+        gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes);
+    r->timeline = gmg_timeline_copy();
     gmg_at_peak_build(r, w.growth_too); /* a signal or API dump starts the next window */
     /* a peak set since the device lines were read: the line says it too */
     for (size_t i = 0; i < r->nat_peak; i++) {
@@ -336,9 +341,6 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         if (d >= 0 && d < r->ndev && r->at_peak[i].bytes > r->dev[d].peak)
             r->dev[d].peak = r->at_peak[i].bytes;
     }
-    if (w.growth_too)
-        gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes);
-    r->timeline = gmg_timeline_copy();
     r->sym = gmg_symbolizer_get();
     r->sym_lost0 = gmg_symbolizer_lost(r->sym);
     r->sym_dynamic0 = gmg_symbolizer_dynamic_only(r->sym, NULL);

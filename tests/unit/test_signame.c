@@ -99,6 +99,8 @@ int main(void)
         CHECK(gmg_parse_signal_why(lower[i], &why) == -1 && why && strstr(why, "names are upper case"),
               "%s: refused as lower case (%s)", lower[i], why ? why : "");
     CHECK(gmg_parse_signal_why("bogus", &why) == -1 && why && !strstr(why, "upper case"), "bogus: no case hint");
+    CHECK(gmg_parse_signal_why("rtmin+99", &why) == -1 && why && !strstr(why, "upper case"),
+          "rtmin+99: no case hint (RTMIN+99 is refused too)");
 
     /* none, and what is no signal at all */
     CHECK(gmg_parse_signal("none") == 0, "none");
