@@ -70,7 +70,8 @@ void gpumemguard_peak_reset(void);
 
 /* The highest bytes in use on a device since the last
  * gpumemguard_peak_reset (since start-up without one); device -1: the
- * highest of any device. */
+ * highest of any device. Never above the run's peak of allocations the
+ * driver made: another thread's call the driver refuses does not count. */
 unsigned long long gpumemguard_peak(int device);
 
 /* How far the bytes in use rose above the window's base at most: the

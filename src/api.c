@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/export.h"
 #include "base/limit_parse.h"
+#include "core/peak.h"
 #include "core/quota.h"
 #include "core/track.h"
 #include "driver/routes.h"
@@ -63,21 +64,30 @@ GMG_EXPORT void gpumemguard_peak_reset(void)
     gmg_at_peak_new_window(gmg_quota_devices_seen()); /* what was live at the window's peak, from now */
 }
 
+/* The window's peak: the quota's, which may hold other threads'
+ * reservations the driver then refused (core/quota.h), never above the
+ * run's peak of allocations the driver made (core/peak.h). */
+static uint64_t window_peak(int d)
+{
+    uint64_t w = gmg_quota_window_peak(d), run = gmg_peak_run(d);
+    return w > run ? run : w;
+}
+
 GMG_EXPORT unsigned long long gpumemguard_peak(int device)
 {
     FIRST_COPY(gpumemguard_peak, device);
     if (device >= 0)
-        return gmg_quota_window_peak(device);
+        return window_peak(device);
     uint64_t most = 0;
     for (int d = 0; d < gmg_quota_devices_seen(); d++)
-        if (gmg_quota_window_peak(d) > most)
-            most = gmg_quota_window_peak(d);
+        if (window_peak(d) > most)
+            most = window_peak(d);
     return most;
 }
 
 static uint64_t growth(int d)
 {
-    uint64_t peak = gmg_quota_window_peak(d), base = gmg_quota_window_base(d);
+    uint64_t peak = window_peak(d), base = gmg_quota_window_base(d);
     return peak > base ? peak - base : 0;
 }
 
