@@ -575,12 +575,13 @@ static int dump(int argc, char **argv, const char *sigopt)
     if (env) {
         report = environ_get(env, envlen, "GPUMEM_REPORT");
         const char *v = environ_get(env, envlen, "GPUMEM_SIGNAL");
+        int vs = v ? gmg_parse_signal(v) : SIGUSR1;
         if (v) {
-            own = gmg_parse_signal(v) > 0 ? gmg_parse_signal(v) : 0;
+            own = vs > 0 ? vs : 0;
             own_from = "its GPUMEM_SIGNAL";
         }
         if (v && !sigopt) {
-            sig = gmg_parse_signal(v);
+            sig = vs;
             if (sig == 0)
                 fail(1, "dump: process %ld has dumps off (GPUMEM_SIGNAL=none); nothing sent", pid);
             if (sig < 0)

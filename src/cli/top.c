@@ -734,7 +734,8 @@ int gmg_top_main(int argc, char **argv)
     if (once || json) {
         scan(&f);
         group_sort(&f);
-        for (size_t i = 0; !json && !nwant_group && i < nwant_pid; i++) { /* a --pid with no row: said (JSON: its empty list) */
+        /* a --pid with no row: said (under --json its empty list says it) */
+        for (size_t i = 0; !json && !nwant_group && i < nwant_pid; i++) {
             size_t k = 0;
             while (k < f.n && f.v[k].p.pid != want_pid[i])
                 k++;

@@ -20,8 +20,7 @@ void gmg_at_peak_free(struct gmg_report *r);
 
 /* The run's peak of one device, for refusal messages: its k biggest groups
  * into top[] (no allocation; O(stacks)); the rest is the peak's bytes less
- * theirs. 0, or -1 when
- * nothing was ever tracked. */
+ * theirs. 0, or -1 when nothing was ever tracked. */
 struct gmg_at_peak_top {
     uint64_t bytes;          /* the peak */
     size_t shown;            /* groups in top[] */

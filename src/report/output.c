@@ -345,8 +345,6 @@ void gmg_report_check_path(void)
     path_of(rep, 1, NULL, path, sizeof path);
     const char *dir = gmg_path_dir(path);
     struct stat st;
-    if (dir_unusable(dir))
-        __atomic_store_n(&dir_told, 1, __ATOMIC_RELEASE);
     if (stat(dir, &st) != 0)
         gmg_error("GPUMEM_REPORT='%s': directory %s does not exist (%s); reports will go to stderr", rep, dir,
                   strerror(errno));
@@ -355,4 +353,7 @@ void gmg_report_check_path(void)
     else if (access(dir, W_OK | X_OK) != 0)
         gmg_error("GPUMEM_REPORT='%s': directory %s is not writable (%s); reports will go to stderr", rep, dir,
                   strerror(errno));
+    else
+        return;
+    __atomic_store_n(&dir_told, 1, __ATOMIC_RELEASE); /* said: a report written to stderr says no more */
 }

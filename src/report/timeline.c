@@ -90,7 +90,8 @@ static void sample(uint64_t t)
     if (seen > ndev)
         ndev = seen;
     size_t i = merge ? n - 1 : n;
-    t_ms[i] = merge ? t_ms[i] : t;
+    if (!merge)
+        t_ms[i] = t;
     for (int d = 0; d < ndev; d++) {
         uint64_t v = gmg_peak_tracked(d), p = gmg_peak_run(d); /* made allocations: no reservation under way */
         if (p > last_peak[d]) {
