@@ -64,14 +64,16 @@ unsigned long long gpumemguard_limit(int device);
 /* Start a new peak window on every device: its base and its peak become
  * the bytes in use now. The run's peak in the reports is not touched; a
  * signal or API dump's "peak since the previous dump" is then the peak
- * since this reset. An allocation that another thread makes while the
- * window is reset may be missed by the new window's peak. */
+ * since this reset, and such a dump does not end the window. An allocation
+ * another thread has under way at the reset counts in the new window once
+ * the driver has made it. */
 void gpumemguard_peak_reset(void);
 
 /* The highest bytes in use on a device since the last
  * gpumemguard_peak_reset (since start-up without one); device -1: the
- * highest of any device. Never above the run's peak of allocations the
- * driver made: another thread's call the driver refuses does not count. */
+ * highest of any device. Bytes of allocations the driver made, as the
+ * reports count them: another thread's call the driver refuses does not
+ * count. */
 unsigned long long gpumemguard_peak(int device);
 
 /* How far the bytes in use rose above the window's base at most: the

@@ -4,7 +4,7 @@
  * allocations and what was made since one and is still live (bytes,
  * count, and the groups by call site as the text report writes them), and the
  * GPUMEM_LIMIT size parser. Nothing here runs on the allocation path: a
- * mark reads each shard's number, the window's reset the quota's counters;
+ * mark reads each shard's number, the window's reset restarts the peak's;
  * the walks and the symbolization run on the calling thread, as a
  * gpumemguard_dump() does.
  */
@@ -13,7 +13,6 @@
 #include "base/buf.h"
 #include "base/export.h"
 #include "base/limit_parse.h"
-#include "core/peak.h"
 #include "core/quota.h"
 #include "core/track.h"
 #include "driver/routes.h"
@@ -59,18 +58,16 @@ GMG_EXPORT void gpumemguard_peak_reset(void)
         return;
     }
     /* a device not used yet has a window at 0 already */
-    for (int d = 0; d < gmg_quota_devices_seen(); d++)
-        gmg_quota_window_reset(d);
-    gmg_at_peak_new_window(gmg_quota_devices_seen()); /* what was live at the window's peak, from now */
+    gmg_at_peak_new_window(gmg_quota_devices_seen());
 }
 
-/* The window's peak: the quota's, which may hold other threads'
- * reservations the driver then refused (core/quota.h), never above the
- * run's peak of allocations the driver made (core/peak.h). */
+/* The window's peak: of allocations the driver made (core/peak.h), the
+ * numbers of gpumemguard_peak_text's groups. */
 static uint64_t window_peak(int d)
 {
-    uint64_t w = gmg_quota_window_peak(d), run = gmg_peak_run(d);
-    return w > run ? run : w;
+    uint64_t peak, base;
+    gmg_at_peak_window_bytes(d, &peak, &base);
+    return peak;
 }
 
 GMG_EXPORT unsigned long long gpumemguard_peak(int device)
@@ -87,7 +84,8 @@ GMG_EXPORT unsigned long long gpumemguard_peak(int device)
 
 static uint64_t growth(int d)
 {
-    uint64_t peak = window_peak(d), base = gmg_quota_window_base(d);
+    uint64_t peak, base;
+    gmg_at_peak_window_bytes(d, &peak, &base);
     return peak > base ? peak - base : 0;
 }
 

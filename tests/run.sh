@@ -48,8 +48,6 @@ build test_quota_peak tests/unit/test_quota_peak.c src/core/quota.c src/core/cou
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -DGMG_QUOTA_TEST_HOOKS
 build test_quota_counts tests/unit/test_quota_counts.c src/core/quota.c src/core/counts.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc
-build test_quota_window tests/unit/test_quota_window.c src/core/quota.c src/core/counts.c src/base/config.c src/base/suppress.c \
-    src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc

@@ -13,8 +13,6 @@
 struct devq {
     uint64_t used;
     uint64_t peak;
-    uint64_t wpeak;        /* the window's peak (gmg_quota_window_reset), never above peak */
-    uint64_t wbase;        /* the bytes in use when the window began */
     uint64_t refused;
     uint64_t driver_oom;   /* allocations the driver itself refused: out of memory */
     uint64_t limit;        /* resolved; valid when resolved != 0 */
@@ -47,7 +45,7 @@ __thread struct gmg_quota_pending gmg_quota_pending_tl __attribute__((tls_model(
  * (quota.h) until the caller commits. */
 static inline void note_high(struct devq *d, int dev, uint64_t now)
 {
-    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE), 0)) {
+    if (__builtin_expect(now > __atomic_load_n(&d->peak, __ATOMIC_ACQUIRE), 0)) {
         gmg_quota_pending_tl.high = now;
         gmg_quota_pending_tl.dev = dev;
     }
@@ -131,18 +129,11 @@ static void raise_to(uint64_t *peak, uint64_t now, int order)
         ;
 }
 
-/* The peak and the window's peak. Every test for a new high compares with
- * the window's, so that a new high of a window is pending like one of the
- * whole run; without a reset the two are one number. The peak is raised
- * first, and the window's with release (its readers acquire): a thread
- * that finds its high below the window's peak, and so leaves nothing
- * pending, finds the peak at that height already, never a peak lower than
- * the bytes it just saw in use (tests/unit/test_quota.c). */
-static void raise_peak(struct devq *d, uint64_t now)
-{
-    raise_to(&d->peak, now, __ATOMIC_RELAXED);
-    raise_to(&d->wpeak, now, __ATOMIC_RELEASE);
-}
+/* The peak, raised with release (its readers acquire): a thread that
+ * finds its high below the peak, and so leaves nothing pending, finds the
+ * peak at that height already, never a peak lower than the bytes it just
+ * saw in use (tests/unit/test_quota.c). */
+static void raise_peak(struct devq *d, uint64_t now) { raise_to(&d->peak, now, __ATOMIC_RELEASE); }
 
 /*
  * Per CPU: credits, per device, in the slot of the CPU the thread runs on
@@ -363,7 +354,7 @@ static uint64_t drain_locked(int dev)
 static __attribute__((noinline)) void high_note(struct devq *d, int dev) { note_high(d, dev, snapshot(dev)); }
 static inline void high_check(struct devq *d, int dev, uint64_t now)
 {
-    if (__builtin_expect(now > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE), 0))
+    if (__builtin_expect(now > __atomic_load_n(&d->peak, __ATOMIC_ACQUIRE), 0))
         high_note(d, dev);
 }
 
@@ -455,7 +446,7 @@ static __attribute__((noinline)) int reserve_counter(int dev, uint64_t bytes)
     struct devq *d = &q[dev];
     uint64_t cur = __atomic_load_n(&d->used, __ATOMIC_RELAXED);
     TEST_HOOK();
-    if (cur + bytes > __atomic_load_n(&d->wpeak, __ATOMIC_ACQUIRE) && credit_take_any(dev, bytes)) {
+    if (cur + bytes > __atomic_load_n(&d->peak, __ATOMIC_ACQUIRE) && credit_take_any(dev, bytes)) {
         /* the counter read again: another thread may have raised it,
          * and taken its reading, since cur (tests/unit/test_quota_peak.c) */
         high_check(d, dev, __atomic_load_n(&d->used, __ATOMIC_ACQUIRE));
@@ -576,32 +567,7 @@ uint64_t gmg_quota_used(int dev) { return valid(dev) ? snapshot(dev) : 0; }
 
 uint64_t gmg_quota_counter(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].used, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE) : 0; }
-uint64_t gmg_quota_window_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].wpeak, __ATOMIC_ACQUIRE) : 0; }
-uint64_t gmg_quota_window_base(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].wbase, __ATOMIC_ACQUIRE) : 0; }
 
-/* The window starts at the bytes in use now. A reservation made while it
- * is reset compared its high with the old window's peak, higher: the
- * second reading takes in what such one added before it; one made after
- * the store compares with the new peak. A high pending on another thread
- * (reserved before the reset, committed after) raises the new window too:
- * its bytes were in use in it. A reading may hold a reservation the
- * driver will still refuse: never above the peak, which every test for a
- * new high of the run would otherwise miss (they compare with wpeak). */
-static uint64_t in_use_at_most_peak(int dev)
-{
-    uint64_t now = snapshot(dev), peak = __atomic_load_n(&q[dev].peak, __ATOMIC_ACQUIRE);
-    return now < peak ? now : peak;
-}
-
-void gmg_quota_window_reset(int dev)
-{
-    if (!valid(dev))
-        return;
-    uint64_t now = in_use_at_most_peak(dev);
-    __atomic_store_n(&q[dev].wbase, now, __ATOMIC_RELAXED);
-    __atomic_store_n(&q[dev].wpeak, now, __ATOMIC_SEQ_CST);
-    raise_to(&q[dev].wpeak, in_use_at_most_peak(dev), __ATOMIC_RELEASE);
-}
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_driver_oom(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].driver_oom, __ATOMIC_ACQUIRE) : 0; }
 
@@ -639,7 +605,6 @@ void gmg_quota_reset(void)
     for (int i = 0; i < GMG_MAX_DEVICES; i++) {
         q[i].used = 0;
         q[i].peak = 0;
-        q[i].wpeak = q[i].wbase = 0;
         q[i].refused = 0;
         q[i].driver_oom = 0;
         q[i].xfer = 0;

@@ -61,12 +61,6 @@ uint64_t gmg_quota_limit(int dev);   /* 0: no limit; the group's budget under GP
 uint64_t gmg_quota_used(int dev);    /* the bytes in use: the counter less every credit (no lock) */
 uint64_t gmg_quota_counter(int dev); /* the counter itself, credits and all (tests) */
 uint64_t gmg_quota_peak(int dev);
-/* A window over the peak (the public API's gpumemguard_peak_reset): reset
- * starts it at the bytes in use now (its base); its peak is the highest
- * since, raised where the peak is. The peak itself is never lowered. */
-void gmg_quota_window_reset(int dev);
-uint64_t gmg_quota_window_peak(int dev);
-uint64_t gmg_quota_window_base(int dev);
 uint64_t gmg_quota_refused(int dev);
 void gmg_quota_count_refusal(int dev);
 /* The driver's own CUDA_ERROR_OUT_OF_MEMORY on an allocation of dev's. */

@@ -12,6 +12,13 @@
 static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_at_peak kept[GMG_MAX_DEVICES];
 
+/* The public API's window (a test's: from gmg_at_peak_new_window, or from
+ * start-up) spans the dumps' windows made in it: the biggest of those that
+ * ended is kept here, as `kept` keeps the run's, and `api_base` is what was
+ * tracked when it began (under kept_mu). */
+static struct gmg_at_peak api_kept[GMG_MAX_DEVICES];
+static uint64_t api_base[GMG_MAX_DEVICES];
+
 struct collect {
     struct gmg_group *v;
     size_t n, cap;
@@ -54,7 +61,7 @@ static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, 
 /* The current window's peak of dev, read under its peak lock (no new peak
  * is set meanwhile); `restart`: the next window starts at once, under the
  * same lock. 0 bytes: nothing tracked in it. */
-static int window_of(int dev, int restart, struct gmg_at_peak *out, struct collect *top)
+static int window_of(int dev, int restart, struct gmg_at_peak *out, struct collect *top, uint64_t *next_base)
 {
     struct collect c = { 0 };
     if (top)
@@ -64,8 +71,12 @@ static int window_of(int dev, int restart, struct gmg_at_peak *out, struct colle
     gmg_peak_get(dev, &bytes, &gen);
     if (gen)
         gmg_track_peak_each(dev, gen, collect_one, &c);
-    if (restart)
+    if (restart) {
         gmg_peak_restart(dev);
+        uint64_t next_gen;
+        if (next_base) /* the next window's peak starts at what is tracked now */
+            gmg_peak_get(dev, next_base, &next_gen);
+    }
     gmg_peak_unlock(dev);
     if (c.n > 1 && !c.top)
         qsort(c.v, c.n, sizeof *c.v, gmg_group_by_bytes);
@@ -93,21 +104,28 @@ static void copy_of(const struct gmg_at_peak *from, struct gmg_at_peak *to)
         memcpy(to->groups, from->groups, from->ngroups * sizeof *to->groups);
 }
 
-/* The run's peak of dev from the current window `w` and the kept one
- * (kept_mu held); with `keep`, w replaces the kept one if bigger (w then
- * belongs to kept). */
-static void run_of(int dev, struct gmg_at_peak *w, int keep, struct gmg_at_peak *out)
+/* Is window w above the kept k (or, both at 0 bytes, has it groups)? */
+static int above(const struct gmg_at_peak *w, const struct gmg_at_peak *k)
 {
-    struct gmg_at_peak *k = &kept[dev];
-    if (w->bytes > k->bytes || (!k->bytes && w->ngroups)) {
-        copy_of(w, out);
-        if (keep) {
-            free(k->groups);
-            copy_of(w, k);
-        }
-    } else {
-        copy_of(k, out);
+    return w->bytes > k->bytes || (!k->bytes && w->ngroups);
+}
+
+/* A window that ended: k becomes a copy of it if it is above k. */
+static void keep_if_above(struct gmg_at_peak *k, const struct gmg_at_peak *w)
+{
+    if (above(w, k)) {
+        free(k->groups);
+        copy_of(w, k);
     }
+}
+
+/* The peak of dev over the current window `w` and the kept one k (kept_mu
+ * held), a copy into *out; with `keep`, w replaces k if above it. */
+static void over(struct gmg_at_peak *k, struct gmg_at_peak *w, int keep, struct gmg_at_peak *out)
+{
+    copy_of(above(w, k) ? w : k, out);
+    if (keep)
+        keep_if_above(k, w);
 }
 
 int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak_top *out)
@@ -117,7 +135,7 @@ int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak
         return -1;
     struct collect c = { .v = top, .cap = k, .top = k };
     struct gmg_at_peak w;
-    window_of(dev, 0, &w, &c); /* O(stacks), the k biggest kept in `top`: no allocation */
+    window_of(dev, 0, &w, &c, NULL); /* O(stacks), the k biggest kept in `top`: no allocation */
     pthread_mutex_lock(&kept_mu);
     const struct gmg_at_peak *kp = &kept[dev];
     if (kp->bytes > w.bytes || (!w.bytes && !c.n && kp->ngroups)) { /* an earlier window's peak was the run's */
@@ -150,9 +168,11 @@ void gmg_at_peak_build(struct gmg_report *r, int window)
     pthread_mutex_lock(&kept_mu); /* one window at a time: dumps on two threads keep each its own */
     for (int d = 0; d < n; d++) {
         struct gmg_at_peak w;
-        window_of(d, window, &w, NULL);
+        window_of(d, window, &w, NULL, NULL);
         struct gmg_at_peak *run = &r->at_peak[r->nat_peak];
-        run_of(d, &w, window, run);
+        over(&kept[d], &w, window, run);
+        if (window) /* the dump's window ended inside the API's */
+            keep_if_above(&api_kept[d], &w);
         if (run->bytes || run->ngroups)
             r->nat_peak++;
         else
@@ -172,11 +192,12 @@ void gmg_at_peak_new_window(int ndev)
 {
     pthread_mutex_lock(&kept_mu);
     for (int d = 0; d < ndev && d < GMG_MAX_DEVICES; d++) {
-        struct gmg_at_peak w, run;
-        window_of(d, 1, &w, NULL);
-        run_of(d, &w, 1, &run); /* the window just ended may be the run's peak */
-        free(run.groups);
+        struct gmg_at_peak w;
+        window_of(d, 1, &w, NULL, &api_base[d]);
+        keep_if_above(&kept[d], &w); /* the window just ended may be the run's peak */
         free(w.groups);
+        free(api_kept[d].groups);
+        memset(&api_kept[d], 0, sizeof api_kept[d]);
     }
     pthread_mutex_unlock(&kept_mu);
 }
@@ -186,8 +207,27 @@ int gmg_at_peak_window(int dev, struct gmg_at_peak *out)
     memset(out, 0, sizeof *out);
     if (dev < 0 || dev >= GMG_MAX_DEVICES)
         return -1;
-    window_of(dev, 0, out, NULL);
+    struct gmg_at_peak w;
+    pthread_mutex_lock(&kept_mu); /* no dump ends a window meanwhile */
+    window_of(dev, 0, &w, NULL, NULL);
+    over(&api_kept[dev], &w, 0, out);
+    pthread_mutex_unlock(&kept_mu);
+    free(w.groups);
+    out->device = dev;
     return 0;
+}
+
+void gmg_at_peak_window_bytes(int dev, uint64_t *peak, uint64_t *base)
+{
+    *peak = *base = 0;
+    if (dev < 0 || dev >= GMG_MAX_DEVICES)
+        return;
+    uint64_t now, gen;
+    pthread_mutex_lock(&kept_mu); /* no window restarts meanwhile */
+    gmg_peak_get(dev, &now, &gen);
+    *peak = now > api_kept[dev].bytes ? now : api_kept[dev].bytes;
+    *base = api_base[dev];
+    pthread_mutex_unlock(&kept_mu);
 }
 
 void gmg_at_peak_free(struct gmg_report *r)
@@ -206,4 +246,6 @@ void gmg_at_peak_atfork_child(void)
 {
     pthread_mutex_init(&kept_mu, NULL);
     memset(kept, 0, sizeof kept); /* the parent's lists: left, not freed (the child never touches them) */
+    memset(api_kept, 0, sizeof api_kept);
+    memset(api_base, 0, sizeof api_base);
 }

@@ -27,12 +27,16 @@ struct gmg_at_peak_top {
 };
 int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak_top *out);
 
-/* Start the next window on devices [0, ndev), as a dump does (the run's
- * peak is kept): the public API's peak window (a test's) starts one. */
+/* The public API's peak window (a test's): it starts, on devices [0, ndev),
+ * the next window as a dump does (the run's peak is kept), and the API's,
+ * which the dumps made in it do not end. */
 void gmg_at_peak_new_window(int ndev);
-/* What was live at the current window's peak of dev, biggest first, into
- * *out (the caller frees out->groups). 0, or -1 for a bad device. */
+/* What was live at the API window's peak of dev, biggest first, into *out
+ * (the caller frees out->groups). 0, or -1 for a bad device. */
 int gmg_at_peak_window(int dev, struct gmg_at_peak *out);
+/* The API window's peak of dev (tracked bytes, as reports count them) and
+ * its base: what was tracked when it began. */
+void gmg_at_peak_window_bytes(int dev, uint64_t *peak, uint64_t *base);
 
 /* fork child: nothing kept. */
 void gmg_at_peak_atfork_child(void);

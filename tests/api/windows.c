@@ -28,6 +28,7 @@ static int (*mark_release)(int);
 static int (*since)(int, int, int, unsigned long long *, unsigned long long *);
 static long (*since_text)(int, int, int, int, char *, unsigned long);
 static long (*peak_text)(int, int, char *, unsigned long);
+static int (*dump)(void);
 static int (*parse_size)(const char *, unsigned long long *, char *, unsigned long);
 
 static int failed;
@@ -127,6 +128,23 @@ static void api(void)
           "peak text: a new window, max_groups, bad input", "%ld bytes:\n%s", pn2, pbuf);
     TL_CHECK(cuMemFree(b));
     TL_CHECK(cuMemFree(held));
+
+    /* a dump inside the window (a signal's, the API's) starts the reports'
+     * next "since the previous dump", not the API's window: its peak, its
+     * growth and what made the peak stay */
+    peak_reset();
+    a = peak_maker();
+    TL_CHECK(cuMemFree(a));
+    dump();
+    b = alloc(1 * MiB);
+    pn = peak_text(0, -1, pbuf, sizeof pbuf);
+    check(peak(0) == 6 * MiB && peak_growth(0) == 6 * MiB && pn > 0 && strstr(pbuf, " in peak_maker ")
+          && !strstr(pbuf, "1.0 MiB"), "a dump inside the window ends none of it",
+          "peak %llu growth %llu, %ld bytes:\n%s", peak(0), peak_growth(0), pn, pbuf);
+    peak_reset(); /* a new window forgets the dump's */
+    check(peak(0) == 1 * MiB && peak_growth(0) == 0, "a reset after a dump", "peak %llu growth %llu", peak(0),
+          peak_growth(0));
+    TL_CHECK(cuMemFree(b));
 
     /* marks: what was made since and is still live */
     CUdeviceptr old = alloc(2 * MiB);       /* before the mark: never counted */
@@ -284,6 +302,7 @@ int main(int argc, char **argv)
     LOOK(since, "gpumemguard_since");
     LOOK(since_text, "gpumemguard_since_text");
     LOOK(peak_text, "gpumemguard_peak_text");
+    LOOK(dump, "gpumemguard_dump");
     LOOK(parse_size, "gpumemguard_parse_size");
     if (argc > 1 && strcmp(argv[1], "fork") == 0)
         forked();
