@@ -205,16 +205,25 @@ static void *obj_get(const void *h, int kind)
 }
 
 static uint64_t host_mem_cap; /* GPUSIM_HOST_MEM: 0, none */
-static uint64_t parse_size(const char *s)
+/* A size of GPUSIM_MEM or GPUSIM_HOST_MEM (`name`): a number, then K, M,
+ * G or T (1024-based) or nothing. Anything else ends the program with a
+ * message: a mistyped capacity must not become a tiny device that makes
+ * every allocation fail. */
+static uint64_t parse_size(const char *name, const char *s)
 {
     char *end;
     double v = strtod(s, &end);
+    int number = end != s;
     uint64_t mul = 1;
     switch (*end) {
-    case 'K': case 'k': mul = 1ull << 10; break;
-    case 'M': case 'm': mul = 1ull << 20; break;
-    case 'G': case 'g': mul = 1ull << 30; break;
-    case 'T': case 't': mul = 1ull << 40; break;
+    case 'K': case 'k': mul = 1ull << 10; end++; break;
+    case 'M': case 'm': mul = 1ull << 20; end++; break;
+    case 'G': case 'g': mul = 1ull << 30; end++; break;
+    case 'T': case 't': mul = 1ull << 40; end++; break;
+    }
+    if (!number || *end || !(v >= 0) || v * (double)mul >= 18446744073709551616.0) {
+        fprintf(stderr, "gpusim: %s: '%s' is not a size (a number, then K, M, G or T)\n", name, s);
+        exit(2);
     }
     return (uint64_t)(v * (double)mul);
 }
@@ -264,7 +273,7 @@ __attribute__((constructor)) static void sim_setup(void)
     const char *af = getenv("GPUSIM_AFTER_FREE_US");
     after_free_us = af ? atoi(af) : 0;
     const char *hm = getenv("GPUSIM_HOST_MEM"); /* pinned host memory: more than this is out of memory */
-    host_mem_cap = hm && *hm ? parse_size(hm) : 0;
+    host_mem_cap = hm && *hm ? parse_size("GPUSIM_HOST_MEM", hm) : 0;
     const char *m = getenv("GPUSIM_MEM");
     char buf[256];
     snprintf(buf, sizeof buf, "%s", m && *m ? m : "8G");
@@ -272,7 +281,7 @@ __attribute__((constructor)) static void sim_setup(void)
     uint64_t last = 8ull << 30;
     for (int d = 0; d < SIM_MAX_DEVICES; d++) {
         if (tok) {
-            last = parse_size(tok);
+            last = parse_size("GPUSIM_MEM", tok);
             tok = strtok_r(NULL, ",", &save);
         }
         struct sdev *dv = &devs[d];
