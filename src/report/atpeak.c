@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The biggest window's groups per device, so far (under kept_mu). */
+/* The biggest window's groups per device, so far (under kept_mu, which is
+ * taken before a device's peak lock, never while holding one). */
 static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_at_peak kept[GMG_MAX_DEVICES];
 
