@@ -44,6 +44,8 @@
  * peak). Moves whose compare-and-swap came before the peak but whose total
  * is not yet changed are the only ones missing: a report made while no
  * allocation or free is half done is exact, and the totals sum to the peak.
+ * A sum that is not the peak therefore says a move is half done, and
+ * gmg_peak_read_settled walks again until it is (bounded).
  * The 16 bits in the word are widened with `gen64`, stored after each bump
  * under the lock: a move reads it after its compare-and-swap, and fewer
  * than 32768 peaks come between the two.
@@ -56,6 +58,7 @@
 #endif
 
 #include <pthread.h>
+#include <time.h>
 
 struct pk {
     uint64_t word;              /* bytes << 16 | generation & 0xffff */
@@ -261,6 +264,34 @@ void gmg_peak_get(int dev, uint64_t *bytes, uint64_t *gen)
 {
     *bytes = __atomic_load_n(&pk[dev].peak, __ATOMIC_ACQUIRE);
     *gen = __atomic_load_n(&pk[dev].gen64, __ATOMIC_ACQUIRE);
+}
+
+/* A move half done shows as a sum that is not the peak, either way: an
+ * allocation whose word moved but not yet its total is missing from it, a
+ * free in the same state is still in it. Such a gap is a few instructions
+ * long, unless the mover's thread is preempted there: the walk is made
+ * again, a nap apart, for at most SETTLE_NS (meanwhile only moves that
+ * would set a new peak wait, for the lock). */
+#define SETTLE_NS 20000000L
+#define SETTLE_NAP_NS 20000L
+
+int gmg_peak_read_settled(int dev, uint64_t *bytes, uint64_t *gen, uint64_t (*walk)(uint64_t gen, void *arg),
+                          void *arg)
+{
+    gmg_peak_get(dev, bytes, gen);
+    if (!*gen)
+        return 1; /* no peak yet: nothing was live at one */
+    struct timespec start, now, nap = { 0, SETTLE_NAP_NS };
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        uint64_t sum = walk(*gen, arg);
+        if (sum == *bytes || sum == GMG_PEAK_SUM_UNKNOWN)
+            return 1;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) >= SETTLE_NS)
+            return 0;
+        nanosleep(&nap, NULL);
+    }
 }
 
 void gmg_peak_restart(int dev)

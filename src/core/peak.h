@@ -56,6 +56,17 @@ void gmg_peak_slot_at_serial(const struct gmg_peak_slot *s, uint64_t peak_gen, u
 void gmg_peak_lock(int dev);
 void gmg_peak_unlock(int dev);
 void gmg_peak_get(int dev, uint64_t *bytes, uint64_t *gen);
+/* Under the lock: the peak's bytes and generation, and a walk of the live
+ * totals at it (gmg_peak_slot_at and _at_serial of each) that returns
+ * their sum, or GMG_PEAK_SUM_UNKNOWN (it could not see them all: out of
+ * memory). While a move is half done the sum is not the peak: the walk is
+ * made again, a few microseconds apart, until it is, for at most 20 ms
+ * (a mover's thread preempted just there). 1: the last walk summed to the
+ * peak (or could not tell); 0: it still did not. Without a peak yet
+ * (gen 0) there is no walk. */
+#define GMG_PEAK_SUM_UNKNOWN UINT64_MAX
+int gmg_peak_read_settled(int dev, uint64_t *bytes, uint64_t *gen, uint64_t (*walk)(uint64_t gen, void *arg),
+                          void *arg);
 /* Under the lock: start a new window (a dump was written): the peak is
  * what is tracked now, a generation of its own. */
 void gmg_peak_restart(int dev);

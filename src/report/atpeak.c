@@ -25,11 +25,14 @@ struct collect {
     size_t n, cap;
     int failed;
     size_t top;           /* > 0: keep only the `top` biggest (v holds `top`) */
+    uint64_t sum;         /* of every group seen, kept or not */
+    int device;
 };
 
 static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct collect *c = arg;
+    c->sum += bytes;
     if (c->top) { /* a message's few: kept sorted in place, no allocation */
         struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
         size_t i = c->n < c->top ? c->n++ : c->top;
@@ -59,19 +62,39 @@ static void collect_one(uint32_t stack, int device, int family, uint64_t bytes, 
                                        .count = count };
 }
 
+/* One walk of the live totals at generation gen (gmg_peak_read_settled):
+ * the groups afresh, and their sum. */
+static uint64_t walk_at(uint64_t gen, void *arg)
+{
+    struct collect *c = arg;
+    c->n = 0;
+    c->sum = 0;
+    c->failed = 0;
+    gmg_track_peak_each(c->device, gen, collect_one, c);
+    return c->failed ? GMG_PEAK_SUM_UNKNOWN : c->sum;
+}
+
 /* The current window's peak of dev, read under its peak lock (no new peak
  * is set meanwhile); `restart`: the next window starts at once, under the
- * same lock. 0 bytes: nothing tracked in it. */
+ * same lock. 0 bytes: nothing tracked in it. A window that will be kept,
+ * or the API's, is read once no move is half done; a refusal message's
+ * few biggest (`top`) are read once, as they are (a message is never
+ * delayed for them). */
 static int window_of(int dev, int restart, struct gmg_at_peak *out, struct collect *top, uint64_t *next_base)
 {
     struct collect c = { 0 };
     if (top)
         c = *top;
+    c.device = dev;
     uint64_t bytes, gen;
     gmg_peak_lock(dev);
-    gmg_peak_get(dev, &bytes, &gen);
-    if (gen)
-        gmg_track_peak_each(dev, gen, collect_one, &c);
+    if (top) {
+        gmg_peak_get(dev, &bytes, &gen);
+        if (gen)
+            walk_at(gen, &c);
+    } else {
+        gmg_peak_read_settled(dev, &bytes, &gen, walk_at, &c);
+    }
     if (restart) {
         gmg_peak_restart(dev);
         uint64_t next_gen;

@@ -10,7 +10,7 @@ build test_timeline tests/unit/test_timeline.c src/report/timeline.c src/base/bu
 # The peak's make-up with moves overtaken between their word and their
 # slot (forced, not left to chance), past 65536 peaks, and a restart.
 if "$T/test_peak" >"$WORK/out" 2>&1; then
-    ok "what was live at the peak, with a move overtaken by the next peak's (tests/unit/test_peak.c)"
+    ok "what was live at the peak, with a move overtaken by the next peak's, and a reading that waits for a peak's move held half done, up to its bound (tests/unit/test_peak.c)"
 else bad "what was live at the peak (tests/unit/test_peak.c)" "$WORK/out"; fi
 if "$T/test_timeline" >"$WORK/out" 2>&1; then
     ok "the timeline's bound: halved when full, each interval's most kept, the peak and marks (tests/unit/test_timeline.c)"

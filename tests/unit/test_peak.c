@@ -3,12 +3,17 @@
  * overtaken between their word and their slot, as threads overtake each
  * other: the hook runs another "thread"'s moves at that point, so the
  * order is forced, not left to chance. Then more than 65536 peaks (the
- * word keeps 16 bits of the generation), and a restart.
+ * word keeps 16 bits of the generation), a restart, and a reader that
+ * comes while a peak's move is half done (its thread held between its word
+ * and its slot): it waits for the move, up to its bound.
  */
 #include "core/peak.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 extern void (*gmg_peak_test_hook)(void);
 
@@ -30,6 +35,94 @@ static void thread_b(void)
     gmg_peak_test_hook = NULL;
     gmg_peak_slot_move(&T, 0, 150, 1); /* a new peak: 230 */
     gmg_peak_slot_move(&S, 0, 20, -1); /* after it: S's first op since */
+}
+
+/* A peak's move on device 1 held between its word and its slot for
+ * gap_us (its thread preempted there), while a reader reads the peak. */
+static struct gmg_peak_slot V, W;
+static __thread int is_mover;
+static int in_gap;
+static long gap_us;
+
+static void hold(void)
+{
+    if (is_mover) {
+        __atomic_store_n(&in_gap, 1, __ATOMIC_RELEASE);
+        usleep((useconds_t)gap_us);
+    }
+}
+
+static void *mover(void *arg)
+{
+    is_mover = 1;
+    gmg_peak_slot_move(&V, 1, *(uint64_t *)arg, 1);
+    return NULL;
+}
+
+static uint64_t walk_vw(uint64_t gen, void *arg)
+{
+    ++*(int *)arg;
+    return at(&V, gen) + at(&W, gen);
+}
+
+static double ms_since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* The reading with a move held for `hold_us`: its result, the sum of its
+ * last walk, the peak it read, how many walks and how long. */
+static int read_during(long hold_us, uint64_t bytes, uint64_t *sum, uint64_t *peak, int *walks, double *ms)
+{
+    pthread_t t;
+    uint64_t gen;
+    gap_us = hold_us;
+    in_gap = 0;
+    gmg_peak_test_hook = hold;
+    pthread_create(&t, NULL, mover, &bytes);
+    while (!__atomic_load_n(&in_gap, __ATOMIC_ACQUIRE))
+        usleep(100);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    *walks = 0;
+    gmg_peak_lock(1);
+    int r = gmg_peak_read_settled(1, peak, &gen, walk_vw, walks);
+    *sum = at(&V, gen) + at(&W, gen);
+    gmg_peak_unlock(1);
+    *ms = ms_since(&t0);
+    pthread_join(t, NULL);
+    gmg_peak_test_hook = NULL;
+    return r;
+}
+
+static void settled(void)
+{
+    uint64_t sum, peak;
+    int walks;
+    double ms;
+    gmg_peak_slot_move(&W, 1, 100, 1);
+    /* held 5 ms: the reading waits, and sums to the peak with the move in it */
+    int r = read_during(5000, 500, &sum, &peak, &walks, &ms);
+    CHECK(r == 1 && peak == 600 && sum == 600 && walks > 1);
+    if (!(r == 1 && sum == 600))
+        printf("     held 5 ms: settled %d, peak %llu, sum %llu, %d walks\n", r, (unsigned long long)peak,
+               (unsigned long long)sum, walks);
+    /* held 300 ms, past the bound: the reading gives up (about 20 ms), unsettled */
+    gmg_peak_slot_move(&V, 1, 500, -1);
+    r = read_during(300000, 700, &sum, &peak, &walks, &ms);
+    CHECK(r == 0 && peak == 800 && sum == 100 && ms >= 19 && ms < 250);
+    if (!(r == 0 && ms < 250))
+        printf("     held 300 ms: settled %d after %.1f ms, peak %llu, sum %llu\n", r, ms, (unsigned long long)peak,
+               (unsigned long long)sum);
+    /* nothing half done: one walk */
+    gmg_peak_lock(1);
+    uint64_t gen;
+    walks = 0;
+    r = gmg_peak_read_settled(1, &peak, &gen, walk_vw, &walks);
+    gmg_peak_unlock(1);
+    CHECK(r == 1 && walks == 1 && peak == 800);
 }
 
 int main(void)
@@ -76,6 +169,7 @@ int main(void)
     CHECK(peak == 70 && at(&S, gen) == 60 && at(&T, gen) == 10);
     gmg_peak_unlock(0);
     CHECK(gmg_peak_tracked(0) == 70);
+    settled();
     if (fails)
         return 1;
     printf("peak ok\n");
