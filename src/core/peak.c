@@ -45,7 +45,9 @@
  * is not yet changed are the only ones missing: a report made while no
  * allocation or free is half done is exact, and the totals sum to the peak.
  * A sum that is not the peak therefore says a move is half done, and
- * gmg_peak_read_settled walks again until it is (bounded).
+ * gmg_peak_read_settled walks again until it is (bounded). The converse is
+ * not proof: an allocation and a free of equal size, both half done at
+ * once, cancel out in the sum while each total is off by their size.
  * The 16 bits in the word are widened with `gen64`, stored after each bump
  * under the lock: a move reads it after its compare-and-swap, and fewer
  * than 32768 peaks come between the two.

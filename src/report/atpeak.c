@@ -15,10 +15,16 @@ static struct gmg_at_peak kept[GMG_MAX_DEVICES];
 
 /* The public API's window (a test's: from gmg_at_peak_new_window, or from
  * start-up) spans the dumps' windows made in it: the biggest of those that
- * ended is kept here, as `kept` keeps the run's, and `api_base` is what was
- * tracked when it began (under kept_mu). */
+ * ended is kept here, as `kept` keeps the run's (under kept_mu). Its bytes,
+ * and what was tracked when the window began, are also kept apart for
+ * readers without a lock (gmg_at_peak_window_bytes): written under kept_mu
+ * and the device's peak lock, the peak before a dump restarts the window. */
 static struct gmg_at_peak api_kept[GMG_MAX_DEVICES];
-static uint64_t api_base[GMG_MAX_DEVICES];
+static uint64_t api_peak[GMG_MAX_DEVICES], api_base[GMG_MAX_DEVICES];
+
+/* What a window's end does to the API's: nothing (a refusal message's read,
+ * the API's own), takes it in (a dump), or starts it (the API's reset). */
+enum api_step { API_NONE, API_FOLD, API_START };
 
 struct collect {
     struct gmg_group *v;
@@ -76,30 +82,36 @@ static uint64_t walk_at(uint64_t gen, void *arg)
 
 /* The current window's peak of dev, read under its peak lock (no new peak
  * is set meanwhile); `restart`: the next window starts at once, under the
- * same lock. 0 bytes: nothing tracked in it. A window that will be kept,
- * or the API's, is read once no move is half done; a refusal message's
- * few biggest (`top`) are read once, as they are (a message is never
- * delayed for them). */
-static int window_of(int dev, int restart, struct gmg_at_peak *out, struct collect *top, uint64_t *next_base)
+ * same lock, and `api` says what that does to the API's window. 0 bytes:
+ * nothing tracked in it. A window that will be kept, or the API's, is read
+ * once no move is half done (core/peak.h; past its bound, marked
+ * incomplete); a refusal message's few biggest (`top`) are read once, as
+ * they are, and wait only for a reading another thread holds the lock for. */
+static int window_of(int dev, int restart, enum api_step api, struct gmg_at_peak *out, struct collect *top)
 {
     struct collect c = { 0 };
     if (top)
         c = *top;
     c.device = dev;
     uint64_t bytes, gen;
+    int settled = 1;
     gmg_peak_lock(dev);
     if (top) {
         gmg_peak_get(dev, &bytes, &gen);
         if (gen)
             walk_at(gen, &c);
     } else {
-        gmg_peak_read_settled(dev, &bytes, &gen, walk_at, &c);
+        settled = gmg_peak_read_settled(dev, &bytes, &gen, walk_at, &c);
     }
-    if (restart) {
+    if (restart && api == API_FOLD && bytes > __atomic_load_n(&api_peak[dev], __ATOMIC_RELAXED))
+        __atomic_store_n(&api_peak[dev], bytes, __ATOMIC_RELEASE); /* before the window's peak goes */
+    if (restart)
         gmg_peak_restart(dev);
-        uint64_t next_gen;
-        if (next_base) /* the next window's peak starts at what is tracked now */
-            gmg_peak_get(dev, next_base, &next_gen);
+    if (restart && api == API_START) { /* the next window's peak starts at what is tracked now */
+        uint64_t start, next_gen;
+        gmg_peak_get(dev, &start, &next_gen);
+        __atomic_store_n(&api_base[dev], start, __ATOMIC_RELEASE);
+        __atomic_store_n(&api_peak[dev], 0, __ATOMIC_RELEASE);
     }
     gmg_peak_unlock(dev);
     if (c.n > 1 && !c.top)
@@ -110,7 +122,7 @@ static int window_of(int dev, int restart, struct gmg_at_peak *out, struct colle
     out->bytes = bytes;
     out->groups = c.v;
     out->ngroups = c.n;
-    out->incomplete = c.failed;
+    out->incomplete = c.failed || !settled;
     return 0;
 }
 
@@ -159,7 +171,7 @@ int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak
         return -1;
     struct collect c = { .v = top, .cap = k, .top = k };
     struct gmg_at_peak w;
-    window_of(dev, 0, &w, &c, NULL); /* O(stacks), the k biggest kept in `top`: no allocation */
+    window_of(dev, 0, API_NONE, &w, &c); /* O(stacks), the k biggest kept in `top`: no allocation */
     pthread_mutex_lock(&kept_mu);
     const struct gmg_at_peak *kp = &kept[dev];
     if (kp->bytes > w.bytes || (!w.bytes && !c.n && kp->ngroups)) { /* an earlier window's peak was the run's */
@@ -192,7 +204,7 @@ void gmg_at_peak_build(struct gmg_report *r, int window)
     pthread_mutex_lock(&kept_mu); /* one window at a time: dumps on two threads keep each its own */
     for (int d = 0; d < n; d++) {
         struct gmg_at_peak w;
-        window_of(d, window, &w, NULL, NULL);
+        window_of(d, window, API_FOLD, &w, NULL);
         struct gmg_at_peak *run = &r->at_peak[r->nat_peak];
         over(&kept[d], &w, window, run);
         if (window) /* the dump's window ended inside the API's */
@@ -217,7 +229,7 @@ void gmg_at_peak_new_window(int ndev)
     pthread_mutex_lock(&kept_mu);
     for (int d = 0; d < ndev && d < GMG_MAX_DEVICES; d++) {
         struct gmg_at_peak w;
-        window_of(d, 1, &w, NULL, &api_base[d]);
+        window_of(d, 1, API_START, &w, NULL);
         keep_if_above(&kept[d], &w); /* the window just ended may be the run's peak */
         free(w.groups);
         free(api_kept[d].groups);
@@ -233,7 +245,7 @@ int gmg_at_peak_window(int dev, struct gmg_at_peak *out)
         return -1;
     struct gmg_at_peak w;
     pthread_mutex_lock(&kept_mu); /* no dump ends a window meanwhile */
-    window_of(dev, 0, &w, NULL, NULL);
+    window_of(dev, 0, API_NONE, &w, NULL);
     over(&api_kept[dev], &w, 0, out);
     pthread_mutex_unlock(&kept_mu);
     free(w.groups);
@@ -246,12 +258,14 @@ void gmg_at_peak_window_bytes(int dev, uint64_t *peak, uint64_t *base)
     *peak = *base = 0;
     if (dev < 0 || dev >= GMG_MAX_DEVICES)
         return;
+    /* no lock (a signal handler, a child made without fork handlers may
+     * ask): the current window's peak first, then the kept one, which a
+     * dump raised before it restarted the window (0 while it restarts) */
     uint64_t now, gen;
-    pthread_mutex_lock(&kept_mu); /* no window restarts meanwhile */
     gmg_peak_get(dev, &now, &gen);
-    *peak = now > api_kept[dev].bytes ? now : api_kept[dev].bytes;
-    *base = api_base[dev];
-    pthread_mutex_unlock(&kept_mu);
+    uint64_t kept_peak = __atomic_load_n(&api_peak[dev], __ATOMIC_ACQUIRE);
+    *peak = now > kept_peak ? now : kept_peak;
+    *base = __atomic_load_n(&api_base[dev], __ATOMIC_ACQUIRE);
 }
 
 void gmg_at_peak_free(struct gmg_report *r)
@@ -271,5 +285,6 @@ void gmg_at_peak_atfork_child(void)
     pthread_mutex_init(&kept_mu, NULL);
     memset(kept, 0, sizeof kept); /* the parent's lists: left, not freed (the child never touches them) */
     memset(api_kept, 0, sizeof api_kept);
+    memset(api_peak, 0, sizeof api_peak);
     memset(api_base, 0, sizeof api_base);
 }

@@ -35,7 +35,8 @@ void gmg_at_peak_new_window(int ndev);
  * (the caller frees out->groups). 0, or -1 for a bad device. */
 int gmg_at_peak_window(int dev, struct gmg_at_peak *out);
 /* The API window's peak of dev (tracked bytes, as reports count them) and
- * its base: what was tracked when it began. */
+ * its base: what was tracked when it began. No lock: a reading made while
+ * another thread resets the window may give the old window's. */
 void gmg_at_peak_window_bytes(int dev, uint64_t *peak, uint64_t *base);
 
 /* fork child: nothing kept. */

@@ -277,12 +277,15 @@ __attribute__((constructor)) static void sim_setup(void)
     const char *m = getenv("GPUSIM_MEM");
     char buf[256];
     snprintf(buf, sizeof buf, "%s", m && *m ? m : "8G");
-    char *save = NULL, *tok = strtok_r(buf, ",", &save);
+    char *tok = buf; /* one size per device, separated by commas; an empty one is no size */
     uint64_t last = 8ull << 30;
     for (int d = 0; d < SIM_MAX_DEVICES; d++) {
         if (tok) {
+            char *comma = strchr(tok, ',');
+            if (comma)
+                *comma = 0;
             last = parse_size("GPUSIM_MEM", tok);
-            tok = strtok_r(NULL, ",", &save);
+            tok = comma ? comma + 1 : NULL;
         }
         struct sdev *dv = &devs[d];
         dv->total = dv->st.total = last;
