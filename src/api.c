@@ -291,7 +291,8 @@ static long groups_text(struct gmg_group *v, size_t n, int max_groups, int faile
                        rest_n == 1 ? "" : "s");
     }
     if (failed)
-        gmg_buf_printf(&b, "(out of memory: not every allocation is in a stack above)\n");
+        gmg_buf_printf(&b, "(not every allocation is in a stack above: out of memory, or read while another thread's "
+                           "allocation or free stood half done)\n");
     if (b.failed) {
         gmg_buf_free(&b);
         return -1;

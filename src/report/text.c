@@ -178,7 +178,8 @@ static void incomplete(const struct gmg_report *r, struct gmg_buf *b)
                        (unsigned long long)r->lost.unlisted_allocs, plural(r->lost.unlisted_allocs),
                        (unsigned long long)r->lost.unlisted_bytes);
     if (inc & GMG_INCOMPLETE_GROUPS)
-        gmg_buf_printf(b, "  Some allocations are in the totals but in no stack's group above.\n");
+        gmg_buf_printf(b, "  Some allocations are in the totals but in no stack's group above (out of memory, or what "
+                          "was live at a peak read while another thread's allocation or free stood half done).\n");
     if (inc & GMG_INCOMPLETE_SUPPRESSIONS)
         gmg_buf_printf(b, "  GPUMEM_SUPPRESSIONS was not applied (out of memory, or secure execution): every leak is reported.\n");
     if (inc & GMG_INCOMPLETE_FRAGMENTATION)
