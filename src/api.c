@@ -76,9 +76,10 @@ GMG_EXPORT unsigned long long gpumemguard_peak(int device)
     if (device >= 0)
         return window_peak(device);
     uint64_t most = 0;
-    for (int d = 0; d < gmg_quota_devices_seen(); d++)
-        if (window_peak(d) > most)
-            most = window_peak(d);
+    for (int d = 0; d < gmg_quota_devices_seen(); d++) {
+        uint64_t p = window_peak(d);
+        most = p > most ? p : most;
+    }
     return most;
 }
 

@@ -212,17 +212,26 @@ static int write_file(const char *path, const struct gmg_buf *b, const char **wh
  * says nothing more. */
 static int dir_told;
 
-static int dir_unusable(const char *dir)
+/* Why the reports' directory cannot take a report, into why[] (NULL: it can). */
+static const char *dir_unusable(const char *dir, char *why, size_t cap)
 {
     struct stat st;
-    return stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0;
+    if (stat(dir, &st) != 0)
+        snprintf(why, cap, "directory %s does not exist (%s)", dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        snprintf(why, cap, "%s is not a directory", dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        snprintf(why, cap, "directory %s is not writable (%s)", dir, strerror(errno));
+    else
+        return NULL;
+    return why;
 }
 
 static int dir_still_told(const char *path)
 {
-    char dir[4300];
+    char dir[4300], why[4400];
     snprintf(dir, sizeof dir, "%s", path);
-    return __atomic_load_n(&dir_told, __ATOMIC_ACQUIRE) && dir_unusable(gmg_path_dir(dir));
+    return __atomic_load_n(&dir_told, __ATOMIC_ACQUIRE) && dir_unusable(gmg_path_dir(dir), why, sizeof why);
 }
 
 /* 0: the report reached its destination, or stderr in its place; -1: it
@@ -343,17 +352,9 @@ void gmg_report_check_path(void)
         return;
     char path[4300];
     path_of(rep, 1, NULL, path, sizeof path);
-    const char *dir = gmg_path_dir(path);
-    struct stat st;
-    if (stat(dir, &st) != 0)
-        gmg_error("GPUMEM_REPORT='%s': directory %s does not exist (%s); reports will go to stderr", rep, dir,
-                  strerror(errno));
-    else if (!S_ISDIR(st.st_mode))
-        gmg_error("GPUMEM_REPORT='%s': %s is not a directory; reports will go to stderr", rep, dir);
-    else if (access(dir, W_OK | X_OK) != 0)
-        gmg_error("GPUMEM_REPORT='%s': directory %s is not writable (%s); reports will go to stderr", rep, dir,
-                  strerror(errno));
-    else
+    char why[4400];
+    if (!dir_unusable(gmg_path_dir(path), why, sizeof why))
         return;
+    gmg_error("GPUMEM_REPORT='%s': %s; reports will go to stderr", rep, why);
     __atomic_store_n(&dir_told, 1, __ATOMIC_RELEASE); /* said: a report written to stderr says no more */
 }
