@@ -131,16 +131,19 @@ else bad "leak: and pool together (rc $rc)" "$WORK/err"; fi
 if [ -n "${GMG_SANITIZER:-}" ]; then
     skip "--tensors settings" "$GMG_SANITIZER build: the command would preload the guard into an uninstrumented shell"
 else
-    printf '#!/bin/sh\necho "P=${PYTORCH_CUDA_ALLOC_CONF-unset} T=${TF_GPU_ALLOCATOR-unset} X=${XLA_PYTHON_CLIENT_ALLOCATOR-unset}"\n' >"$WORK/envdump"
+    printf '#!/bin/sh\necho "P=${PYTORCH_CUDA_ALLOC_CONF-unset} T=${TF_GPU_ALLOCATOR-unset} X=${XLA_PYTHON_CLIENT_ALLOCATOR-unset}${PYTORCH_ALLOC_CONF+ A=$PYTORCH_ALLOC_CONF}"\n' >"$WORK/envdump"
     chmod +x "$WORK/envdump"
     t1=$("$B/gpumemguard" --tensors -- "$WORK/envdump" 2>&1)
     t2=$(env PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True, backend : native,max_split_size_mb:128" "$B/gpumemguard" --tensors -- "$WORK/envdump" 2>&1)
     t3=$(env PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.6 "$B/gpumemguard" -- "$WORK/envdump" 2>&1)
+    # PyTorch 2.9 and later read PYTORCH_ALLOC_CONF first: merged too when set
+    t4=$(env PYTORCH_ALLOC_CONF="expandable_segments:True,backend:native" "$B/gpumemguard" --tensors -- "$WORK/envdump" 2>&1)
     if [ "$t1" = "P=backend:cudaMallocAsync T=cuda_malloc_async X=platform" ] \
+       && [ "$t4" = "P=backend:cudaMallocAsync T=cuda_malloc_async X=platform A=backend:cudaMallocAsync,expandable_segments:True" ] \
        && [ "$t2" = "P=backend:cudaMallocAsync,expandable_segments:True,max_split_size_mb:128 T=cuda_malloc_async X=platform" ] \
        && [ "$t3" = "P=garbage_collection_threshold:0.6 T=unset X=unset" ]; then
-        ok "--tensors: backend:cudaMallocAsync merged into the user's PYTORCH_CUDA_ALLOC_CONF, TF_GPU_ALLOCATOR, XLA_PYTHON_CLIENT_ALLOCATOR; nothing without it"
-    else bad "--tensors: '$t1' / '$t2' / '$t3'"; fi
+        ok "--tensors: backend:cudaMallocAsync merged into the user's PYTORCH_CUDA_ALLOC_CONF (and PYTORCH_ALLOC_CONF when set), TF_GPU_ALLOCATOR, XLA_PYTHON_CLIENT_ALLOCATOR; nothing without it"
+    else bad "--tensors: '$t1' / '$t2' / '$t3' / '$t4'"; fi
 fi
 "$B/gpumemguard" --help >"$WORK/out" 2>&1
 has "--tensors" "$WORK/out" && has "--pools MODE" "$WORK/out" && ok "--help lists --tensors and --pools" || bad "--help: --tensors/--pools" "$WORK/out"
@@ -230,6 +233,38 @@ if [ $rc = 0 ] && has "nvtxpool garbage done" "$WORK/out" && [ "$nw" -ge 3 ] && 
 else bad "NVTX garbage (rc $rc, $nw warnings)" "$WORK/err"; fi
 # four threads registering and unregistering regions in heaps of their own,
 # while heaps come and go beside them (the region calls take no lock)
+# a region resized past its heap's end keeps its size, with a warning
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvr.json" "$T/nvtxpool" resize_out; rc=$?
+got=$(jq_ "$WORK/nvr.json" '[(h["pool"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"]')
+if [ $rc = 23 ] && [ "$got" = "([('arena', 2097152, 6291456)], 2097152)" ] \
+   && has "nvtxpool api: leaked 2097152 2097152, retained 6291456 6291456" "$WORK/out" \
+   && has "a region resized past the end of its heap: it keeps its size" "$WORK/err"; then
+    ok "NVTX: a region resized past its heap's end keeps its size, said once (not 64 MiB of leaks in an 8 MiB segment)"
+else bad "NVTX: resize past the heap (rc $rc): $got" "$WORK/err"; fi
+
+# a heap inside another: each region moves its own heap's bytes, and a
+# heap unregistered takes its own regions only
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvn.json" "$T/nvtxpool" nested; rc=$?
+got=$(jq_ "$WORK/nvn.json" '[(h["pool"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"]')
+if [ $rc = 23 ] && [ "$got" = "([('arena', 2621440, 5767168)], 2621440)" ] && ! has "NVTX memory API" "$WORK/err" \
+   && has "nvtxpool api: leaked 2621440 2621440, retained 5767168 5767168" "$WORK/out"; then
+    ok "NVTX: a heap inside another: a region unregistered moves its own heap's bytes, the inner heap's unregister leaves the outer's region"
+else bad "NVTX: nested heaps (rc $rc): $got" "$WORK/err"; fi
+
+# a virtual-address heap's handle is its address (nvToolsExtMem.h)
+nv GPUMEM_EXITCODE=23 "$T/nvtxpool" byaddr; rc=$?
+if [ $rc = 23 ] && has "nvtxpool heap handle is its address: yes" "$WORK/out" && ! has "NVTX memory API" "$WORK/err" \
+   && has "nvtxpool api: leaked 3145728 3145728, retained 5242880 5242880" "$WORK/out"; then
+    ok "NVTX: nvtxMemHeapRegister returns the heap's address, and a region registered in the heap named by its address is its"
+else bad "NVTX: heap by address (rc $rc)" "$WORK/err"; fi
+
+# a heap over cuMemCreate + cuMemMap memory: the physical handle is its segment
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvv.json" "$T/nvtxpool" vmm; rc=$?
+got=$(jq_ "$WORK/nvv.json" '[(h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
+if [ $rc = 0 ] && [ "$got" = "([('vmmpool', 4194304, 0, 4194304)], 0, 4194304)" ] && ! has "NVTX memory API" "$WORK/err"; then
+    ok "NVTX: a heap over cuMemCreate + cuMemMap memory makes the physical allocation its pool's segment (retained, no leak: exit 0)"
+else bad "NVTX: heap over mapped memory (rc $rc): $got" "$WORK/err"; fi
+
 nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvt" "$T/nvtxpool" threads; rc=$?
 got=$([ -f "$WORK/nvt" ] && jq_ "$WORK/nvt" 'sorted((h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]), sorted((g["api"], g["bytes"], g["count"]) for g in r["live"])')
 want="([('t0', 1048576, 12288, 1036288), ('t1', 1048576, 12288, 1036288), ('t2', 1048576, 12288, 1036288), ('t3', 1048576, 12288, 1036288)], [('cuMemAlloc', 4194304, 4), ('nvtxMemRegionsRegister', 49152, 12)])"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* PyTorch reads PYTORCH_CUDA_ALLOC_CONF as "key:value" entries separated by
+/* PyTorch reads PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF as "key:value" entries separated by
  * commas (c10/cuda/CUDAAllocatorConfig.cpp); backend is one of them. */
 int gmg_tensors_torch_conf(const char *user, char *out, size_t outlen)
 {
@@ -39,14 +39,26 @@ int gmg_tensors_torch_conf(const char *user, char *out, size_t outlen)
     return 0;
 }
 
-int gmg_tensors_setenv(void)
+/* name's value merged, set again; a name unset is left so unless `always` */
+static int torch_merge(const char *name, int always)
 {
     char conf[8192];
-    if (gmg_tensors_torch_conf(getenv("PYTORCH_CUDA_ALLOC_CONF"), conf, sizeof conf) < 0) {
+    const char *user = getenv(name);
+    if (!user && !always)
+        return 0;
+    if (gmg_tensors_torch_conf(user, conf, sizeof conf) < 0) {
         errno = E2BIG;
         return -1;
     }
-    if (setenv("PYTORCH_CUDA_ALLOC_CONF", conf, 1) != 0 || setenv("TF_GPU_ALLOCATOR", "cuda_malloc_async", 1) != 0 ||
+    return setenv(name, conf, 1);
+}
+
+int gmg_tensors_setenv(void)
+{
+    /* PyTorch 2.9 and later read PYTORCH_ALLOC_CONF first, and
+     * PYTORCH_CUDA_ALLOC_CONF only without it; earlier ones only the latter */
+    if (torch_merge("PYTORCH_ALLOC_CONF", 0) != 0 || torch_merge("PYTORCH_CUDA_ALLOC_CONF", 1) != 0 ||
+        setenv("TF_GPU_ALLOCATOR", "cuda_malloc_async", 1) != 0 ||
         setenv("XLA_PYTHON_CLIENT_ALLOCATOR", "platform", 1) != 0)
         return -1;
     return 0;

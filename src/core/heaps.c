@@ -31,6 +31,7 @@ struct slot {
     uint32_t ctx, seg_stack;
     const char *name;
     uint64_t rb;              /* generation << RB_SHIFT | region bytes */
+    uint64_t serial;          /* order of registration: the latest of a start wins */
     uint32_t gen;             /* odd while live; 12 bits */
 };
 
@@ -44,6 +45,11 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *chunks[MAX_SLOTS / CHUNK];
 static uint32_t nslots;       /* slots in use so far (their chunks exist) */
 static unsigned live;
+static uint64_t serials;      /* under mu */
+static uint64_t version;      /* bumped by every add and remove (gmg_heap_at's memo) */
+
+/* The calling thread's last gmg_heap_at answer, good while no heap came or went */
+static __thread struct { uint64_t lo, version; uintptr_t handle; } tl_at __attribute__((tls_model("initial-exec")));
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
@@ -108,8 +114,10 @@ uintptr_t gmg_heap_add(const struct gmg_heap_info *h)
     ST(s->seg_stack, h->seg_stack);
     ST(s->name, h->name);
     ST(s->rb, (uint64_t)gen << RB_SHIFT | (h->region_bytes & RB_MAX));
+    ST(s->serial, ++serials);
     ST(s->gen, gen);
     __atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&version, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&mu);
     return (uintptr_t)gen << 20 | (i + 1);
 }
@@ -124,6 +132,33 @@ int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out)
     return LD(s->gen) == gen; /* not removed (and reused) while copied */
 }
 
+uintptr_t gmg_heap_at(uint64_t lo)
+{
+    uint64_t v = LD(version);
+    if (tl_at.handle && tl_at.lo == lo && tl_at.version == v)
+        return tl_at.handle; /* a sub-allocator's regions, one heap after another */
+    uint32_t n = LD(nslots);
+    uintptr_t best = 0;
+    uint64_t best_serial = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct slot *s = slot_at(i);
+        uint32_t gen = s ? LD(s->gen) : 0;
+        if (!(gen & 1) || LD(s->lo) != lo)
+            continue;
+        uint64_t serial = LD(s->serial);
+        if (LD(s->gen) == gen && serial > best_serial) { /* the copy is the live heap's */
+            best_serial = serial;
+            best = (uintptr_t)gen << 20 | (i + 1);
+        }
+    }
+    if (best) {
+        tl_at.lo = lo;
+        tl_at.version = v;
+        tl_at.handle = best;
+    }
+    return best;
+}
+
 int gmg_heap_remove(uintptr_t handle)
 {
     pthread_mutex_lock(&mu);
@@ -132,6 +167,7 @@ int gmg_heap_remove(uintptr_t handle)
     if (s) {
         ST(s->gen, (gen + 1) & GEN_MASK); /* even: free */
         __atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&version, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&mu);
     return s != NULL;
@@ -258,4 +294,5 @@ void gmg_heaps_atfork_child(void)
             s->gen = (s->gen + 1) & GEN_MASK;
     }
     live = 0;
+    version++;
 }

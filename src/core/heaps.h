@@ -32,6 +32,10 @@ static inline int gmg_heap_tracked(const struct gmg_heap_info *h) { return h->se
 uintptr_t gmg_heap_add(const struct gmg_heap_info *h);
 /* The heap of a handle: 1 and *out, or 0 when no such heap is live. */
 int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out);
+/* The handle of the live heap that starts at address lo (NVTX names a
+ * virtual-address heap by its address): the latest registered of those
+ * that do, or 0 when none does. No lock. */
+uintptr_t gmg_heap_at(uint64_t lo);
 /* Forget a heap: 1, or 0 when no such heap is live. */
 int gmg_heap_remove(uintptr_t handle);
 /* Move a heap's region bytes by delta (the heap holding [ptr, ptr+1));

@@ -46,7 +46,8 @@ enum gmg_family {
  * all. Only the records that need a ninth word have one (`aux`, 96 bytes):
  * a VMM handle (its live mappings), a cuMemMap mapping (the physical handle
  * it maps) and an allocation whose granted size differs from what was asked
- * (pitch: what the caller asked for). Every other record asked for `size`.
+ * (pitch: what the caller asked for) and an NVTX region (its heap's
+ * handle, core/heaps.h). Every other record asked for `size`.
  * The flag bits are read and written under the record's shard lock, or by
  * the one thread that owns a record out of the table.
  */
@@ -79,11 +80,13 @@ struct gmg_alloc {
 _Static_assert(sizeof(struct gmg_alloc) == 88, "a record is 88 bytes (96 with aux)");
 _Static_assert(__builtin_offsetof(struct gmg_alloc, space) == 8, "the key is 9 contiguous bytes");
 
-/* Bytes the caller asked for (not for a VMM handle or a mapping, whose
- * ninth word is their mapping count and their handle). */
+/* Bytes the caller asked for (a VMM handle's, a mapping's and an NVTX
+ * region's ninth word is no size: their mapping count, handle and heap). */
 static inline uint64_t gmg_alloc_requested(const struct gmg_alloc *a)
 {
-    return a->has_aux ? a->aux[0] : a->size;
+    return a->has_aux && a->space != GMG_SPACE_VMM && a->space != GMG_SPACE_MAP && a->space != GMG_SPACE_NVTX
+               ? a->aux[0]
+               : a->size;
 }
 
 /* A lookup key laid out as in a record. */

@@ -570,7 +570,7 @@ int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out)
     return a != NULL;
 }
 
-int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out)
+int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out, uint64_t *aux)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
@@ -578,11 +578,13 @@ int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a && out)
         *out = *a; /* without aux */
+    if (a && aux)
+        *aux = a->has_aux ? a->aux[0] : 0;
     gmg_unlock(&s->mu);
     return a != NULL;
 }
 
-size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
+size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len, const uint64_t *aux,
                               void (*fn)(const struct gmg_gone *, void *), void *arg)
 {
     size_t n = 0;
@@ -595,7 +597,8 @@ size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
             k = 0;
             gmg_lock(&s->mu);
             HASH_ITER(hh, s->head, a, tmp) {
-                if (k < 64 && a->space == space && a->value >= lo && a->value - lo < len && !a->freeing) {
+                if (k < 64 && a->space == space && a->value >= lo && a->value - lo < len && !a->freeing &&
+                    (!aux || (a->has_aux && a->aux[0] == *aux))) {
                     del_locked(s, a);
                     gone_locked(s, a, &buf[k++]);
                 }

@@ -90,13 +90,15 @@ int gmg_track_vmm_is_mapped(uint64_t handle);
 int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out);
 int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out);
 
-/* Copy of the record for a key (without its ninth word), without removing
- * it; 0 if not live. */
-int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out);
+/* Copy of the record for a key (without its ninth word: *aux gets that,
+ * or 0 when it has none; aux may be NULL), without removing it; 0 if not
+ * live. */
+int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out, uint64_t *aux);
 
-/* Remove every record with `space` whose value lies in [lo, lo + len). The
- * callback gets what is left of each, with no lock held. Returns how many. */
-size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len,
+/* Remove every record with `space` whose value lies in [lo, lo + len) and,
+ * when `aux` is not NULL, whose ninth word is *aux. The callback gets what
+ * is left of each, with no lock held. Returns how many. */
+size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len, const uint64_t *aux,
                               void (*fn)(const struct gmg_gone *, void *), void *arg);
 
 /* Move every record made in context `ctx` (an index, gmg_ctx_index;

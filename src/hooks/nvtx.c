@@ -11,18 +11,23 @@
  * where the memory module's function slots are filled with the handlers
  * below.
  *   nvtxMemHeapRegister      a heap (NVTX_MEM_TYPE_VIRTUAL_ADDRESS) over
- *                            memory the guard tracks: its segment becomes a
- *                            pool's (core/heaps.h; reports mark it)
+ *                            memory the guard tracks (an allocation, or a
+ *                            cuMemMap mapping: its physical handle): its
+ *                            segment becomes a pool's (core/heaps.h;
+ *                            reports mark it). Its handle is its address,
+ *                            as NVTX has it; the latest registered heap at
+ *                            an address is that address's
  *   nvtxMemRegionsRegister   each region a record of its own (family
  *                            nvtxMemRegionsRegister, the registering call's
- *                            stack and Python frames), never counted
- *                            against the quota: its segment is
+ *                            stack and Python frames, its heap in the
+ *                            record's ninth word), never counted against
+ *                            the quota: its segment is
  *   nvtxMemRegionsUnregister, nvtxMemRegionsResize, nvtxMemHeapReset (all
  *   of a heap's regions, or every heap's for the process-wide handle),
  *   nvtxMemHeapUnregister (its regions go with it), nvtxMemRegionsName
  *   (accepted; names are not kept)
- * A region still registered at exit is a leak. A region outside its heap,
- * an unknown heap or region (a double unregister) and a descriptor that
+ * A region still registered at exit is a leak. A region outside its heap
+ * (registered, or resized, past it), an unknown heap or region (a double unregister) and a descriptor that
  * does not parse each get one warning for the run, and are ignored: never
  * a crash, never a guess. Under GPUMEM_POOLS=off the memory module is not
  * attached (every allocation is then counted as compute-sanitizer counts).
@@ -49,7 +54,7 @@
 
 #define MAX_BATCH ((size_t)1 << 28)
 
-enum { W_DESC, W_HEAP, W_OUTSIDE, W_UNKNOWN, W_UNTRACKED, W_KINDS };
+enum { W_DESC, W_HEAP, W_OUTSIDE, W_RESIZED_OUT, W_UNKNOWN, W_UNTRACKED, W_KINDS };
 static int warned[W_KINDS];
 
 __attribute__((noinline, cold)) static void warn(int kind, const char *what)
@@ -90,6 +95,59 @@ static const char *heap_name(const nvtxMemHeapDesc_t *d)
     return n ? gmg_heap_name(name, sizeof name - 1) : NULL;
 }
 
+/* A cuMemMap mapping holding address p: its record, by its start (p, or
+ * the range the driver names), else by a walk of the table (heaps are few). */
+struct covering { uint64_t p; struct gmg_alloc *out; uint64_t handle; int found; };
+
+static void cover(const struct gmg_alloc *a, int fresh, void *arg)
+{
+    (void)fresh;
+    struct covering *c = arg;
+    if (!c->found && a->space == GMG_SPACE_MAP && c->p - a->value < a->size && a->has_aux) {
+        *c->out = *a;
+        c->handle = a->aux[0];
+        c->found = 1;
+    }
+}
+
+static int mapping_of(uint64_t p, struct gmg_alloc *map, uint64_t *handle)
+{
+    uint64_t base, bsize;
+    if (gmg_track_lookup(GMG_SPACE_MAP, p, map, handle))
+        return 1;
+    if (gmg_dev_address_range(p, &base, &bsize) == 0 && gmg_track_lookup(GMG_SPACE_MAP, base, map, handle) &&
+        p - base < map->size)
+        return 1;
+    struct covering c = { p, map, 0, 0 };
+    gmg_track_walk(0, cover, &c);
+    *handle = c.handle;
+    return c.found;
+}
+
+/* The tracked allocation a heap at lo lies in: a linear one (often the
+ * heap is that allocation exactly, or else the driver names its base), or
+ * the physical handle of the cuMemMap mapping that holds lo. */
+static int segment_of(uint64_t lo, struct gmg_alloc *a)
+{
+    uint64_t base = lo, bsize = 0, handle = 0;
+    if (gmg_track_lookup(GMG_SPACE_DEVPTR, lo, a, NULL))
+        return 1;
+    if (gmg_dev_address_range(lo, &base, &bsize) == 0 && gmg_track_lookup(GMG_SPACE_DEVPTR, base, a, NULL))
+        return 1;
+    struct gmg_alloc map;
+    return mapping_of(lo, &map, &handle) && handle && gmg_track_lookup(GMG_SPACE_VMM, handle, a, NULL);
+}
+
+/* The heap a program names: by its address (what nvtxMemHeapRegister
+ * returned), its internal handle in *id. */
+static int heap_named(nvtxMemHeapHandle_t heap, uintptr_t *id, struct gmg_heap_info *h)
+{
+    if (heap == NVTX_MEM_HEAP_HANDLE_PROCESS_WIDE || heap == NVTX_MEM_HEAP_HANDLE_NO_TOOL)
+        return 0;
+    *id = gmg_heap_at((uint64_t)(uintptr_t)heap);
+    return *id && gmg_heap_get(*id, h);
+}
+
 static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapDesc_t const *desc)
 {
     (void)domain;
@@ -114,8 +172,8 @@ static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapD
     }
     const nvtxMemVirtualRangeDesc_t *range = d->typeSpecificDesc;
     uint64_t lo = (uint64_t)(uintptr_t)range->ptr, size = range->size;
-    if (!size || lo + size < lo) {
-        warn(W_DESC, "nvtxMemHeapRegister of an empty or wrapping range");
+    if (!lo || !size || lo + size < lo) {
+        warn(W_DESC, "nvtxMemHeapRegister of an empty, null or wrapping range");
         return NVTX_MEM_HEAP_HANDLE_NO_TOOL;
     }
     struct gmg_heap_info h;
@@ -124,32 +182,26 @@ static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapD
     h.size = size;
     h.seg_family = -1;
     h.name = heap_name(d);
-    /* its segment: the tracked allocation it lies in (often the heap is
-     * that allocation exactly, or else the driver names its base) */
+    /* its segment: the tracked allocation it lies in */
     struct gmg_alloc a;
-    uint64_t base = lo, bsize = 0;
-    int tracked = gmg_track_lookup(GMG_SPACE_DEVPTR, lo, &a);
-    if (!tracked && gmg_dev_address_range(lo, &base, &bsize) == 0)
-        tracked = gmg_track_lookup(GMG_SPACE_DEVPTR, base, &a);
-    if (tracked) {
+    if (segment_of(lo, &a)) {
         h.device = a.device;
         h.ctx = a.ctx;
         h.seg_stack = a.stack;
         h.seg_family = a.family;
         h.seg_size = a.size;
-        if (lo + size > a.value + a.size)
+        if (lo + size > a.value + a.size && a.space != GMG_SPACE_VMM)
             warn(W_OUTSIDE, "a heap reaches past the allocation it lies in; its segment is still its pool's");
     } else {
         h.device = gmg_current_device(&h.ctx);
         warn(W_UNTRACKED, "a heap over memory the guard does not track (not from a driver allocation it saw): its "
                           "regions are tracked, no segment is marked as its pool's");
     }
-    uintptr_t handle = gmg_heap_add(&h);
-    if (!handle) {
+    if (!gmg_heap_add(&h)) {
         gmg_error("NVTX memory API: out of memory for a heap: its regions are not tracked");
         return NVTX_MEM_HEAP_HANDLE_NO_TOOL;
     }
-    return (nvtxMemHeapHandle_t)handle;
+    return (nvtxMemHeapHandle_t)(uintptr_t)lo; /* the heap's address is its handle */
 }
 
 /* Take out every region in [lo, lo + size). */
@@ -159,9 +211,10 @@ static void drop_region(const struct gmg_gone *g, void *arg)
     (void)arg;
 }
 
-static void heap_clear(const struct gmg_heap_info *h)
+static void heap_clear(const struct gmg_heap_info *h, uintptr_t id)
 {
-    gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, drop_region, NULL);
+    uint64_t mine = id; /* its own regions: another heap over the same bytes keeps its */
+    gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, &mine, drop_region, NULL);
 }
 
 struct ranges {
@@ -176,6 +229,11 @@ static void collect(const struct gmg_heap_info *h, void *arg)
         r->v[r->n++] = *h;
 }
 
+static void region_drop_any(const struct gmg_heap_info *h)
+{
+    gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, NULL, drop_region, NULL);
+}
+
 static void heap_reset(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
 {
     (void)domain;
@@ -186,34 +244,36 @@ static void heap_reset(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
             return;
         gmg_heaps_each(collect, &r);
         for (size_t i = 0; i < r.n; i++)
-            heap_clear(&r.v[i]);
+            region_drop_any(&r.v[i]);
         free(r.v);
         gmg_heap_regions_clear(0);
         return;
     }
     struct gmg_heap_info h;
-    if (!gmg_heap_get((uintptr_t)heap, &h)) {
+    uintptr_t id;
+    if (!heap_named(heap, &id, &h)) {
         warn(W_HEAP, "nvtxMemHeapReset of a heap that is not registered");
         return;
     }
-    heap_clear(&h);
-    gmg_heap_regions_clear((uintptr_t)heap);
+    heap_clear(&h, id);
+    gmg_heap_regions_clear(id);
 }
 
 static void heap_unregister(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
 {
     (void)domain;
     struct gmg_heap_info h;
-    if (!gmg_heap_get((uintptr_t)heap, &h)) {
+    uintptr_t id;
+    if (!heap_named(heap, &id, &h)) {
         warn(W_HEAP, "nvtxMemHeapUnregister of a heap that is not registered (twice, or never)");
         return;
     }
-    heap_clear(&h); /* its regions go with it */
-    gmg_heap_remove((uintptr_t)heap);
+    heap_clear(&h, id); /* its regions go with it */
+    gmg_heap_remove(id);
 }
 
-static void region_insert(uint64_t ptr, uint64_t size, uint32_t stack, const struct gmg_heap_info *h,
-                          uintptr_t handle)
+/* A region of the heap `id` (h), recorded with that heap in its ninth word. */
+static void region_insert(uint64_t ptr, uint64_t size, uint32_t stack, const struct gmg_heap_info *h, uintptr_t id)
 {
     struct gmg_alloc t;
     memset(&t, 0, offsetof(struct gmg_alloc, hh));
@@ -224,12 +284,13 @@ static void region_insert(uint64_t ptr, uint64_t size, uint32_t stack, const str
     t.stack = stack;
     t.device = (int8_t)(h->device >= -1 && h->device <= INT8_MAX ? h->device : -1);
     t.family = GMG_FAM_NVTX_REGION;
+    t.has_aux = 1;
     struct gmg_gone stale;
-    int got = gmg_track_insert(&t, 0, &stale);
+    int got = gmg_track_insert(&t, id, &stale);
     if (got >= 0)
-        gmg_heap_regions_add(handle, ptr, (int64_t)size);
+        gmg_heap_regions_add(id, ptr, (int64_t)size);
     if (got == 1 || got == GMG_INSERT_FAILED_STALE) { /* registered again without an unregister */
-        gmg_heap_regions_add(0, stale.value, -(int64_t)stale.size);
+        gmg_heap_regions_add(stale.aux, stale.value, -(int64_t)stale.size);
         warn(W_UNKNOWN, "a region registered again without being unregistered: the newer one is kept");
     }
 }
@@ -244,8 +305,8 @@ static void regions_register(nvtxDomainHandle_t domain, nvtxMemRegionsRegisterBa
         return;
     }
     struct gmg_heap_info h;
-    uintptr_t handle = (uintptr_t)b->heap;
-    if (!gmg_heap_get(handle, &h)) {
+    uintptr_t id;
+    if (!heap_named(b->heap, &id, &h)) {
         warn(W_HEAP, "nvtxMemRegionsRegister in a heap that is not registered (regions outside any heap are not "
                      "tracked)");
         return;
@@ -262,7 +323,7 @@ static void regions_register(nvtxDomainHandle_t domain, nvtxMemRegionsRegisterBa
             warn(W_OUTSIDE, "a region outside its heap: not tracked");
             continue;
         }
-        region_insert(ptr, r->size, stack, &h, handle);
+        region_insert(ptr, r->size, stack, &h, id);
     }
 }
 
@@ -286,7 +347,7 @@ static void regions_unregister(nvtxDomainHandle_t domain, nvtxMemRegionsUnregist
             warn(W_UNKNOWN, "nvtxMemRegionsUnregister of a region that is not registered (twice, or never)");
             continue;
         }
-        gmg_heap_regions_add(0, v, -(int64_t)g.size);
+        gmg_heap_regions_add(g.aux, v, -(int64_t)g.size); /* its own heap's */
     }
 }
 
@@ -305,16 +366,24 @@ static void regions_resize(nvtxDomainHandle_t domain, nvtxMemRegionsResizeBatch_
         uint64_t ptr = (uint64_t)(uintptr_t)r->ptr;
         struct gmg_alloc a;
         struct gmg_gone g;
-        if (!ptr || !gmg_track_lookup(GMG_SPACE_NVTX, ptr, &a) || !gmg_track_remove(GMG_SPACE_NVTX, ptr, &g)) {
+        uint64_t id = 0;
+        if (!ptr || !gmg_track_lookup(GMG_SPACE_NVTX, ptr, &a, &id)) {
             warn(W_UNKNOWN, "nvtxMemRegionsResize of a region that is not registered");
             continue;
         }
-        gmg_heap_regions_add(0, ptr, -(int64_t)g.size);
         struct gmg_heap_info h;
-        memset(&h, 0, sizeof h);
+        if (gmg_heap_get(id, &h) && (r->size > h.size || ptr - h.lo > h.size - r->size)) {
+            warn(W_RESIZED_OUT, "a region resized past the end of its heap: it keeps its size");
+            continue;
+        }
+        if (!gmg_track_remove(GMG_SPACE_NVTX, ptr, &g)) { /* unregistered meanwhile */
+            warn(W_UNKNOWN, "nvtxMemRegionsResize of a region that is not registered");
+            continue;
+        }
+        gmg_heap_regions_add(g.aux, ptr, -(int64_t)g.size);
         h.device = a.device;
         h.ctx = a.ctx;
-        region_insert(ptr, r->size, a.stack, &h, 0); /* the stack that registered it */
+        region_insert(ptr, r->size, a.stack, &h, g.aux); /* the stack that registered it */
     }
 }
 

@@ -58,7 +58,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset
 {
     gmg_enter(H_cuMemMap);
     struct gmg_alloc phys;
-    int dev = gmg_track_lookup(GMG_SPACE_VMM, handle, &phys) ? phys.device : -1;
+    int dev = gmg_track_lookup(GMG_SPACE_VMM, handle, &phys, NULL) ? phys.device : -1;
     struct gmg_op op;
     gmg_begin(&op, GMG_FAM_VMM_MAP, dev, size, 0);
     if (dev >= 0)
@@ -131,7 +131,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
         if (found)
             drop_mapping(&a, NULL);
         if (!whole) /* one unmap over several mappings: all inside the range */
-            gmg_track_remove_range(GMG_SPACE_MAP, ptr, size, drop_mapping, NULL);
+            gmg_track_remove_range(GMG_SPACE_MAP, ptr, size, NULL, drop_mapping, NULL);
     }
     return r;
 }

@@ -10,6 +10,16 @@
  *   quota     as leak, then a 512 KiB cuMemAlloc: regions never count twice
  *   garbage   a double unregister, a region outside its heap, a descriptor
  *             of another layout, an unknown heap, NULL batches
+ *   resize_out  as leak, then the 1 MiB region resized to 64 MiB, past
+ *             its heap's end: refused with a warning, it keeps 1 MiB
+ *   nested    as leak, and a heap "inner" over the segment's last 2 MiB:
+ *             a region of inner registered and unregistered, one of arena
+ *             inside inner's range kept, inner unregistered (arena's
+ *             region stays, arena's bytes are arena's)
+ *   byaddr    as leak, and a region registered in the heap named by its
+ *             address, as NVTX has a virtual-address heap's handle
+ *   vmm       no arena: a heap "vmmpool" over 4 MiB of cuMemCreate +
+ *             cuMemMap memory, a region registered and unregistered
  *   threads   four threads, each with a heap "t0".."t3" over a 1 MiB segment
  *             of its own, register and unregister 4 KiB regions 4000 times
  *             while each also makes, uses and unregisters a heap of its own
@@ -152,6 +162,22 @@ int main(int argc, char **argv)
     }
     dom = nvtxDomainCreateA("nvtxpool");
     const size_t MiB = 1 << 20;
+    if (strcmp(c, "vmm") == 0) { /* a pool over mapped physical memory, as expandable segments are */
+        CUmemAllocationProp prop = tl_vmm_prop(0);
+        size_t g, sz = 4 * MiB;
+        TL_CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+        sz = (sz + g - 1) / g * g;
+        CUdeviceptr va;
+        CUmemGenericAllocationHandle mh;
+        TL_CHECK(cuMemAddressReserve(&va, sz, 0, 0, 0));
+        TL_CHECK(cuMemCreate(&mh, sz, &prop, 0));
+        TL_CHECK(cuMemMap(va, sz, 0, mh, 0));
+        nvtxMemHeapHandle_t h = make_heap(va, sz, "vmmpool");
+        pool_hand_out(h, va + MiB, MiB);
+        pool_take_back(va + MiB);
+        printf("nvtxpool %s done; guard live %llu\n", c, tl_guard_live(0));
+        return 0;
+    }
     CUdeviceptr seg = arena_segment(8 * MiB);
     nvtxMemHeapHandle_t heap = make_heap(seg, 8 * MiB, "arena");
     pool_hand_out(heap, seg, MiB);
@@ -173,6 +199,17 @@ int main(int argc, char **argv)
     } else if (strcmp(c, "twoheaps") == 0) { /* another heap of the same name, nothing handed out of it */
         CUdeviceptr seg2 = arena_segment(8 * MiB);
         make_heap(seg2, 8 * MiB, "arena");
+    } else if (strcmp(c, "resize_out") == 0) {
+        pool_resize(seg + 4 * MiB, 64 * MiB);
+    } else if (strcmp(c, "nested") == 0) {
+        nvtxMemHeapHandle_t inner = make_heap(seg + 6 * MiB, 2 * MiB, "inner");
+        pool_hand_out(inner, seg + 6 * MiB, MiB);
+        pool_hand_out(heap, seg + 7 * MiB, MiB / 2); /* arena's, in inner's range */
+        pool_take_back(seg + 6 * MiB);
+        nvtxMemHeapUnregister(dom, inner);
+    } else if (strcmp(c, "byaddr") == 0) {
+        printf("nvtxpool heap handle is its address: %s\n", heap == (nvtxMemHeapHandle_t)(uintptr_t)seg ? "yes" : "no");
+        pool_hand_out((nvtxMemHeapHandle_t)(uintptr_t)seg, seg + 2 * MiB, MiB);
     } else if (strcmp(c, "quota") == 0) {
         CUdeviceptr more;
         TL_CHECK(cuMemAlloc(&more, MiB / 2));

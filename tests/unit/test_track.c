@@ -239,7 +239,7 @@ int main(void)
     CHECK(gmg_track_free_end(&f[0], 0, &g) == GMG_FREE_KEPT, "a refused free: live again");
     expect_live(1, "refused free");
     struct gmg_alloc copy;
-    CHECK(gmg_track_lookup(GMG_SPACE_DEVPTR, same[0], &copy) && copy.seq == seq && !copy.freeing,
+    CHECK(gmg_track_lookup(GMG_SPACE_DEVPTR, same[0], &copy, NULL) && copy.seq == seq && !copy.freeing,
           "back in the table with its sequence number");
     CHECK(gmg_track_free_racing(GMG_SPACE_DEVPTR, same[0], &b, &g) == 1 && g.value == same[0],
           "the racer's success drops it from the table");
