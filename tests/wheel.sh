@@ -11,7 +11,7 @@
 # $B, $ROOT, $WORK).
 
 WH_PINS="pytest==9.2.0 pytest-xdist==3.8.0 execnet==2.1.2 pluggy==1.7.0 iniconfig==2.3.1 packaging==26.4
-Pygments==2.21.0 cuda-bindings==13.0.3 cuda-pathfinder==1.9.1"
+pytest-rerunfailures==16.7 Pygments==2.21.0 cuda-bindings==13.0.3 cuda-pathfinder==1.9.1"
 WH_VERSION=$(sed -n 's/^#define GPUMEMGUARD_VERSION "\(.*\)"/\1/p' include/gpumemguard.h)
 wh_skip=""
 if [ -n "${GMG_SANITIZER:-}" ]; then
@@ -176,6 +176,35 @@ wh_run() {
         ok "pytest --gpumem-limit without --gpumem: a warning that it is ignored, the tests run as without it (rc $rcn)"
     else
         bad "pytest --gpumem-limit without --gpumem (rc $rcn)" "$WORK/nogm.out"
+    fi
+
+    # a leak 25 Python frames below its test still names the test (pytest's
+    # own frames take the outer half of a stack); a cycle a collection frees
+    # is no leak; a test run again counts once, with its last run's numbers
+    cp tests/wheel/sample_more.py "$WORK/away/"
+    mkdir -p "$WORK/away/more"
+    wh_clean GMG_MORE_DIR="$WORK/away/more" GPUMEM_REPORT=none pytest -p no:cacheprovider --gpumem -rA \
+        sample_more.py >"$WORK/pm.out" 2>&1; rc=$?
+    stack=$(grep -A40 -F "Leaked allocations, biggest first" "$WORK/pm.out")
+    if [ $rc = 1 ] && grep -q "^FAILED sample_more.py::test_deep_leak" "$WORK/pm.out" \
+       && grep -q 'in test_deep_leak$' <<<"$stack" && [ "$(grep -c 'in deep$' <<<"$stack")" = 25 ] \
+       && grep -q "^PASSED sample_more.py::test_cycle_without_marker" "$WORK/pm.out" \
+       && grep -q "^PASSED sample_more.py::test_flaky_then_within" "$WORK/pm.out" && has "1 rerun" "$WORK/pm.out" \
+       && has "gpumemguard: 3 tests measured, 1 over a GPU memory limit, 1 left GPU memory live; highest peak 3.0 MiB (3145728 bytes) in sample_more.py::test_cycle_without_marker" "$WORK/pm.out"; then
+        ok "pytest --gpumem: a leak 25 frames below its test names the test; a cycle a collection frees is no leak; a test run again (pytest-rerunfailures) counts once"
+    else
+        bad "pytest --gpumem: deep leak, cycle, rerun (rc $rc)" "$WORK/pm.out"
+    fi
+
+    # a program that cannot be run again: refused, not run empty
+    printf 'import sys, pytest\nsys.exit(pytest.main(["-p", "no:cacheprovider", "--gpumem", "sample_overlap.py"]))\n' \
+        >"$WORK/away/stdin_main.py"
+    wh_clean python - <"$WORK/away/stdin_main.py" >"$WORK/pstdin.out" 2>&1; rc=$?
+    if [ $rc = 4 ] && has "this Python cannot be run again under the guard (its program came from standard input" "$WORK/pstdin.out" \
+       && has "gpumemguard -- python" "$WORK/pstdin.out"; then
+        ok "pytest.main([--gpumem]) in a program read from standard input: a usage error saying to start it under the guard"
+    else
+        bad "pytest.main([--gpumem]) from standard input (rc $rc)" "$WORK/pstdin.out"
     fi
 
     # bad sizes: usage errors, before any test runs

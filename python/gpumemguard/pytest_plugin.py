@@ -34,6 +34,7 @@ import pytest
 from . import Guard, GuardNotLoaded, command_path, format_size
 
 REEXEC_ENV = "GPUMEMGUARD_PYTEST_REEXEC"
+REEXEC_STACK_DEPTH = 128
 SHOWN_STACKS = 5
 MAX_DEVICES = 64
 
@@ -58,7 +59,16 @@ def _reexec(config):
         raise pytest.UsageError(
             "--gpumem: pytest was run again under gpumemguard, but the guard is not loaded in it "
             "(LD_PRELOAD removed on the way?)")
-    argv = list(getattr(sys, "orig_argv", None) or [sys.executable] + sys.argv)
+    orig = getattr(sys, "orig_argv", None)
+    if sys.argv[0] in ("", "-") or (not orig and sys.argv[0] == "-c") or "ipykernel" in sys.modules:
+        # the program cannot be run again: read from standard input (now at
+        # its end), typed in, a -c whose text Python < 3.10 does not keep,
+        # or a notebook's kernel, which would be replaced
+        raise pytest.UsageError(
+            "--gpumem: this Python cannot be run again under the guard (its program came from standard input, "
+            "an interactive session, a notebook or, before Python 3.10, -c): start it under the guard instead, "
+            "e.g. gpumemguard -- python script.py")
+    argv = list(orig or [sys.executable] + sys.argv)
     argv[0] = sys.executable
     capman = config.pluginmanager.getplugin("capturemanager")
     if capman is not None:
@@ -67,6 +77,9 @@ def _reexec(config):
     sys.stderr.flush()
     env = dict(os.environ)
     env[REEXEC_ENV] = "1"
+    # pytest's own frames (about 40) would take the outer half of a 32-frame
+    # Python stack, and a test's own frame may then be cut out between them
+    env.setdefault("GPUMEM_STACK_DEPTH", str(REEXEC_STACK_DEPTH))
     os.chdir(str(config.invocation_params.dir))
     cmd = command_path()
     try:
@@ -151,7 +164,7 @@ class GpuMemPlugin(object):
         self.guard = guard
         self.default_limit = default_limit
         self.limits = {}          # nodeid -> (peak limit, leak limit)
-        self.results = []         # (nodeid, peak, leaked, over) from every report, workers' too
+        self.results = {}         # nodeid -> (peak, leaked, over): each test's last run, workers' too
         self.bad = {}             # nodeid -> a marker's bad size (under xdist)
 
     # ---------------------------------------------------------- collection
@@ -187,9 +200,12 @@ class GpuMemPlugin(object):
         try:
             outcome = yield
             peak = guard.peak_growth(-1)
-            if leak_limit is not None:
-                gc.collect()
             leaked, leaked_n = guard.since(mark, pools=False)
+            if leaked:  # what a garbage collection frees was no leak
+                gc.collect()
+                leaked, leaked_n = guard.since(mark, pools=False)
+            # a test run again (pytest-rerunfailures) keeps its properties: this run's replace them
+            item.user_properties[:] = [p for p in item.user_properties if not str(p[0]).startswith("gpumem_")]
             item.user_properties.append(("gpumem_peak", peak))
             item.user_properties.append(("gpumem_leaked", leaked))
             if outcome.excinfo is not None:
@@ -245,17 +261,17 @@ class GpuMemPlugin(object):
             return
         props = dict(report.user_properties)
         if "gpumem_peak" in props:
-            self.results.append((report.nodeid, props["gpumem_peak"], props["gpumem_leaked"],
-                                 props.get("gpumem_over", 0)))
+            self.results[report.nodeid] = (props["gpumem_peak"], props["gpumem_leaked"], props.get("gpumem_over", 0))
 
     def pytest_terminal_summary(self, terminalreporter):
         if not self.results:
             terminalreporter.write_line("gpumemguard: no test measured")
             return
-        top = max(self.results, key=lambda r: r[1])
-        over = sum(1 for r in self.results if r[3])
-        leaked = sum(1 for r in self.results if r[2])
+        runs = [(nodeid,) + r for nodeid, r in self.results.items()]
+        top = max(runs, key=lambda r: r[1])
+        over = sum(1 for r in runs if r[3])
+        leaked = sum(1 for r in runs if r[2])
         terminalreporter.write_line(
             "gpumemguard: %d test%s measured, %d over a GPU memory limit, %d left GPU memory live; "
-            "highest peak %s in %s" % (len(self.results), "" if len(self.results) == 1 else "s", over, leaked,
+            "highest peak %s in %s" % (len(runs), "" if len(runs) == 1 else "s", over, leaked,
                                        format_size(top[1]), top[0]))
