@@ -184,6 +184,9 @@ static void child(void)
     gmg_record_atfork_child();
     gmg_ranges_atfork_child();
     gmg_heaps_atfork_child();
+    if (__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
+        gmg_mempool_atfork_child();
+    gmg_mempools_atfork_child(__atomic_load_n(&touched, __ATOMIC_ACQUIRE));
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
     gmg_dumpsig_atfork_child();
@@ -298,6 +301,8 @@ static void take_over_at_exit(void)
     gmg_quota_reset();
     gmg_record_atfork_child();
     gmg_ranges_atfork_child();
+    gmg_mempool_atfork_child();
+    gmg_mempools_atfork_child(1);
     gmg_report_orphan_child(); /* the parent's report thread may have held the timeline's lock at the fork */
 }
 

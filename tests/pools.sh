@@ -291,6 +291,15 @@ if [ $rc = 23 ] && has "keep: guard 1048576 retained 3145728" "$WORK/out" && [ "
    && grep -q "^Stream-ordered pool 0x[0-9a-f]*, device 0: 4.0 MiB (4194304 bytes) reserved, 1.0 MiB (1048576 bytes) in use: 3.0 MiB (3145728 bytes) retained by the pool" "$t"; then
     ok "stream-ordered pool: what the driver reserves beyond what is in use is shown as retained (3 MiB); the live 1 MiB is a leak (23)"
 else bad "stream-ordered pool retained (rc $rc): $got" "${t:-$WORK/err}"; fi
+# a fork child's report: the parent's pools are not its own (nor asked about)
+guarded GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/apf.%p" "$T/asyncpool" fork; rc=$?
+cpid=$(sed -n 's/^fork: child \([0-9]*\) exited 0$/\1/p' "$WORK/out")
+ppid_=$(ls "$WORK"/apf.* 2>/dev/null | grep -v "apf.$cpid$" | head -1)
+gotc=$([ -n "$cpid" ] && jq_ "$WORK/apf.$cpid" 'len(r["stream_pools"])')
+gotp=$([ -n "$ppid_" ] && jq_ "$ppid_" 'len(r["stream_pools"])')
+if [ $rc = 0 ] && [ "$gotc" = 0 ] && [ "$gotp" = 1 ]; then
+    ok "a fork child's report lists none of its parent's stream-ordered pools (the parent's lists its own)"
+else bad "fork child and the parent's pools (rc $rc, child '$cpid' lists '$gotc', parent '$gotp')" "$WORK/out"; fi
 guarded GPUMEM_LIMIT=8M "$T/asyncpool" quota; rc=$?
 if [ $rc = 0 ] && has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 0" "$WORK/out"; then
     ok "under GPUMEM_LIMIT=8M a pool keeping 6 MiB freed is trimmed before a 6 MiB request: requests + retained stay within the limit"

@@ -84,6 +84,12 @@ static void forget(uintptr_t p)
     }
 }
 
+void gmg_mempool_atfork_child(void)
+{
+    for (unsigned k = 0; k < SLOTS; k++)
+        slots[k].pool = EMPTY; /* the only thread now */
+}
+
 static void remember(CUmemoryPool pool, enum gmg_mempool_kind kind, int dev)
 {
     uintptr_t p = (uintptr_t)pool;

@@ -47,6 +47,14 @@ size_t gmg_mempools_use(struct gmg_mempool_use *out, size_t max);
  * this costs one load when none was. */
 extern int gmg_mempool_hint;
 void gmg_mempool_freed(int dev, uint64_t bytes);
+
+/* A fork child of a process that used the driver: the pools are its
+ * parent's, in a driver the child cannot use (CUDA does not survive
+ * fork). It forgets them and their hints, and its reports ask the driver
+ * about no pool. `parent_used` 0: nothing to forget, the child may use
+ * the driver itself. */
+void gmg_mempool_atfork_child(void);
+void gmg_mempools_atfork_child(int parent_used);
 void gmg_mempool_trim_for(int dev, uint64_t want);
 /* What the wrappers call for it: gmg_mempool_trim_for, installed by guard.c
  * (a pointer, so that the wrappers' steps call no file that calls back). */

@@ -39,6 +39,16 @@ void gmg_mempool_freed(int dev, uint64_t bytes)
         __atomic_store_n(&gmg_mempool_hint, 1, __ATOMIC_RELAXED);
 }
 
+static int inherited; /* a fork child of a process that used the driver */
+
+void gmg_mempools_atfork_child(int parent_used)
+{
+    memset(freed_hint, 0, sizeof freed_hint);
+    gmg_mempool_hint = 0;
+    if (parent_used)
+        inherited = 1;
+}
+
 struct list {
     struct gmg_mempool_use *v;
     size_t n, max;
@@ -81,7 +91,7 @@ static void pools_of(struct list *l)
 size_t gmg_mempools_use(struct gmg_mempool_use *out, size_t max)
 {
     struct list l = { out, 0, max, -1 };
-    if (!REAL(cuMemPoolGetAttribute))
+    if (!REAL(cuMemPoolGetAttribute) || inherited)
         return 0;
     pools_of(&l);
     size_t k = 0;
@@ -108,7 +118,7 @@ void gmg_mempool_trim_for(int dev, uint64_t want)
     if (dev < 0 || dev >= MAXDEV)
         return;
     uint64_t hint = __atomic_load_n(&freed_hint[dev], __ATOMIC_RELAXED), limit = gmg_quota_limit(dev);
-    if (!hint || !limit || gmg_quota_charged(dev) + want + hint <= limit || !REAL(cuMemPoolTrimTo))
+    if (!hint || !limit || gmg_quota_charged(dev) + want + hint <= limit || !REAL(cuMemPoolTrimTo) || inherited)
         return;
     __atomic_sub_fetch(&freed_hint[dev], hint, __ATOMIC_RELAXED); /* frees meanwhile keep theirs */
     struct gmg_mempool_use v[64];

@@ -7,11 +7,15 @@
  *           bytes counted and what the pool still retains
  *   quotafree the same, the 6 MiB freed with cuMemFree (which frees a
  *           stream-ordered allocation into its pool too)
+ *   fork    as keep, then a child forked, which exits at once: its report
+ *           is its own, without its parent's pools
  * Prints one line of numbers per case.
  */
 #include "../integration/testlib.h"
 
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static CUmemoryPool keep_all(void)
 {
@@ -37,12 +41,21 @@ int main(int argc, char **argv)
     const size_t MiB = 1 << 20;
     CUmemoryPool pool = keep_all();
     CUdeviceptr a, b;
-    if (strcmp(c, "keep") == 0) {
+    if (strcmp(c, "keep") == 0 || strcmp(c, "fork") == 0) {
         TL_CHECK(cuMemAllocAsync(&a, 3 * MiB, 0));
         TL_CHECK(cuMemAllocAsync(&b, MiB, 0));
         TL_CHECK(cuMemFreeAsync(a, 0));
         TL_CHECK(cuStreamSynchronize(0));
         printf("keep: guard %llu retained %llu\n", tl_guard_live(0), retained(pool));
+        if (strcmp(c, "fork") == 0) {
+            fflush(stdout);
+            pid_t pid = fork();
+            if (pid == 0)
+                exit(0); /* the child's exit report */
+            int st = 0;
+            waitpid(pid, &st, 0);
+            printf("fork: child %d exited %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        }
     } else if (strcmp(c, "quota") == 0 || strcmp(c, "quotafree") == 0) {
         TL_CHECK(cuMemAllocAsync(&a, 6 * MiB, 0));
         if (strcmp(c, "quota") == 0)
