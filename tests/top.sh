@@ -318,6 +318,43 @@ else bad "top: a stale file at the page name: the page never showed the process'
 touch "$WORK/Z.done"; wait $PZ 2>/dev/null
 fi
 
+# names from a process reach the terminal as text only: its biggest site
+# names terminal controls, its command line is not UTF-8 (argv[0] of bytes
+# 0xff 0xfe); --once shows them as '?', --json is valid UTF-8
+if [ "${GMG_SANITIZER:-}" != tsan ]; then
+    rm -f "$WORK/X.ready" "$WORK/X.done"
+    PYX=$(python3 -c 'import sys; print(sys.executable)') # the interpreter itself (no launcher to exec it again)
+    env LD_PRELOAD="$PRELOAD" bash -c 'exec -a "$0" "$@"' "$(printf 'bad\xff\xfeexe')" "$PYX" tests/top/escholder.py \
+        "$WORK/X.ready" "$WORK/X.done" 1572864 >"$WORK/X.out" 2>"$WORK/X.err" &
+    PX=$!
+    if tready "$WORK/X.ready" $PX && tsite $PX "red"; then
+        "$TOPCMD" top --once --pid $PX >"$WORK/xonce" 2>&1
+        "$TOPCMD" top --json --pid $PX >"$WORK/xjson" 2>&1
+        if ! LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$WORK/xonce" && ! grep -qaF $'\xc2\x9b' "$WORK/xonce" \
+           && grep -q "biggest site: .*f?\[2J?\]0;PWNED??31mred" "$WORK/xonce" && grep -q "^ *$PX .* bad??exe" "$WORK/xonce" \
+           && python3 -c 'import json,sys; d=json.loads(open(sys.argv[1],"rb").read().decode("utf-8")); p=d["processes"][0]; assert p["command"].startswith("bad??exe"), p; assert "\x1b" not in p["site"]["name"], p' "$WORK/xjson"; then
+            ok "top: a process's names reach the terminal as text: controls and bytes that are not UTF-8 shown as '?' (--once), --json valid UTF-8"
+        else bad "top: controls in a process's names" "$WORK/xonce"; fi
+        if command -v tmux >/dev/null 2>&1; then # the live view: its title and screen the terminal's own
+            TX="gmgtopx$$"
+            tmux -f /dev/null new-session -d -s "$TX" -x 120 -y 20 "env PS1='$ ' bash --norc --noprofile" 2>"$WORK/tmux.err"
+            tmux send-keys -t "$TX" "printf '\\033]2;mine\\007'; $TOPCMD top --pid $PX" Enter
+            shown=""
+            for _ in $(seq 200); do
+                tmux capture-pane -p -t "$TX" >"$WORK/xpane" 2>/dev/null
+                grep -qF "PWNED??31mred" "$WORK/xpane" && shown=yes && break
+                sleep 0.05
+            done
+            title=$(tmux display-message -p -t "$TX" '#{pane_title}')
+            tmux send-keys -t "$TX" q; sleep 0.3; tmux kill-session -t "$TX" 2>/dev/null
+            if [ "$shown" = yes ] && [ "$title" = mine ] && grep -q "sorted by bytes" "$WORK/xpane"; then
+                ok "top in a terminal (tmux): a site named with terminal controls is drawn as text; the pane's title and screen stay the terminal's"
+            else bad "top in tmux with controls in a name: shown '$shown', title '$title'" "$WORK/xpane"; fi
+        fi
+    else bad "top: the process with controls in its names never showed" "$WORK/X.err"; fi
+    touch "$WORK/X.done"; wait $PX 2>/dev/null
+fi
+
 # usage
 "$TOPCMD" top --bogus >"$WORK/out" 2>"$WORK/err"; rc1=$?
 "$TOPCMD" top --pid x >/dev/null 2>>"$WORK/err"; rc2=$?

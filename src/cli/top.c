@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "cli/top.h"
+#include "base/buf.h"
 #include "cluster/status_layout.h"
 
 #include <dirent.h>
@@ -142,6 +143,29 @@ static int read_page(int fd, struct gmg_status_page *p)
     return -1;
 }
 
+/* A page's text as a terminal may show it. Its writer is another process,
+ * perhaps another user's (root sees every page), so nothing it holds may
+ * reach the terminal as a control, nor a script as text that is not
+ * UTF-8: C0 and C1 controls, DEL and each byte of no well-formed UTF-8
+ * sequence become '?', in place (never longer). */
+static void printable(char *s)
+{
+    char *w = s;
+    for (const char *p = s; *p;) {
+        const unsigned char *u = (const unsigned char *)p;
+        size_t n = gmg_utf8_seq(p);
+        if (n == 0 || (n == 1 && (u[0] < 0x20 || u[0] == 0x7f)) || (n == 2 && u[0] == 0xc2 && u[1] < 0xa0)) {
+            *w++ = '?';
+            p += n ? n : 1;
+        } else {
+            memmove(w, p, n);
+            w += n;
+            p += n;
+        }
+    }
+    *w = 0;
+}
+
 static void proc_add(struct frame *f, const struct gmg_status_page *p)
 {
     if (f->n == f->cap) {
@@ -158,6 +182,9 @@ static void proc_add(struct frame *f, const struct gmg_status_page *p)
     x->p.command[sizeof x->p.command - 1] = 0;
     x->p.group[sizeof x->p.group - 1] = 0;
     x->p.site[sizeof x->p.site - 1] = 0;
+    printable(x->p.command);
+    printable(x->p.group);
+    printable(x->p.site);
     if (x->p.devices > GMG_STATUS_DEVICES)
         x->p.devices = GMG_STATUS_DEVICES;
     for (uint32_t d = 0; d < x->p.devices; d++) {
@@ -564,6 +591,44 @@ static void handle(int sig, void (*fn)(int))
 }
 
 /* Draw lines of the frame cut to the terminal's width and height. */
+/* The columns a code point takes: 2 for the wide ones (East Asian scripts,
+ * most emoji), 1 for the rest (the text is printable, UTF-8). */
+static int columns_of(uint32_t c)
+{
+    static const uint32_t wide[][2] = {
+        { 0x1100, 0x115f }, { 0x2e80, 0x303e }, { 0x3041, 0x33ff }, { 0x3400, 0x4dbf }, { 0x4e00, 0x9fff },
+        { 0xa000, 0xa4cf }, { 0xac00, 0xd7a3 }, { 0xf900, 0xfaff }, { 0xfe30, 0xfe4f }, { 0xff00, 0xff60 },
+        { 0xffe0, 0xffe6 }, { 0x1f300, 0x1f64f }, { 0x1f900, 0x1f9ff }, { 0x20000, 0x3fffd },
+    };
+    for (size_t i = 0; i < sizeof wide / sizeof wide[0]; i++)
+        if (c >= wide[i][0] && c <= wide[i][1])
+            return 2;
+    return 1;
+}
+
+/* How many bytes of a line of len bytes fit in cols columns, never half a
+ * character. */
+static size_t fit(const char *p, size_t len, int cols)
+{
+    size_t i = 0;
+    int used = 0;
+    while (i < len) {
+        const unsigned char *u = (const unsigned char *)p + i;
+        size_t n = u[0] < 0x80 ? 1 : u[0] < 0xe0 ? 2 : u[0] < 0xf0 ? 3 : 4;
+        if (n > len - i)
+            break;
+        uint32_t c = n == 1 ? u[0] : n == 2 ? (u[0] & 0x1fu) : n == 3 ? (u[0] & 0x0fu) : (u[0] & 0x07u);
+        for (size_t k = 1; k < n; k++)
+            c = c << 6 | (u[k] & 0x3fu);
+        int w = columns_of(c);
+        if (used + w > cols)
+            break;
+        used += w;
+        i += n;
+    }
+    return i;
+}
+
 static void draw(const struct out *o)
 {
     struct winsize ws;
@@ -580,7 +645,7 @@ static void draw(const struct out *o)
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
         if (row == 1)
             outf(&s, "\033[7m"); /* the heading, inverted */
-        outf(&s, "%.*s", (int)(len < (size_t)cols ? len : (size_t)cols), p);
+        outf(&s, "%.*s", (int)fit(p, len, cols), p);
         if (row == 1)
             outf(&s, "\033[0m");
         outf(&s, "\033[K%s", row + 1 < rows ? "\r\n" : "");
