@@ -209,6 +209,28 @@ if "$GMG" view "$WORK/tl.json" -o "$WORK/tl.html" >/dev/null 2>"$WORK/err" && [ 
         && ok "view: screenshots in $PICS/view.png and readme.png (the README's picture)" || bad "view screenshot"
 elif [ -n "$CHROME" ]; then bad "view of a report with a timeline" "$WORK/err"; fi
 
+# a refusal of 1 TiB beside 48 MiB in use under a 64 MiB limit: the scale is
+# the in-use's and the limit's, the refusal marked at the top; a device with
+# one sample shows it as a point
+jq '.devices = [(.devices[0] | .device = 0 | .limit = 67108864 | .peak = 50331648),
+                (.devices[0] | .device = 1 | .limit = 0 | .peak = 3145728)]
+    | .timeline = {"start_unix_ms": 1764072000000, "interval_ms": 100,
+        "devices": [{"device": 0, "samples": [[0,0],[100,33554432],[200,50331648],[300,50331648]]},
+                    {"device": 1, "samples": [[40,3145728]]}],
+        "group": null,
+        "events": [{"t_ms": 250, "kind": "refusal", "device": 0, "bytes": 1099511627776},
+                   {"t_ms": 260, "kind": "driver_oom", "device": 0, "bytes": 1099511627776}]}' "$FJ" >"$WORK/big.json"
+if "$GMG" view "$WORK/big.json" -o "$WORK/big.html" >/dev/null 2>"$WORK/err" && [ -n "$CHROME" ]; then
+    if browse "$WORK/big.html" big; then
+        miss=""
+        dom_has big ">64.0 MiB</text>" "limit 64.0 MiB" "refusal at 0.25 s: 1.0 TiB (1099511627776 bytes)" '>300 ms</text>' \
+            '<circle cx="' 'fill="var(--use)"></circle>'
+        grep -q 'TiB</text>' "$WORK/big.dom" && miss="$miss [an axis in TiB]"
+        [ -z "$miss" ] && ok "html timeline: a refused 1 TiB is marked at the top, the scale stays the in-use's and the limit's; one sample is drawn as a point; a short run's times in ms" \
+            || bad "html timeline scale and one sample: missing$miss" "$WORK/big.why"
+    else bad "html timeline scale: script error or not drawn" "$WORK/big.why"; fi
+elif [ -n "$CHROME" ]; then bad "view of a report with a huge refusal" "$WORK/err"; fi
+
 # ------------------------------------- a clean run: every section says so
 guarded GPUMEM_REPORT="$WORK/clean.html" GPUMEM_REPORT_FORMAT=html "$T/apitest" direct nulls
 if [ -n "$CHROME" ] && [ -s "$WORK/clean.html" ]; then

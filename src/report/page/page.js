@@ -170,7 +170,9 @@
     var gsamples = gseries ? gseries.samples : [];
     var tmax = 1, ymax = Math.max(1, dev.peak || 0, dev.limit || 0);
     samples.concat(gsamples).forEach(function (s) { tmax = Math.max(tmax, s[0]); ymax = Math.max(ymax, s[1]); });
-    events.forEach(function (e) { tmax = Math.max(tmax, e.t_ms); ymax = Math.max(ymax, e.bytes || 0); });
+    /* a peak's bytes are in use; a refusal's or an out of memory's are the call's (marked at the top): a
+       refused 1 TiB must not flatten the in-use line */
+    events.forEach(function (e) { tmax = Math.max(tmax, e.t_ms); if (e.kind === 'peak') ymax = Math.max(ymax, e.bytes || 0); });
     if (R.group && R.group.devices) R.group.devices.forEach(function (d) { if (d.device === dev.device) ymax = Math.max(ymax, d.peak || 0, d.limit || 0); });
     ymax *= 1.08;
     var W = 1000, H = 230, L = 70, RR = 12, T = 12, B = 28;
@@ -183,12 +185,17 @@
       s.appendChild(svg('line', { x1: L, x2: W - RR, y1: Y(v), y2: Y(v), stroke: '#eceef2' }));
       s.appendChild(svg('text', { x: L - 6, y: Y(v) + 4, 'text-anchor': 'end' }, short(Math.round(v))));
     }
-    for (i = 0; i <= 5; i++) {
+    for (i = 0; i <= 5; i++) { /* the last label ends at the right edge; a short run's in ms */
       var tt = tmax * i / 5;
-      s.appendChild(svg('text', { x: X(tt), y: H - 8, 'text-anchor': 'middle' }, seconds(tt)));
+      s.appendChild(svg('text', { x: X(tt), y: H - 8, 'text-anchor': i === 5 ? 'end' : 'middle' },
+        tmax < 1000 ? tt.toFixed(tmax < 10 ? 1 : 0) + ' ms' : seconds(tt)));
     }
     function line(pts, color, dash, fill) {
       if (!pts.length) return;
+      if (pts.length === 1) { /* one sample: a point, no path to draw */
+        s.appendChild(svg('circle', { cx: X(pts[0][0]).toFixed(1), cy: Y(pts[0][1]).toFixed(1), r: 3.5, fill: color }));
+        return;
+      }
       var d = pts.map(function (p, k) { return (k ? 'L' : 'M') + X(p[0]).toFixed(1) + ' ' + Y(p[1]).toFixed(1); }).join(' ');
       if (fill) s.appendChild(svg('path', { d: d + ' L' + X(pts[pts.length - 1][0]).toFixed(1) + ' ' + Y(0) + ' L' + X(pts[0][0]).toFixed(1) + ' ' + Y(0) + ' Z', fill: fill, stroke: 'none' }));
       s.appendChild(svg('path', { d: d, fill: 'none', stroke: color, 'stroke-width': 1.6, 'stroke-dasharray': dash || 'none' }));
