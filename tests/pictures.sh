@@ -167,7 +167,10 @@ for o in "$WORK/own.json" "$WORK/own-link.json"; do
 done
 "$GMG" view - -o "$WORK/own.json" <"$WORK/own.json" >"$WORK/out" 2>"$WORK/err"; rc=$? # on standard input
 { [ $rc = 1 ] && has "is the report itself" "$WORK/err" && cmp -s "$WORK/own.json" "$FJ"; } || miss="$miss own:stdin(rc $rc)"
-[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a newer schema, a missing file and a page over the report itself: status 1, a message saying which, no page" \
+# an endless input that is no report: refused at its first byte, not read to the end of memory
+( [ -n "${GMG_SANITIZER:-}" ] || ulimit -v 1048576; timeout 20 "$GMG" view /dev/zero -o "$WORK/zero.html" ) >"$WORK/out" 2>"$WORK/err"; rc=$?
+{ [ $rc = 1 ] && has "not JSON (a JSON object expected at byte 0)" "$WORK/err" && [ ! -e "$WORK/zero.html" ]; } || miss="$miss zero(rc $rc)"
+[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a newer schema, a missing file, /dev/zero and a page over the report itself: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
 # a page that cannot be written: status 1 and why; a device is never removed
 if [ -c /dev/full ] && [ -w /dev/full ]; then

@@ -226,28 +226,40 @@ static int value(struct reader *r, int top)
     return rc;
 }
 
+/* The most a report is read to, far above what a run writes (reports
+ * group allocations by call stack): past it is no report. */
+#define VIEW_MAX ((size_t)4 << 30)
+
+/* The whole input; reading stops early once its first byte that is not
+ * white space is not '{' (no report: the parser says so, whatever follows,
+ * an endless pipe included). NULL with errno on failure (EFBIG past
+ * VIEW_MAX). */
 static char *read_all(const char *path, size_t *n)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f)
         return NULL;
     size_t cap = 1 << 16, len = 0;
+    int judged = 0;
     char *p = malloc(cap);
     while (p) {
         size_t got = fread(p + len, 1, cap - len, f);
+        for (size_t i = len; !judged && i < len + got; i++)
+            if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+                judged = p[i] == '{' ? 1 : -1;
         len += got;
-        if (len < cap) {
+        if (len < cap || judged < 0) {
             if (ferror(f)) {
                 free(p);
                 p = NULL;
             }
             break;
         }
-        char *q = realloc(p, cap * 2);
+        char *q = cap < VIEW_MAX ? realloc(p, cap * 2) : NULL;
         if (!q) {
             free(p);
             p = NULL;
-            errno = ENOMEM;
+            errno = cap < VIEW_MAX ? ENOMEM : EFBIG;
             break;
         }
         p = q;
