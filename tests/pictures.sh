@@ -80,6 +80,39 @@ if [ -n "$CHROME" ]; then
             || bad "html in Chromium: missing$miss" "$WORK/fam.why"
     else bad "html in Chromium: script error or not drawn" "$WORK/fam.why"; fi
     shot "$FH" "$PICS/report.png" && ok "html: screenshot in $PICS/report.png" || bad "html screenshot"
+    # the group table sorted by a column in which rows tie: the tied rows biggest first, in either direction
+    python3 - "$FH" "$WORK/sortclick.html" <<'PYEOF'
+import sys
+h = open(sys.argv[1]).read()
+js = """<script>window.addEventListener('load', function () { setTimeout(function () {
+  var out = [], th = [].filter.call(document.querySelectorAll('#gmg-groups th'), function (t) { return t.textContent === 'allocations'; })[0];
+  function rows() { return [].map.call(document.querySelectorAll('#gmg-groups tbody tr'), function (r) { return r.children[2].textContent + ':' + r.children[1].textContent; }).join(' '); }
+  th.click(); out.push('desc ' + rows()); th.click(); out.push('asc ' + rows());
+  var p = document.createElement('pre'); p.id = 'sort-out'; p.textContent = out.join('\\n'); document.body.appendChild(p);
+}, 200); });</script>"""
+i = h.rfind('</body>')
+open(sys.argv[2], 'w').write(h[:i] + js + h[i:])
+PYEOF
+    rm -rf "$WORK/chrome-sort"
+    HOME=$WORK timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+        --user-data-dir="$WORK/chrome-sort" --virtual-time-budget=3000 --dump-dom "file://$WORK/sortclick.html" \
+        >"$WORK/sort.dom" 2>/dev/null
+    if python3 - "$WORK/sort.dom" <<'PYEOF'
+import re, sys
+dom = open(sys.argv[1]).read()
+m = re.search(r'<pre id="sort-out">(.*?)</pre>', dom, re.S)
+assert m, "no output"
+for line in m.group(1).splitlines():
+    how, cells = line.split(" ", 1)
+    rows = [(int(c), int(b)) for c, b in re.findall(r"(\d+):(\d+)", cells)]  # allocations:bytes
+    counts = [r[0] for r in rows]
+    assert counts == sorted(counts, reverse=(how == "desc")), line
+    ties = [(a, b) for a, b in zip(rows, rows[1:]) if a[0] == b[0]]
+    assert ties, "no tie to check: " + line
+    assert all(a[1] >= b[1] for a, b in ties), line
+PYEOF
+    then ok "html: the group table sorted by allocations, either way: rows of equal counts biggest first"
+    else bad "html: tied rows in a sorted table" "$WORK/sort.dom"; fi
 fi
 
 # ------------------------------------------------- memviz: torch's snapshot

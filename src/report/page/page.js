@@ -472,8 +472,7 @@
       list.sort(function (a, b) {
         var x = sortCol.val(a), y = sortCol.val(b);
         var d = sortCol.num ? x - y : String(x).localeCompare(String(y));
-        if (!d) d = b.g.bytes - a.g.bytes;
-        return asc ? d : -d;
+        return d ? (asc ? d : -d) : b.g.bytes - a.g.bytes; /* ties: the biggest first, either way */
       });
       cols.forEach(function (c) { c.th.className = (c.num ? 'num ' : '') + (c === sortCol ? 'sorted' + (asc ? ' asc' : '') : ''); });
       tbody.textContent = '';
