@@ -258,6 +258,14 @@ if [ $rc = 23 ] && has "nvtxpool heap handle is its address: yes" "$WORK/out" &&
     ok "NVTX: nvtxMemHeapRegister returns the heap's address, and a region registered in the heap named by its address is its"
 else bad "NVTX: heap by address (rc $rc)" "$WORK/err"; fi
 
+# a segment freed under its heap, still registered: no segment, nothing retained
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvs.json" "$T/nvtxpool" segfree; rc=$?
+got=$(jq_ "$WORK/nvs.json" '[(h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
+if [ $rc = 0 ] && [ "$got" = "([('arena', 0, 0, 0)], 0, 0)" ] \
+   && [ "$(grep -c "an allocation was freed while a heap in it was still registered" "$WORK/err")" = 1 ]; then
+    ok "NVTX: a segment freed while its heap is registered: the heap keeps no segment and nothing retained, said once"
+else bad "NVTX: segment freed under its heap (rc $rc): $got" "$WORK/err"; fi
+
 # a heap over cuMemCreate + cuMemMap memory: the physical handle is its segment
 nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvv.json" "$T/nvtxpool" vmm; rc=$?
 got=$(jq_ "$WORK/nvv.json" '[(h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')

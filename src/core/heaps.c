@@ -21,6 +21,8 @@
 #define _GNU_SOURCE
 #include "core/heaps.h"
 
+#include "base/log.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -234,6 +236,35 @@ void gmg_heap_regions_clear(uintptr_t handle)
         if (s && ((gen = LD(s->gen)) & 1))
             rb_move(s, gen, 0, 1);
     }
+}
+
+void gmg_heaps_segment_gone(uint64_t lo, uint64_t size)
+{
+    int found = 0;
+    uint32_t n = LD(nslots);
+    for (uint32_t i = 0; i < n; i++) { /* a look without the lock first: most frees are no heap's segment */
+        struct slot *s = slot_at(i);
+        if (s && (LD(s->gen) & 1) && LD(s->seg_family) >= 0 && LD(s->lo) - lo < size)
+            found = 1;
+    }
+    if (!found)
+        return;
+    static int said;
+    int say = 0;
+    pthread_mutex_lock(&mu);
+    for (uint32_t i = 0; i < nslots; i++) {
+        struct slot *s = slot_at(i);
+        if ((s->gen & 1) && s->seg_family >= 0 && s->lo - lo < size) {
+            ST(s->seg_family, -1); /* no segment: what reports count of it goes */
+            ST(s->seg_stack, 0);
+            ST(s->seg_size, 0);
+            say = !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED);
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    if (say)
+        gmg_error("NVTX memory API: an allocation was freed while a heap in it was still registered (said once): "
+                  "that heap has no segment any more, and its regions still registered stay leaks");
 }
 
 unsigned gmg_heaps_live(void)

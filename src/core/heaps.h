@@ -43,6 +43,10 @@ int gmg_heap_remove(uintptr_t handle);
 void gmg_heap_regions_add(uintptr_t handle, uint64_t ptr, int64_t delta);
 /* Set every heap's region bytes (handle 0) or one's to 0 (a reset). */
 void gmg_heap_regions_clear(uintptr_t handle);
+/* A tracked allocation [lo, lo + size) was freed: a heap still registered
+ * in it keeps its regions (registered, they stay leaks) but has no segment
+ * any more; said once. */
+void gmg_heaps_segment_gone(uint64_t lo, uint64_t size);
 /* How many heaps are live (a hint, no lock). */
 unsigned gmg_heaps_live(void);
 /* Every live heap, under the lock (fn must not call back in). */

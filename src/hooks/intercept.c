@@ -6,6 +6,7 @@
 
 #include "base/config.h"
 #include "base/log.h"
+#include "core/heaps.h"
 #include "core/quota.h"
 #include "core/ranges.h"
 #include "core/stacks.h"
@@ -319,6 +320,8 @@ void gmg_free_done(struct gmg_free *f, CUresult r)
     } else if (what == GMG_FREE_DROPPED) {
         gmg_quota_count_free(g.device);
         gmg_drop_record(&g, NULL);
+        if (__builtin_expect(gmg_heaps_live() != 0, 0) && g.space == GMG_SPACE_DEVPTR)
+            gmg_heaps_segment_gone(g.value, g.size); /* a pool's segment freed under its NVTX heap */
     }
 }
 

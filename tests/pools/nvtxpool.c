@@ -18,6 +18,8 @@
  *             region stays, arena's bytes are arena's)
  *   byaddr    as leak, and a region registered in the heap named by its
  *             address, as NVTX has a virtual-address heap's handle
+ *   segfree   as clean, then the segment freed with its heap still
+ *             registered (a program's mistake): the heap has no segment
  *   vmm       no arena: a heap "vmmpool" over 4 MiB of cuMemCreate +
  *             cuMemMap memory, a region registered and unregistered
  *   threads   four threads, each with a heap "t0".."t3" over a 1 MiB segment
@@ -199,6 +201,10 @@ int main(int argc, char **argv)
     } else if (strcmp(c, "twoheaps") == 0) { /* another heap of the same name, nothing handed out of it */
         CUdeviceptr seg2 = arena_segment(8 * MiB);
         make_heap(seg2, 8 * MiB, "arena");
+    } else if (strcmp(c, "segfree") == 0) {
+        pool_take_back(seg);
+        pool_take_back(seg + 4 * MiB);
+        TL_CHECK(cuMemFree(seg));
     } else if (strcmp(c, "resize_out") == 0) {
         pool_resize(seg + 4 * MiB, 64 * MiB);
     } else if (strcmp(c, "nested") == 0) {
