@@ -251,6 +251,13 @@ if [ $rc = 23 ] && [ "$got" = "([('arena', 2621440, 5767168)], 2621440)" ] && ! 
     ok "NVTX: a heap inside another: a region unregistered moves its own heap's bytes, the inner heap's unregister leaves the outer's region"
 else bad "NVTX: nested heaps (rc $rc): $got" "$WORK/err"; fi
 
+# two heaps at one address: a region goes to the one that holds it
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvsa.json" "$T/nvtxpool" sameaddr; rc=$?
+got=$(jq_ "$WORK/nvsa.json" 'sorted((h["pool"], h["region_bytes"]) for h in r["heaps"]), r["totals"]["live_bytes"]')
+if [ $rc = 23 ] && [ "$got" = "([('arena', 3145728), ('head', 0)], 3145728)" ] && ! has "NVTX memory API" "$WORK/err"; then
+    ok "NVTX: two heaps at one address (one handle): a region goes to the latest that holds it"
+else bad "NVTX: two heaps at one address (rc $rc): $got" "$WORK/err"; fi
+
 # a virtual-address heap's handle is its address (nvToolsExtMem.h)
 nv GPUMEM_EXITCODE=23 "$T/nvtxpool" byaddr; rc=$?
 if [ $rc = 23 ] && has "nvtxpool heap handle is its address: yes" "$WORK/out" && ! has "NVTX memory API" "$WORK/err" \
@@ -272,6 +279,15 @@ got=$(jq_ "$WORK/nvv.json" '[(h["pool"], h["segment_bytes"], h["region_bytes"], 
 if [ $rc = 0 ] && [ "$got" = "([('vmmpool', 4194304, 0, 4194304)], 0, 4194304)" ] && ! has "NVTX memory API" "$WORK/err"; then
     ok "NVTX: a heap over cuMemCreate + cuMemMap memory makes the physical allocation its pool's segment (retained, no leak: exit 0)"
 else bad "NVTX: heap over mapped memory (rc $rc): $got" "$WORK/err"; fi
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvvr.json" "$T/nvtxpool" vmmrel; rc=$?
+cp "$WORK/err" "$WORK/nvvr.err"
+got=$(jq_ "$WORK/nvvr.json" '[(h["pool"], h["segment_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["retained_bytes"]')
+nv GPUMEM_REPORT=none "$T/nvtxpool" vmmtwo; rc2=$?
+if [ $rc = 0 ] && [ "$got" = "([('vmmpool', 0, 0)], 0)" ] \
+   && has "an allocation was freed while a heap in it was still registered" "$WORK/nvvr.err" \
+   && [ $rc2 = 0 ] && has "a heap reaches past the allocation (or mapping) it starts in" "$WORK/err"; then
+    ok "NVTX: a heap's mapped memory unmapped and released under it: no segment, nothing retained, said; a heap over two mappings is said to have the first as its segment"
+else bad "NVTX: mapped memory under a heap released (rc $rc: $got), or a heap over two mappings (rc $rc2)" "$WORK/nvvr.err"; fi
 
 nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvt" "$T/nvtxpool" threads; rc=$?
 got=$([ -f "$WORK/nvt" ] && jq_ "$WORK/nvt" 'sorted((h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]), sorted((g["api"], g["bytes"], g["count"]) for g in r["live"])')

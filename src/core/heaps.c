@@ -161,6 +161,27 @@ uintptr_t gmg_heap_at(uint64_t lo)
     return best;
 }
 
+uintptr_t gmg_heap_at_holding(uint64_t lo, uint64_t ptr, uint64_t size)
+{
+    uint32_t n = LD(nslots);
+    uintptr_t best = 0;
+    uint64_t best_serial = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct slot *s = slot_at(i);
+        uint32_t gen = s ? LD(s->gen) : 0;
+        if (!(gen & 1) || LD(s->lo) != lo)
+            continue;
+        uint64_t hsize = LD(s->size), serial = LD(s->serial);
+        if (ptr < lo || size > hsize || ptr - lo > hsize - size)
+            continue;
+        if (LD(s->gen) == gen && serial > best_serial) {
+            best_serial = serial;
+            best = (uintptr_t)gen << 20 | (i + 1);
+        }
+    }
+    return best;
+}
+
 int gmg_heap_remove(uintptr_t handle)
 {
     pthread_mutex_lock(&mu);

@@ -36,6 +36,10 @@ int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out);
  * virtual-address heap by its address): the latest registered of those
  * that do, or 0 when none does. No lock. */
 uintptr_t gmg_heap_at(uint64_t lo);
+/* The same, the latest of those that also hold [ptr, ptr + size): of two
+ * heaps at one address (a layout inside a sub-allocator's), the one a
+ * region fits. 0 when none does. */
+uintptr_t gmg_heap_at_holding(uint64_t lo, uint64_t ptr, uint64_t size);
 /* Forget a heap: 1, or 0 when no such heap is live. */
 int gmg_heap_remove(uintptr_t handle);
 /* Move a heap's region bytes by delta (the heap holding [ptr, ptr+1));
@@ -43,9 +47,9 @@ int gmg_heap_remove(uintptr_t handle);
 void gmg_heap_regions_add(uintptr_t handle, uint64_t ptr, int64_t delta);
 /* Set every heap's region bytes (handle 0) or one's to 0 (a reset). */
 void gmg_heap_regions_clear(uintptr_t handle);
-/* A tracked allocation [lo, lo + size) was freed: a heap still registered
- * in it keeps its regions (registered, they stay leaks) but has no segment
- * any more; said once. */
+/* A tracked allocation [lo, lo + size) was freed (or the range unmapped):
+ * a heap still registered in it keeps its regions (registered, they stay
+ * leaks) but has no segment any more; said once. */
 void gmg_heaps_segment_gone(uint64_t lo, uint64_t size);
 /* How many heaps are live (a hint, no lock). */
 unsigned gmg_heaps_live(void);

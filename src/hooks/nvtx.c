@@ -54,7 +54,7 @@
 
 #define MAX_BATCH ((size_t)1 << 28)
 
-enum { W_DESC, W_HEAP, W_OUTSIDE, W_RESIZED_OUT, W_UNKNOWN, W_UNTRACKED, W_KINDS };
+enum { W_DESC, W_HEAP, W_OUTSIDE, W_HEAP_PAST, W_RESIZED_OUT, W_UNKNOWN, W_UNTRACKED, W_KINDS };
 static int warned[W_KINDS];
 
 __attribute__((noinline, cold)) static void warn(int kind, const char *what)
@@ -126,16 +126,21 @@ static int mapping_of(uint64_t p, struct gmg_alloc *map, uint64_t *handle)
 
 /* The tracked allocation a heap at lo lies in: a linear one (often the
  * heap is that allocation exactly, or else the driver names its base), or
- * the physical handle of the cuMemMap mapping that holds lo. */
-static int segment_of(uint64_t lo, struct gmg_alloc *a)
+ * the physical handle of the cuMemMap mapping that holds lo; *end: where
+ * that allocation, or mapping, ends. */
+static int segment_of(uint64_t lo, struct gmg_alloc *a, uint64_t *end)
 {
     uint64_t base = lo, bsize = 0, handle = 0;
-    if (gmg_track_lookup(GMG_SPACE_DEVPTR, lo, a, NULL))
+    if (gmg_track_lookup(GMG_SPACE_DEVPTR, lo, a, NULL) ||
+        (gmg_dev_address_range(lo, &base, &bsize) == 0 && gmg_track_lookup(GMG_SPACE_DEVPTR, base, a, NULL))) {
+        *end = a->value + a->size;
         return 1;
-    if (gmg_dev_address_range(lo, &base, &bsize) == 0 && gmg_track_lookup(GMG_SPACE_DEVPTR, base, a, NULL))
-        return 1;
+    }
     struct gmg_alloc map;
-    return mapping_of(lo, &map, &handle) && handle && gmg_track_lookup(GMG_SPACE_VMM, handle, a, NULL);
+    if (!mapping_of(lo, &map, &handle) || !handle || !gmg_track_lookup(GMG_SPACE_VMM, handle, a, NULL))
+        return 0;
+    *end = map.value + map.size; /* the mapping's end: a heap past it spans other mappings */
+    return 1;
 }
 
 /* The heap a program names: by its address (what nvtxMemHeapRegister
@@ -184,14 +189,16 @@ static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapD
     h.name = heap_name(d);
     /* its segment: the tracked allocation it lies in */
     struct gmg_alloc a;
-    if (segment_of(lo, &a)) {
+    uint64_t end = 0;
+    if (segment_of(lo, &a, &end)) {
         h.device = a.device;
         h.ctx = a.ctx;
         h.seg_stack = a.stack;
         h.seg_family = a.family;
         h.seg_size = a.size;
-        if (lo + size > a.value + a.size && a.space != GMG_SPACE_VMM)
-            warn(W_OUTSIDE, "a heap reaches past the allocation it lies in; its segment is still its pool's");
+        if (lo + size > end)
+            warn(W_HEAP_PAST, "a heap reaches past the allocation (or mapping) it starts in: that one is its "
+                            "pool's segment, what lies beyond it is not");
     } else {
         h.device = gmg_current_device(&h.ctx);
         warn(W_UNTRACKED, "a heap over memory the guard does not track (not from a driver allocation it saw): its "
@@ -319,11 +326,17 @@ static void regions_register(nvtxDomainHandle_t domain, nvtxMemRegionsRegisterBa
         uint64_t ptr = (uint64_t)(uintptr_t)r->ptr;
         if (want_out)
             b->regionHandleElementsOut[i] = (nvtxMemRegionHandle_t)(uintptr_t)ptr; /* a handle is its address */
+        uintptr_t rid = id;
+        struct gmg_heap_info rh = h;
         if (ptr < h.lo || r->size > h.size || ptr - h.lo > h.size - r->size) {
-            warn(W_OUTSIDE, "a region outside its heap: not tracked");
-            continue;
+            /* another heap at the same address (the handle names the latest) may hold it */
+            rid = gmg_heap_at_holding(h.lo, ptr, r->size);
+            if (!rid || !gmg_heap_get(rid, &rh)) {
+                warn(W_OUTSIDE, "a region outside its heap: not tracked");
+                continue;
+            }
         }
-        region_insert(ptr, r->size, stack, &h, id);
+        region_insert(ptr, r->size, stack, &rh, rid);
     }
 }
 

@@ -7,6 +7,7 @@
  */
 #include "base/limit_parse.h"
 #include "base/log.h"
+#include "core/heaps.h"
 #include "hooks/intercept.h"
 
 GMG_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
@@ -132,6 +133,8 @@ GMG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
             drop_mapping(&a, NULL);
         if (!whole) /* one unmap over several mappings: all inside the range */
             gmg_track_remove_range(GMG_SPACE_MAP, ptr, size, NULL, drop_mapping, NULL);
+        if (gmg_heaps_live()) /* an NVTX heap over it: its segment is gone from there */
+            gmg_heaps_segment_gone(ptr, size);
     }
     return r;
 }

@@ -16,12 +16,18 @@
  *             a region of inner registered and unregistered, one of arena
  *             inside inner's range kept, inner unregistered (arena's
  *             region stays, arena's bytes are arena's)
+ *   sameaddr  as leak, and a heap "head" over the segment's first 1 MiB,
+ *             at arena's address: a region at 6 MiB, registered in the
+ *             heap of that address, is arena's (head cannot hold it)
  *   byaddr    as leak, and a region registered in the heap named by its
  *             address, as NVTX has a virtual-address heap's handle
  *   segfree   as clean, then the segment freed with its heap still
  *             registered (a program's mistake): the heap has no segment
  *   vmm       no arena: a heap "vmmpool" over 4 MiB of cuMemCreate +
- *             cuMemMap memory, a region registered and unregistered
+ *             cuMemMap memory, a region registered and unregistered;
+ *             vmmrel: then unmapped and released under the heap; vmmtwo:
+ *             the heap over two mappings of 4 MiB (said: the first is
+ *             its segment)
  *   threads   four threads, each with a heap "t0".."t3" over a 1 MiB segment
  *             of its own, register and unregister 4 KiB regions 4000 times
  *             while each also makes, uses and unregisters a heap of its own
@@ -164,19 +170,27 @@ int main(int argc, char **argv)
     }
     dom = nvtxDomainCreateA("nvtxpool");
     const size_t MiB = 1 << 20;
-    if (strcmp(c, "vmm") == 0) { /* a pool over mapped physical memory, as expandable segments are */
+    if (strncmp(c, "vmm", 3) == 0) { /* a pool over mapped physical memory, as expandable segments are */
         CUmemAllocationProp prop = tl_vmm_prop(0);
         size_t g, sz = 4 * MiB;
         TL_CHECK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
         sz = (sz + g - 1) / g * g;
         CUdeviceptr va;
-        CUmemGenericAllocationHandle mh;
-        TL_CHECK(cuMemAddressReserve(&va, sz, 0, 0, 0));
+        CUmemGenericAllocationHandle mh, mh2;
+        TL_CHECK(cuMemAddressReserve(&va, 2 * sz, 0, 0, 0));
         TL_CHECK(cuMemCreate(&mh, sz, &prop, 0));
         TL_CHECK(cuMemMap(va, sz, 0, mh, 0));
-        nvtxMemHeapHandle_t h = make_heap(va, sz, "vmmpool");
+        if (strcmp(c, "vmmtwo") == 0) {
+            TL_CHECK(cuMemCreate(&mh2, sz, &prop, 0));
+            TL_CHECK(cuMemMap(va + sz, sz, 0, mh2, 0));
+        }
+        nvtxMemHeapHandle_t h = make_heap(va, strcmp(c, "vmmtwo") == 0 ? 2 * sz : sz, "vmmpool");
         pool_hand_out(h, va + MiB, MiB);
         pool_take_back(va + MiB);
+        if (strcmp(c, "vmmrel") == 0) { /* the heap left registered */
+            TL_CHECK(cuMemUnmap(va, sz));
+            TL_CHECK(cuMemRelease(mh));
+        }
         printf("nvtxpool %s done; guard live %llu\n", c, tl_guard_live(0));
         return 0;
     }
@@ -213,6 +227,9 @@ int main(int argc, char **argv)
         pool_hand_out(heap, seg + 7 * MiB, MiB / 2); /* arena's, in inner's range */
         pool_take_back(seg + 6 * MiB);
         nvtxMemHeapUnregister(dom, inner);
+    } else if (strcmp(c, "sameaddr") == 0) {
+        make_heap(seg, MiB, "head");
+        pool_hand_out(heap, seg + 6 * MiB, MiB);
     } else if (strcmp(c, "byaddr") == 0) {
         printf("nvtxpool heap handle is its address: %s\n", heap == (nvtxMemHeapHandle_t)(uintptr_t)seg ? "yes" : "no");
         pool_hand_out((nvtxMemHeapHandle_t)(uintptr_t)seg, seg + 2 * MiB, MiB);
