@@ -196,6 +196,21 @@ wh_run() {
         bad "pytest --gpumem: deep leak, cycle, rerun (rc $rc)" "$WORK/pm.out"
     fi
 
+    # --dist each: one test on every worker, each run counted; a conftest
+    # that imports ipykernel (no kernel running) is no notebook
+    cp tests/wheel/sample_each.py "$WORK/away/"
+    mkdir -p "$WORK/away/ipy/ipykernel"
+    printf '' >"$WORK/away/ipy/ipykernel/__init__.py"
+    printf 'import sys\nsys.path.insert(0, %s)\nimport ipykernel  # noqa: F401\n' "'$WORK/away/ipy'" >"$WORK/away/conftest.py"
+    wh_clean GPUMEM_REPORT=none pytest -p no:cacheprovider --gpumem -n 2 --dist each -rA sample_each.py \
+        >"$WORK/pe.out" 2>&1; rc=$?
+    rm -f "$WORK/away/conftest.py"
+    if [ $rc = 1 ] && has "gpumemguard: 2 tests measured, 1 over a GPU memory limit, 0 left GPU memory live; highest peak 32.0 MiB (33554432 bytes) in sample_each.py::test_each_worker" "$WORK/pe.out"; then
+        ok "pytest --gpumem -n 2 --dist each: each worker's run of a test counted in the summary; a conftest importing ipykernel is no notebook"
+    else
+        bad "pytest --gpumem --dist each (rc $rc)" "$WORK/pe.out"
+    fi
+
     # a program that cannot be run again: refused, not run empty
     printf 'import sys, pytest\nsys.exit(pytest.main(["-p", "no:cacheprovider", "--gpumem", "sample_overlap.py"]))\n' \
         >"$WORK/away/stdin_main.py"

@@ -53,6 +53,16 @@ def _under_guard():
     return Guard.loaded()
 
 
+def _in_ipython():
+    """Whether an IPython shell runs this process (a terminal session or a
+    notebook's kernel), not merely whether IPython was imported."""
+    ipy = sys.modules.get("IPython")
+    try:
+        return ipy is not None and ipy.get_ipython() is not None
+    except Exception:
+        return False
+
+
 def _reexec(config):
     """pytest again, under the guard, in this process's place."""
     if os.environ.get(REEXEC_ENV):
@@ -60,10 +70,10 @@ def _reexec(config):
             "--gpumem: pytest was run again under gpumemguard, but the guard is not loaded in it "
             "(LD_PRELOAD removed on the way?)")
     orig = getattr(sys, "orig_argv", None)
-    if sys.argv[0] in ("", "-") or (not orig and sys.argv[0] == "-c") or "ipykernel" in sys.modules:
+    if sys.argv[0] in ("", "-") or (not orig and sys.argv[0] == "-c") or _in_ipython():
         # the program cannot be run again: read from standard input (now at
         # its end), typed in, a -c whose text Python < 3.10 does not keep,
-        # or a notebook's kernel, which would be replaced
+        # or an IPython session or notebook kernel, which would be replaced
         raise pytest.UsageError(
             "--gpumem: this Python cannot be run again under the guard (its program came from standard input, "
             "an interactive session, a notebook or, before Python 3.10, -c): start it under the guard instead, "
@@ -164,7 +174,7 @@ class GpuMemPlugin(object):
         self.guard = guard
         self.default_limit = default_limit
         self.limits = {}          # nodeid -> (peak limit, leak limit)
-        self.results = {}         # nodeid -> (peak, leaked, over): each test's last run, workers' too
+        self.results = {}         # (nodeid, worker) -> (peak, leaked, over): each test's last run on each worker
         self.bad = {}             # nodeid -> a marker's bad size (under xdist)
 
     # ---------------------------------------------------------- collection
@@ -261,13 +271,16 @@ class GpuMemPlugin(object):
             return
         props = dict(report.user_properties)
         if "gpumem_peak" in props:
-            self.results[report.nodeid] = (props["gpumem_peak"], props["gpumem_leaked"], props.get("gpumem_over", 0))
+            # a rerun replaces its test's run; xdist's --dist each runs a test on every worker, each a run
+            gateway = getattr(getattr(report, "node", None), "gateway", None)
+            key = (report.nodeid, getattr(gateway, "id", None))
+            self.results[key] = (props["gpumem_peak"], props["gpumem_leaked"], props.get("gpumem_over", 0))
 
     def pytest_terminal_summary(self, terminalreporter):
         if not self.results:
             terminalreporter.write_line("gpumemguard: no test measured")
             return
-        runs = [(nodeid,) + r for nodeid, r in self.results.items()]
+        runs = [(key[0],) + r for key, r in self.results.items()]
         top = max(runs, key=lambda r: r[1])
         over = sum(1 for r in runs if r[3])
         leaked = sum(1 for r in runs if r[2])
