@@ -2,13 +2,21 @@
  * fatalsig.c - see fatalsig.h.
  *
  * The handler neither formats, allocates nor locks: it hands the signal to
- * the reporter thread (gmg_reporter_fatal) and returns, so that a thread it
- * interrupted in the middle of the guard's own work (a shard lock held)
- * finishes it and the report can walk the table. The program runs on for
- * the few milliseconds the report takes, then the thread ends it with the
- * same signal. Where no thread can write it (it could not start; a child
- * forked without fork handlers), or the report is already under way, the
- * handler ends the process at once, as the default action would.
+ * the reporter thread (gmg_reporter_fatal), which writes the report and then
+ * ends the process with the same signal. Meanwhile the interrupted thread
+ * stays in the handler, so that the program runs on no further: a sleep or
+ * a wait that a returning handler would have cut short (SA_RESTART restarts
+ * neither), a raise() that would have returned, would each let the program
+ * go on and perhaps exit 0 before the report ended it. Two cases return at
+ * once instead, and let the thread go on for the few milliseconds the
+ * report takes: a thread interrupted in the guard's own code (it may hold a
+ * shard lock the report needs), in the driver's or NVML's (the report asks
+ * them) or in the dynamic loader's (the symbolizer walks its list). A wait
+ * past FATAL_WAIT_MS (the report stuck on something the thread holds) ends
+ * the process without it. Where no thread can write the report (it could
+ * not start; a child forked without fork handlers), or the report is
+ * already under way, the handler ends the process at once, as the default
+ * action would.
  */
 #define _GNU_SOURCE
 #include "report/fatalsig.h"
@@ -19,8 +27,20 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
+#include <stdint.h>
 #include <string.h>
+#include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
+
+#define FATAL_WAIT_MS 20000
+
+/* Code where an interrupted thread must not wait (the guard's own, the
+ * driver's, NVML's, the loader's): executable ranges, found at arming. */
+#define MAX_RANGES 16
+static struct { uintptr_t lo, hi; } ranges[MAX_RANGES];
+static int nranges;
 
 static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP };
 #define NFATAL (sizeof fatal_sigs / sizeof fatal_sigs[0])
@@ -72,13 +92,92 @@ static void die_now(int sig)
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 }
 
+static void on_fatal(int sig, siginfo_t *info, void *uctx);
+
+static int wanted_object(const char *name)
+{
+    static const char *const names[] = { "libcuda.so", "libnvidia-ml.so", "ld-linux", "ld64.so" };
+    const char *base = strrchr(name, '/');
+    base = base ? base + 1 : name;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strncmp(base, names[i], strlen(names[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    int mine = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) { /* the guard's own: the object holding on_fatal */
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (uintptr_t)on_fatal - lo < ph->p_memsz)
+            mine = 1;
+    }
+    if (!mine && !(info->dlpi_name && wanted_object(info->dlpi_name)))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum && nranges < MAX_RANGES; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            ranges[nranges].lo = info->dlpi_addr + ph->p_vaddr;
+            ranges[nranges].hi = ranges[nranges].lo + ph->p_memsz;
+            nranges++;
+        }
+    }
+    return 0;
+}
+
+/* Where the signal interrupted the thread (0 when unknown). */
+static uintptr_t interrupted_at(const void *uctx)
+{
+    const ucontext_t *uc = uctx;
+    if (!uc)
+        return 0;
+#if defined(__x86_64__)
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (uintptr_t)uc->uc_mcontext.pc;
+#else
+    return 0;
+#endif
+}
+
+/* May the interrupted thread wait in the handler for the report? */
+static int may_wait(const void *uctx)
+{
+    uintptr_t pc = interrupted_at(uctx);
+    if (!pc)
+        return 0;
+    int n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++)
+        if (pc - ranges[i].lo < ranges[i].hi - ranges[i].lo)
+            return 0;
+    return 1;
+}
+
+static long long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
     (void)info;
-    (void)uctx;
     int saved = errno;
-    if (!__atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) || gmg_reporter_fatal(sig) != 1)
+    if (!__atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) || gmg_reporter_fatal(sig) != 1) {
         die_now(sig); /* no thread to write it, or a report already under way: as the default does */
+    } else if (may_wait(uctx)) {
+        /* the reporter ends the process once the report is written (async-signal-safe calls only) */
+        long long until = mono_ms() + FATAL_WAIT_MS;
+        struct timespec nap = { 0, 2000000 };
+        while (mono_ms() < until)
+            nanosleep(&nap, NULL);
+        die_now(sig); /* the report never came: ended without it */
+    }
     errno = saved;
 }
 
@@ -99,7 +198,7 @@ static int install(gmg_sigaction_fn real, int sig)
     struct sigaction k;
     memset(&k, 0, sizeof k);
     k.sa_sigaction = on_fatal;
-    k.sa_flags = SA_SIGINFO | SA_RESTART;   /* the program's calls go on, as if nothing came */
+    k.sa_flags = SA_SIGINFO | SA_RESTART;   /* a thread that returns (in the guard's code) goes on as if nothing came */
     sigemptyset(&k.sa_mask);
     return real(sig, &k, NULL);
 }
@@ -109,6 +208,11 @@ void gmg_fatalsig_arm(void)
     gmg_sigaction_fn real = libc_sigaction();
     if (!real || __atomic_exchange_n(&armed, 1, __ATOMIC_ACQ_REL))
         return;
+    int n = 0;
+    nranges = 0;
+    dl_iterate_phdr(note_object, NULL); /* at the first CUDA use: the driver is loaded */
+    n = nranges;
+    __atomic_store_n(&nranges, n, __ATOMIC_RELEASE);
     for (size_t i = 0; i < NFATAL; i++) {
         int sig = fatal_sigs[i];
         struct sigaction now;

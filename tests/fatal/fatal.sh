@@ -49,6 +49,21 @@ for s in $fatal_sigs; do
     fi
 done
 
+# the signal ends the program where it came: a sleep it cut short, or the
+# raise() that sent it, never returns to the program (which would exit 0)
+fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/fsleep.json" \
+    GPUMEM_REPORT_FORMAT=json "$T/fatalprog" sleep
+kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/fraise.json" GPUMEM_REPORT_FORMAT=json "$T/fatalprog" raise \
+    >"$WORK/fout2" 2>"$WORK/ferr2" &
+wait $! 2>/dev/null; rc2=$?
+if [ $rc = 143 ] && ! has "ran on" "$WORK/fout" && jq -e '.trigger == "fatal_signal"' "$WORK/fsleep.json" >/dev/null 2>&1 \
+   && [ $rc2 = 143 ] && ! has "ran on" "$WORK/fout2" && jq -e '.trigger == "fatal_signal"' "$WORK/fraise.json" >/dev/null 2>&1; then
+    ok "fatal signal: a SIGTERM that cuts a sleep short, or the program's own raise(SIGTERM), ends it there after the report (143, nothing run on)"
+else
+    bad "fatal signal: the program ran on after SIGTERM (sleep rc $rc, raise rc $rc2)" "$WORK/fout"
+fi
+
 # invisible: the program reads SIG_DFL; its own handler takes over, no report
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
     skip "fatal signal: seen by the program" "a TSan-built program asks for its signals' actions past the guard"

@@ -6,7 +6,11 @@
  *   keep:    the same, dispositions as inherited
  *   query:   leaks, then asks for SIGTERM's action with sigaction and
  *            signal and prints what it reads; installs its own handler,
- *            prints "ready", waits: its handler says "handled" and exits 7 */
+ *            prints "ready", waits: its handler says "handled" and exits 7
+ *   sleep:   as wait, but waits in one sleep(30), then says "ran on" and
+ *            returns 0 (a signal must end it inside the sleep)
+ *   raise:   as wait, then raise(SIGTERM), then says "ran on" and returns
+ *            0 (the signal must end it inside raise) */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <signal.h>
@@ -65,7 +69,17 @@ int main(int argc, char **argv)
         sigaction(SIGTERM, NULL, &old);
         printf("now: %s\n", old.sa_handler == handled ? "mine" : "other");
     }
+    if (strcmp(mode, "raise") == 0) {
+        raise(SIGTERM);
+        printf("ran on\n");
+        return 0;
+    }
     printf("ready\n");
+    if (strcmp(mode, "sleep") == 0) {
+        sleep(30);
+        printf("ran on\n");
+        return 0;
+    }
     for (;;)
         pause();
 }
