@@ -86,6 +86,11 @@ cli --on-limit explode "$T/apitest" direct info; rc=$?
 [ $rc = 2 ] && has "--on-limit 'explode' (GPUMEM_ON_LIMIT) is not valid" "$WORK/err" \
     && ok "a bad value is the library's to refuse: --on-limit explode stops the program, status 2" \
     || bad "--on-limit explode (rc $rc)" "$WORK/err"
+# an option whose variable's name begins another's (GPUMEM_REPORT_FORMAT, GPUMEM_REPORT) is named as typed
+cli --format json --report "$WORK/r%" "$T/apitest" direct info; rc=$?
+[ $rc = 2 ] && has "--report '$WORK/r%' (GPUMEM_REPORT) is not valid" "$WORK/err" \
+    && ok "a bad --report after --format is named as the option typed, not as GPUMEM_REPORT" \
+    || bad "--format then a bad --report (rc $rc)" "$WORK/err"
 
 # ------------------------------------------------------------ exit status
 cli sh -c 'exit 7'; rc=$?

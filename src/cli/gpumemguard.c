@@ -741,11 +741,27 @@ static const struct option_def *find_option(const char *name, size_t n)
  * variables the options set, so that the library's message about a bad
  * value names the option the user typed (--limit 1gb), not only the
  * variable. Not a GPUMEM_ name: the library refuses those it does not know. */
+/* Whether the list has an entry for var (the whole name: GPUMEM_REPORT
+ * is not GPUMEM_REPORT_FORMAT's). */
+static int listed(const char *list, const char *var)
+{
+    size_t vl = strlen(var);
+    for (const char *p = list; *p;) {
+        if (strncmp(p, var, vl) == 0 && p[vl] == '=')
+            return 1;
+        const char *sp = strchr(p, ' ');
+        if (!sp)
+            break;
+        p = sp + 1;
+    }
+    return 0;
+}
+
 static void note_option(const struct option_def *o)
 {
     static char list[1024];
     size_t k = strlen(list), need = strlen(o->var) + strlen(o->name) + 3;
-    if (strstr(list, o->var) || k + need >= sizeof list)
+    if (listed(list, o->var) || k + need >= sizeof list)
         return;
     snprintf(list + k, sizeof list - k, "%s%s=%s", k ? " " : "", o->var, o->name);
     setenv("GPUMEMGUARD_CLI_OPTIONS", list, 1);
