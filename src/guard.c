@@ -83,9 +83,31 @@ static void write_metrics(void)
         failing = 0;
     } else if (!failing) {
         failing = 1;
-        gmg_error("cannot write GPUMEM_METRICS=%s: %s", path, strerror(errno));
+        if (errno == EEXIST)
+            gmg_error("cannot write GPUMEM_METRICS=%s: a device, FIFO or socket is in the file's place (left as it is)",
+                      path);
+        else
+            gmg_error("cannot write GPUMEM_METRICS=%s: %s", path, strerror(errno));
     }
     __atomic_store_n(&metrics_failing, failing, __ATOMIC_RELAXED);
+}
+
+/* A fatal signal's report is out, the signal is about to end the process:
+ * the status page goes, the metrics file gets its last numbers (as at exit). */
+static void before_fatal(void)
+{
+    gmg_status_unpublish();
+    if (gmg_cfg.metrics[0] && !forked_child && !gmg_cfg.secure)
+        write_metrics();
+}
+
+/* A refusal explained; under GPUMEM_ON_LIMIT=abort, which ends the process
+ * next, the metrics file gets its last numbers too (the refusal counted). */
+static void refused(const struct gmg_refusal *r)
+{
+    gmg_reporter_refused(r);
+    if (r->abort && gmg_cfg.metrics[0] && !forked_child && !gmg_cfg.secure && gmg_self_owns())
+        write_metrics();
 }
 
 /* Report and metrics paths that cannot be written are the environment's:
@@ -160,7 +182,7 @@ static void first_use(void)
         return;
     check_paths();
     set_tick();
-    gmg_reporter_set_before_fatal(gmg_status_unpublish);
+    gmg_reporter_set_before_fatal(before_fatal);
     gmg_reporter_start();
     gmg_dumpsig_arm();
     gmg_fatalsig_arm();
@@ -267,7 +289,7 @@ __attribute__((constructor)) static void gmg_start(void)
     gmg_mempool_trim = gmg_mempool_trim_for;
     static const struct gmg_upcalls up = {
         .first_use = first_use,
-        .refused = gmg_reporter_refused,
+        .refused = refused,
     };
     gmg_upcalls_install(&up);
     gmg_routes_on_contact(first_use);

@@ -596,6 +596,7 @@ fi
 . tests/signals/dump_restart.sh
 . tests/metrics/counts.sh
 . tests/metrics/interval.sh
+. tests/metrics/endings.sh
 
 # ---------------------------------------- group quota, deployment
 . tests/group.sh

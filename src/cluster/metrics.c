@@ -259,6 +259,12 @@ int gmg_metrics_write(const char *path, gmg_site_namer name_site)
         errno = ENOMEM;
         return -1;
     }
+    struct stat st; /* a directory, device, FIFO or socket there is never replaced (rename would) */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        gmg_buf_free(&b);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+        return -1;
+    }
     char tmp[PATH_MAX + 64];
     temp_name(tmp, sizeof tmp, path);
     int fd = gmg_open_high(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

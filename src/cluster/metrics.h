@@ -35,7 +35,9 @@ struct gmg_live_site { uint32_t stack; int device; uint64_t bytes, count; };
  * page (cluster/status.h). */
 size_t gmg_live_sites_top(struct gmg_live_site *top, size_t max, uint64_t *live, uint64_t *dropped);
 
-/* Write the file now; 0 on success, -1 (errno set) when it could not. */
+/* Write the file now; 0 on success, -1 (errno set) when it could not: a
+ * directory (EISDIR) or a device, FIFO or socket (EEXIST) in the file's
+ * place is left as it is, never replaced. */
 int gmg_metrics_write(const char *path, gmg_site_namer name_site);
 
 /* At the process's first CUDA use: can `path` (GPUMEM_METRICS=`setting`,

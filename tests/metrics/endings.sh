@@ -1,0 +1,39 @@
+# endings.sh - the metrics file's last numbers when the process ends by a
+# fatal signal (SIGTERM: a batch system's time limit) or by
+# GPUMEM_ON_LIMIT=abort, as at exit; and a FIFO in the file's place left a
+# FIFO. Uses tests/metrics/interval.c (built by interval.sh). Sourced by
+# tests/run.sh.
+used_of() { awk -v k="$2" '$1 ~ "^"k"\\{device=\"0\"," {print $NF}' "$1" 2>/dev/null; }
+
+# SIGTERM while it waits: the report, the file with its 1 MiB, then 143
+rm -f "$WORK/end.prom" "$WORK/end.in"
+mkfifo "$WORK/end.in"
+env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/end.prom" GPUMEM_METRICS_INTERVAL=30 GPUMEM_REPORT=none \
+    "$T/interval" <"$WORK/end.in" >"$WORK/end.out" 2>"$WORK/end.err" &
+EP=$!
+exec 7>"$WORK/end.in"
+for _ in $(seq 200); do grep -q '^a$' "$WORK/end.out" && break; sleep 0.05; done
+kill -TERM $EP; wait $EP 2>/dev/null; rc=$?
+exec 7>&-
+if [ $rc = 143 ] && [ "$(used_of "$WORK/end.prom" gpumem_used_bytes)" = 1048576 ]; then
+    ok "metrics: a process ended by SIGTERM leaves the file with its last numbers (1 MiB in use), as at exit"
+else bad "metrics at SIGTERM (rc $rc): '$(used_of "$WORK/end.prom" gpumem_used_bytes)'" "$WORK/end.err"; fi
+
+# GPUMEM_ON_LIMIT=abort: the refusal counted in the file before the abort
+rm -f "$WORK/abort.prom"
+env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/abort.prom" GPUMEM_LIMIT=512K GPUMEM_ON_LIMIT=abort \
+    GPUMEM_REPORT=none "$T/interval" </dev/null >"$WORK/abort.out" 2>"$WORK/abort.err" &
+wait $! 2>/dev/null; rc=$?
+if [ $rc = 134 ] && [ "$(used_of "$WORK/abort.prom" gpumem_refused_allocations_total)" = 1 ]; then
+    ok "metrics: GPUMEM_ON_LIMIT=abort leaves the file with the refusal counted before the process aborts"
+else bad "metrics at abort (rc $rc): refused '$(used_of "$WORK/abort.prom" gpumem_refused_allocations_total)'" "$WORK/abort.err"; fi
+
+# a FIFO in the file's place: said once, and still a FIFO after the run
+rm -f "$WORK/fifo.prom"
+mkfifo "$WORK/fifo.prom"
+printf '\n\n' | env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/fifo.prom" GPUMEM_REPORT=none "$T/interval" \
+    >"$WORK/fifo.out" 2>"$WORK/fifo.err"; rc=$?
+if [ $rc = 0 ] && [ -p "$WORK/fifo.prom" ] && [ "$(grep -c "GPUMEM_METRICS" "$WORK/fifo.err")" = 1 ] \
+   && has "a device, FIFO or socket" "$WORK/fifo.err"; then
+    ok "metrics: a FIFO at GPUMEM_METRICS is said once and left a FIFO (never replaced by the file)"
+else bad "metrics: FIFO at the path (rc $rc; $(stat -c %F "$WORK/fifo.prom" 2>&1))" "$WORK/fifo.err"; fi
