@@ -50,8 +50,13 @@ static unsigned live;
 static uint64_t serials;      /* under mu */
 static uint64_t version;      /* bumped by every add and remove (gmg_heap_at's memo) */
 
-/* The calling thread's last gmg_heap_at answer, good while no heap came or went */
-static __thread struct { uint64_t lo, version; uintptr_t handle; } tl_at __attribute__((tls_model("initial-exec")));
+/* The calling thread's last gmg_heap_at answer, good while no heap came or
+ * went (a heap's range, device, context and name never change) */
+static __thread struct {
+    uint64_t lo, version;
+    uintptr_t handle;
+    struct gmg_heap_info info;
+} tl_at __attribute__((tls_model("initial-exec")));
 
 #define LD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
@@ -134,11 +139,13 @@ int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out)
     return LD(s->gen) == gen; /* not removed (and reused) while copied */
 }
 
-uintptr_t gmg_heap_at(uint64_t lo)
+uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out)
 {
     uint64_t v = LD(version);
-    if (tl_at.handle && tl_at.lo == lo && tl_at.version == v)
-        return tl_at.handle; /* a sub-allocator's regions, one heap after another */
+    if (tl_at.handle && tl_at.lo == lo && tl_at.version == v) {
+        *out = tl_at.info; /* a sub-allocator's regions, one heap after another */
+        return tl_at.handle;
+    }
     uint32_t n = LD(nslots);
     uintptr_t best = 0;
     uint64_t best_serial = 0;
@@ -153,11 +160,12 @@ uintptr_t gmg_heap_at(uint64_t lo)
             best = (uintptr_t)gen << 20 | (i + 1);
         }
     }
-    if (best) {
-        tl_at.lo = lo;
-        tl_at.version = v;
-        tl_at.handle = best;
-    }
+    if (!best || !gmg_heap_get(best, out))
+        return 0;
+    tl_at.lo = lo;
+    tl_at.version = v;
+    tl_at.handle = best;
+    tl_at.info = *out;
     return best;
 }
 

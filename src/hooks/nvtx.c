@@ -149,8 +149,8 @@ static int heap_named(nvtxMemHeapHandle_t heap, uintptr_t *id, struct gmg_heap_i
 {
     if (heap == NVTX_MEM_HEAP_HANDLE_PROCESS_WIDE || heap == NVTX_MEM_HEAP_HANDLE_NO_TOOL)
         return 0;
-    *id = gmg_heap_at((uint64_t)(uintptr_t)heap);
-    return *id && gmg_heap_get(*id, h);
+    *id = gmg_heap_at((uint64_t)(uintptr_t)heap, h);
+    return *id != 0;
 }
 
 static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapDesc_t const *desc)
