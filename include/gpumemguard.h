@@ -51,7 +51,8 @@ unsigned long long gpumemguard_leaked_bytes(int device);
 unsigned long long gpumemguard_retained_bytes(int device);
 
 /* The quota of a device in bytes, 0 when there is none; under GPUMEM_GROUP
- * the group's budget. */
+ * the group's budget. A percentage of a device whose size is not known (no
+ * such device, or asked before the process's first CUDA use) is 0 too. */
 unsigned long long gpumemguard_limit(int device);
 
 /*
@@ -96,7 +97,8 @@ int gpumemguard_mark_release(int mark);
  * caching pools (what an exit report calls "retained by pool OWNER": memory
  * a framework keeps, not a leak; GPUMEM_POOLS=off keeps them in). Returns
  * 0, or -1 for a mark not held by this process, a bad device or flags.
- * With GPUMEMGUARD_SINCE_NO_POOLS it symbolizes: not for a signal handler. */
+ * It takes the table's locks (and symbolizes, with
+ * GPUMEMGUARD_SINCE_NO_POOLS): not for a signal handler. */
 #define GPUMEMGUARD_SINCE_NO_POOLS 1
 int gpumemguard_since(int mark, int device, int flags, unsigned long long *bytes, unsigned long long *count);
 

@@ -117,13 +117,33 @@ static struct {
 } marks[MARKS];
 static pthread_mutex_t marks_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* A fork child: the lock afresh (another thread may have held it at the
+ * fork), and none of its parent's marks (they mean nothing there, and must
+ * not take the child's 64). A child made without fork handlers is told by
+ * the pid each mark keeps. */
+static void marks_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    marks_mu = fresh;
+    for (int i = 0; i < MARKS; i++)
+        marks[i].used = 0;
+}
+
+__attribute__((constructor)) static void marks_init(void)
+{
+    pthread_atfork(NULL, NULL, marks_child);
+}
+
+/* A slot in use by this process (a parent's, in a child made without fork handlers, is free). */
+static int mark_held(int i) { return marks[i].used && marks[i].pid == getpid(); }
+
 GMG_EXPORT int gpumemguard_mark(void)
 {
     FIRST_COPY(gpumemguard_mark);
     int id = -1;
     pthread_mutex_lock(&marks_mu);
     for (int i = 0; i < MARKS && id < 0; i++)
-        if (!marks[i].used) {
+        if (!mark_held(i)) {
             marks[i].used = 1;
             marks[i].pid = getpid();
             gmg_track_mark(&marks[i].m);
@@ -138,7 +158,7 @@ GMG_EXPORT int gpumemguard_mark_release(int mark)
     FIRST_COPY(gpumemguard_mark_release, mark);
     int ok = -1;
     pthread_mutex_lock(&marks_mu);
-    if (mark >= 1 && mark <= MARKS && marks[mark - 1].used) {
+    if (mark >= 1 && mark <= MARKS && mark_held(mark - 1)) {
         marks[mark - 1].used = 0;
         ok = 0;
     }
@@ -151,7 +171,7 @@ static int mark_get(int mark, struct gmg_track_mark *out)
 {
     int ok = -1;
     pthread_mutex_lock(&marks_mu);
-    if (mark >= 1 && mark <= MARKS && marks[mark - 1].used && marks[mark - 1].pid == getpid()) {
+    if (mark >= 1 && mark <= MARKS && mark_held(mark - 1)) {
         *out = marks[mark - 1].m;
         ok = 0;
     }

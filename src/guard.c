@@ -424,5 +424,5 @@ GMG_EXPORT unsigned long long gpumemguard_limit(int device)
 {
     FIRST_COPY(gpumemguard_limit, device);
     gmg_prepare_limit(device);
-    return gmg_quota_limit(device);
+    return gmg_quota_limit_known(device);
 }

@@ -258,6 +258,14 @@ if [ $rc = 23 ] && [ "$got" = "([('arena', 3145728), ('head', 0)], 3145728)" ] &
     ok "NVTX: two heaps at one address (one handle): a region goes to the latest that holds it"
 else bad "NVTX: two heaps at one address (rc $rc): $got" "$WORK/err"; fi
 
+# a dump's timeline mark: the bytes live then, each once (a region lies in its segment)
+nv GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvd.%p.json" "$T/nvtxpool" dump; rc=$?
+j=$(grep -l '"trigger": *"exit"' "$WORK"/nvd.*.json 2>/dev/null | head -1)
+got=$([ -n "$j" ] && jq_ "$j" '[(e["kind"], e["bytes"]) for e in r["timeline"]["events"] if e["kind"] == "dump"]')
+if [ $rc = 0 ] && [ "$got" = "[('dump', 8388608)]" ] && ! has "FAIL" "$WORK/out"; then
+    ok "NVTX: a dump's timeline mark counts the segment's 8 MiB once, not its regions again"
+else bad "NVTX: the dump mark's bytes (rc $rc): $got" "$WORK/out"; fi
+
 # a virtual-address heap's handle is its address (nvToolsExtMem.h)
 nv GPUMEM_EXITCODE=23 "$T/nvtxpool" byaddr; rc=$?
 if [ $rc = 23 ] && has "nvtxpool heap handle is its address: yes" "$WORK/out" && ! has "NVTX memory API" "$WORK/err" \

@@ -115,6 +115,16 @@ uint64_t gmg_quota_limit(int dev)
     return mine;
 }
 
+uint64_t gmg_quota_limit_known(int dev)
+{
+    int known;
+    uint64_t mine = local_limit(dev, &known);
+    const struct gmg_quota_pool *p = get_pool();
+    if (p && valid(dev))
+        mine = p->budget(dev, known ? mine : GMG_QUOTA_UNKNOWN);
+    return !known && mine <= 1 ? 0 : mine;
+}
+
 static void note_dev(int dev)
 {
     int cur = __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED);

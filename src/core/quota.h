@@ -58,6 +58,10 @@ static inline void gmg_quota_pending_lower(uint64_t bytes)
 }
 
 uint64_t gmg_quota_limit(int dev);   /* 0: no limit; the group's budget under GPUMEM_GROUP */
+/* The same, but 0 while a percentage cannot be resolved (the device's total
+ * not known yet), where gmg_quota_limit gives 1: reservations are refused
+ * then, yet the limit itself is not known (the public API's answer). */
+uint64_t gmg_quota_limit_known(int dev);
 uint64_t gmg_quota_used(int dev);    /* the bytes in use: the counter less every credit (no lock) */
 uint64_t gmg_quota_counter(int dev); /* the counter itself, credits and all (tests) */
 uint64_t gmg_quota_peak(int dev);

@@ -233,6 +233,7 @@ struct walk {
     int growth_too;
     struct gmg_frag_input *frag;   /* per device, NULL when out of memory */
     size_t nrecords;
+    uint64_t region_bytes;         /* NVTX regions': inside segments counted already */
 };
 
 static void walk_live(const struct gmg_alloc *a, int fresh, void *arg)
@@ -242,6 +243,8 @@ static void walk_live(const struct gmg_alloc *a, int fresh, void *arg)
     if (gmg_group_is_allocation(a->family)) {
         w->r->live_bytes += a->size;
         w->r->live_allocs++;
+        if (a->family == GMG_FAM_NVTX_REGION)
+            w->region_bytes += a->size;
     }
     group_add(&w->live, a->stack, a->family, a->device, a->size, 1);
     if (w->growth_too && fresh)
@@ -332,7 +335,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     /* the timeline first, then what was live at the peak: the run's peak
      * only rises, so no sample is above the peak at_peak reads */
     if (w.growth_too)
-        gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes);
+        gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes - w.region_bytes); /* each byte once */
     r->timeline = gmg_timeline_copy();
     gmg_at_peak_build(r, w.growth_too); /* a signal or API dump starts the next window */
     /* a peak set since the device lines were read: the line says it too */

@@ -7,3 +7,10 @@ tguarded 60 GPUMEM_LIMIT=4M "$T/api_devices"
 has "api: limit -1 0, 0 4194304, 64 0; live -1 1048576, 0 1048576, 64 0" "$WORK/out" \
     && ok "gpumemguard_limit(-1) and (64) are 0, (0) the limit; gpumemguard_live_bytes(-1) sums the devices" \
     || bad "public API out of range" "$WORK/out"
+
+# a percentage before the device's size is known, or of a device not seen:
+# no limit known (0), never the 1 byte the quota refuses with meanwhile
+tguarded 60 GPUMEM_LIMIT=50% GPUSIM_MEM=64G "$T/api_devices" early
+has "api early: limit 0 before 0, 0 after 34359738368, 5 0" "$WORK/out" \
+    && ok "gpumemguard_limit under GPUMEM_LIMIT=50%: 0 before the first CUDA use and for a device not seen, half the device after" \
+    || bad "gpumemguard_limit of a percentage" "$WORK/out"

@@ -19,6 +19,8 @@
  *   sameaddr  as leak, and a heap "head" over the segment's first 1 MiB,
  *             at arena's address: a region at 6 MiB, registered in the
  *             heap of that address, is arena's (head cannot hold it)
+ *   dump      as leak, then a dump through the public API: its timeline
+ *             mark counts the segment's bytes once (its regions are in it)
  *   byaddr    as leak, and a region registered in the heap named by its
  *             address, as NVTX has a virtual-address heap's handle
  *   segfree   as clean, then the segment freed with its heap still
@@ -230,6 +232,10 @@ int main(int argc, char **argv)
     } else if (strcmp(c, "sameaddr") == 0) {
         make_heap(seg, MiB, "head");
         pool_hand_out(heap, seg + 6 * MiB, MiB);
+    } else if (strcmp(c, "dump") == 0) {
+        int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
+        if (!dump || dump() != 0)
+            printf("FAIL dump\n");
     } else if (strcmp(c, "byaddr") == 0) {
         printf("nvtxpool heap handle is its address: %s\n", heap == (nvtxMemHeapHandle_t)(uintptr_t)seg ? "yes" : "no");
         pool_hand_out((nvtxMemHeapHandle_t)(uintptr_t)seg, seg + 2 * MiB, MiB);
