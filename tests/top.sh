@@ -331,8 +331,8 @@ fi
 if [ "${GMG_SANITIZER:-}" != tsan ]; then
     rm -f "$WORK/X.ready" "$WORK/X.done"
     PYX=$(python3 -c 'import sys; print(sys.executable)') # the interpreter itself (no launcher to exec it again)
-    env LD_PRELOAD="$PRELOAD" bash -c 'exec -a "$0" "$@"' "$(printf 'bad\xff\xfeexe')" "$PYX" tests/top/escholder.py \
-        "$WORK/X.ready" "$WORK/X.done" 1572864 >"$WORK/X.out" 2>"$WORK/X.err" &
+    env LD_PRELOAD="$PRELOAD" bash -c 'exec -a "$0" "$@"' "$(printf 'bad\xff\xfeexe')" "$PYX" tests/top/holder.py \
+        "$WORK/X.ready" "$WORK/X.done" 1572864 controls >"$WORK/X.out" 2>"$WORK/X.err" &
     PX=$!
     if tready "$WORK/X.ready" $PX && tsite $PX "red"; then
         "$TOPCMD" top --once --pid $PX >"$WORK/xonce" 2>&1

@@ -139,13 +139,10 @@ int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out)
     return LD(s->gen) == gen; /* not removed (and reused) while copied */
 }
 
-uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out)
+/* The latest registered live heap that starts at lo and, when `fits`,
+ * holds [ptr, ptr + size); 0 when none does. */
+static uintptr_t latest_at(uint64_t lo, int fits, uint64_t ptr, uint64_t size)
 {
-    uint64_t v = LD(version);
-    if (tl_at.handle && tl_at.lo == lo && tl_at.version == v) {
-        *out = tl_at.info; /* a sub-allocator's regions, one heap after another */
-        return tl_at.handle;
-    }
     uint32_t n = LD(nslots);
     uintptr_t best = 0;
     uint64_t best_serial = 0;
@@ -154,12 +151,25 @@ uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out)
         uint32_t gen = s ? LD(s->gen) : 0;
         if (!(gen & 1) || LD(s->lo) != lo)
             continue;
-        uint64_t serial = LD(s->serial);
+        uint64_t hsize = LD(s->size), serial = LD(s->serial);
+        if (fits && (ptr < lo || size > hsize || ptr - lo > hsize - size))
+            continue;
         if (LD(s->gen) == gen && serial > best_serial) { /* the copy is the live heap's */
             best_serial = serial;
             best = (uintptr_t)gen << 20 | (i + 1);
         }
     }
+    return best;
+}
+
+uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out)
+{
+    uint64_t v = LD(version);
+    if (tl_at.handle && tl_at.lo == lo && tl_at.version == v) {
+        *out = tl_at.info; /* a sub-allocator's regions, one heap after another */
+        return tl_at.handle;
+    }
+    uintptr_t best = latest_at(lo, 0, 0, 0);
     if (!best || !gmg_heap_get(best, out))
         return 0;
     tl_at.lo = lo;
@@ -171,23 +181,7 @@ uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out)
 
 uintptr_t gmg_heap_at_holding(uint64_t lo, uint64_t ptr, uint64_t size)
 {
-    uint32_t n = LD(nslots);
-    uintptr_t best = 0;
-    uint64_t best_serial = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        struct slot *s = slot_at(i);
-        uint32_t gen = s ? LD(s->gen) : 0;
-        if (!(gen & 1) || LD(s->lo) != lo)
-            continue;
-        uint64_t hsize = LD(s->size), serial = LD(s->serial);
-        if (ptr < lo || size > hsize || ptr - lo > hsize - size)
-            continue;
-        if (LD(s->gen) == gen && serial > best_serial) {
-            best_serial = serial;
-            best = (uintptr_t)gen << 20 | (i + 1);
-        }
-    }
-    return best;
+    return latest_at(lo, 1, ptr, size);
 }
 
 int gmg_heap_remove(uintptr_t handle)
