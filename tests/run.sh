@@ -565,6 +565,7 @@ fi
 . tests/descriptors/reused.sh
 . tests/library/exports.sh
 . tests/library/copies.sh
+. tests/library/othercu.sh
 # settings, the exit status, the API, the command, the man page
 . tests/settings/stack_depth.sh
 . tests/settings/percent.sh

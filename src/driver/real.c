@@ -27,13 +27,14 @@ static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 
 static void resolve_all(void)
 {
-    libcuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!libcuda) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
         gmg_debug("cannot open libcuda.so.1: %s", dlerror());
         return;
     }
+    __atomic_store_n(&libcuda, h, __ATOMIC_RELEASE); /* gmg_driver_loaded reads it without the once */
     for (int i = 0; i < H_COUNT; i++) {
-        void *p = gmg_real_dlsym(libcuda, gmg_hooks[i].symbol);
+        void *p = gmg_real_dlsym(h, gmg_hooks[i].symbol);
         if (p && p != gmg_hooks[i].wrapper) {
             void *expected = NULL;
             __atomic_compare_exchange_n(&gmg_real[i], &expected, p, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
@@ -44,6 +45,25 @@ static void resolve_all(void)
 void gmg_resolve(void)
 {
     pthread_once(&resolve_once, resolve_all);
+}
+
+int gmg_driver_loaded(void)
+{
+    if (__atomic_load_n(&libcuda, __ATOMIC_ACQUIRE))
+        return 1;
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h)
+        dlclose(h);
+    return h != NULL;
+}
+
+int gmg_driver_holds(const void *p)
+{
+    gmg_resolve();
+    void *h = __atomic_load_n(&libcuda, __ATOMIC_ACQUIRE);
+    void *anchor = h ? gmg_real_dlsym(h, "cuInit") : NULL;
+    Dl_info a, b;
+    return anchor && p && dladdr(anchor, &a) && dladdr(p, &b) && a.dli_fbase == b.dli_fbase;
 }
 
 void *gmg_real_slow(enum gmg_hook_id id)

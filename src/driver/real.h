@@ -44,6 +44,12 @@ extern const struct gmg_hook gmg_hooks[H_COUNT];
 extern void *gmg_real[H_COUNT];
 void *gmg_real_slow(enum gmg_hook_id id);
 void gmg_resolve(void); /* open libcuda.so.1 and resolve every entry, once */
+/* Whether libcuda.so.1 is loaded in the process (by the program or by us),
+ * without loading it. */
+int gmg_driver_loaded(void);
+/* Whether p lies in the driver: the object our libcuda.so.1 handle opened
+ * (dladdr; not for a signal handler). */
+int gmg_driver_holds(const void *p);
 
 static inline void *gmg_real_get(enum gmg_hook_id id)
 {

@@ -147,6 +147,21 @@ static int hooked_symbol(const char *name)
     return -1;
 }
 
+/* Whether `real`, found by the name of entry id on a program's handle, is
+ * the driver's own function: its export as our handle resolved it, or else
+ * (an entry our handle lacks) an address in the driver. A library that
+ * exports a function of the same name (a mock, another interposer) is not
+ * the driver: its function passes through, and is never taken for the
+ * driver's. Without the driver loaded nothing found can be its. */
+static int drivers_own(int id, void *real)
+{
+    if (!gmg_driver_loaded())
+        return 0;
+    gmg_resolve();
+    void *known = __atomic_load_n(&gmg_real[id], __ATOMIC_ACQUIRE);
+    return known ? known == real : gmg_driver_holds(real);
+}
+
 /*
  * One unversioned definition serves callers bound to dlsym@GLIBC_2.34 and
  * dlsym@GLIBC_2.2.5 alike. RTLD_NEXT and RTLD_DEFAULT lookups, and every name
@@ -160,8 +175,8 @@ GMG_EXPORT void *dlsym(void *handle, const char *name)
         int id = hooked_symbol(name);
         if (id >= 0) {
             void *real = f ? f(handle, name) : NULL;
-            if (!real || real == gmg_hooks[id].wrapper)
-                return real;
+            if (!real || real == gmg_hooks[id].wrapper || !drivers_own(id, real))
+                return real; /* another library's function of that name: not ours to wrap */
             learn_real(id, real);
             note(id, name, gmg_hooks[id].version, 0, "dlsym");
             contact(); /* the program reaches the driver: the dump signal is armed now */
