@@ -738,7 +738,7 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
     uint32_t ring_n = max - inner;                          /* outermost + 1 */
     if (ring_n > MAX_OUTER + 1)
         ring_n = MAX_OUTER + 1;
-    struct { const char *code; int64_t offset; uint32_t walked; } ring[MAX_OUTER + 1];
+    struct { const char *code; int64_t offset; uint32_t walked; } ring[ring_n ? ring_n : 1]; /* as many as kept: small stacks */
     uint32_t n = 0, total = 0, walked = 0;
     int lost = 0; /* a frame not interned: tried again next time, not kept */
     for (; aligned_ptr(frame) && walked < MAX_WALK; walked++) {

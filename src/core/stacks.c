@@ -30,6 +30,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -344,12 +345,40 @@ static int skip_internal(void **b, int n)
     return k;
 }
 
+/* libunwind's walk takes about 16 KiB of stack below the guard's frame (its
+ * cursor and context, its first lazy bindings): on a stack with less left
+ * than this it would run past the end (a signal handler on an alternate
+ * stack of SIGSTKSZ, a thread of 16 KiB), into a guard page or, worse,
+ * into memory below. */
+#define SLOW_WALK_ROOM (32u << 10)
+
+/* Whether the stack this runs on has too little room below for
+ * libunwind's walk: the thread's own stack, or the alternate signal stack
+ * in use; a stack of unknown size (a makecontext coroutine's) is trusted. */
+static int too_little_room(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo, hi;
+    if (gmg_unwind_stack_bounds(&lo, &hi) && sp >= lo && sp < hi)
+        return sp - lo < SLOW_WALK_ROOM;
+    stack_t ss;
+    if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) && sp >= (uintptr_t)ss.ss_sp &&
+        sp - (uintptr_t)ss.ss_sp < ss.ss_size)
+        return sp - (uintptr_t)ss.ss_sp < SLOW_WALK_ROOM;
+    return 0;
+}
+
 /* libunwind's walk, as gmg_unwind gives it from the caller; step by
  * step (no trace cache) once a library was unloaded: unw_backtrace's
  * per-thread cache keeps the rules of a return address for good, and a
- * library mapped where an unloaded one was would inherit them. */
+ * library mapped where an unloaded one was would inherit them. No walk
+ * (0, the stack counted as not kept) where the stack has too little room
+ * left for it. */
 static __attribute__((noinline)) int slow_walk(void **buf, int max)
 {
+    if (too_little_room()) {
+        lost_one();
+        return 0;
+    }
     if (!gmg_walkgate_enter()) /* not while another thread forks */
         return 0;
     int n = 0;
@@ -506,7 +535,12 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
         return 0;
     if (__builtin_expect(check_mode, 0))
         check_walk(want + 8);
-    uintptr_t all[2 * GMG_MAX_STACK_DEPTH + 9];
+    /* sized by the depth asked for, not the most there may be (256): a
+     * handler on a small alternate stack, or a small thread, must not lose
+     * 4 KiB to frames no one asked for. Python frames (at most want), then
+     * native ones (at most want + 9: libunwind's walk gives 8 more to skip
+     * and its own) */
+    uintptr_t all[2 * want + 9];
     uint32_t py_memo;
     uint32_t np = gmg_py_capture(all, (uint32_t)want, &py_memo);
     void **buf = (void **)(all + np);

@@ -159,6 +159,16 @@ static struct tcache *my_cache(void)
     return c;
 }
 
+int gmg_unwind_stack_bounds(uintptr_t *lo, uintptr_t *hi)
+{
+    struct tcache *c = my_cache();
+    if (!c || c->bounds < 0)
+        return 0;
+    *lo = c->lo;
+    *hi = c->hi;
+    return 1;
+}
+
 /* ---- reading DWARF call frame information -------------------------------- */
 
 struct rd {

@@ -45,6 +45,9 @@
  * same nonzero number gave the same frames. */
 int gmg_unwind(void **buf, int max, int stop_at_interp, uintptr_t skip_lo, uintptr_t skip_hi, unsigned *memo_seq);
 
+/* The calling thread's own stack [*lo, *hi): 1, or 0 when it cannot be had. */
+int gmg_unwind_stack_bounds(uintptr_t *lo, uintptr_t *hi);
+
 /* Every thread forgets the rules it learnt, before its next walk, and
  * libunwind its caches: a library was unloaded (hooks/unload.c). */
 void gmg_unwind_forget(void);

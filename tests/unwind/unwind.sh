@@ -76,3 +76,19 @@ if guarded GMG_STACK_STATS=1 GPUMEM_REPORT=stderr "$U/unwindtest" runs && has "d
     ok "runs of allocations from one call site after another, each run's first kept, then freed and kept in turn: each allocation keeps its own stack ($(sed -n "s/.*stacks: //p" "$WORK/err"))"
 else bad "the thread's last capture: runs of call sites" "$WORK/err"; fi
 
+
+# where little stack is left (a handler on an alternate stack of SIGSTKSZ, a
+# thread of 16 KiB through code without unwind information): no walk that
+# runs off the stack; the allocation is kept, its stack counted as not kept
+build shortstack tests/unwind/shortstack.c -L"$B/sim" -l:libcuda.so.1
+ss_bad=""
+for c in "alt 8192" "alt 16384" "thread 16384"; do
+    guarded GPUMEM_REPORT=stderr "$T/shortstack" $c; rc=$?
+    { [ $rc = 0 ] && has "shortstack ${c% *} allocated" "$WORK/out" && has "shortstack done" "$WORK/out" \
+      && has "Some call stacks or Python frames were not kept" "$WORK/err"; } || ss_bad="$ss_bad [$c: rc $rc]"
+done
+if [ "${GMG_SANITIZER:-}" = asan ] || [ "${GMG_SANITIZER:-}" = tsan ]; then
+    : # (sanitizers take far more stack themselves: the sizes above are for the release build)
+fi
+[ -z "$ss_bad" ] && ok "a stack with little room left (a handler on an 8 or 16 KiB alternate stack, a 16 KiB thread): no crash, the allocation kept, its stack said not kept" \
+    || bad "allocations on a short stack:$ss_bad" "$WORK/err"
