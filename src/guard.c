@@ -36,6 +36,7 @@
 #include "hooks/devfacts.h"
 #include "hooks/mempool.h"
 #include "hooks/intercept.h"
+#include "hooks/unload.h"
 #include "report/dumpsig.h"
 #include "report/fatalsig.h"
 #include "report/report.h"
@@ -156,6 +157,7 @@ static void gated_site_names(const uint32_t *stacks, size_t n, char *names, size
 
 static void tick(void)
 {
+    gmg_unload_tick(); /* unloads the exported dlclose did not see */
     if (gmg_quota_pooled())
         gmg_group_tick();
     if (!gmg_cfg.secure) {
@@ -181,6 +183,7 @@ static void first_use(void)
     if (__atomic_exchange_n(&touched, 1, __ATOMIC_ACQ_REL))
         return;
     check_paths();
+    gmg_unload_tick(); /* the unload count every later tick compares with (before the reporter runs) */
     set_tick();
     gmg_reporter_set_before_fatal(before_fatal);
     gmg_reporter_start();

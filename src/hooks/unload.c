@@ -9,15 +9,19 @@
  * before its next walk (before and after the call, so that no walk during
  * it keeps a rule learnt meanwhile). Libraries the C library unloads by
  * itself (its own NSS and iconv modules) never allocate device memory, so
- * none of their return addresses is ever kept.
+ * none of their return addresses is ever kept. An unload that bypasses the
+ * exported name is caught by the reporter's tick instead (unload.h).
  */
 #define _GNU_SOURCE
+#include "hooks/unload.h"
+
 #include "core/stacks.h"
 #include "core/unwind.h"
 
 #include "base/export.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,4 +48,35 @@ GMG_EXPORT int dlclose(void *handle)
     if (!own)
         gmg_unwind_forget();
     return r;
+}
+
+/* The loader's count of unloads: every object's dl_phdr_info carries it,
+ * the first one is enough. */
+struct subs {
+    unsigned long long n;
+    int got;
+};
+
+static int read_subs(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct subs *s = arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        s->n = info->dlpi_subs;
+        s->got = 1;
+    }
+    return 1;
+}
+
+void gmg_unload_tick(void)
+{
+    static unsigned long long seen; /* the reporter thread's alone */
+    static int have;
+    struct subs s = { 0, 0 };
+    dl_iterate_phdr(read_subs, &s);
+    if (!s.got)
+        return;
+    if (have && s.n != seen)
+        gmg_unwind_forget(); /* (after the exported dlclose's too: a second forgetting costs a relearning) */
+    seen = s.n;
+    have = 1;
 }

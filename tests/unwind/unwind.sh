@@ -93,3 +93,24 @@ else
     [ -z "$ss_bad" ] && ok "a stack with little room left (a handler on an 8 or 16 KiB alternate stack, a 16 KiB thread): no crash, the allocation kept, its stack said not kept" \
         || bad "allocations on a short stack:$ss_bad" "$WORK/err"
 fi
+
+# a plug-in unloaded by a loader opened with RTLD_DEEPBIND (its dlclose the C
+# library's, not the guard's), another mapped in its place with another
+# frame at the same return address: after the reporter's next look at the
+# loader's unload count (a second), the walk is the new plug-in's own
+$CC -shared -fPIC -o "$U/libunwrelA.so" tests/unwind/unwrelA.S || exit 1
+$CC -shared -fPIC -o "$U/libunwrelB.so" tests/unwind/unwrelB.S || exit 1
+ucc -O1 -fno-omit-frame-pointer -fPIC -shared -o "$U/libunwrelload.so" tests/unwind/unwrelload.c # (its frame pointer is what an old rule would follow)
+build unwreload tests/unwind/unwreload.c -L"$B/sim" -l:libcuda.so.1
+guarded GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/unwrel.json" "$T/unwreload" "$ROOT/$U" 2.5; rc=$?
+same=$(grep -o 'plug at 0x[0-9a-f]*' "$WORK/out" | sort -u | wc -l)
+got=$(python3 -c '
+import json, sys
+for g in json.load(open(sys.argv[1]))["live"]:
+    if g["bytes"] == 2002:
+        print(" ".join(str(f.get("function")) for f in g["frames"][:4]))' "$WORK/unwrel.json" 2>&1)
+if [ $rc = 0 ] && [ "$same" = 1 ] && [ "$got" = "cbB plug loader_run main" ]; then
+    ok "a plug-in unloaded behind the guard's back (RTLD_DEEPBIND), another at its address: walked by its own rules a second later"
+elif [ $rc = 0 ] && [ "$same" != 1 ]; then
+    skip "a plug-in unloaded behind the guard's back" "the second plug-in was not mapped where the first was"
+else bad "a plug-in unloaded behind the guard's back (rc $rc): '$got'" "$WORK/err"; fi
