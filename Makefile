@@ -34,6 +34,11 @@ ifneq ($(if $(MAKECMDGOALS),$(filter-out $(NO_CUDA_GOALS),$(MAKECMDGOALS)),all),
 ifeq ($(wildcard $(CUDA_INC)/cuda.h),)
 $(error CUDA driver headers not found: set CUDA_HOME to a CUDA Toolkit (cuda.h expected in $$CUDA_HOME/include; looked in '$(CUDA_INC)'))
 endif
+# CUDA 13's headers: the driver entry points of CUDA 13 (cuMemGetDefaultMemPool ...) are wrapped
+CUDA_VER := $(shell sed -n 's/^\#define CUDA_VERSION \([0-9]*\).*/\1/p' $(CUDA_INC)/cuda.h | head -1)
+ifneq ($(shell [ "0$(CUDA_VER)" -ge 13000 ] && echo ok),ok)
+$(error CUDA 13 driver headers needed: $(CUDA_INC)/cuda.h is CUDA_VERSION $(or $(CUDA_VER),unknown); set CUDA_HOME to a CUDA 13 Toolkit)
+endif
 endif
 
 OPT       ?= -O2 -g
@@ -64,15 +69,22 @@ CLI      := $(B)/gpumemguard
 PC       := $(B)/gpumemguard.pc
 DATA     := tests/data/cudart-13.0-getprocaddress.txt
 
-.PHONY: all deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients mutate wheel FORCE
+.PHONY: all deps test-deps test demo clean install uninstall help check-asan check-tsan bench fuzz stress pyclients mutate wheel FORCE
 all: deps $(LIB) $(SIM) $(NVML) $(CLI)
 
 DEPS_STAMP := $(B)/.deps-ok
+TEST_DEPS_STAMP := $(B)/.test-deps-ok
 deps: $(DEPS_STAMP)
+test-deps: $(TEST_DEPS_STAMP)
 # (run again when the script changes: a build directory made before it
-# asked for a new package gets that package)
+# asked for a new package gets that package). The build's packages for
+# `make` and `make demo`; the tests' too (jq, clang, tmux, chromium ...) for
+# `make test` and the sanitizer suites.
 $(DEPS_STAMP): scripts/ensure-deps.sh
-	@scripts/ensure-deps.sh
+	@scripts/ensure-deps.sh build
+	@mkdir -p $(B) && touch $@
+$(TEST_DEPS_STAMP): scripts/ensure-deps.sh
+	@scripts/ensure-deps.sh test
 	@mkdir -p $(B) && touch $@
 
 # The compiler and its flags (OPT, LTO, EXTRA_CFLAGS ...) are in a stamp that
@@ -163,7 +175,7 @@ pyclients:
 wheel: all
 	@scripts/wheel.sh $(B)
 
-test: all pyclients
+test: test-deps all pyclients
 	@scripts/check-layers.sh --self-test >/dev/null && scripts/check-layers.sh
 	@scripts/check-circles.py --self-test >/dev/null && scripts/check-circles.py
 	@tests/run.sh $(B)
@@ -171,12 +183,12 @@ test: all pyclients
 demo: all
 	@scripts/demo.sh $(B)
 
-check-asan:
+check-asan: test-deps
 	$(MAKE) B=build-asan LTO= OPT="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" all
 	@GMG_SANITIZER=asan tests/run.sh build-asan
 
-check-tsan:
+check-tsan: test-deps
 	$(MAKE) B=build-tsan LTO= CC=clang ZDEFS= OPT="-O1 -g -fsanitize=thread" EXTRA_LDFLAGS="-fsanitize=thread" all
 	@GMG_SANITIZER=tsan tests/run.sh build-tsan
 
@@ -235,5 +247,6 @@ help:
 	@echo '  install      install library, header, command, man page, pkg-config file (PREFIX, LIBDIR, DESTDIR)'
 	@echo '  uninstall    remove exactly the files install installs (same PREFIX, LIBDIR, DESTDIR)'
 	@echo '  deps         install missing build dependencies with apt-get (as root)'
+	@echo '  test-deps    the same, and what the tests need (jq, clang, tmux, chromium, a font)'
 	@echo '  clean        remove build, build-asan, build-tsan and $$(B)'
 	@echo '  help         this list'

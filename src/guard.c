@@ -266,7 +266,7 @@ __attribute__((constructor)) static void gmg_start(void)
         dladdr((void *)copy_marker, &mine);
         dladdr(first, &theirs);
         if (!(log && !strcmp(log, "quiet")))
-            gmg_error("another copy of the guard is loaded first (%s): this one (%s) stays out of its way",
+            gmg_notice("another copy of the guard is loaded first (%s): this one (%s) stays out of its way",
                       theirs.dli_fname, mine.dli_fname);
         return;
     }

@@ -294,8 +294,8 @@ int gmg_metrics_check_path(const char *setting, const char *path)
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
     if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
         /* the file is replaced by rename: never a directory, a device or a FIFO */
-        gmg_error("GPUMEM_METRICS='%s': %s is %s; no metrics are written", setting, path,
-                  S_ISDIR(st.st_mode) ? "a directory, not a file" : "a device, FIFO or socket, which each rewrite would replace");
+        gmg_error("GPUMEM_METRICS='%s': %s is %s; it is left as it is, and each rewrite tries again", setting, path,
+                  S_ISDIR(st.st_mode) ? "a directory, not a file" : "a device, FIFO or socket, not a file");
         return -1;
     }
     const char *dir = gmg_path_dir(dirbuf);

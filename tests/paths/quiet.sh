@@ -34,8 +34,8 @@ else bad "unwritable paths in a CUDA program (rc $rc, report said $nr, $nx in al
 # loop): the environment's, said once and why, the program runs
 mkfifo "$WORK/q-fifo.prom"; : >"$WORK/q-file"; ln -s q-loop "$WORK/q-loop"
 miss=""
-for case in "$WORK|$WORK is a directory, not a file; no metrics are written" \
-            "$WORK/q-fifo.prom|$WORK/q-fifo.prom is a device, FIFO or socket, which each rewrite would replace" \
+for case in "$WORK|$WORK is a directory, not a file; it is left as it is, and each rewrite tries again" \
+            "$WORK/q-fifo.prom|$WORK/q-fifo.prom is a device, FIFO or socket, not a file; it is left as it is" \
             "$WORK/q-file/m.prom|$WORK/q-file is not a directory; each rewrite tries again" \
             "$WORK/no-such-dir/m.prom|directory $WORK/no-such-dir does not exist (No such file or directory)" \
             "$WORK/q-loop/m.prom|directory $WORK/q-loop cannot be looked at (Too many levels of symbolic links)"; do
