@@ -233,6 +233,15 @@ if [ $rc = 0 ] && has "nvtxpool garbage done" "$WORK/out" && [ "$nw" -ge 3 ] && 
 else bad "NVTX garbage (rc $rc, $nw warnings)" "$WORK/err"; fi
 # four threads registering and unregistering regions in heaps of their own,
 # while heaps come and go beside them (the region calls take no lock)
+# folded: every line adds into the total, so a heap's segment carries what
+# its regions do not hold: the lines sum to the device's bytes in use
+nv GPUMEM_REPORT_FORMAT=folded,json GPUMEM_REPORT="$WORK/nvf" "$T/nvtxpool" leak
+fsum=$(awk '{s += $NF} END {print s}' "$WORK/nvf.folded" 2>/dev/null)
+inuse=$(jq_ "$WORK/nvf.json" 'r["devices"][0]["in_use"]')
+if [ -n "$fsum" ] && [ "$fsum" = "$inuse" ] && grep -q "^\[pool arena\].* 6291456$" "$WORK/nvf.folded"; then
+    ok "folded: a heap's segment carries what its regions do not hold (6 MiB of 8): the lines sum to the bytes in use ($inuse)"
+else bad "folded with NVTX regions: lines sum to $fsum, in use $inuse" "$WORK/nvf.folded"; fi
+
 # a region resized past its heap's end keeps its size, with a warning
 nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvr.json" "$T/nvtxpool" resize_out; rc=$?
 got=$(jq_ "$WORK/nvr.json" '[(h["pool"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]], r["totals"]["live_bytes"]')
@@ -272,6 +281,18 @@ if [ $rc = 23 ] && has "nvtxpool heap handle is its address: yes" "$WORK/out" &&
    && has "nvtxpool api: leaked 3145728 3145728, retained 5242880 5242880" "$WORK/out"; then
     ok "NVTX: nvtxMemHeapRegister returns the heap's address, and a region registered in the heap named by its address is its"
 else bad "NVTX: heap by address (rc $rc)" "$WORK/err"; fi
+
+# memviz: regions left outside any allocation (their segment freed) are
+# segments of their own in their place: by device, then address
+nv GPUMEM_REPORT_FORMAT=memviz GPUMEM_REPORT="$WORK/orph.pickle" "$T/nvtxpool" orphan
+got=$(python3 -c '
+import pickle, sys
+segs = pickle.load(open(sys.argv[1], "rb"))["segments"]
+keys = [(s["device"], s["address"]) for s in segs]
+print(len(segs), keys == sorted(keys))' "$WORK/orph.pickle" 2>&1)
+if [ "$got" = "3 True" ]; then
+    ok "memviz: regions left outside any allocation are segments in their place, by device then address"
+else bad "memviz order with orphaned regions: $got" "$WORK/err"; fi
 
 # a segment freed under its heap, still registered: no segment, nothing retained
 nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvs.json" "$T/nvtxpool" segfree; rc=$?

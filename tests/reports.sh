@@ -58,6 +58,22 @@ if grep -qE '^_start;__libc_start_main[^ ]*;__libc_start_call_main;main;(reset;)
     ok "folded stacks: 'frame;frame;frame bytes', outermost first"
 else bad "folded" "$WORK/err"; fi
 
+# folded frame names flame graph tools can read (tests/reports/foldednames.c):
+# a 1,602-byte UTF-8 name cut at a character and marked, a name that is not
+# UTF-8 written with U+FFFD
+build foldednames tests/reports/foldednames.c -L"$B/sim" -l:libcuda.so.1 -rdynamic
+guarded GPUMEM_REPORT_FORMAT=folded GPUMEM_REPORT="$WORK/fn.folded" "$T/foldednames"
+if python3 - "$WORK/fn.folded" <<'PYEOF'
+import sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")  # strict
+frames = [f for line in text.splitlines() for f in line.rsplit(" ", 1)[0].split(";")]
+long = [f for f in frames if f.startswith("xy")]
+assert long and long[0].endswith("...") and set(long[0][2:-3]) == {"\u00e4"} and len(long[0].encode()) < 1400, long
+assert "bad\ufffd\ufffdutf8" in frames, frames
+PYEOF
+then ok "folded: a native name of 1,602 bytes of UTF-8 cut at a character and marked, one that is not UTF-8 written with U+FFFD"
+else bad "folded names flame graph tools can read" "$WORK/fn.folded"; fi
+
 # several formats to files: the path gets each format's extension, mode 0600
 guarded GPUMEM_REPORT_FORMAT=text,json,folded GPUMEM_REPORT="$WORK/rep.%p" "$T/apitest" direct reset
 f=$(ls "$WORK"/rep.*.json 2>/dev/null | grep -E '/rep\.[0-9]+\.json$' | head -1)   # %p expanded, not literal

@@ -334,9 +334,11 @@ has "free 8589934592 total 8589934592 devtotal 8589934592" "$WORK/out" \
     && ok "cuMemGetInfo unchanged without a limit" || bad "info without a limit" "$WORK/out"
 
 # in a subshell whose stderr is dropped: the shell's own "Aborted" line is expected, not news
-( guarded GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=abort "$T/apitest" direct limit 4194304 ) 2>/dev/null; rc=$?
-if [ $rc -eq 134 ] && has "aborting: GPUMEM_ON_LIMIT=abort" "$WORK/err" && has "SUMMARY: gpumemguard:" "$WORK/err"; then
-    ok "GPUMEM_ON_LIMIT=abort aborts with a report"
+( guarded GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=abort GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/abort" \
+    "$T/apitest" direct limit 4194304 ) 2>/dev/null; rc=$?
+if [ $rc -eq 134 ] && has "aborting: GPUMEM_ON_LIMIT=abort" "$WORK/err" && has "SUMMARY: gpumemguard:" "$WORK/abort.txt" \
+   && { ! command -v jq >/dev/null 2>&1 || jq -e '[.timeline.events[].kind] | index("refusal") != null' "$WORK/abort.json" >/dev/null; }; then
+    ok "GPUMEM_ON_LIMIT=abort aborts with a report, its timeline marking the refusal"
 else bad "abort on limit (rc $rc)" "$WORK/err"; fi
 guarded GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=warn "$T/apitest" direct limit 4194304
 has "over the limit" "$WORK/err" && has "cuMemAlloc_v2: exact 0 over 0" "$WORK/out" \

@@ -7,41 +7,83 @@
  */
 #include "report/report.h"
 
+#include "base/buf.h"
+#include "core/heaps.h"
 #include "core/pyframes.h"
 #include "core/stacks.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* A name as the format takes it: its separators (';', a newline, and for a
+ * native frame a blank: the count follows the last one) as '_', and a byte
+ * of no well-formed UTF-8 sequence as U+FFFD, as the JSON report writes it
+ * (flame graph tools read the file as UTF-8, and refuse it or write a
+ * broken SVG otherwise). */
+static void put_name(struct gmg_buf *b, const char *s, int blanks)
+{
+    for (const char *p = s; *p;) {
+        size_t n = gmg_utf8_seq(p);
+        if (!n) {
+            gmg_buf_put(b, "\xef\xbf\xbd", 3);
+            p++;
+        } else if (*p == ';' || *p == '\n' || (*p == ' ' && !blanks)) {
+            gmg_buf_put(b, "_", 1);
+            p++;
+        } else {
+            gmg_buf_put(b, p, n);
+            p += n;
+        }
+    }
+}
+
 static void frame_name(struct gmg_buf *b, const struct gmg_frame_info *fi)
 {
     char tmp[1400];
+    int w;
     if (fi->left_out) /* "[N Python frames left out]" */
-        snprintf(tmp, sizeof tmp, "%s", fi->function);
+        w = snprintf(tmp, sizeof tmp, "%s", fi->function);
     else if (fi->python) /* as py-spy writes them: "function (file:line)" */
-        snprintf(tmp, sizeof tmp, "%s (%s:%d)", fi->function, fi->file, fi->line);
+        w = snprintf(tmp, sizeof tmp, "%s (%s:%d)", fi->function, fi->file, fi->line);
     else if (fi->function)
-        snprintf(tmp, sizeof tmp, "%s", fi->function);
+        w = snprintf(tmp, sizeof tmp, "%s", fi->function);
     else if (fi->module)
-        snprintf(tmp, sizeof tmp, "%s+%#lx", fi->module, (unsigned long)fi->offset);
+        w = snprintf(tmp, sizeof tmp, "%s+%#lx", fi->module, (unsigned long)fi->offset);
     else
-        snprintf(tmp, sizeof tmp, "%#lx", (unsigned long)fi->pc);
-    for (char *c = tmp; *c; c++)
-        if (*c == ';' || *c == '\n' || (*c == ' ' && !fi->python))
-            *c = '_'; /* the format's separators (the count follows the last space) */
-    gmg_buf_printf(b, "%s", tmp);
+        w = snprintf(tmp, sizeof tmp, "%#lx", (unsigned long)fi->pc);
+    if (w >= (int)sizeof tmp) { /* cut: never inside a character, and said */
+        size_t len = sizeof tmp - 4;
+        while (len > 0 && ((unsigned char)tmp[len - 1] & 0xc0) == 0x80)
+            len--;
+        if (len > 0 && (unsigned char)tmp[len - 1] >= 0xc0)
+            len--; /* the lead byte of the character cut */
+        memcpy(tmp + len, "...", 4);
+    }
+    put_name(b, tmp, fi->python);
 }
 
 /* "[pool OWNER]" for a pool's segment, "[OWNER]" for another library's
  * allocation (owners.c); the program's own lines have no such root. */
 static void owner_root(struct gmg_buf *b, const struct gmg_group *g)
 {
-    char tmp[300];
-    snprintf(tmp, sizeof tmp, g->pool ? "[pool %s]" : "[%s]", g->pool ? g->pool : g->owner);
-    for (char *c = tmp; *c; c++)
-        if (*c == ';' || *c == '\n')
-            *c = '_';
-    gmg_buf_printf(b, "%s", tmp);
+    gmg_buf_put(b, g->pool ? "[pool " : "[", g->pool ? 6 : 1);
+    put_name(b, g->pool ? g->pool : g->owner, 1);
+    gmg_buf_put(b, "]", 1);
+}
+
+/* A group's bytes in the file: every line adds into the total, so a pool's
+ * segments that NVTX regions lie in carry what the regions do not hold (the
+ * regions have lines of their own), as the report's retained bytes do. */
+static uint64_t folded_bytes(const struct gmg_report *r, const struct gmg_group *g)
+{
+    uint64_t held = 0;
+    for (size_t k = 0; g->pool && k < r->nheaps; k++) {
+        const struct gmg_heap_info *h = &r->heaps[k];
+        if (gmg_heap_tracked(h) && r->heap_pools[k] == g->pool && h->seg_stack == g->stack &&
+            h->seg_family == g->family && h->device == g->device)
+            held += h->region_bytes;
+    }
+    return held < g->bytes ? g->bytes - held : 0;
 }
 
 /* Frames k = from, from - 1, ..., to (outermost first). */
@@ -64,7 +106,8 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
 {
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct gmg_group *g = &r->groups[i];
-        if (!gmg_group_is_allocation(g->family))
+        uint64_t bytes = folded_bytes(r, g);
+        if (!gmg_group_is_allocation(g->family) || !bytes)
             continue;
         const struct gmg_stack *s = gmg_stack_get(g->stack);
         int first = 1;
@@ -84,6 +127,6 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
         }
         if (!first)
             gmg_buf_printf(b, ";");
-        gmg_buf_printf(b, "%s_device%d %llu\n", gmg_family_name(g->family), g->device, (unsigned long long)g->bytes);
+        gmg_buf_printf(b, "%s_device%d %llu\n", gmg_family_name(g->family), g->device, (unsigned long long)bytes);
     }
 }

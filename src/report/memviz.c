@@ -288,11 +288,15 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
         op(b, '(');
     /* each allocation with the regions that lie in it, one after another
      * (a region overlapping the one before it, or outside every
-     * allocation, is a segment of its own below) */
+     * allocation, is a segment of its own, in its place: every allocation
+     * that could hold it comes before it in this order) */
     for (size_t i = 0; i < r->nallocs; i++) {
         const struct gmg_live *a = &r->allocs[order[i]];
-        if (is_region(a))
+        if (is_region(a)) {
+            if (!placed[order[i]])
+                segment(r, b, &seen, a, NULL, 0);
             continue;
+        }
         size_t nreg = 0;
         uint64_t at = a->addr, end = a->addr + granted_of(a->size);
         for (size_t j = i + 1; j < r->nallocs; j++) {
@@ -307,9 +311,6 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
         }
         segment(r, b, &seen, a, reg, nreg);
     }
-    for (size_t i = 0; i < r->nallocs; i++)
-        if (is_region(&r->allocs[order[i]]) && !placed[order[i]])
-            segment(r, b, &seen, &r->allocs[order[i]], NULL, 0);
     if (r->nallocs)
         op(b, 'e');
     key(b, "device_traces");

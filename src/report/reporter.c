@@ -197,7 +197,7 @@ static void drain(void)
     pthread_mutex_lock(&explain_mu);
     while (pop(&ev, &seq)) {
         /* marked as explained: once per call site, as the messages */
-        if (gmg_report_refusal(&ev, claim_whole, &seq))
+        if (gmg_report_refusal(&ev, claim_whole, &seq) && !ev.ev.abort) /* (an abort's is marked there) */
             gmg_timeline_event(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes);
         written(seq);
     }

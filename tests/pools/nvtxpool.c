@@ -23,6 +23,9 @@
  *             mark counts the segment's bytes once (its regions are in it)
  *   byaddr    as leak, and a region registered in the heap named by its
  *             address, as NVTX has a virtual-address heap's handle
+ *   orphan    as leak, then 1 MiB more allocated and the segment freed
+ *             with its regions still registered: they are left outside
+ *             any allocation
  *   segfree   as clean, then the segment freed with its heap still
  *             registered (a program's mistake): the heap has no segment
  *   vmm       no arena: a heap "vmmpool" over 4 MiB of cuMemCreate +
@@ -217,6 +220,10 @@ int main(int argc, char **argv)
     } else if (strcmp(c, "twoheaps") == 0) { /* another heap of the same name, nothing handed out of it */
         CUdeviceptr seg2 = arena_segment(8 * MiB);
         make_heap(seg2, 8 * MiB, "arena");
+    } else if (strcmp(c, "orphan") == 0) {
+        CUdeviceptr more;
+        TL_CHECK(cuMemAlloc(&more, MiB));
+        TL_CHECK(cuMemFree(seg));
     } else if (strcmp(c, "segfree") == 0) {
         pool_take_back(seg);
         pool_take_back(seg + 4 * MiB);

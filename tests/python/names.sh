@@ -22,3 +22,26 @@ else
         fi
     done
 fi
+
+# folded names flame graph tools can read: a file under a directory whose
+# name is not UTF-8, a function name longer than a frame keeps: valid UTF-8,
+# U+FFFD for the bytes that are not, the long name cut at a character and
+# marked
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "folded Python names" "TSan: the instrumented library cannot run in an uninstrumented interpreter"
+else
+    ldir="$WORK/legacy_caf$(printf '\351')"; mkdir -p "$ldir"; cp tests/python/folded_names.py "$ldir/"
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT_FORMAT=folded GPUMEM_REPORT="$WORK/fold.txt" python3 "$ldir/folded_names.py" \
+        >"$WORK/out" 2>"$WORK/err"
+    if python3 - "$WORK/fold.txt" <<'PYEOF'
+import sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")  # strict: every byte well formed
+frames = [f for line in text.splitlines() for f in line.rsplit(" ", 1)[0].split(";")]
+assert any("legacy_caf\ufffd" in f for f in frames), frames[:3]
+long = [f for f in frames if f.startswith("xy")]
+assert long and long[0].startswith("xy\u00e4\u00e4") and long[0].split(" (")[0].endswith("...") \
+    and len(long[0].encode()) < 1400, long
+PYEOF
+    then ok "folded: a Python file under a directory name that is not UTF-8, and a function name past a frame's length: valid UTF-8 (U+FFFD), the name cut at a character and marked"
+    else bad "folded names flame graph tools can read" "$WORK/fold.txt"; fi
+fi
