@@ -348,6 +348,17 @@ __attribute__((destructor)) static void gmg_stop(void)
         }
         take_over_at_exit();
     }
+    if (gmg_reporter_fatal_pending()) {
+        /* the program went on past a fatal signal whose report waited for
+         * something its thread held, and now exits: the report's thread
+         * ends the process by the signal once it is out, as it would have
+         * ended at once without the guard. Not for ever: a report stuck
+         * for good lets the exit go on. */
+        for (int i = 0; i < 3000 && gmg_reporter_fatal_pending(); i++) {
+            struct timespec nap = { 0, 10000000 };
+            nanosleep(&nap, NULL);
+        }
+    }
     if (gmg_report_busy()) {
         /* exit() on a thread in the middle of a report (a signal handler of
          * the program's, libdw out of memory): the report's locks are this

@@ -358,12 +358,12 @@ static int skip_internal(void **b, int n)
 static int too_little_room(void)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo, hi;
-    if (gmg_unwind_stack_bounds(&lo, &hi) && sp >= lo && sp < hi)
-        return sp - lo < SLOW_WALK_ROOM;
-    stack_t ss;
+    stack_t ss; /* first: an alternate stack may lie inside the thread's (a local array of main's) */
     if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK) && sp >= (uintptr_t)ss.ss_sp &&
         sp - (uintptr_t)ss.ss_sp < ss.ss_size)
         return sp - (uintptr_t)ss.ss_sp < SLOW_WALK_ROOM;
+    if (gmg_unwind_stack_bounds(&lo, &hi) && sp >= lo && sp < hi)
+        return sp - lo < SLOW_WALK_ROOM;
     return 0;
 }
 

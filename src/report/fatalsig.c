@@ -7,16 +7,18 @@
  * stays in the handler, so that the program runs on no further: a sleep or
  * a wait that a returning handler would have cut short (SA_RESTART restarts
  * neither), a raise() that would have returned, would each let the program
- * go on and perhaps exit 0 before the report ended it. Two cases return at
- * once instead, and let the thread go on for the few milliseconds the
- * report takes: a thread interrupted in the guard's own code (it may hold a
- * shard lock the report needs), in the driver's or NVML's (the report asks
- * them) or in the dynamic loader's (the symbolizer walks its list). A wait
- * past FATAL_WAIT_MS (the report stuck on something the thread holds) ends
- * the process without it. Where no thread can write the report (it could
- * not start; a child forked without fork handlers), or the report is
- * already under way, the handler ends the process at once, as the default
- * action would.
+ * go on and perhaps exit 0 before the report ended it. It stays only while
+ * the report moves on (the reporter thread's CPU time grows): a report
+ * waiting for something the interrupted thread holds (malloc's locks in
+ * the middle of a fork, the loader's lock in a constructor, a shard lock of
+ * the guard's) stops it, and after STALL_MS of that the handler returns, as
+ * it always did, so that the thread lets go and the report can end; the
+ * program then runs on for the milliseconds that takes. A thread
+ * interrupted in the guard's own code, the driver's, NVML's or the
+ * loader's (ranges found at arming), where that is likely, returns at once.
+ * Where no thread can write the report (it could not start; a child forked
+ * without fork handlers), or the report is already under way, the handler
+ * ends the process at once, as the default action would.
  */
 #define _GNU_SOURCE
 #include "report/fatalsig.h"
@@ -34,7 +36,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define FATAL_WAIT_MS 20000
+#define STALL_MS 250 /* the report no further for this long: it waits for this thread */
 
 /* Code where an interrupted thread must not wait (the guard's own, the
  * driver's, NVML's, the loader's): executable ranges, found at arming. */
@@ -171,12 +173,19 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
     if (!__atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) || gmg_reporter_fatal(sig) != 1) {
         die_now(sig); /* no thread to write it, or a report already under way: as the default does */
     } else if (may_wait(uctx)) {
-        /* the reporter ends the process once the report is written (async-signal-safe calls only) */
-        long long until = mono_ms() + FATAL_WAIT_MS;
+        /* the reporter ends the process once the report is written
+         * (async-signal-safe calls only: clock_gettime, nanosleep) */
+        long long cpu = gmg_reporter_cpu_ns(), since = mono_ms();
         struct timespec nap = { 0, 2000000 };
-        while (mono_ms() < until)
+        while (cpu >= 0 && mono_ms() - since < STALL_MS) {
             nanosleep(&nap, NULL);
-        die_now(sig); /* the report never came: ended without it */
+            long long now = gmg_reporter_cpu_ns();
+            if (now != cpu) {
+                cpu = now;
+                since = mono_ms();
+            }
+        }
+        /* stalled (or no thread to watch): go on, as a handler that returns at once would */
     }
     errno = saved;
 }

@@ -363,9 +363,28 @@ static void heap_give_back(void)
         (void)malloc_trim(0);
 }
 
+static clockid_t cpu_clock;    /* the reporter thread's CPU clock */
+static int cpu_clock_set;
+
+int gmg_reporter_fatal_pending(void)
+{
+    return __atomic_load_n(&fatal_sig, __ATOMIC_ACQUIRE) != 0 && __atomic_load_n(&owner, __ATOMIC_ACQUIRE) == getpid() &&
+           __atomic_load_n(&running, __ATOMIC_ACQUIRE);
+}
+
+long long gmg_reporter_cpu_ns(void)
+{
+    struct timespec ts;
+    if (!__atomic_load_n(&cpu_clock_set, __ATOMIC_ACQUIRE) || clock_gettime(cpu_clock, &ts) != 0)
+        return -1;
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void *reporter(void *arg)
 {
     (void)arg;
+    if (pthread_getcpuclockid(pthread_self(), &cpu_clock) == 0)
+        __atomic_store_n(&cpu_clock_set, 1, __ATOMIC_RELEASE);
     __atomic_store_n(&born, 1, __ATOMIC_RELEASE);
     /* stacks off: no frame is ever named. Inside the walk gate, as a stack
      * walk: a fork waits for it (libdw allocates all along, and a sanitizer's
@@ -706,6 +725,8 @@ void gmg_reporter_atfork_child(void)
      * this fork ran them, so the locks a new thread needs are sound. */
     reset();
     __atomic_store_n(&asked_in, 0, __ATOMIC_RELAXED); /* an ancestor's pid, which this one's may reuse one day */
+    __atomic_store_n(&fatal_sig, 0, __ATOMIC_RELAXED); /* a report the parent was writing is the parent's */
+    __atomic_store_n(&cpu_clock_set, 0, __ATOMIC_RELAXED); /* the parent's thread's; the new one sets its own */
     int had = running || orphan;
     __atomic_store_n(&at_work, 0, __ATOMIC_RELAXED); /* the parent's thread's; a new one sets its own */
     __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);

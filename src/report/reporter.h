@@ -30,6 +30,13 @@ void gmg_reporter_wake(void);
  * async-signal-safe. 1: the thread writes it, then ends the process by
  * `sig`; 0: no thread here to write it; -1: one is under way already. */
 int gmg_reporter_fatal(int sig);
+/* The reporter thread's CPU time in ns (its clock read with clock_gettime:
+ * async-signal-safe), -1 when there is no thread: a fatal signal's handler
+ * waits while it moves. */
+long long gmg_reporter_cpu_ns(void);
+/* Is a fatal signal's report under way in this process (its thread will end
+ * the process by the signal once it is written)? */
+int gmg_reporter_fatal_pending(void);
 
 /* The dump signal came from `gpumemguard dump` (pid), which waits to be
  * told where the dump went (base/dumpask.h). Async-signal-safe. */

@@ -64,6 +64,24 @@ else
     bad "fatal signal: the program ran on after SIGTERM (sleep rc $rc, raise rc $rc2)" "$WORK/fout"
 fi
 
+# the interrupted thread holds what the report needs (the loader's lock in a
+# library's constructor; the allocator's locks in the middle of a fork): the
+# report is still written, soon, and the signal ends the process
+$CC -std=gnu11 -O1 -g -Wall -Wextra -Werror $SAN_FLAGS -shared -fPIC -o "$T/libslowctor.so" tests/fatal/slowctor.c || exit 1
+held=""
+for m in ctor fork; do
+    start=$(date +%s%N)
+    fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/fheld.$m.json" \
+        GPUMEM_REPORT_FORMAT=json "$T/fatalprog" $m "$T/libslowctor.so"
+    sleep 0.3
+    kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    { [ $rc = 143 ] && [ $ms -lt 8000 ] && jq -e '.trigger == "fatal_signal"' "$WORK/fheld.$m.json" >/dev/null 2>&1; } \
+        || held="$held [$m: rc $rc, $ms ms]"
+done
+[ -z "$held" ] && ok "fatal signal: while the thread holds what the report needs (a constructor under dlopen, a fork under way), the report is written and the signal ends the process (143)" \
+    || bad "fatal signal while the thread holds a lock the report needs:$held" "$WORK/ferr"
+
 # invisible: the program reads SIG_DFL; its own handler takes over, no report
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
     skip "fatal signal: seen by the program" "a TSan-built program asks for its signals' actions past the guard"

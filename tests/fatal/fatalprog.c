@@ -10,10 +10,20 @@
  *   sleep:   as wait, but waits in one sleep(30), then says "ran on" and
  *            returns 0 (a signal must end it inside the sleep)
  *   raise:   as wait, then raise(SIGTERM), then says "ran on" and returns
- *            0 (the signal must end it inside raise) */
+ *            0 (the signal must end it inside raise)
+ *   ctor:    as wait, then dlopens argv[2], whose constructor says "ready"
+ *            and sleeps 30 s (the loader's lock held): the report must
+ *            still be written, and the signal end the process
+ *   fork:    as wait, then forks (touching 256 MiB first, so that each
+ *            fork takes a while) and waits for the child, over and over:
+ *            a signal in the middle of a fork (the allocator's locks held)
+ *            must not keep the report from being written */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dlfcn.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -73,6 +83,26 @@ int main(int argc, char **argv)
         raise(SIGTERM);
         printf("ran on\n");
         return 0;
+    }
+    if (strcmp(mode, "ctor") == 0) {
+        if (!dlopen(argv[2], RTLD_NOW))
+            printf("dlopen: %s\n", dlerror());
+        printf("ran on\n");
+        return 0;
+    }
+    if (strcmp(mode, "fork") == 0) {
+        size_t big = (size_t)256 << 20;
+        char *mem = malloc(big);
+        if (mem)
+            memset(mem, 1, big); /* pages for every fork to copy the tables of */
+        printf("ready\n");
+        for (;;) {
+            pid_t pid = fork();
+            if (pid == 0)
+                _exit(0);
+            if (pid > 0)
+                waitpid(pid, NULL, 0);
+        }
     }
     printf("ready\n");
     if (strcmp(mode, "sleep") == 0) {

@@ -3,6 +3,9 @@
  * (tests/unwind/unwind.sh):
  *   alt SIZE     a SIGUSR1 handler on an alternate signal stack of SIZE
  *                bytes, with an inaccessible page below it, allocates
+ *   altlocal     the same on an 8 KiB alternate stack that is a local
+ *                array of main's, inside the thread's own stack; a canary
+ *                below it must be intact after
  *   thread SIZE  a thread with a SIZE-byte stack allocates through a stub
  *                of machine code in an anonymous page (no unwind
  *                information: the fast walker gives such a stack up)
@@ -24,7 +27,7 @@ static void on_usr1(int sig)
 {
     (void)sig;
     CUdeviceptr p;
-    static const char ok[] = "shortstack alt allocated\n", no[] = "shortstack alt: allocation failed\n";
+    static const char ok[] = "shortstack alt allocated\n", no[] = "shortstack alt: allocation failed\n"; /* (altlocal too) */
     if (cuMemAlloc(&p, 4001) == CUDA_SUCCESS) {
         if (write(1, ok, sizeof ok - 1) < 0)
             _exit(3);
@@ -57,7 +60,26 @@ int main(int argc, char **argv)
         return 2;
     size_t size = strtoul(argv[2], NULL, 0);
     ctx = tl_setup(0);
-    if (strcmp(argv[1], "alt") == 0) {
+    if (strcmp(argv[1], "altlocal") == 0) {
+        volatile char canary[16384];
+        memset((char *)canary, 0x5a, sizeof canary);
+        char alt[8192];
+        stack_t ss = { .ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0 };
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_usr1;
+        sa.sa_flags = SA_ONSTACK;
+        if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+            return 2;
+        raise(SIGUSR1);
+        for (size_t i = 0; i < sizeof canary; i++)
+            if (canary[i] != 0x5a) {
+                printf("shortstack altlocal: the stack below was overwritten\n");
+                return 1;
+            }
+        ss.ss_flags = SS_DISABLE;
+        sigaltstack(&ss, NULL);
+    } else if (strcmp(argv[1], "alt") == 0) {
         char *m = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED || mprotect(m, 4096, PROT_NONE) != 0)
             return 2;

@@ -85,12 +85,13 @@ if [ -n "${GMG_SANITIZER:-}" ]; then
     skip "allocations on a short stack" "a $GMG_SANITIZER build takes several times the stack itself: sized for the release build"
 else
     ss_bad=""
-    for c in "alt 8192" "alt 16384" "thread 16384"; do
+    for c in "alt 8192" "alt 16384" "thread 16384" "altlocal 8192"; do
         guarded GPUMEM_REPORT=stderr "$T/shortstack" $c; rc=$?
-        { [ $rc = 0 ] && has "shortstack ${c% *} allocated" "$WORK/out" && has "shortstack done" "$WORK/out" \
+        m=${c% *}; [ "$m" = altlocal ] && m=alt
+        { [ $rc = 0 ] && has "shortstack $m allocated" "$WORK/out" && has "shortstack done" "$WORK/out" \
           && has "Some call stacks or Python frames were not kept" "$WORK/err"; } || ss_bad="$ss_bad [$c: rc $rc]"
     done
-    [ -z "$ss_bad" ] && ok "a stack with little room left (a handler on an 8 or 16 KiB alternate stack, a 16 KiB thread): no crash, the allocation kept, its stack said not kept" \
+    [ -z "$ss_bad" ] && ok "a stack with little room left (a handler on an 8 or 16 KiB alternate stack, one inside the thread's own stack, a 16 KiB thread): no crash, the allocation kept, its stack said not kept" \
         || bad "allocations on a short stack:$ss_bad" "$WORK/err"
 fi
 
