@@ -36,6 +36,20 @@ static void on_usr1(int sig)
     }
 }
 
+/* SIGUSR1 handled on the alternate stack [sp, sp + size), then raised. */
+static int usr1_on(void *sp, size_t size)
+{
+    stack_t ss = { .ss_sp = sp, .ss_size = size, .ss_flags = 0 };
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_ONSTACK;
+    if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+        return -1;
+    raise(SIGUSR1);
+    return 0;
+}
+
 __attribute__((noinline)) static void thread_alloc(void)
 {
     CUdeviceptr p;
@@ -64,33 +78,21 @@ int main(int argc, char **argv)
         volatile char canary[16384];
         memset((char *)canary, 0x5a, sizeof canary);
         char alt[8192];
-        stack_t ss = { .ss_sp = alt, .ss_size = sizeof alt, .ss_flags = 0 };
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_usr1;
-        sa.sa_flags = SA_ONSTACK;
-        if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+        if (usr1_on(alt, sizeof alt) != 0)
             return 2;
-        raise(SIGUSR1);
         for (size_t i = 0; i < sizeof canary; i++)
             if (canary[i] != 0x5a) {
                 printf("shortstack altlocal: the stack below was overwritten\n");
                 return 1;
             }
-        ss.ss_flags = SS_DISABLE;
-        sigaltstack(&ss, NULL);
+        stack_t off = { .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
+        sigaltstack(&off, NULL);
     } else if (strcmp(argv[1], "alt") == 0) {
         char *m = mmap(NULL, size + 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED || mprotect(m, 4096, PROT_NONE) != 0)
             return 2;
-        stack_t ss = { .ss_sp = m + 4096, .ss_size = size, .ss_flags = 0 };
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_usr1;
-        sa.sa_flags = SA_ONSTACK;
-        if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGUSR1, &sa, NULL) != 0)
+        if (usr1_on(m + 4096, size) != 0)
             return 2;
-        raise(SIGUSR1);
     } else {
         /* mov rax, thread_alloc; sub rsp, 8; call rax; add rsp, 8; ret */
         unsigned char code[] = { 0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0x48, 0x83, 0xec, 0x08,
