@@ -22,13 +22,15 @@
 #include "core/heaps.h"
 
 #include "base/log.h"
+#include "core/record.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct slot {
-    uint64_t lo, size, seg_size;
+    uint64_t lo, size, seg_size, seg_value;
+    uint32_t seg_seq;
     int32_t device, seg_family;
     uint32_t ctx, seg_stack;
     const char *name;
@@ -85,6 +87,8 @@ static void copy_out(const struct slot *s, struct gmg_heap_info *h)
     h->lo = LD(s->lo);
     h->size = LD(s->size);
     h->seg_size = LD(s->seg_size);
+    h->seg_value = LD(s->seg_value);
+    h->seg_seq = LD(s->seg_seq);
     h->device = LD(s->device);
     h->seg_family = LD(s->seg_family);
     h->ctx = LD(s->ctx);
@@ -115,6 +119,8 @@ uintptr_t gmg_heap_add(const struct gmg_heap_info *h)
     ST(s->lo, h->lo);
     ST(s->size, h->size);
     ST(s->seg_size, h->seg_size);
+    ST(s->seg_value, h->seg_value);
+    ST(s->seg_seq, h->seg_seq);
     ST(s->device, h->device);
     ST(s->seg_family, h->seg_family);
     ST(s->ctx, h->ctx);
@@ -261,14 +267,15 @@ void gmg_heap_regions_clear(uintptr_t handle)
     }
 }
 
-void gmg_heaps_segment_gone(uint64_t lo, uint64_t size)
+/* Forget the segment of every live heap `match` picks; said once. A look
+ * without the lock first: most frees are no heap's segment. */
+static void segments_gone(int (*match)(const struct slot *, uint64_t, uint64_t), uint64_t a, uint64_t b)
 {
     int found = 0;
     uint32_t n = LD(nslots);
-    for (uint32_t i = 0; i < n; i++) { /* a look without the lock first: most frees are no heap's segment */
+    for (uint32_t i = 0; i < n && !found; i++) {
         struct slot *s = slot_at(i);
-        if (s && (LD(s->gen) & 1) && LD(s->seg_family) >= 0 && LD(s->lo) - lo < size)
-            found = 1;
+        found = s && (LD(s->gen) & 1) && LD(s->seg_family) >= 0 && match(s, a, b);
     }
     if (!found)
         return;
@@ -277,7 +284,7 @@ void gmg_heaps_segment_gone(uint64_t lo, uint64_t size)
     pthread_mutex_lock(&mu);
     for (uint32_t i = 0; i < nslots; i++) {
         struct slot *s = slot_at(i);
-        if ((s->gen & 1) && s->seg_family >= 0 && s->lo - lo < size) {
+        if ((s->gen & 1) && s->seg_family >= 0 && match(s, a, b)) {
             ST(s->seg_family, -1); /* no segment: what reports count of it goes */
             ST(s->seg_stack, 0);
             ST(s->seg_size, 0);
@@ -288,6 +295,27 @@ void gmg_heaps_segment_gone(uint64_t lo, uint64_t size)
     if (say)
         gmg_error("NVTX memory API: an allocation was freed while a heap in it was still registered (said once): "
                   "that heap has no segment any more, and its regions still registered stay leaks");
+}
+
+static int same_record(const struct slot *s, uint64_t value, uint64_t seq)
+{
+    return LD(s->seg_value) == value && LD(s->seg_seq) == (uint32_t)seq;
+}
+
+static int mapped_in(const struct slot *s, uint64_t lo, uint64_t size)
+{
+    int32_t fam = LD(s->seg_family);
+    return (fam == GMG_FAM_VMM || fam == GMG_FAM_VMM_HOST) && LD(s->lo) - lo < size;
+}
+
+void gmg_heaps_segment_gone(uint64_t value, uint32_t seq)
+{
+    segments_gone(same_record, value, seq);
+}
+
+void gmg_heaps_unmapped(uint64_t lo, uint64_t size)
+{
+    segments_gone(mapped_in, lo, size);
 }
 
 unsigned gmg_heaps_live(void)

@@ -21,6 +21,8 @@ struct gmg_heap_info {
     uint32_t seg_stack;       /* its segment's stack id, 0 when untracked */
     int seg_family;           /* its segment's family, -1 when untracked */
     uint64_t seg_size;        /* its segment's bytes, 0 when untracked */
+    uint64_t seg_value;       /* its segment's record: key value and sequence number */
+    uint32_t seg_seq;
     uint64_t region_bytes;    /* bytes of its live regions */
     const char *name;         /* the heap's NVTX message, or NULL; lives for ever */
 };
@@ -50,10 +52,15 @@ int gmg_heap_remove(uintptr_t handle);
 void gmg_heap_regions_add(uintptr_t handle, uint64_t ptr, int64_t delta);
 /* Set every heap's region bytes (handle 0) or one's to 0 (a reset). */
 void gmg_heap_regions_clear(uintptr_t handle);
-/* A tracked allocation [lo, lo + size) was freed (or the range unmapped):
- * a heap still registered in it keeps its regions (registered, they stay
- * leaks) but has no segment any more; said once. */
-void gmg_heaps_segment_gone(uint64_t lo, uint64_t size);
+/* A tracked allocation was freed (its record's value and sequence number):
+ * a heap still registered over it keeps its regions (registered, they stay
+ * leaks) but has no segment any more; said once. By the record, not by
+ * address: another thread may have the address again already, and a heap
+ * over it. */
+void gmg_heaps_segment_gone(uint64_t value, uint32_t seq);
+/* [lo, lo + size) was unmapped: a heap registered in it whose segment is a
+ * physical allocation mapped there has none any more; said once. */
+void gmg_heaps_unmapped(uint64_t lo, uint64_t size);
 /* How many heaps are live (a hint, no lock). */
 unsigned gmg_heaps_live(void);
 /* Every live heap, under the lock (fn must not call back in). */

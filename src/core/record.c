@@ -177,6 +177,7 @@ void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g)
     g->size = a->size;
     g->aux = a->has_aux ? a->aux[0] : 0;
     g->stack = a->stack;
+    g->seq = a->seq;
     g->device = a->device;
     g->family = a->family;
     g->space = a->space;

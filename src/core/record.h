@@ -103,6 +103,7 @@ struct gmg_gone {
     uint64_t value, size;
     uint64_t aux;         /* aux[0] when the record had one, else 0 */
     uint32_t stack;
+    uint32_t seq;         /* the record's: with value, which record it was */
     int device, family, space, counted;
 };
 void gmg_gone_of(const struct gmg_alloc *a, struct gmg_gone *g);

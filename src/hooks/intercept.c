@@ -321,7 +321,7 @@ void gmg_free_done(struct gmg_free *f, CUresult r)
         gmg_quota_count_free(g.device);
         gmg_drop_record(&g, NULL);
         if (__builtin_expect(gmg_heaps_live() != 0, 0) && g.space == GMG_SPACE_DEVPTR)
-            gmg_heaps_segment_gone(g.value, g.size); /* a pool's segment freed under its NVTX heap */
+            gmg_heaps_segment_gone(g.value, g.seq); /* a pool's segment freed under its NVTX heap */
     }
 }
 

@@ -196,6 +196,8 @@ static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapD
         h.seg_stack = a.stack;
         h.seg_family = a.family;
         h.seg_size = a.size;
+        h.seg_value = a.value;
+        h.seg_seq = a.seq;
         if (lo + size > end)
             warn(W_HEAP_PAST, "a heap reaches past the allocation (or mapping) it starts in: that one is its "
                             "pool's segment, what lies beyond it is not");

@@ -134,7 +134,7 @@ GMG_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr ptr, size_t size)
         if (!whole) /* one unmap over several mappings: all inside the range */
             gmg_track_remove_range(GMG_SPACE_MAP, ptr, size, NULL, drop_mapping, NULL);
         if (gmg_heaps_live()) /* an NVTX heap over it: its segment is gone from there */
-            gmg_heaps_segment_gone(ptr, size);
+            gmg_heaps_unmapped(ptr, size);
     }
     return r;
 }
