@@ -358,6 +358,11 @@ __attribute__((destructor)) static void gmg_stop(void)
             struct timespec nap = { 0, 10000000 };
             nanosleep(&nap, NULL);
         }
+        if (gmg_reporter_fatal_pending()) { /* stuck for good: no exit report waits behind it */
+            gmg_status_remove();
+            gmg_group_leave();
+            return;
+        }
     }
     if (gmg_report_busy()) {
         /* exit() on a thread in the middle of a report (a signal handler of

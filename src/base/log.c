@@ -2,6 +2,7 @@
 #include "base/log.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -95,6 +96,28 @@ int gmg_write_stderr(const char *p, size_t n)
     if (!gmg_stderr_ok())
         return -1;
     return gmg_write_all(2, p, n);
+}
+
+int gmg_write_stderr_within(const char *p, size_t n, int ms)
+{
+    if (!gmg_stderr_ok())
+        return -1;
+    while (n > 0) {
+        struct pollfd pf = { .fd = 2, .events = POLLOUT };
+        int rc = poll(&pf, 1, ms);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0 || (pf.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+            errno = rc == 0 ? ETIMEDOUT : EPIPE;
+            return -1;
+        }
+        size_t k = n < 4096 ? n : 4096; /* PIPE_BUF: what a writable pipe takes at once */
+        if (gmg_write_all(2, p, k) != 0)
+            return -1;
+        p += k;
+        n -= k;
+    }
+    return 0;
 }
 
 static void emit(const char *tag, const char *fmt, va_list ap)

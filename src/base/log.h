@@ -44,5 +44,9 @@ void gmg_stderr_remember(void);
 int gmg_std_ok(int fd);
 int gmg_stderr_ok(void);
 int gmg_write_stderr(const char *p, size_t n);
+/* The same, given up (-1, ETIMEDOUT) once stderr has taken nothing for ms
+ * milliseconds (a pipe nobody reads): written in pieces a pipe with room
+ * for one takes without blocking. */
+int gmg_write_stderr_within(const char *p, size_t n, int ms);
 
 #endif

@@ -16,9 +16,11 @@
  * program then runs on for the milliseconds that takes. A thread
  * interrupted in the guard's own code, the driver's, NVML's or the
  * loader's (ranges found at arming), where that is likely, returns at once.
- * Where no thread can write the report (it could not start; a child forked
- * without fork handlers), or the report is already under way, the handler
- * ends the process at once, as the default action would.
+ * The same signal again within TWICE_MS is the same signal sent twice (a
+ * process group's and the command's forwarding): its thread waits as the
+ * first. Where no thread can write the report (it could not start; a child
+ * forked without fork handlers), or a second signal comes later, the
+ * handler ends the process at once, as the default action would.
  */
 #define _GNU_SOURCE
 #include "report/fatalsig.h"
@@ -166,12 +168,26 @@ static long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The same signal again this soon after the first is one signal sent twice
+ * (a process group's, and the gpumemguard command's forwarding of it to a
+ * program with several threads), not the user insisting. */
+#define TWICE_MS 1000
+static long long first_at; /* when the report was asked for */
+static int first_sig;
+
 static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
     (void)info;
     int saved = errno;
-    if (!__atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) || gmg_reporter_fatal(sig) != 1) {
-        die_now(sig); /* no thread to write it, or a report already under way: as the default does */
+    int rc = __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) ? gmg_reporter_fatal(sig) : 0;
+    if (rc == 1) {
+        __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELAXED);
+        __atomic_store_n(&first_sig, sig, __ATOMIC_RELEASE);
+    }
+    int twice = rc < 0 && __atomic_load_n(&first_sig, __ATOMIC_ACQUIRE) == sig &&
+                mono_ms() - __atomic_load_n(&first_at, __ATOMIC_RELAXED) < TWICE_MS;
+    if (rc != 1 && !twice) {
+        die_now(sig); /* no thread to write it, or a second signal: as the default does */
     } else if (may_wait(uctx)) {
         /* the reporter ends the process once the report is written
          * (async-signal-safe calls only: clock_gettime, nanosleep) */

@@ -282,7 +282,9 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
         if (!dir_still_told(path)) /* else said once already, at the first CUDA use */
             gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
     }
-    int rc = gmg_write_stderr(b.p, b.len);
+    /* a fatal signal's report must not keep the process from ending by it:
+     * stderr a pipe nobody reads gets STALL_MS, as a FIFO does */
+    int rc = r->trigger == GMG_TRIGGER_FATAL ? gmg_write_stderr_within(b.p, b.len, STALL_MS) : gmg_write_stderr(b.p, b.len);
     gmg_buf_free(&b);
     return rc == 0 ? 0 : -1;
 }

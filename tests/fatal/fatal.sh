@@ -82,6 +82,33 @@ done
 [ -z "$held" ] && ok "fatal signal: while the thread holds what the report needs (a constructor under dlopen, a fork under way), the report is written and the signal ends the process (143)" \
     || bad "fatal signal while the thread holds a lock the report needs:$held" "$WORK/ferr"
 
+# the same signal twice at once to a program of two threads (a process
+# group's SIGTERM and the command's forwarding of it): one report, then 143
+fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/ftwice.json" \
+    GPUMEM_REPORT_FORMAT=json "$T/fatalprog" threads
+kill -TERM "$FATAL_PID"; kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+if [ $rc = 143 ] && jq -e '.trigger == "fatal_signal"' "$WORK/ftwice.json" >/dev/null 2>&1; then
+    ok "fatal signal: SIGTERM sent twice at once to a program of two threads: the report, then 143"
+else bad "fatal signal sent twice (rc $rc)" "$WORK/ferr"; fi
+
+# the report to a stderr pipe that is full and never read: given up, and the
+# signal still ends the process (within seconds, not never)
+rm -f "$WORK/fullpipe"; mkfifo "$WORK/fullpipe"
+exec 9<>"$WORK/fullpipe"
+head -c 65536 /dev/zero >&9 # the pipe's room, all taken
+start=$(date +%s%N)
+env LD_PRELOAD="$PRELOAD" "$T/fatalprog" wait >"$WORK/fout" 2>"$WORK/fullpipe" &
+fp=$!
+for _ in $(seq 200); do grep -q ready "$WORK/fout" 2>/dev/null && break; sleep 0.05; done
+( sleep 30; kill -KILL $fp ) 2>/dev/null & dog=$! # (a process never ended fails the case, not the run)
+kill -TERM $fp; wait $fp 2>/dev/null; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+kill $dog 2>/dev/null; wait $dog 2>/dev/null
+exec 9>&-
+if [ $rc = 143 ] && [ $ms -lt 15000 ]; then
+    ok "fatal signal: a report to a full stderr pipe nobody reads is given up; the signal ends the process (143, $ms ms)"
+else bad "fatal signal with stderr a full pipe (rc $rc, $ms ms)"; fi
+
 # invisible: the program reads SIG_DFL; its own handler takes over, no report
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
     skip "fatal signal: seen by the program" "a TSan-built program asks for its signals' actions past the guard"

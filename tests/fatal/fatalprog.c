@@ -14,6 +14,9 @@
  *   ctor:    as wait, then dlopens argv[2], whose constructor says "ready"
  *            and sleeps 30 s (the loader's lock held): the report must
  *            still be written, and the signal end the process
+ *   threads: as wait, with a second thread that waits too (a signal sent
+ *            twice, by a process group and by the command forwarding it,
+ *            reaches both threads)
  *   fork:    as wait, then forks (touching 256 MiB first, so that each
  *            fork takes a while) and waits for the child, over and over:
  *            a signal in the middle of a fork (the allocator's locks held)
@@ -23,10 +26,19 @@
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <sys/wait.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+static void *waiter(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
 
 static void handled(int sig)
 {
@@ -103,6 +115,11 @@ int main(int argc, char **argv)
             if (pid > 0)
                 waitpid(pid, NULL, 0);
         }
+    }
+    if (strcmp(mode, "threads") == 0) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, waiter, NULL) != 0)
+            printf("FAIL thread\n");
     }
     printf("ready\n");
     if (strcmp(mode, "sleep") == 0) {
