@@ -93,12 +93,16 @@ static void write_metrics(void)
     __atomic_store_n(&metrics_failing, failing, __ATOMIC_RELAXED);
 }
 
+/* Does this process keep a metrics file? (Not under secure execution: the
+ * setting is refused there; not a fork child: the file is its parent's.) */
+static int metrics_here(void) { return gmg_cfg.metrics[0] && !forked_child; }
+
 /* A fatal signal's report is out, the signal is about to end the process:
  * the status page goes, the metrics file gets its last numbers (as at exit). */
 static void before_fatal(void)
 {
     gmg_status_unpublish();
-    if (gmg_cfg.metrics[0] && !forked_child && !gmg_cfg.secure)
+    if (metrics_here())
         write_metrics();
 }
 
@@ -107,7 +111,7 @@ static void before_fatal(void)
 static void refused(const struct gmg_refusal *r)
 {
     gmg_reporter_refused(r);
-    if (r->abort && gmg_cfg.metrics[0] && !forked_child && !gmg_cfg.secure && gmg_self_owns())
+    if (r->abort && metrics_here() && gmg_self_owns())
         write_metrics();
 }
 
@@ -117,7 +121,7 @@ static void refused(const struct gmg_refusal *r)
 static void check_paths(void)
 {
     gmg_report_check_path();
-    if (gmg_cfg.metrics[0] && !forked_child) {
+    if (metrics_here()) {
         char path[sizeof gmg_cfg.metrics + 32];
         metrics_path(path, sizeof path);
         if (gmg_metrics_check_path(gmg_cfg.metrics, path) < 0)
@@ -166,7 +170,7 @@ static void tick(void)
             gmg_prepare_limit(d);
         gmg_status_tick(gated_site_names);
     }
-    if (gmg_cfg.metrics[0] && !forked_child && now_ms() >= next_metrics_ms) {
+    if (metrics_here() && now_ms() >= next_metrics_ms) {
         write_metrics();
         next_metrics_ms = now_ms() + (long long)gmg_cfg.metrics_interval * 1000;
     }
@@ -375,7 +379,7 @@ __attribute__((destructor)) static void gmg_stop(void)
     }
     gmg_reporter_flush();
     uint64_t leaks = gmg_report_now(GMG_TRIGGER_EXIT);
-    if (gmg_cfg.metrics[0] && !forked_child)
+    if (metrics_here())
         write_metrics();
     gmg_status_remove();
     gmg_group_leave(); /* its memory goes with the process */

@@ -225,28 +225,10 @@ static void rb_move(struct slot *s, uint32_t gen, int64_t delta, int set_zero)
     }
 }
 
-/* The live heap holding address ptr, and its generation (heaps do not
- * overlap as NVTX requires; the first found if they do). */
-static struct slot *holding(uint64_t ptr, uint32_t *gen_out)
-{
-    uint32_t n = LD(nslots);
-    for (uint32_t i = 0; i < n; i++) {
-        struct slot *s = slot_at(i);
-        uint32_t gen = s ? LD(s->gen) : 0;
-        if (!(gen & 1) || ptr - LD(s->lo) >= LD(s->size))
-            continue;
-        if (LD(s->gen) == gen) {
-            *gen_out = gen;
-            return s;
-        }
-    }
-    return NULL;
-}
-
-void gmg_heap_regions_add(uintptr_t handle, uint64_t ptr, int64_t delta)
+void gmg_heap_regions_add(uintptr_t handle, int64_t delta)
 {
     uint32_t gen;
-    struct slot *s = handle ? find(handle, &gen) : holding(ptr, &gen);
+    struct slot *s = find(handle, &gen);
     if (s)
         rb_move(s, gen, delta, 0);
 }

@@ -47,9 +47,8 @@ uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out);
 uintptr_t gmg_heap_at_holding(uint64_t lo, uint64_t ptr, uint64_t size);
 /* Forget a heap: 1, or 0 when no such heap is live. */
 int gmg_heap_remove(uintptr_t handle);
-/* Move a heap's region bytes by delta (the heap holding [ptr, ptr+1));
- * handle 0: find it by address. */
-void gmg_heap_regions_add(uintptr_t handle, uint64_t ptr, int64_t delta);
+/* Move a heap's region bytes by delta (nothing when it is gone). */
+void gmg_heap_regions_add(uintptr_t handle, int64_t delta);
 /* Set every heap's region bytes (handle 0) or one's to 0 (a reset). */
 void gmg_heap_regions_clear(uintptr_t handle);
 /* A tracked allocation was freed (its record's value and sequence number):

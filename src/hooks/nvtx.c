@@ -297,9 +297,9 @@ static void region_insert(uint64_t ptr, uint64_t size, uint32_t stack, const str
     struct gmg_gone stale;
     int got = gmg_track_insert(&t, id, &stale);
     if (got >= 0)
-        gmg_heap_regions_add(id, ptr, (int64_t)size);
+        gmg_heap_regions_add(id, (int64_t)size);
     if (got == 1 || got == GMG_INSERT_FAILED_STALE) { /* registered again without an unregister */
-        gmg_heap_regions_add(stale.aux, stale.value, -(int64_t)stale.size);
+        gmg_heap_regions_add(stale.aux, -(int64_t)stale.size);
         warn(W_UNKNOWN, "a region registered again without being unregistered: the newer one is kept");
     }
 }
@@ -362,7 +362,7 @@ static void regions_unregister(nvtxDomainHandle_t domain, nvtxMemRegionsUnregist
             warn(W_UNKNOWN, "nvtxMemRegionsUnregister of a region that is not registered (twice, or never)");
             continue;
         }
-        gmg_heap_regions_add(g.aux, v, -(int64_t)g.size); /* its own heap's */
+        gmg_heap_regions_add(g.aux, -(int64_t)g.size); /* its own heap's */
     }
 }
 
@@ -395,7 +395,7 @@ static void regions_resize(nvtxDomainHandle_t domain, nvtxMemRegionsResizeBatch_
             warn(W_UNKNOWN, "nvtxMemRegionsResize of a region that is not registered");
             continue;
         }
-        gmg_heap_regions_add(g.aux, ptr, -(int64_t)g.size);
+        gmg_heap_regions_add(g.aux, -(int64_t)g.size);
         h.device = a.device;
         h.ctx = a.ctx;
         region_insert(ptr, r->size, a.stack, &h, g.aux); /* the stack that registered it */

@@ -109,11 +109,12 @@ static int wanted_object(const char *name)
     return 0;
 }
 
+/* dl_iterate_phdr's callback: the object's executable ranges into ranges[],
+ * *arg counting them, when it is one where a thread must not wait. */
 static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    (void)arg;
-    int mine = 0;
+    int *n = arg, mine = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) { /* the guard's own: the object holding on_fatal */
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
@@ -122,12 +123,12 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!mine && !(info->dlpi_name && wanted_object(info->dlpi_name)))
         return 0;
-    for (int i = 0; i < info->dlpi_phnum && nranges < MAX_RANGES; i++) {
+    for (int i = 0; i < info->dlpi_phnum && *n < MAX_RANGES; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
-            ranges[nranges].lo = info->dlpi_addr + ph->p_vaddr;
-            ranges[nranges].hi = ranges[nranges].lo + ph->p_memsz;
-            nranges++;
+            ranges[*n].lo = info->dlpi_addr + ph->p_vaddr;
+            ranges[*n].hi = ranges[*n].lo + ph->p_memsz;
+            (*n)++;
         }
     }
     return 0;
@@ -234,10 +235,8 @@ void gmg_fatalsig_arm(void)
     if (!real || __atomic_exchange_n(&armed, 1, __ATOMIC_ACQ_REL))
         return;
     int n = 0;
-    nranges = 0;
-    dl_iterate_phdr(note_object, NULL); /* at the first CUDA use: the driver is loaded */
-    n = nranges;
-    __atomic_store_n(&nranges, n, __ATOMIC_RELEASE);
+    dl_iterate_phdr(note_object, &n); /* at the first CUDA use: the driver is loaded */
+    __atomic_store_n(&nranges, n, __ATOMIC_RELEASE); /* the ranges, then their count, for the handler */
     for (size_t i = 0; i < NFATAL; i++) {
         int sig = fatal_sigs[i];
         struct sigaction now;
