@@ -77,12 +77,9 @@ static void owner_root(struct gmg_buf *b, const struct gmg_group *g)
 static uint64_t folded_bytes(const struct gmg_report *r, const struct gmg_group *g)
 {
     uint64_t held = 0;
-    for (size_t k = 0; g->pool && k < r->nheaps; k++) {
-        const struct gmg_heap_info *h = &r->heaps[k];
-        if (gmg_heap_tracked(h) && r->heap_pools[k] == g->pool && h->seg_stack == g->stack &&
-            h->seg_family == g->family && h->device == g->device)
-            held += h->region_bytes;
-    }
+    for (size_t k = 0; g->pool && k < r->nheaps; k++)
+        if (gmg_report_heap_group(r, k, g))
+            held += r->heaps[k].region_bytes;
     return held < g->bytes ? g->bytes - held : 0;
 }
 

@@ -352,6 +352,13 @@ static void heaps_take(struct gmg_report *r)
         r->heap_pools[i] = r->heaps[i].name ? r->heaps[i].name : "NVTX heap";
 }
 
+int gmg_report_heap_group(const struct gmg_report *r, size_t k, const struct gmg_group *g)
+{
+    const struct gmg_heap_info *h = &r->heaps[k];
+    return gmg_heap_tracked(h) && g->pool == r->heap_pools[k] && g->stack == h->seg_stack &&
+           g->family == h->seg_family && g->device == h->device;
+}
+
 static const char *heap_pool(const struct gmg_report *r, const struct gmg_group *g)
 {
     for (size_t i = 0; i < r->nheaps; i++) {
@@ -479,7 +486,7 @@ void gmg_report_owners(struct gmg_report *r)
     for (size_t k = 0; k < r->nheaps; k++) /* a heap's regions are not what its pool retains */
         for (size_t i = 0; gmg_heap_tracked(&r->heaps[k]) && i < r->ngroups + r->nreclaimed; i++) {
             const struct gmg_group *g = i < r->ngroups ? &r->groups[i] : &r->reclaimed[i - r->ngroups];
-            if (g->pool != r->heap_pools[k] || g->stack != r->heaps[k].seg_stack)
+            if (!gmg_report_heap_group(r, k, g))
                 continue;
             for (size_t o = 0; o < r->nowners; o++)
                 if (r->owners[o].owner == g->owner) {

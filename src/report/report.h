@@ -287,6 +287,10 @@ void gmg_frag_meminfo(struct gmg_report *r);
  * Called by gmg_report_build once the symbolizer is taken, before the
  * suppressions (a pool's segment is no leak to suppress). */
 void gmg_report_owners(struct gmg_report *r);
+/* Is g the group that holds NVTX heap k's segment (r->heaps[k], once
+ * gmg_report_owners has named the heaps' pools): the heap's pool's, of the
+ * segment's stack, family and device? */
+int gmg_report_heap_group(const struct gmg_report *r, size_t k, const struct gmg_group *g);
 /* What is live now on `device` (-1: every device), as an exit report would
  * count it: unsuppressed leaks (live and reclaimed allocations that are no
  * pool's segment, NVTX regions included) and what pools retain (their
