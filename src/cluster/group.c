@@ -419,6 +419,23 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
     for (;;) {
         if (__builtin_add_overflow(__atomic_load_n(slot, __ATOMIC_RELAXED), bytes, &sum))
             return budget && !warn ? 0 : -1;
+        /* What does not fit the group as it is now is refused without
+         * being added: an add over the budget, taken back a moment later,
+         * would be counted meanwhile by every other member's sum (their
+         * reservations refused, cuMemGetInfo's free memory and the group's
+         * peak wrong), for as long as this member is stopped before taking
+         * it back. Only reservations that fit, racing for the last bytes,
+         * are ever added and taken back. */
+        if (budget && !warn) {
+            uint64_t before = sum_slots(dev);
+            if (before > budget || budget - before < bytes) {
+                if (!reclaimed && reclaim_now(0) > 0) {
+                    reclaimed = 1;
+                    continue;
+                }
+                return 0;
+            }
+        }
         /* one instruction: killed before it, nothing is ours; after it, the
          * slot says exactly what we took */
         __atomic_fetch_add(slot, bytes, __ATOMIC_SEQ_CST);
@@ -554,8 +571,15 @@ static int check_header(const struct gmg_group_seg *s, const char *name, unsigne
 {
     const char *what = "GPUMEM_GROUP";
     uint64_t magic = __atomic_load_n(&s->magic, __ATOMIC_ACQUIRE);
+    if (magic == GMG_GROUP_MAGIC && s->version == GMG_GROUP_VERSION && s->size == sizeof *s &&
+        s->slots == GMG_GROUP_SLOTS && s->devices == GMG_GROUP_DEVICES && s->uid != uid) {
+        snprintf(err, errlen, "%s=%s: /dev/shm%s says it is the segment of uid %u, not of this user (uid %u): "
+                 "copied from another user's?; remove the file once no process uses it, or give this group another "
+                 "name; refused", what, name, shm_name, s->uid, uid);
+        return -1;
+    }
     if (magic != GMG_GROUP_MAGIC || s->version != GMG_GROUP_VERSION || s->size != sizeof *s ||
-        s->slots != GMG_GROUP_SLOTS || s->devices != GMG_GROUP_DEVICES || s->uid != uid) {
+        s->slots != GMG_GROUP_SLOTS || s->devices != GMG_GROUP_DEVICES) {
         unsigned v = magic == GMG_GROUP_MAGIC ? s->version : 0;
         snprintf(err, errlen, "%s=%s: /dev/shm%s is not a group segment of this guard (%s %u, this guard's is %d%s); "
                  "give this one another name, or remove the file once no process uses it; refused", what, name,
@@ -647,12 +671,28 @@ int gmg_group_open(const char *name, char *err, unsigned errlen)
             FAIL("%s=%s: no room for the group's %zu bytes in %s: %s", what, name, size, p, strerror(e));
     } else if ((size_t)st.st_size != size) {
         FAIL("%s=%s: %s is %lld bytes, not the %zu bytes of this guard's group segment (version %d): another "
-             "version of gpumemguard uses this group; give this one another name, or remove the file once no "
-             "process uses it; refused", what, name, p, (long long)st.st_size, size, GMG_GROUP_VERSION);
+             "version of gpumemguard uses this group, or the file was cut or written by something else; give this "
+             "one another name, or remove the file once no process uses it; refused", what, name, p,
+             (long long)st.st_size, size, GMG_GROUP_VERSION);
     }
-    map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    /* Mapped through an open of its own, closed at once: a mapping holds
+     * its open of the file, so one made through `fd` would keep this
+     * member's locks, its liveness, for as long as any process has the
+     * mapping (a fork() child inherits it, and with it our open, though
+     * its handler closes the descriptor): a member killed meanwhile would
+     * look alive and keep its share. */
+    int mfd = shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    struct stat mst;
+    if (mfd < 0 || fstat(mfd, &mst) != 0 || mst.st_dev != seg_dev || mst.st_ino != seg_ino) {
+        if (mfd >= 0)
+            close(mfd);
+        FAIL("%s=%s: cannot map %s: it was replaced while being opened", what, name, p);
+    }
+    map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    int map_errno = errno;
+    close(mfd);
     if (map == MAP_FAILED)
-        FAIL("%s=%s: cannot map %s: %s", what, name, p, strerror(errno));
+        FAIL("%s=%s: cannot map %s: %s", what, name, p, strerror(map_errno));
     struct gmg_group_seg *s = map;
     if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == 0) {
         if (!locked)

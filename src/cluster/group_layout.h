@@ -8,10 +8,11 @@
  * inside it; never unlinked by the guard.
  *
  * What the group holds is the sum of its slots: there is no shared
- * counter. A member reserves with one atomic add to its own slot, then
- * sums every slot (a sequentially consistent add, then loads: of two
- * members adding at once, the later one sees the other's bytes) and takes
- * its add back if the sum is above the budget. Each step is one atomic
+ * counter. A member first sums every slot and refuses, writing nothing,
+ * what does not fit; else it reserves with one atomic add to its own slot,
+ * sums again (a sequentially consistent add, then loads: of two members
+ * adding at once, the later one sees the other's bytes) and takes its add
+ * back if the sum is above the budget. Each step is one atomic
  * instruction on the member's own slot, so a member killed at any
  * instruction leaves in its slot exactly what it took, and reclaiming the
  * slot gives back exactly that: never more, never less.
@@ -22,8 +23,10 @@
  * last descriptor of that open is closed: at death (SIGKILL included) or
  * exec (the descriptor is close-on-exec). Closing another descriptor of
  * the same file (a program reading the group's numbers) leaves it alone,
- * as it would not a POSIX record lock. A child made by fork() opens the
- * object anew and holds none of its parent's locks. A slot in state 1
+ * as it would not a POSIX record lock. A mapping holds the open it was
+ * made through, so the segment is mapped through another open, closed at
+ * once. A child made by fork() opens the object anew and holds none of its
+ * parent's locks. A slot in state 1
  * whose byte can be locked by someone else belongs to a dead process: its
  * bytes go back to the group. Byte GMG_GROUP_LOCK_MEMBERSHIP serialises
  * the clean start of a group that has no live member (and a segment's

@@ -19,6 +19,12 @@
  *                                   ever (what a server's health check does)
  *   holdfast churn SEED             4 threads allocate and free 64-768 KiB for ever, refusals
  *                                   taken as they come (members of a kill storm)
+ *   holdfast forkkeep BYTES         hold BYTES, fork() a child that never allocates and only
+ *                                   waits (a data-loader worker); print "held child PID", wait
+ *   holdfast overask BYTES          2 threads ask for BYTES (more than the budget) for ever,
+ *                                   each refusal taken as it comes; print "asking"
+ *   holdfast steps BYTES N          4 threads each allocate and free BYTES N times; print
+ *                                   "refused R of 4N"
  *   holdfast vforksig               install a SIGUSR1 handler, vfork a child that sets
  *                                   SIGUSR1 to SIG_DFL and execs /bin/true, then raise SIGUSR1:
  *                                   "handler ran N" (1 when the child left the parent alone)
@@ -189,6 +195,75 @@ static void churn(unsigned seed)
     forever();
 }
 
+/* ------------------------------------------- forkkeep, overask, steps */
+
+static void forkkeep(size_t bytes)
+{
+    hold(bytes);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0)
+        for (;;)
+            pause();
+    printf("held child %d\n", (int)pid);
+    forever();
+}
+
+static size_t ask_bytes;
+static int steps_n;
+static uint64_t steps_refused;
+
+static void *asker(void *arg)
+{
+    (void)arg;
+    TL_CHECK(cuCtxSetCurrent(ctx));
+    for (;;) {
+        CUdeviceptr p;
+        if (cuMemAlloc_v2(&p, ask_bytes) == CUDA_SUCCESS)
+            TL_CHECK(cuMemFree_v2(p));
+    }
+    return NULL;
+}
+
+static void overask(size_t bytes)
+{
+    ask_bytes = bytes;
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, asker, NULL);
+    printf("asking\n");
+    forever();
+}
+
+static void *stepper(void *arg)
+{
+    (void)arg;
+    TL_CHECK(cuCtxSetCurrent(ctx));
+    for (int i = 0; i < steps_n; i++) {
+        CUdeviceptr p;
+        CUresult r = cuMemAlloc_v2(&p, ask_bytes);
+        if (r == CUDA_ERROR_OUT_OF_MEMORY)
+            __atomic_fetch_add(&steps_refused, 1, __ATOMIC_RELAXED);
+        else if (r == CUDA_SUCCESS)
+            TL_CHECK(cuMemFree_v2(p));
+        else
+            TL_CHECK(r);
+    }
+    return NULL;
+}
+
+static void steps(size_t bytes, int n)
+{
+    ask_bytes = bytes;
+    steps_n = n;
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, stepper, NULL);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    printf("refused %llu of %d\n", (unsigned long long)steps_refused, 4 * n);
+}
+
 /* ----------------------------------------------------------- vforksig */
 
 static volatile sig_atomic_t ran;
@@ -236,6 +311,12 @@ int main(int argc, char **argv)
         poll_info(strtoull(argv[2], NULL, 0));
     else if (!strcmp(m, "churn") && argc > 2)
         churn((unsigned)atoi(argv[2]));
+    else if (!strcmp(m, "forkkeep") && argc > 2)
+        forkkeep(strtoull(argv[2], NULL, 0));
+    else if (!strcmp(m, "overask") && argc > 2)
+        overask(strtoull(argv[2], NULL, 0));
+    else if (!strcmp(m, "steps") && argc > 3)
+        steps(strtoull(argv[2], NULL, 0), atoi(argv[3]));
     else if (!strcmp(m, "vforksig"))
         vforksig();
     else {

@@ -62,6 +62,37 @@ if [ $t = 1 ] && [ "$used" = 6291456 ] && [ "$members" = 1 ]; then
 else bad "group: a close of the segment's file (take rc $t, used $used, members $members)" "$WORK/out"; fi
 reap $apid
 
+# ------------------------------- a killed member whose fork() child lives on
+# (a data-loader worker that never allocates): the child has the parent's
+# mapping of the segment, which must not keep the parent's liveness
+G=${HP}w
+gbg a GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" forkkeep 6291456; apid=$!
+await "$WORK/a.out" held
+read -r _ _ kid <"$WORK/a.out"
+reap $apid
+gtake 6291456; t=$?
+read -r _ used _ _ _ _ _ members _ <<<"$(peek $G)"
+if [ $t = 0 ] && [ -n "$kid" ] && [ -d "/proc/$kid" ] && [ "$used" = 0 ] && [ "$members" = 0 ]; then
+    ok "group: a member killed while its fork() child lives on gives its share back (the child's copy of the mapping keeps nothing)"
+else bad "group: a killed member with a live child (take rc $t, child $kid, used $used, members $members)" "$WORK/out"; fi
+[ -n "$kid" ] && kill -9 "$kid" 2>/dev/null
+
+# ------------------------------- members asking for more than the budget
+# are refused without counting: the others' reservations, free memory and
+# the group's peak never see the bytes they asked for
+G=${HP}x
+gbg b1 GPUMEM_GROUP=$G GPUMEM_LIMIT=64M "$HF" overask 68157440; b1=$!
+gbg b2 GPUMEM_GROUP=$G GPUMEM_LIMIT=64M "$HF" overask 68157440; b2=$!
+gbg b3 GPUMEM_GROUP=$G GPUMEM_LIMIT=64M "$HF" overask 68157440; b3=$!
+await "$WORK/b1.out" asking && await "$WORK/b2.out" asking && await "$WORK/b3.out" asking
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=64M "$HF" steps 1048576 5000
+read -r _ used _ peak _ <<<"$(peek $G)"
+reap $b1 $b2 $b3
+read -r _ refused _ <"$WORK/out"
+if [ "$refused" = 0 ] && [ -n "$peak" ] && [ "$peak" -le 4194304 ]; then
+    ok "group: 3 members asking for more than the budget for ever: another's 20,000 allocations of 1 MiB are never refused, the group's peak stays $peak"
+else bad "group: members asking too much (refused $refused, peak $peak)" "$WORK/out"; fi
+
 # --------------------------------------- a member holding the membership lock
 # (as one stopped by SIGSTOP or a debugger at the wrong moment would): a new
 # process starts and allocates after a short bounded wait
@@ -140,6 +171,13 @@ guarded GPUMEM_GROUP=${HP}y GPUMEM_LIMIT=8M "$GT" info; rc=$?
 [ $rc = 2 ] && has "says it is the segment of group '$G', not '${HP}y'" "$WORK/err" \
     && ok "group: a copy of another group's segment under this group's name is refused (the name inside is checked)" \
     || bad "group: a copied segment (rc $rc)" "$WORK/err"
+# a segment that says it is another user's (copied from theirs): said so
+cp "$SHM/$(seg $G)" "$SHM/$(seg ${HP}u)"; chmod 600 "$SHM/$(seg ${HP}u)"
+python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); f.seek(24); f.write(struct.pack("<I", int(sys.argv[2])))' "$SHM/$(seg ${HP}u)" $((GU + 4242))
+guarded GPUMEM_GROUP=${HP}u GPUMEM_LIMIT=8M "$GT" info; rc=$?
+[ $rc = 2 ] && has "says it is the segment of uid $((GU + 4242)), not of this user (uid $GU)" "$WORK/err" \
+    && ok "group: a segment that says it is another user's is refused saying so" \
+    || bad "group: a segment of another uid inside (rc $rc)" "$WORK/err"
 reap $apid
 mkdir "$SHM/$(seg ${HP}d)"
 guarded GPUMEM_GROUP=${HP}d "$GT" info; rc=$?
