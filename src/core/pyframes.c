@@ -66,7 +66,12 @@ static const struct py_layout layouts[] = {
 #define STR_HASH 24         /* the str's cached hash, -1 until computed */
 #define BYTES_DATA 32
 #define OWNER_GENERATOR 1
-#define MAX_WALK 65536        /* frames looked at, kept or not */
+/* Frames looked at, kept or not: a stop for a chain that does not end
+ * (none does in a sound interpreter), far past any real recursion (CPython
+ * 3.11+ recurses in Python without the C stack, as deep as its recursion
+ * limit allows: hundreds of thousands of frames). A walk cut there keeps
+ * no outermost frames: the last ones read are not the outermost. */
+#define MAX_WALK (1u << 24)
 #define MAX_OUTER 128         /* outermost frames kept (half the deepest stack) */
 
 static int mode = 1;
@@ -771,6 +776,12 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
     if (total <= inner || !ring_n)
         return fits && !lost ? memo_keep(c, walked, frame, max, out, n) : n;
     uint32_t beyond = total - inner, keep = beyond, first = 0;
+    if (walked >= MAX_WALK && aligned_ptr(frame)) { /* cut: the ring's are not the outermost */
+        uint32_t gap = mark(c, beyond);
+        if (gap)
+            out[n++] = GMG_PYFRAME_TAG | gap;
+        return n;
+    }
     if (total > max) { /* the ring holds the last ring_n: keep all but one, for the mark */
         keep = ring_n - 1;
         first = (beyond - keep) % ring_n;

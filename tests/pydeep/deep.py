@@ -31,4 +31,7 @@ def main():
     recurse(int(sys.argv[1]))
 
 
+sys.setrecursionlimit(max(sys.getrecursionlimit(), int(sys.argv[1]) + 100))
+
+
 main()

@@ -38,6 +38,15 @@ PYEOF
     if grep -q "^<module> (.*deep.py:[0-9]*);main (.*);recurse .*;\[13 Python frames left out\];recurse .*;leaf (.*deep.py:[0-9]*);" "$WORK/deep.folded"; then
         ok "folded (outermost first, as flame graphs read): '<module>;main;recurse...;[13 Python frames left out];recurse...;leaf;...'"
     else bad "folded: a long Python stack's mark" "$WORK/deep.folded"; fi
+    # deeper than 65,536 frames (CPython 3.11+ recurses in Python without
+    # the C stack): 70,004 frames, the outermost still main and <module>
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stderr GPUMEM_REPORT_FORMAT=text "$PYX" "$PYD" 70000 >"$WORK/out" 2>"$WORK/err"
+    grp=$(grep -m1 -A40 -F "(3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" "$WORK/err")
+    if echo "$grp" | grep -qxF "    ... [69973 Python frames left out] ..." \
+       && echo "$grp" | grep '^    File ' | tail -2 | head -1 | grep -qF "in main" \
+       && echo "$grp" | grep '^    File ' | tail -1 | grep -qF "in <module>"; then
+        ok "a 70,000-deep Python recursion keeps main and <module> outermost and says 69973 frames were left out"
+    else bad "a Python stack deeper than 65,536 frames" "$WORK/err"; fi
     # a shallow stack has no mark, and all its frames
     env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stderr "$PYX" "$PYD" 5 >"$WORK/out" 2>"$WORK/err"
     if ! grep -q "left out" "$WORK/err" && [ "$(before_peak "$WORK/err" | grep -m1 -A40 -F "(3145728 bytes) in 1 allocation (cuMemAlloc, device 0) allocated from:" | grep -c '^    File ')" = 9 ]; then
