@@ -152,6 +152,11 @@ PYEOF
     if as_cpython_saw 200; then ok "Python $v: 200 functions made by exec and dropped in turn (names and files repeating, first lines and bodies moving): $(cat "$WORK/out") stacks, each as CPython saw it"
     else bad "Python $v exec'd functions vs CPython" "$WORK/out"; fi
 
+    # line tables of one size and another content made where the last ones were
+    pyrun "$PY" tables GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
+    if as_cpython_saw 400; then ok "Python $v: a function made 400 times with a line table of one size and another content in turn (the call on line 2, then 3): $(cat "$WORK/out") stacks, each as CPython saw it"
+    else bad "Python $v line tables made again where the last ones were" "$WORK/out"; fi
+
     # runs of allocations from one stack after another (the thread's last
     # capture given again within a run), stacks differing in depth or only
     # in an outer frame's line from one run to the next

@@ -249,6 +249,12 @@ struct strs {
     const char *fn, *file;
     uint32_t fn_len, file_len;
     int64_t fn_hash, file_hash;
+    /* The line table's first bytes the line was read from, and their sum
+     * (table_sum): a code object made again at the address of a freed
+     * one, with a table of the same size at the old table's address (code
+     * made by exec from text of another shape) reads another line. */
+    int64_t t_used;
+    uint64_t t_sum;
 };
 
 static inline int64_t str_hash(const void *s)
@@ -284,6 +290,33 @@ static int same_text(const void *s, const char *text, uint32_t len, size_t cap)
 
 #define FN_CAP 256
 #define FILE_CAP 1024
+
+/* A sum of a line table's first n bytes (n at most its size) that any
+ * change of them changes but by chance one in 2^64: eight bytes a step. */
+static uint64_t table_sum(const void *table, int64_t n)
+{
+    const uint8_t *t = (const uint8_t *)table + BYTES_DATA;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n, w;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, t + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        w = 0;
+        memcpy(&w, t + i, (size_t)(n - i));
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* Does the table (of the size read before) begin as it did? */
+static inline int table_holds(const void *table, const struct strs *k)
+{
+    return k->t_used <= 0 || table_sum(table, k->t_used) == k->t_sum;
+}
 
 static inline int strs_hold(const struct strs *k, const void *name, const void *filename)
 {
@@ -430,8 +463,8 @@ static inline int64_t table_size(const void *table)
  * during the call), and so are their code objects; but one freed since the
  * last walk may have been made again at its address, with its strings and
  * table at the old ones' addresses too (functions made by exec): hence the
- * texts. A table remade at its address with the same size and first line
- * and other content is the one case left unseen, by the cache as by this. */
+ * texts, and the table's first bytes that the frame's line was read from
+ * (their sum: struct strs). */
 #define MEMO 128
 struct mframe {
     const void *frame, *code, *instr, *type, *name, *filename, *table;
@@ -489,7 +522,8 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset, struc
     int64_t tsize = table_size(table);
     struct centry *e = c ? &c->e[(k ^ (k >> 11)) % CACHE] : NULL;
     if (e && e->code == code && e->offset == offset && e->name == name && e->filename == filename &&
-        e->table == table && e->first == first && e->table_size == tsize && e->id && strs_hold(&e->s, name, filename)) {
+        e->table == table && e->first == first && e->table_size == tsize && e->id && strs_hold(&e->s, name, filename) &&
+        table_holds(table, &e->s)) {
         if (got)
             *got = e->s;
         return e->id;
@@ -501,11 +535,13 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset, struc
     if (!read_str(filename, file, sizeof file))
         snprintf(file, sizeof file, "?");
     int line = first;
+    int64_t used = 0;
     if (offset >= 0 && tsize >= 0) {
         int64_t n = tsize;
         if (n > 0 && n < (1 << 24)) {
             const uint8_t *t = (const uint8_t *)table + BYTES_DATA;
-            int l = L->co_code >= 0 ? gmg_py_line_of_310(t, n, first, offset) : gmg_py_line_of(t, n, first, offset);
+            int l = L->co_code >= 0 ? gmg_py_line_of_310(t, n, first, offset, &used)
+                                    : gmg_py_line_of(t, n, first, offset, &used);
             if (l >= 0)
                 line = l;
         }
@@ -514,7 +550,7 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset, struc
     if (!f)
         return 0;
     struct strs now = { f->text, f->file, (uint32_t)strlen(f->text), (uint32_t)strlen(f->file), str_hash(name),
-                        str_hash(filename) };
+                        str_hash(filename), used, used > 0 ? table_sum(table, used) : 0 };
     if (got)
         *got = now;
     if (e) {
@@ -636,6 +672,7 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
      * of one file object, read as one text then: each is compared once a
      * walk (a recursion, a module's functions). */
     const void *code_read = NULL, *file_read = NULL;
+    int64_t table_read = 0; /* code_read's table: its first bytes compared */
     for (uint32_t i = 0; i < c->memo_walked; i++) {
         const struct mframe *k = &c->memo[i];
         if (frame != k->frame) /* never a null or misaligned one: memo_keep took only frames */
@@ -645,8 +682,16 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
             RD(uint8_t, frame, L->f_owner) != k->owner)
             return UINT32_MAX;
         frame = RD(const char *, frame, L->f_prev);
-        if (code == code_read)
+        if (code == code_read) {
+            /* its names are compared; its line may rest on more of the table
+             * (all of it was as one then: the same object, the same walk) */
+            if (k->s.fn && k->s.t_used > table_read) {
+                if (!table_holds(k->table, &k->s))
+                    return UINT32_MAX;
+                table_read = k->s.t_used;
+            }
             continue;
+        }
         const void *type = aligned_ptr(code) ? RD(const void *, code, OB_TYPE) : NULL;
         if (type != k->type)
             return UINT32_MAX;
@@ -660,7 +705,7 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
             return UINT32_MAX;
         if (!k->s.fn)
             continue; /* left out of the words: its names were not read */
-        if (!same_str(k->name, k->s.fn, k->s.fn_len, k->s.fn_hash, FN_CAP))
+        if (!same_str(k->name, k->s.fn, k->s.fn_len, k->s.fn_hash, FN_CAP) || !table_holds(k->table, &k->s))
             return UINT32_MAX;
         if (k->filename != file_read) {
             if (!same_str(k->filename, k->s.file, k->s.file_len, k->s.file_hash, FILE_CAP))
@@ -668,6 +713,7 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
             file_read = k->filename;
         }
         code_read = code;
+        table_read = k->s.t_used;
     }
     if (frame != c->memo_end)
         return UINT32_MAX;

@@ -22,22 +22,23 @@ static int read_varint(const uint8_t **p, const uint8_t *end, unsigned *out)
     return 0;
 }
 
-int gmg_py_line_of(const uint8_t *t, int64_t n, int first, int64_t addr)
+int gmg_py_line_of(const uint8_t *t, int64_t n, int first, int64_t addr, int64_t *used)
 {
     const uint8_t *p = t, *end = t + n;
+    int r = -1;
     long long line = first; /* a corrupt table must not overflow an int */
     int64_t at = 0;
     while (p < end) {
         unsigned b = *p++;
         if (!(b & 128))
-            return -1; /* not at an entry's first byte */
+            break; /* not at an entry's first byte */
         unsigned code = (b >> 3) & 15;
         int64_t len = (int64_t)((b & 7) + 1) * 2;
         long long entry_line = line;
         if (code == 13 || code == 14) {
             unsigned u;
             if (read_varint(&p, end, &u))
-                return -1;
+                break;
             line += (u & 1) ? -(long long)(u >> 1) : (long long)(u >> 1);
             entry_line = line;
         } else if (code >= 10 && code <= 12) {
@@ -48,18 +49,22 @@ int gmg_py_line_of(const uint8_t *t, int64_t n, int first, int64_t addr)
             entry_line = -1;
         while (p < end && !(*p & 128))
             p++; /* the entry's other bytes (columns) */
-        if (addr >= at && addr < at + len)
-            return entry_line < 0 || entry_line > 0x7fffffff ? -1 : (int)entry_line;
+        if (addr >= at && addr < at + len) {
+            r = entry_line < 0 || entry_line > 0x7fffffff ? -1 : (int)entry_line;
+            break;
+        }
         at += len;
     }
-    return -1;
+    if (used)
+        *used = p - t;
+    return r;
 }
 
 
 /* 3.10 (Objects/lnotab_notes.txt, PyLineTable_NextAddressRange): each pair
  * ends the current range `b` bytes further and moves the line by `d`
  * (-128: the range has no line). Empty ranges only carry their delta. */
-int gmg_py_line_of_310(const uint8_t *t, int64_t n, int first, int64_t addr)
+int gmg_py_line_of_310(const uint8_t *t, int64_t n, int first, int64_t addr, int64_t *used)
 {
     long long line = first;
     int64_t end = 0;
@@ -72,8 +77,13 @@ int gmg_py_line_of_310(const uint8_t *t, int64_t n, int first, int64_t addr)
             line += d;
             entry_line = line;
         }
-        if (addr >= start && addr < end)
+        if (addr >= start && addr < end) {
+            if (used)
+                *used = i + 2;
             return entry_line < 0 || entry_line > 0x7fffffff ? -1 : (int)entry_line;
+        }
     }
+    if (used)
+        *used = n;
     return -1;
 }

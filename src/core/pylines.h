@@ -11,10 +11,12 @@
 
 /* The line of the instruction at byte offset addr of a code object whose
  * table is t[0..n) and first line `first`; -1 for "no line" or a table that
- * does not decode. Reads nothing outside t[0..n). */
-int gmg_py_line_of(const uint8_t *t, int64_t n, int first, int64_t addr);
+ * does not decode. Reads nothing outside t[0..n). *used (if not NULL): how
+ * many of the table's first bytes the answer depends on (t[0..*used)):
+ * another table that begins with the same bytes gives the same line. */
+int gmg_py_line_of(const uint8_t *t, int64_t n, int first, int64_t addr, int64_t *used);
 
 /* The same for 3.10's table, of (byte delta, signed line delta) pairs. */
-int gmg_py_line_of_310(const uint8_t *t, int64_t n, int first, int64_t addr);
+int gmg_py_line_of_310(const uint8_t *t, int64_t n, int first, int64_t addr, int64_t *used);
 
 #endif

@@ -252,5 +252,48 @@ def codes():
     write_expected()
 
 
+def stack_of(f):
+    st = []
+    while f is not None:
+        st.append((qualname(f.f_code), f.f_code.co_filename, f.f_lineno))
+        f = f.f_back
+    return st
+
+
+def tables():
+    # a function made again and again from one code object, its line table
+    # replaced each time by one of the same size and another content (the
+    # call on line 2, then on line 3), each freed before the next: the
+    # code objects and the tables are made where the last ones were. The
+    # allocating path makes no object, so that the addresses come back.
+    p = ctypes.c_uint64(); ref = ctypes.byref(p); size = ctypes.c_size_t(4096)  # noqa: E702
+    seen = []
+
+    def g(): return (seen.append(stack_of(sys._getframe())) if len(seen) < 2 else None, cu.cuMemAlloc_v2(ref, size))  # noqa: E704,E501
+
+    def code_of(src):
+        ns = {}
+        exec(compile(src, "<same>", "exec"), ns)
+        return ns["f"].__code__
+    c1, c2 = code_of("def f():\n    g()\n"), code_of("def f():\n\n    g()\n")
+    t = [bytes(c1.co_linetable), bytes(c2.co_linetable)]
+    assert len(t[0]) == len(t[1]) and t[0] != t[1]
+    glob, ftype = {"g": g}, type(g)
+
+    def call(k):
+        tbl = bytes(bytearray(t[k]))
+        code = c1.replace(co_linetable=tbl)
+        del tbl
+        fn = ftype(code, glob)
+        del code
+        fn()
+        del fn
+    for i in range(400):
+        call(i % 2)
+    for st in seen:
+        expected[tuple(map(tuple, st))] = [4096] * 200
+    write_expected()
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()
