@@ -249,12 +249,14 @@ struct strs {
     const char *fn, *file;
     uint32_t fn_len, file_len;
     int64_t fn_hash, file_hash;
-    /* The line table's first bytes the line was read from, and their sum
-     * (table_sum): a code object made again at the address of a freed
-     * one, with a table of the same size at the old table's address (code
-     * made by exec from text of another shape) reads another line. */
+    /* The line table's first bytes the line was read from (t_used; 0: it
+     * was read from none), as they were then (t_copy, kept for good; NULL:
+     * none could be kept, so no later reading is taken for this one): a
+     * code object made again at the address of a freed one, with a table
+     * of the same size at the old table's address (code made by exec from
+     * text of another shape), reads another line. */
     int64_t t_used;
-    uint64_t t_sum;
+    const uint8_t *t_copy;
 };
 
 static inline int64_t str_hash(const void *s)
@@ -291,31 +293,12 @@ static int same_text(const void *s, const char *text, uint32_t len, size_t cap)
 #define FN_CAP 256
 #define FILE_CAP 1024
 
-/* A sum of a line table's first n bytes (n at most its size) that any
- * change of them changes but by chance one in 2^64: eight bytes a step. */
-static uint64_t table_sum(const void *table, int64_t n)
-{
-    const uint8_t *t = (const uint8_t *)table + BYTES_DATA;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n, w;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, t + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    if (i < n) {
-        w = 0;
-        memcpy(&w, t + i, (size_t)(n - i));
-        h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
 /* Does the table (of the size read before) begin as it did? */
 static inline int table_holds(const void *table, const struct strs *k)
 {
-    return k->t_used <= 0 || table_sum(table, k->t_used) == k->t_sum;
+    if (k->t_used <= 0)
+        return 1;
+    return k->t_copy && memcmp((const uint8_t *)table + BYTES_DATA, k->t_copy, (size_t)k->t_used) == 0;
 }
 
 static inline int strs_hold(const struct strs *k, const void *name, const void *filename)
@@ -434,6 +417,70 @@ int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *lin
     return 1;
 }
 
+/* ---- the kept line tables -------------------------------------------- */
+
+/* The first bytes of line tables that frames' lines were read from, once
+ * per content, for as long as the process lives (as the interned frames):
+ * what table_holds compares a table with. Bounded: past TABLES_MAX bytes
+ * nothing more is kept, and frames read from tables not kept are read
+ * again each time (exact, slower). */
+struct ktable {
+    struct ktable *next;
+    uint64_t hash;
+    int64_t n;
+    uint8_t data[];
+};
+
+#define TBUCKETS 1024
+#define TABLES_MAX (64ull << 20)
+
+static struct ktable *tbuckets[TBUCKETS];
+static pthread_mutex_t tlock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t tables_bytes;
+
+static struct ktable *tfind(struct ktable *k, uint64_t h, const uint8_t *t, int64_t n)
+{
+    for (; k; k = k->next)
+        if (k->hash == h && k->n == n && memcmp(k->data, t, (size_t)n) == 0)
+            return k;
+    return NULL;
+}
+
+static const uint8_t *keep_table(const uint8_t *t, int64_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
+    for (int64_t i = 0; i < n; i++) {
+        h ^= t[i];
+        h *= 0x100000001b3ull;
+    }
+    size_t b = h % TBUCKETS;
+    pthread_mutex_lock(&tlock);
+    struct ktable *k = tfind(tbuckets[b], h, t, n);
+    pthread_mutex_unlock(&tlock);
+    if (k)
+        return k->data;
+    if (__atomic_load_n(&tables_bytes, __ATOMIC_RELAXED) + (uint64_t)n > TABLES_MAX)
+        return NULL;
+    struct ktable *fresh = malloc(sizeof *fresh + (size_t)n);
+    if (!fresh)
+        return NULL;
+    fresh->hash = h;
+    fresh->n = n;
+    memcpy(fresh->data, t, (size_t)n);
+    pthread_mutex_lock(&tlock);
+    k = tfind(tbuckets[b], h, t, n);
+    if (!k) {
+        fresh->next = tbuckets[b];
+        tbuckets[b] = fresh;
+        __atomic_fetch_add(&tables_bytes, (uint64_t)n, __ATOMIC_RELAXED);
+        k = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(&tlock);
+    free(fresh);
+    return k->data;
+}
+
 /* ---- the per-thread cache ------------------------------------------------ */
 
 #define CACHE 256
@@ -536,6 +583,7 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset, struc
         snprintf(file, sizeof file, "?");
     int line = first;
     int64_t used = 0;
+    const uint8_t *copy = NULL;
     if (offset >= 0 && tsize >= 0) {
         int64_t n = tsize;
         if (n > 0 && n < (1 << 24)) {
@@ -544,13 +592,15 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset, struc
                                     : gmg_py_line_of(t, n, first, offset, &used);
             if (l >= 0)
                 line = l;
+            if (used > 0)
+                copy = keep_table(t, used);
         }
     }
     struct pyf *f = intern(fn, file, line);
     if (!f)
         return 0;
     struct strs now = { f->text, f->file, (uint32_t)strlen(f->text), (uint32_t)strlen(f->file), str_hash(name),
-                        str_hash(filename), used, used > 0 ? table_sum(table, used) : 0 };
+                        str_hash(filename), used, copy };
     if (got)
         *got = now;
     if (e) {
@@ -855,4 +905,5 @@ void gmg_py_atfork_child(void)
     for (int i = 0; i < LOCKS; i++)
         pthread_mutex_init(&locks[i], NULL);
     pthread_mutex_init(&detect_mu, NULL);
+    pthread_mutex_init(&tlock, NULL);
 }
