@@ -9,9 +9,10 @@
  * into its file, closed it. So each file the guard opens while the program
  * runs (the symbolizer's, reports, the metrics file, the live view's page)
  * is moved, at once, to GMG_FD_FLOOR or above, where a program that closed
- * all of its own gets none back before hundreds of others. (The group's
- * segment keeps its descriptor and checks it is still its own before each
- * use: cluster/group.c.)
+ * all of its own gets none back before hundreds of others, and never one
+ * of 0, 1 or 2 (a program started with one of them closed writes its
+ * output there). (The group's segment keeps its descriptor, raised too,
+ * and checks it is still its own before each use: cluster/group.c.)
  */
 #ifndef GMG_BASE_FD_H
 #define GMG_BASE_FD_H

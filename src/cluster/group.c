@@ -4,6 +4,7 @@
 
 #include "base/buf.h"
 #include "base/config.h"
+#include "base/fd.h"
 #include "base/log.h"
 #include "cluster/group_layout.h"
 
@@ -233,6 +234,16 @@ static int fd_is_ours(void)
     return seg_fd >= 0 && fstat(seg_fd, &st) == 0 && st.st_dev == seg_dev && st.st_ino == seg_ino;
 }
 
+/* The segment opened again (O_NOFOLLOW), its descriptor out of the
+ * program's way (base/fd.h): at 0, 1 or 2 (a program started with one of
+ * them closed) the program's own output would be written into it. */
+static int seg_open(void)
+{
+    char p[200];
+    snprintf(p, sizeof p, "/dev/shm%s", shm_name);
+    return gmg_fd_raise(shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0), p);
+}
+
 /* A failed join is said once per process (it is tried again each second). */
 static int join_said;
 #define JOIN_ERROR(...) do { if (!join_said) { join_said = 1; gmg_error(__VA_ARGS__); } } while (0)
@@ -260,7 +271,7 @@ static int join_locked(void)
 {
     if (!fd_is_ours()) {
         /* reopen the same object (only ours: checked again) */
-        int fd = shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+        int fd = seg_open();
         struct stat st;
         if (fd < 0 || fstat(fd, &st) != 0 || st.st_dev != seg_dev || st.st_ino != seg_ino) {
             if (fd >= 0)
@@ -546,7 +557,7 @@ void gmg_group_atfork_child(void)
      * and with it the parent's locks: kept, the parent would seem alive
      * for as long as this child lives. An open of our own instead (the
      * parent's locks stay with the parent's open). */
-    int fd = shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    int fd = seg_open();
     close(seg_fd);
     seg_fd = -1;
     seg_fd = fd; /* -1: the join says so */
@@ -634,6 +645,10 @@ int gmg_group_open(const char *name, char *err, unsigned errlen)
                  "it, or give the group another name; refused", what, name, p);
         FAIL("%s=%s: cannot open the group's shared memory %s: %s", what, name, p, strerror(e));
     }
+    /* out of the program's way: a program started with descriptor 0, 1 or
+     * 2 closed would otherwise write its output into the segment */
+    if ((fd = gmg_fd_raise(fd, p)) < 0)
+        FAIL("%s=%s: the descriptor of %s was closed while it was being opened; refused", what, name, p);
     seg_fd = fd;
     if (created && fchmod(fd, 0600) != 0)
         FAIL("%s=%s: cannot set mode 0600 on %s: %s", what, name, p, strerror(errno));

@@ -77,6 +77,17 @@ if [ $t = 0 ] && [ -n "$kid" ] && [ -d "/proc/$kid" ] && [ "$used" = 0 ] && [ "$
 else bad "group: a killed member with a live child (take rc $t, child $kid, used $used, members $members)" "$WORK/out"; fi
 [ -n "$kid" ] && kill -9 "$kid" 2>/dev/null
 
+# ------------------------------- a member started with its stdout closed
+# (cron, a daemon): the segment's descriptor must not take number 1, where
+# the program's own output would go into it
+G=${HP}s
+env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" leak 1048576 1>&- 2>"$WORK/err"; rc1=$?
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" info; rc=$?
+read -r _ used _ _ _ budget _ <<<"$(peek $G)"
+if [ $rc1 = 0 ] && [ $rc = 0 ] && has "free 8388608 total 8388608" "$WORK/out" && [ "$used" = 0 ]; then
+    ok "group: a member started with its standard output closed writes its output anywhere but into the group's segment (the next member starts, 8 MiB free)"
+else bad "group: a member with stdout closed (rc $rc1, then $rc, budget $budget, used $used)" "$WORK/err"; fi
+
 # ------------------------------- members asking for more than the budget
 # are refused without counting: the others' reservations, free memory and
 # the group's peak never see the bytes they asked for
