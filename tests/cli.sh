@@ -95,6 +95,15 @@ cli --format json --report "$WORK/r%" "$T/apitest" direct info; rc=$?
 # ------------------------------------------------------------ exit status
 cli sh -c 'exit 7'; rc=$?
 [ $rc = 7 ] && ok "the program's exit status is the command's (7)" || bad "exit status: $rc, not 7" "$WORK/err"
+# started with SIGCHLD ignored (a launcher's, kept across exec): the command
+# still waits for the program, and the program is given SIGCHLD ignored
+ignchld() { timeout -k 1 20 python3 -c 'import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])' "$@"; }
+ignchld "$GMG" --report none -- grep "^SigIgn:" /proc/self/status >"$WORK/out" 2>"$WORK/err"
+ign=$(sed -n 's/^SigIgn:[[:space:]]*//p' "$WORK/out")
+ignchld "$GMG" --report none -- sh -c 'exit 3' >"$WORK/out" 2>"$WORK/err"; rc=$?
+if [ $rc = 3 ] && [ -n "$ign" ] && [ $(( 0x$ign & 0x10000 )) != 0 ]; then
+    ok "the command started with SIGCHLD ignored: the program's exit status (3) at once, and SIGCHLD still ignored in the program"
+else bad "the command with SIGCHLD ignored: rc $rc (124/137: it waited for ever), SigIgn $ign" "$WORK/err"; fi
 # a shell shows 128+N for a death by signal N too: ask a caller that tells them apart
 rc=$(python3 -c 'import subprocess, sys; print(subprocess.run(sys.argv[1:]).returncode)' "$GMG" sh -c 'kill -TERM $$' 2>/dev/null)
 [ "$rc" = 143 ] && ok "a program killed by SIGTERM: the command exits 143 (128+15); it is not killed itself" \

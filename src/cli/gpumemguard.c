@@ -675,6 +675,15 @@ static int run(char **argv)
         sigaddset(&set, dumpsig);
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, &old);
+    /* SIGCHLD ignored (or SA_NOCLDWAIT), as a parent may leave it across
+     * exec: the kernel would reap the program itself, and the command wait
+     * for it for ever. The command takes the default; the program gets
+     * what the command was given. */
+    struct sigaction chld_was, chld_dfl;
+    memset(&chld_dfl, 0, sizeof chld_dfl);
+    chld_dfl.sa_handler = SIG_DFL;
+    sigemptyset(&chld_dfl.sa_mask);
+    sigaction(SIGCHLD, &chld_dfl, &chld_was);
     fflush(NULL);
     pid_t parent = getpid(), child = fork();
     if (child < 0)
@@ -684,6 +693,7 @@ static int run(char **argv)
          * command was the program itself */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(1);
+        sigaction(SIGCHLD, &chld_was, NULL);
         sigprocmask(SIG_SETMASK, &old, NULL);
         execvp(argv[0], argv);
         int err = errno;
