@@ -179,11 +179,17 @@ static int write_file(const char *path, const struct gmg_buf *b, const char **wh
             return rc;
         }
     }
+    /* the temporary beside the file (rename is atomic only there), named
+     * so that it fits NAME_MAX whatever the file's own name (a legal
+     * 255-byte name leaves no room for a suffix) */
     char tmp[4400];
     int fd = -1;
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
     for (int tries = 0; fd < 0 && tries < 100; tries++) {
         unsigned k = __atomic_fetch_add(&tmp_count, 1, __ATOMIC_RELAXED);
-        if ((size_t)snprintf(tmp, sizeof tmp, "%.4200s.tmp.%d.%u", path, (int)getpid(), k) >= sizeof tmp) {
+        if (dirlen > 4200 || (size_t)snprintf(tmp, sizeof tmp, "%.*s.gpumem-report.%d.%u.tmp", dirlen, path,
+                                              (int)getpid(), k) >= sizeof tmp) {
             *why = "path too long";
             return -1;
         }

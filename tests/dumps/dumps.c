@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
 #include <unistd.h>
 
 static void dump_exit(void)
@@ -55,10 +56,12 @@ static void stale_tmp(const char *path)
 {
     char p[4200];
     int pid = (int)getpid();
-    snprintf(p, sizeof p, "%s.tmp.%d", path, pid);
+    const char *slash = strrchr(path, '/');
+    int dirlen = slash ? (int)(slash - path + 1) : 0;
+    snprintf(p, sizeof p, "%.*s.gpumem-report.%d.tmp", dirlen, path, pid);
     close(open(p, O_WRONLY | O_CREAT, 0600));
     for (int i = 0; i < 4; i++) {
-        snprintf(p, sizeof p, "%s.tmp.%d.%d", path, pid, i);
+        snprintf(p, sizeof p, "%.*s.gpumem-report.%d.%d.tmp", dirlen, path, pid, i);
         close(open(p, O_WRONLY | O_CREAT, 0600));
     }
     leak_before_exit();

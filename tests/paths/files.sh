@@ -16,6 +16,14 @@ grep -q "SUMMARY: gpumemguard" "$WORK/s/r.txt" 2>/dev/null && ! has "cannot writ
     && ok "stale temporaries left by an earlier process with this pid: the report still lands in its file" \
     || bad "stale temporaries" "$WORK/err"
 
+# a legal file name of 255 bytes: the temporary beside it must fit too
+rm -rf "$WORK/l"; mkdir -p "$WORK/l"
+long=$(printf 'r%.0s' $(seq 251)).txt
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/l/$long" "$T/dumps" stale_tmp "$WORK/l/$long" >/dev/null 2>"$WORK/err"
+grep -q "SUMMARY: gpumemguard" "$WORK/l/$long" 2>/dev/null && [ "$(ls -A "$WORK/l" | grep -c '')" -ge 1 ] && ! has "cannot write" "$WORK/err" \
+    && ok "a report file named with 255 bytes (the most a name may have) is written there, its temporary beside it" \
+    || bad "a 255-byte report file name" "$WORK/err"
+
 if [ "${GMG_SANITIZER:-}" != tsan ]; then
     rm -rf "$WORK/w"; mkdir -p "$WORK/w"
     env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/w/r.txt" sh -c "\"$ROOT/$T/dumps\" dump_exit" >/dev/null 2>&1
