@@ -259,6 +259,18 @@ static void *earlier_copy(const char *name)
     return p;
 }
 
+/* Do the program's driver calls come here? Only when the guard is
+ * preloaded: loaded later (NVTX_INJECTION64_PATH, which the command passes
+ * to every descendant, in a process that was not preloaded; a dlopen), the
+ * driver's entry points the program finds are the driver's own, and a
+ * report would say "0 bytes" of a program whose allocations it never saw. */
+static int interposes(void)
+{
+    void *p = gmg_real_dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
+    Dl_info mine, theirs;
+    return p && dladdr((void *)copy_marker, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
+}
+
 __attribute__((constructor)) static void gmg_start(void)
 {
     char err[2048];
@@ -272,6 +284,17 @@ __attribute__((constructor)) static void gmg_start(void)
         if (!(log && !strcmp(log, "quiet")))
             gmg_notice("another copy of the guard is loaded first (%s): this one (%s) stays out of its way",
                       theirs.dli_fname, mine.dli_fname);
+        return;
+    }
+    if (!interposes()) {
+        Dl_info mine;
+        const char *log = getenv("GPUMEM_LOG");
+        inert = 1;
+        if (!(log && !strcmp(log, "quiet")))
+            gmg_notice("loaded without LD_PRELOAD (%s, by NVTX_INJECTION64_PATH or dlopen): this process's CUDA "
+                       "calls do not come through it, so it tracks nothing and writes no report; preload it "
+                       "(LD_PRELOAD, or the gpumemguard command) to guard this process",
+                       dladdr((void *)copy_marker, &mine) && mine.dli_fname ? mine.dli_fname : "libgpumemguard.so");
         return;
     }
     gmg_self_take();

@@ -11,6 +11,8 @@ void gmg_upcalls_install(const struct gmg_upcalls *u)
     up = *u;
 }
 
+int gmg_upcalls_installed(void) { return up.first_use != NULL; }
+
 void gmg_upcall_first_use(void)
 {
     if (up.first_use)

@@ -38,6 +38,11 @@ struct gmg_upcalls {
 };
 
 void gmg_upcalls_install(const struct gmg_upcalls *u);
+/* Whether they are installed: the guard is at work in this process. A
+ * copy that stays out (another copy loaded first, or loaded without
+ * LD_PRELOAD, where the program's driver calls never reach it) installs
+ * none, and takes nothing on (the NVTX memory API). */
+int gmg_upcalls_installed(void);
 
 void gmg_upcall_first_use(void);
 void gmg_upcall_refused(const struct gmg_refusal *r);

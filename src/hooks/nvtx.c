@@ -42,6 +42,7 @@
 #include "core/heaps.h"
 #include "core/stacks.h"
 #include "core/track.h"
+#include "core/upcalls.h"
 #include "hooks/devfacts.h"
 #include "hooks/intercept.h"
 
@@ -420,8 +421,8 @@ GMG_EXPORT int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *m)
 {
     if (!m || m->moduleId != NVTX_EXT_MODULEID_MEM) /* another module: nothing of ours, its slots stay off */
         return 1;
-    if (!gmg_cfg.pools || !compat_ok(m->compatId) || !m->segments)
-        return 0; /* GPUMEM_POOLS=off, or a layout we do not know: NVTX turns the module off */
+    if (!gmg_upcalls_installed() || !gmg_cfg.pools || !compat_ok(m->compatId) || !m->segments)
+        return 0; /* a copy that stays out, GPUMEM_POOLS=off, or a layout we do not know: NVTX turns the module off */
     for (size_t s = 0; s < m->segmentsCount; s++) {
         nvtxExtModuleSegment_t *seg = &m->segments[s];
         if (seg->segmentId != 1 || !seg->functionSlots || seg->slotCount <= NVTX3EXT_CBID_nvtxMemRegionsName)
