@@ -173,6 +173,18 @@ if idle_run idle1 --report "$WORK/dumps/d.%n"; then
     [ $rc = 0 ] || bad "the dumped program exited $rc (3: it never saw its done file)" "$WORK/idle1.err"
 else bad "dump: the idle program did not start" "$WORK/idle1.err"; idle_stop idle1; fi
 
+# a program that keeps the dump signal blocked, and ends 2 s later: the
+# command says it ended, at once, and fails
+rm -f "$WORK/blk.ready"
+env LD_PRELOAD="$PRELOAD" IDLE_BLOCK_DUMP=1 GPUMEM_REPORT=none "$T/idle" "$WORK/blk.ready" "$WORK/blk.never" 2 >/dev/null 2>&1 &
+blk=$!
+for _ in $(seq 200); do [ -e "$WORK/blk.ready" ] && break; sleep 0.05; done
+t0=$(date +%s%N); cli dump "$blk"; rc=$?; t=$(( ($(date +%s%N) - t0) / 1000000 ))
+wait "$blk" 2>/dev/null
+if [ $rc = 1 ] && has "it ended before writing the report" "$WORK/out" && [ "$t" -lt 8000 ]; then
+    ok "gpumemguard dump of a program that blocks the dump signal and ends: says it ended ($t ms), status 1"
+else bad "dump of a program that ends first (rc $rc, $t ms)" "$WORK/out"; fi
+
 # the path the command names is the one the program writes: %p and %n
 # expanded, with the name going on after them
 if idle_run idle4 --report "$WORK/dumps/p.%p-%n.txt"; then

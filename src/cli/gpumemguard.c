@@ -475,6 +475,25 @@ static void report_paths(char *out, size_t size, const char *pattern, const char
 /* Wait (at most `secs`) for the guard in process pid to say that the dump
  * asked for is written (base/dumpask.h): its number, 0 when it went to no
  * file; -1 when no answer came. GMG_DUMP_REPLY_SIG is blocked. */
+/* Has process pid ended (gone, or a zombie its parent has not waited for)? */
+static int process_ended(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')'); /* the state follows the name, which may hold anything */
+    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+/* The dump's number once process pid says its report is written; -1 if it
+ * does not within secs seconds; -2 if it ended first. */
 static long dump_answer(long pid, int secs)
 {
     sigset_t set;
@@ -488,6 +507,8 @@ static long dump_answer(long pid, int secs)
         long long left = (long long)(end.tv_sec - now.tv_sec) * 1000000000LL + (end.tv_nsec - now.tv_nsec);
         if (left <= 0)
             return -1;
+        if (left > 100000000LL) /* a tenth of a second at a time: has it ended meanwhile? */
+            left = 100000000LL;
         struct timespec ts = { .tv_sec = (time_t)(left / 1000000000LL), .tv_nsec = (long)(left % 1000000000LL) };
         siginfo_t si;
         int s = sigtimedwait(&set, &si, &ts);
@@ -495,6 +516,8 @@ static long dump_answer(long pid, int secs)
             return si.si_value.sival_int >= 0 ? si.si_value.sival_int : 0;
         if (s < 0 && errno != EINTR && errno != EAGAIN)
             return -1;
+        if (s < 0 && process_ended(pid))
+            return -2;
     }
 }
 
@@ -635,6 +658,10 @@ static int dump(int argc, char **argv, const char *sigopt)
     free(env);
     sb[0] = 0;
     signame(sig, sb, sizeof sb);
+    if (n == -2) {
+        printf("gpumemguard: sent %s to process %ld; it ended before writing the report\n", sb, pid);
+        return 1;
+    }
     if (n > 0 && to_file)
         printf("gpumemguard: sent %s to process %ld; its report is written: %s\n", sb, pid, where);
     else if (n >= 0)

@@ -6,13 +6,16 @@
  * Initialises the driver, allocates 1 MiB from idle_site (so the guard has
  * armed its dump signal and a report has something to show), creates READY,
  * then sleeps until the file DONE exists or SECONDS (default 10) pass.
- * Exits 0 when DONE appeared, 3 on time-out.
+ * Exits 0 when DONE appeared, 3 on time-out. With IDLE_BLOCK_DUMP set, the
+ * dump signal (SIGUSR1) stays blocked (a program that waits for it with
+ * sigwait): a dump asked of it is never written.
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -43,6 +46,12 @@ int main(int argc, char **argv)
     CHECK(cuCtxSetCurrent(ctx));
     CUdeviceptr p = idle_site();
     (void)p;
+    if (getenv("IDLE_BLOCK_DUMP")) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+    }
     int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         perror(argv[1]);
