@@ -363,6 +363,17 @@ __attribute__((destructor)) static void gmg_stop(void)
     if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
     if (!gmg_self_owns()) {
+        /* a vfork or CLONE_VM child that calls exit(): the memory is its
+         * parent's own, so the take-over below would empty the parent's
+         * table; and this exit runs the parent's exit handlers for it (the
+         * list is shared), so the parent will have none to run, this
+         * report's among them: said, nothing else done */
+        if (gmg_self_shares_memory()) {
+            gmg_error("process %d, made by vfork or clone(CLONE_VM) from process %d, called exit() instead of "
+                      "_exit(): it ran its parent's exit handlers, so its parent will write no exit report (and "
+                      "GPUMEM_EXITCODE cannot apply to it)", (int)getpid(), (int)getppid());
+            return;
+        }
         if (gmg_reporter_orphan_unsafe()) {
             /* made (_Fork, clone) while the parent's report thread was at
              * work: under a sanitizer, an allocator lock it held is never

@@ -20,4 +20,9 @@ void gmg_self_take(void);
 /* Is the calling process the one that owns the guard's state? */
 int gmg_self_owns(void);
 
+/* Is the calling process another one that shares the owner's memory (a
+ * vfork or CLONE_VM child), not a copy of it (_Fork, a raw clone without
+ * CLONE_VM)? Whatever it changed, it would change for the owner too. */
+int gmg_self_shares_memory(void);
+
 #endif

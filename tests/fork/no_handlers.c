@@ -10,6 +10,8 @@
  *   no_handlers nohandler_dump HOW  an allocation (the guard armed), then a
  *                                   child that allocates, is sent the dump
  *                                   signal and exits; its pid on stdout
+ *   no_handlers vfork_exit          1 MiB left live, then a vfork child that
+ *                                   calls exit(4), not _exit; its pid on stdout
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -89,6 +91,22 @@ static void nohandler_dump(const char *how)
     printf("nohandler_dump: child %d %s\n", (int)pid, WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "exited 0" : "failed");
 }
 
+/* A vfork child that calls exit(): it runs the parent's exit handlers in
+ * the parent's memory (undefined, and done). */
+static void vfork_exit(void)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, 1 << 20));
+    fflush(stdout);
+    pid_t pid = vfork();
+    if (pid == 0)
+        exit(4);
+    int st = -1;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid)
+        perror("vfork_exit");
+    printf("vfork_exit: child %d status %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -99,6 +117,7 @@ int main(int argc, char **argv)
     tl_setup(0);
     if (!strcmp(m, "nohandler_fork") && argc > 2) nohandler_fork(argv[2]);
     else if (!strcmp(m, "nohandler_dump") && argc > 2) nohandler_dump(argv[2]);
+    else if (!strcmp(m, "vfork_exit")) vfork_exit();
     else {
         fprintf(stderr, "unknown mode %s\n", m);
         return 2;

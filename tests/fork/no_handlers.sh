@@ -63,3 +63,18 @@ for how in _Fork clone; do
         ok "a dump signal in a child forked without fork handlers ($how): written at its exit, before its exit report (clean: none of its parent's allocations is its own)"
     else bad "a dump signal in a child forked without fork handlers ($how; rc $rc; child ${cpid:-none}: $(ls "$WORK/nd" | tr '\n' ' '))" "$WORK/err"; fi
 done
+
+# a vfork child that calls exit() (not _exit) runs its parent's exit
+# handlers in the parent's memory: the guard there must neither empty the
+# parent's table nor write a report as the child; it says what happened
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "a vfork child that calls exit()" "TSan makes vfork a fork (with its handlers): the child has memory of its own there"
+else
+    rm -rf "$WORK/vx"; mkdir -p "$WORK/vx"
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/vx/r.%p" "$T/no_handlers" vfork_exit >"$WORK/out" 2>"$WORK/err"; rc=$?
+    kid=$(sed -n 's/^vfork_exit: child \([0-9]*\) .*/\1/p' "$WORK/out")
+    if [ $rc = 0 ] && has "status 4" "$WORK/out" && [ -n "$kid" ] && [ ! -e "$WORK/vx/r.$kid" ] \
+       && has "process $kid, made by vfork or clone(CLONE_VM)" "$WORK/err" && has "its parent will write no exit report" "$WORK/err"; then
+        ok "a vfork child that calls exit(): no report as the child (no '0 bytes' of its parent's), and it says its parent will write none"
+    else bad "a vfork child calling exit() (rc $rc, child $kid: $(ls "$WORK/vx" | tr '\n' ' '))" "$WORK/err"; fi
+fi
