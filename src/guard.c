@@ -54,6 +54,7 @@ static int touched;
 static int inert;          /* another copy of the guard was loaded first: see earlier_copy */
 static int forked_child;   /* metrics stay the parent's: one file, one process */
 static int secure_group;   /* GPUMEM_GROUP not used: secure execution */
+static int group_pending;  /* GPUMEM_GROUP's segment was being made by a stopped process at start-up */
 
 /* GPUMEM_METRICS with %p replaced by the pid (several processes of a pod
  * or a job, one file each) and %% by a percent sign. */
@@ -196,6 +197,10 @@ static void first_use(void)
     if (secure_group)
         gmg_error("secure execution: GPUMEM_GROUP=%s is not used (no shared file is opened); GPUMEM_LIMIT holds "
                   "this process alone", gmg_cfg.group);
+    if (group_pending)
+        gmg_notice("GPUMEM_GROUP=%s: the group's segment was being made by a process that held its lock and did not "
+                   "let go (stopped?) when this one started: it joins the group once the segment is ready; until "
+                   "then its allocations are refused under a budget", gmg_cfg.group);
 }
 
 static void child(void)
@@ -232,10 +237,12 @@ static void open_group(void)
         secure_group = 1; /* said at the first use of the driver: a setuid tool that never uses it stays quiet */
         return;
     }
-    if (gmg_group_open(gmg_cfg.group, err, sizeof err) < 0) {
+    int r = gmg_group_open(gmg_cfg.group, err, sizeof err);
+    if (r < 0) {
         gmg_error("%s", err);
         _exit(2);
     }
+    group_pending = r > 0; /* said at the first use of the driver, as below */
     gmg_quota_set_pool(gmg_group_pool());
 }
 

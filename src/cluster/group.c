@@ -23,6 +23,10 @@ _Static_assert(GMG_GROUP_DEVICES == GMG_MAX_DEVICES, "a device index of the quot
 _Static_assert(sizeof(struct gmg_group_seg) < UINT32_MAX, "size fits its field");
 
 static struct gmg_group_seg *seg;
+/* 1: the segment was being made by a process that did not let go of its
+ * lock (stopped?) when this one started: made ready later (seg_pending_try);
+ * -1: it turned out not to be the group's; 0: ready, or never pending */
+static int pending;
 static int seg_fd = -1;
 static dev_t seg_dev;
 static ino_t seg_ino;
@@ -48,6 +52,8 @@ static uint8_t noticed[GMG_GROUP_DEVICES];
 #define CONFLICT_TRIES 8      /* a refusal that only another member's passing reservation caused */
 
 const char *gmg_group_shm_name(void) { return shm_name; }
+
+static int seg_pending_try(void);
 
 static long long now_ms(void)
 {
@@ -316,6 +322,8 @@ static int ensure_joined(void)
     int j = __atomic_load_n(&joined, __ATOMIC_ACQUIRE);
     if (j == 1)
         return 1;
+    if (!seg_pending_try())
+        return 0; /* the segment is not made yet: no member */
     if (j < 0 && now_ms() - __atomic_load_n(&join_failed_ms, __ATOMIC_RELAXED) < 1000)
         return 0;
     pthread_mutex_lock(&mu);
@@ -359,7 +367,7 @@ static int reclaim_now(int force)
 
 void gmg_group_tick(void)
 {
-    if (seg && mine())
+    if (mine() && seg_pending_try())
         reclaim_now(1);
 }
 
@@ -400,6 +408,8 @@ static uint64_t settle_budget(int dev, uint64_t mine_limit)
 
 static uint64_t g_budget(int dev, uint64_t mine_limit)
 {
+    if (!seg_pending_try()) /* not made yet: as a group whose budget is not set */
+        return mine_limit == GMG_QUOTA_UNKNOWN ? 1 : mine_limit;
     uint64_t cur = __atomic_load_n(&seg->dev[dev].budget, __ATOMIC_ACQUIRE);
     if (cur == 0)
         return mine_limit == GMG_QUOTA_UNKNOWN ? 1 : mine_limit;
@@ -481,17 +491,17 @@ static void g_release(int dev, uint64_t bytes)
     slot_sub(&seg->slot[my_slot].bytes[dev], bytes);
 }
 
-static uint64_t g_used(int dev) { return sum_slots(dev); }
+static uint64_t g_used(int dev) { return seg_pending_try() ? sum_slots(dev) : 0; }
 
 /* Before cuMemGetInfo, a report or the metrics: dead members' shares back,
  * so that a process that only looks sees them gone too. */
 static void g_refresh(void)
 {
-    if (mine())
+    if (mine() && seg_pending_try())
         reclaim_now(1);
 }
 
-static uint64_t g_peak(int dev) { return __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE); }
+static uint64_t g_peak(int dev) { return seg_pending_try() ? __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE) : 0; }
 
 /* An allocation was made: the group's peak, raised here rather than at the
  * reservation (which the driver may fail), from the group's bytes now. A
@@ -510,6 +520,8 @@ static void g_commit(int dev)
 
 static unsigned g_members(void)
 {
+    if (!seg_pending_try())
+        return 0;
     unsigned n = 0;
     uint32_t hi = slots_in_use();
     for (uint32_t i = 0; i < hi; i++)
@@ -528,7 +540,7 @@ static const struct gmg_quota_pool pool = {
     .refresh = g_refresh,
 };
 
-const struct gmg_quota_pool *gmg_group_pool(void) { return seg ? &pool : NULL; }
+const struct gmg_quota_pool *gmg_group_pool(void) { return seg || pending ? &pool : NULL; }
 
 void gmg_group_leave(void)
 {
@@ -612,14 +624,120 @@ static int check_header(const struct gmg_group_seg *s, const char *name, unsigne
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
 
+/* The segment opened and checked (seg_fd, seg_dev, seg_ino): made if it is
+ * new (or its creator died before it was ready), mapped and its header
+ * checked; `seg` set. A holder of the membership lock that does not let go
+ * within wait_ms is alive (stopped?): the group is then not to start
+ * clean, and if the segment is not made yet (its creator stopped while it
+ * made it) nothing can be: 1, tried again later (seg_pending_try). 0 when
+ * ready, -1 (err set) when it is not the group's segment. */
+static int seg_ready(int wait_ms, char *err, unsigned errlen)
+{
+    const char *what = "GPUMEM_GROUP", *name = gmg_cfg.group;
+    unsigned uid = (unsigned)geteuid();
+    char p[200];
+    snprintf(p, sizeof p, "/dev/shm%s", shm_name);
+    void *map = MAP_FAILED;
+    int locked = membership_lock(wait_ms) == 0, ret = -1;
+    struct stat st;
+    if (fstat(seg_fd, &st) != 0)
+        FAIL("%s=%s: cannot stat %s: %s", what, name, p, strerror(errno));
+    size_t size = sizeof(struct gmg_group_seg);
+    if (st.st_size == 0) {
+        if (!locked) {
+            ret = 1; /* being made by a process that holds the lock and does not let go */
+            goto fail;
+        }
+        /* every page now, so that a full /dev/shm is an error here rather
+         * than a SIGBUS later */
+        int e = posix_fallocate(seg_fd, 0, (off_t)size);
+        if (e)
+            FAIL("%s=%s: no room for the group's %zu bytes in %s: %s", what, name, size, p, strerror(e));
+    } else if ((size_t)st.st_size != size) {
+        FAIL("%s=%s: %s is %lld bytes, not the %zu bytes of this guard's group segment (version %d): another "
+             "version of gpumemguard uses this group, or the file was cut or written by something else; give this "
+             "one another name, or remove the file once no process uses it; refused", what, name, p,
+             (long long)st.st_size, size, GMG_GROUP_VERSION);
+    }
+    /* Mapped through an open of its own, closed at once: a mapping holds
+     * its open of the file, so one made through seg_fd would keep this
+     * member's locks, its liveness, for as long as any process has the
+     * mapping (a fork() child inherits it, and with it our open, though
+     * its handler closes the descriptor): a member killed meanwhile would
+     * look alive and keep its share. */
+    int mfd = shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    struct stat mst;
+    if (mfd < 0 || fstat(mfd, &mst) != 0 || mst.st_dev != seg_dev || mst.st_ino != seg_ino) {
+        if (mfd >= 0)
+            close(mfd);
+        FAIL("%s=%s: cannot map %s: it was replaced while being opened", what, name, p);
+    }
+    map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+    int map_errno = errno;
+    close(mfd);
+    if (map == MAP_FAILED)
+        FAIL("%s=%s: cannot map %s: %s", what, name, p, strerror(map_errno));
+    struct gmg_group_seg *s = map;
+    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == 0) {
+        if (!locked) {
+            ret = 1;
+            goto fail;
+        }
+        init_locked(s, name); /* new, or its creator died before it was ready */
+    }
+    if (check_header(s, name, uid, err, errlen) < 0)
+        goto fail;
+    __atomic_store_n(&seg, s, __ATOMIC_RELEASE);
+    if (locked && !others_alive()) /* a group nobody is in: what it says is a dead one's */
+        start_clean_locked();
+    if (locked)
+        membership_unlock();
+    return 0;
+fail:
+    if (locked)
+        membership_unlock();
+    if (map != MAP_FAILED)
+        munmap(map, size);
+    return ret;
+}
+
+/* Pending (seg_ready said 1 at start-up): ready now? Tried at most once a
+ * second, without waiting for the lock; a segment that turns out not to be
+ * the group's is said once, and never tried again. */
+static int seg_pending_try(void)
+{
+    if (__atomic_load_n(&seg, __ATOMIC_ACQUIRE))
+        return 1;
+    if (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) != 1)
+        return 0;
+    static long long tried_ms;
+    long long t = now_ms();
+    if (t - __atomic_load_n(&tried_ms, __ATOMIC_RELAXED) < 1000 || pthread_mutex_trylock(&mu) != 0)
+        return 0;
+    __atomic_store_n(&tried_ms, t, __ATOMIC_RELAXED);
+    char err[1024];
+    int r = fd_is_ours() ? seg_ready(0, err, sizeof err) : -2;
+    if (r < 0) {
+        if (r == -2)
+            snprintf(err, sizeof err, "GPUMEM_GROUP=%s: the descriptor of /dev/shm%s was closed by the program "
+                     "before the segment was ready", gmg_cfg.group, shm_name);
+        gmg_error("%s; this process's allocations are refused under a budget, uncounted without one", err);
+        __atomic_store_n(&pending, -1, __ATOMIC_RELEASE);
+    } else if (r == 0) {
+        __atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
+        gmg_info("GPUMEM_GROUP=%s: the group's segment is ready now", gmg_cfg.group);
+    }
+    pthread_mutex_unlock(&mu);
+    return __atomic_load_n(&seg, __ATOMIC_ACQUIRE) != NULL;
+}
+
 int gmg_group_open(const char *name, char *err, unsigned errlen)
 {
     unsigned uid = (unsigned)geteuid();
     snprintf(shm_name, sizeof shm_name, "/gpumemguard-%u-%s", uid, name);
     __atomic_store_n(&member_pid, getpid(), __ATOMIC_RELAXED);
     const char *what = "GPUMEM_GROUP";
-    void *map = MAP_FAILED;
-    int created = 1, locked = 0;
+    int created = 1;
     char p[200];
     snprintf(p, sizeof p, "/dev/shm%s", shm_name);
     /* O_NOFOLLOW: never through a symlink; glibc adds O_CLOEXEC too */
@@ -669,67 +787,15 @@ int gmg_group_open(const char *name, char *err, unsigned errlen)
              "or give the group another name; refused", what, name, p, (unsigned long)st.st_nlink);
     seg_dev = st.st_dev;
     seg_ino = st.st_ino;
-    /* a holder that does not let go within the wait is alive (stopped?):
-     * the segment is then made, and the group not to start clean */
-    locked = membership_lock(LOCK_WAIT_MS) == 0;
-    if (fstat(fd, &st) != 0)
-        FAIL("%s=%s: cannot stat %s: %s", what, name, p, strerror(errno));
-    size_t size = sizeof(struct gmg_group_seg);
-    if (st.st_size == 0) {
-        if (!locked)
-            FAIL("%s=%s: %s is being made by a process that holds its lock and does not let go (stopped?)", what,
-                 name, p);
-        /* every page now, so that a full /dev/shm is an error here rather
-         * than a SIGBUS later */
-        int e = posix_fallocate(fd, 0, (off_t)size);
-        if (e)
-            FAIL("%s=%s: no room for the group's %zu bytes in %s: %s", what, name, size, p, strerror(e));
-    } else if ((size_t)st.st_size != size) {
-        FAIL("%s=%s: %s is %lld bytes, not the %zu bytes of this guard's group segment (version %d): another "
-             "version of gpumemguard uses this group, or the file was cut or written by something else; give this "
-             "one another name, or remove the file once no process uses it; refused", what, name, p,
-             (long long)st.st_size, size, GMG_GROUP_VERSION);
-    }
-    /* Mapped through an open of its own, closed at once: a mapping holds
-     * its open of the file, so one made through `fd` would keep this
-     * member's locks, its liveness, for as long as any process has the
-     * mapping (a fork() child inherits it, and with it our open, though
-     * its handler closes the descriptor): a member killed meanwhile would
-     * look alive and keep its share. */
-    int mfd = shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
-    struct stat mst;
-    if (mfd < 0 || fstat(mfd, &mst) != 0 || mst.st_dev != seg_dev || mst.st_ino != seg_ino) {
-        if (mfd >= 0)
-            close(mfd);
-        FAIL("%s=%s: cannot map %s: it was replaced while being opened", what, name, p);
-    }
-    map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
-    int map_errno = errno;
-    close(mfd);
-    if (map == MAP_FAILED)
-        FAIL("%s=%s: cannot map %s: %s", what, name, p, strerror(map_errno));
-    struct gmg_group_seg *s = map;
-    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == 0) {
-        if (!locked)
-            FAIL("%s=%s: %s is being made by a process that holds its lock and does not let go (stopped?)", what,
-                 name, p);
-        init_locked(s, name); /* new, or its creator died before it was ready */
-    }
-    if (check_header(s, name, uid, err, errlen) < 0)
+    int r = seg_ready(LOCK_WAIT_MS, err, errlen);
+    if (r < 0)
         goto fail_quiet;
-    seg = s;
-    if (locked && !others_alive()) /* a group nobody is in: what it says is a dead one's */
-        start_clean_locked();
-    if (locked)
-        membership_unlock();
-    return 0;
+    if (r > 0)
+        __atomic_store_n(&pending, 1, __ATOMIC_RELEASE);
+    return r;
 fail:
     (void)0;
 fail_quiet:
-    if (locked)
-        membership_unlock();
-    if (map != MAP_FAILED)
-        munmap(map, sizeof(struct gmg_group_seg));
     if (fd >= 0)
         close(fd);
     seg_fd = -1;

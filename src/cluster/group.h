@@ -29,8 +29,11 @@
 #include "core/quota.h"
 
 /* Start-up: open (creating it if needed) and check this user's segment for
- * group `name`. 0, or -1 with a message in err (the process stops): a
- * segment of another user, of another mode, size or version, no room. */
+ * group `name`. 0; 1 when another process is making the segment and does
+ * not let go of its lock (stopped?): this one starts, and joins once it is
+ * made (until then, its allocations are refused under a budget); or -1
+ * with a message in err (the process stops): a segment of another user, of
+ * another mode, size or version, no room. */
 int gmg_group_open(const char *name, char *err, unsigned errlen);
 
 /* The quota's functions over the open segment. */

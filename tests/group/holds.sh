@@ -88,6 +88,27 @@ if [ $rc1 = 0 ] && [ $rc = 0 ] && has "free 8388608 total 8388608" "$WORK/out" &
     ok "group: a member started with its standard output closed writes its output anywhere but into the group's segment (the next member starts, 8 MiB free)"
 else bad "group: a member with stdout closed (rc $rc1, then $rc, budget $budget, used $used)" "$WORK/err"; fi
 
+# ------------------------------- the segment's maker stopped while making it
+# (a debugger's breakpoint, a freezer): others start all the same, refused
+# under the budget until it is made, then join
+$CC -std=gnu11 -O1 -g -Wall -Wextra -Werror $SAN_FLAGS -shared -fPIC -o "$T/libstopmaking.so" tests/group/stopmaking.c -ldl || exit 1
+G=${HP}m
+rm -f "$SHM/$(seg $G)"
+env LD_PRELOAD="$ROOT/$T/libstopmaking.so $PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" hold 1048576 >"$WORK/mk.out" 2>"$WORK/mk.err" &
+mk=$!
+for _ in $(seq 200); do [ "$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)" = T ] && break; sleep 0.05; done
+state=$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)
+env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G true; rc_true=$?
+gbg w GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take 1048576 8000; w=$!
+sleep 1.5
+kill -CONT $mk
+wait $w; rc_take=$?
+if [ "$state" = T ] && [ $rc_true = 0 ] && [ $rc_take = 0 ] && has "took after" "$WORK/w.out" \
+   && has "the group's segment was being made by a process that held its lock" "$WORK/w.err" && await "$WORK/mk.out" held; then
+    ok "group: the segment's maker stopped while making it: another process starts (status 0, not 2), is refused until it is made, then joins ($(cat "$WORK/w.out"))"
+else bad "group: a stopped maker (state $state, true $rc_true, take $rc_take: $(cat "$WORK/w.out"))" "$WORK/w.err"; fi
+reap $mk
+
 # ------------------------------- members asking for more than the budget
 # are refused without counting: the others' reservations, free memory and
 # the group's peak never see the bytes they asked for
