@@ -207,9 +207,24 @@ static int read_str(const void *s, char *dst, size_t cap)
         uint32_t c = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
         char enc[4];
         size_t n;
-        if (c < 0x80) {
+        if (c == 0) { /* a name with a NUL in it: the rest kept */
+            enc[0] = '?';
+            n = 1;
+        } else if (c < 0x80) {
             enc[0] = (char)c;
             n = 1;
+        } else if (c >= 0xdc80 && c <= 0xdcff) {
+            /* a byte of a file name that is not UTF-8, as Python decodes it
+             * (surrogateescape): the byte, as the file system has it (and
+             * os.fsencode gives it back); the formats that must be UTF-8
+             * show it as U+FFFD */
+            enc[0] = (char)(c - 0xdc00);
+            n = 1;
+        } else if (c >= 0xd800 && c <= 0xdfff) { /* any other lone surrogate: no character */
+            enc[0] = (char)0xef;
+            enc[1] = (char)0xbf;
+            enc[2] = (char)0xbd;
+            n = 3;
         } else if (c < 0x800) {
             enc[0] = (char)(0xc0 | c >> 6);
             enc[1] = (char)(0x80 | (c & 0x3f));

@@ -44,4 +44,12 @@ assert long and long[0].startswith("xy\u00e4\u00e4") and long[0].split(" (")[0].
 PYEOF
     then ok "folded: a Python file under a directory name that is not UTF-8, and a function name past a frame's length: valid UTF-8 (U+FFFD), the name cut at a character and marked"
     else bad "folded names flame graph tools can read" "$WORK/fold.txt"; fi
+    # the text report names that file by its bytes, as the file system has
+    # them; JSON (UTF-8) with one U+FFFD for the byte that is not UTF-8
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/raw" python3 "$ldir/folded_names.py" \
+        >"$WORK/out" 2>"$WORK/err"
+    if grep -qaF "File \"$ldir/folded_names.py\"" "$WORK/raw.txt" \
+       && python3 -c 'import json, sys; r = json.load(open(sys.argv[1], encoding="utf-8")); fs = {f["file"] for g in r["live"] for f in g["frames"] if f["lang"] == "python"}; assert any(f.endswith("/legacy_caf\ufffd/folded_names.py") for f in fs), fs' "$WORK/raw.json"; then
+        ok "text: a Python file under a directory name that is not UTF-8 named by its bytes; JSON: one U+FFFD for the byte"
+    else bad "Python file names that are not UTF-8 in text and JSON" "$WORK/raw.txt"; fi
 fi
