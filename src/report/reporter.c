@@ -372,12 +372,26 @@ int gmg_reporter_fatal_pending(void)
            __atomic_load_n(&running, __ATOMIC_ACQUIRE);
 }
 
-long long gmg_reporter_cpu_ns(void)
+/* While this thread waits for a fork to end before it works (the walk
+ * gate, under a sanitizer), its clock as the wait began: waiting is no
+ * progress. A fatal signal's handler on the forking thread (between the
+ * fork's prepare and parent handlers) would otherwise see the waiting
+ * loop's clock move and wait for the report for ever, while the report
+ * waits for the fork that the handler holds up. -1: not waiting. */
+static long long fork_wait_cpu = -1;
+
+static long long cpu_now(void)
 {
     struct timespec ts;
     if (!__atomic_load_n(&cpu_clock_set, __ATOMIC_ACQUIRE) || clock_gettime(cpu_clock, &ts) != 0)
         return -1;
     return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+long long gmg_reporter_cpu_ns(void)
+{
+    long long w = __atomic_load_n(&fork_wait_cpu, __ATOMIC_ACQUIRE);
+    return w >= 0 ? w : cpu_now();
 }
 
 static void *reporter(void *arg)
@@ -415,11 +429,14 @@ static void *reporter(void *arg)
             until = next_tick;
         if (wait_for_work(&until)) {
             if (!work_enter(&in)) { /* after the fork: the work stays posted */
+                if (__atomic_load_n(&fork_wait_cpu, __ATOMIC_RELAXED) < 0)
+                    __atomic_store_n(&fork_wait_cpu, cpu_now(), __ATOMIC_RELEASE);
                 sem_post(&wake_sem);
                 struct timespec nap = { 0, 200000 };
                 nanosleep(&nap, NULL);
                 continue;
             }
+            __atomic_store_n(&fork_wait_cpu, -1, __ATOMIC_RELEASE);
             int fatal = __atomic_load_n(&fatal_sig, __ATOMIC_ACQUIRE);
             drain();
             pending_dumps();
@@ -727,6 +744,7 @@ void gmg_reporter_atfork_child(void)
     __atomic_store_n(&asked_in, 0, __ATOMIC_RELAXED); /* an ancestor's pid, which this one's may reuse one day */
     __atomic_store_n(&fatal_sig, 0, __ATOMIC_RELAXED); /* a report the parent was writing is the parent's */
     __atomic_store_n(&cpu_clock_set, 0, __ATOMIC_RELAXED); /* the parent's thread's; the new one sets its own */
+    __atomic_store_n(&fork_wait_cpu, -1, __ATOMIC_RELAXED); /* the parent's thread waited for this very fork */
     int had = running || orphan;
     __atomic_store_n(&at_work, 0, __ATOMIC_RELAXED); /* the parent's thread's; a new one sets its own */
     __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);

@@ -74,7 +74,10 @@ for m in ctor fork; do
     fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/fheld.$m.json" \
         GPUMEM_REPORT_FORMAT=json "$T/fatalprog" $m "$T/libslowctor.so"
     sleep 0.3
+    # a process that never ends fails the test instead of hanging the run
+    ( sleep 30; kill -KILL "$FATAL_PID" 2>/dev/null ) & watchdog=$!
     kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+    kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
     ms=$(( ($(date +%s%N) - start) / 1000000 ))
     { [ $rc = 143 ] && [ $ms -lt 8000 ] && jq -e '.trigger == "fatal_signal"' "$WORK/fheld.$m.json" >/dev/null 2>&1; } \
         || held="$held [$m: rc $rc, $ms ms]"
