@@ -266,14 +266,21 @@ static void *earlier_copy(const char *name)
     return p;
 }
 
-/* Do the program's driver calls come here? Only when the guard is
- * preloaded: loaded later (NVTX_INJECTION64_PATH, which the command passes
- * to every descendant, in a process that was not preloaded; a dlopen), the
- * driver's entry points the program finds are the driver's own, and a
- * report would say "0 bytes" of a program whose allocations it never saw. */
-static int interposes(void)
+/* Is the guard in the process's global scope, where the program's calls
+ * find its entry points? It is when preloaded (or linked); loaded later
+ * through NVTX_INJECTION64_PATH (which the command passes to every
+ * descendant, also to one that drops LD_PRELOAD) or another dlopen, it is
+ * not, the program's driver calls never come here, and a report would say
+ * "0 bytes" of a program whose allocations it never saw. Asked by a name
+ * only the guard exports (a driver entry point's may be found first in
+ * another object that forwards to the guard: a non-PIE program's PLT, an
+ * interposer before it in LD_PRELOAD). */
+static int in_global_scope(void)
 {
-    void *p = gmg_real_dlsym(RTLD_DEFAULT, "cuMemAlloc_v2");
+    /* the main program's handle looks in the global scope only (RTLD_DEFAULT,
+     * asked from here, would look in this library's own scope too) */
+    void *global = dlopen(NULL, RTLD_LAZY);
+    void *p = global ? gmg_real_dlsym(global, "gpumemguard_version") : NULL;
     Dl_info mine, theirs;
     return p && dladdr((void *)copy_marker, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
 }
@@ -293,7 +300,7 @@ __attribute__((constructor)) static void gmg_start(void)
                       theirs.dli_fname, mine.dli_fname);
         return;
     }
-    if (!interposes()) {
+    if (!in_global_scope()) {
         Dl_info mine;
         const char *log = getenv("GPUMEM_LOG");
         inert = 1;

@@ -568,6 +568,7 @@ fi
 . tests/library/exports.sh
 . tests/library/copies.sh
 . tests/library/othercu.sh
+. tests/library/scope.sh
 # settings, the exit status, the API, the command, the man page
 . tests/settings/stack_depth.sh
 . tests/settings/percent.sh

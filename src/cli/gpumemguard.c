@@ -475,21 +475,28 @@ static void report_paths(char *out, size_t size, const char *pattern, const char
 /* Wait (at most `secs`) for the guard in process pid to say that the dump
  * asked for is written (base/dumpask.h): its number, 0 when it went to no
  * file; -1 when no answer came. GMG_DUMP_REPLY_SIG is blocked. */
-/* Has process pid ended (gone, or a zombie its parent has not waited for)? */
+/* Has process pid ended (gone, or a zombie its parent has not waited for)?
+ * A main thread that called pthread_exit is a zombie too while the other
+ * threads run on: only one of a single thread has ended. */
 static int process_ended(long pid)
 {
     if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
         return 1;
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
     FILE *f = fopen(path, "re");
     if (!f)
         return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int zombie = 0;
+    long threads = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "State:", 6))
+            zombie = strchr(line, 'Z') || strchr(line, 'X');
+        else if (!strncmp(line, "Threads:", 8))
+            threads = strtol(line + 8, NULL, 10);
+    }
     fclose(f);
-    buf[n] = 0;
-    const char *paren = strrchr(buf, ')'); /* the state follows the name, which may hold anything */
-    return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+    return zombie && threads <= 1;
 }
 
 /* The dump's number once process pid says its report is written; -1 if it

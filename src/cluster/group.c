@@ -94,7 +94,8 @@ static int setlk_fd(int fd, short type, off_t start, off_t len)
 static int setlk(short type, off_t start, off_t len) { return setlk_fd(seg_fd, type, start, len); }
 
 /* Byte GMG_GROUP_LOCK_MEMBERSHIP. wait_ms 0: one try. Polled rather than
- * waited for, so that a holder stopped by a debugger cannot hang us. */
+ * waited for, so that a holder stopped by a debugger cannot hang us. 0
+ * taken; -1 another holds it; -2 the lock itself failed (errno). */
 static int membership_lock(int wait_ms)
 {
     long long until = now_ms() + wait_ms;
@@ -102,7 +103,9 @@ static int membership_lock(int wait_ms)
     for (;;) {
         if (setlk(F_WRLCK, GMG_GROUP_LOCK_MEMBERSHIP, 1) == 0)
             return 0;
-        if ((errno != EAGAIN && errno != EACCES) || now_ms() >= until)
+        if (errno != EAGAIN && errno != EACCES)
+            return -2; /* not held by another: the lock itself fails */
+        if (now_ms() >= until)
             return -1;
         struct timespec ts = { 0, ns };
         nanosleep(&ts, NULL);
@@ -638,8 +641,10 @@ static int seg_ready(int wait_ms, char *err, unsigned errlen)
     char p[200];
     snprintf(p, sizeof p, "/dev/shm%s", shm_name);
     void *map = MAP_FAILED;
-    int locked = membership_lock(wait_ms) == 0, ret = -1;
+    int lk = membership_lock(wait_ms), locked = lk == 0, ret = -1;
     struct stat st;
+    if (lk == -2)
+        FAIL("%s=%s: cannot lock %s: %s", what, name, p, strerror(errno));
     if (fstat(seg_fd, &st) != 0)
         FAIL("%s=%s: cannot stat %s: %s", what, name, p, strerror(errno));
     size_t size = sizeof(struct gmg_group_seg);
@@ -665,7 +670,7 @@ static int seg_ready(int wait_ms, char *err, unsigned errlen)
      * mapping (a fork() child inherits it, and with it our open, though
      * its handler closes the descriptor): a member killed meanwhile would
      * look alive and keep its share. */
-    int mfd = shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0);
+    int mfd = gmg_fd_raise(shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0), p);
     struct stat mst;
     if (mfd < 0 || fstat(mfd, &mst) != 0 || mst.st_dev != seg_dev || mst.st_ino != seg_ino) {
         if (mfd >= 0)
@@ -708,7 +713,11 @@ static int seg_pending_try(void)
 {
     if (__atomic_load_n(&seg, __ATOMIC_ACQUIRE))
         return 1;
-    if (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) != 1)
+    /* only the member makes it ready: a child made without fork handlers
+     * shares the member's open of the segment (its locks never conflict
+     * with the member's own, so it would start the group clean over the
+     * member's slot), and a vfork child shares its memory */
+    if (__atomic_load_n(&pending, __ATOMIC_ACQUIRE) != 1 || !mine())
         return 0;
     static long long tried_ms;
     long long t = now_ms();

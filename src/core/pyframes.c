@@ -265,8 +265,9 @@ struct strs {
     uint32_t fn_len, file_len;
     int64_t fn_hash, file_hash;
     /* The line table's first bytes the line was read from (t_used; 0: it
-     * was read from none), as they were then (t_copy, kept for good; NULL:
-     * none could be kept, so no later reading is taken for this one): a
+     * was read from none), as they were then (t_copy, the table kept whole
+     * for good; NULL: none could be kept, so no later reading is taken for
+     * this one): a
      * code object made again at the address of a freed one, with a table
      * of the same size at the old table's address (code made by exec from
      * text of another shape), reads another line. */
@@ -434,11 +435,11 @@ int gmg_py_frame(uintptr_t w, const char **function, const char **file, int *lin
 
 /* ---- the kept line tables -------------------------------------------- */
 
-/* The first bytes of line tables that frames' lines were read from, once
- * per content, for as long as the process lives (as the interned frames):
- * what table_holds compares a table with. Bounded: past TABLES_MAX bytes
- * nothing more is kept, and frames read from tables not kept are read
- * again each time (exact, slower). */
+/* The line tables that frames' lines were read from, whole, once per
+ * content, for as long as the process lives (as the interned frames): what
+ * table_holds compares a table's first bytes with. Bounded: past
+ * TABLES_MAX bytes nothing more is kept, and frames read from tables not
+ * kept are read again each time (exact, slower). */
 struct ktable {
     struct ktable *next;
     uint64_t hash;
@@ -463,8 +464,14 @@ static struct ktable *tfind(struct ktable *k, uint64_t h, const uint8_t *t, int6
 
 static const uint8_t *keep_table(const uint8_t *t, int64_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n;
-    for (int64_t i = 0; i < n; i++) {
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)n, w;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* eight bytes a step: a module's table is tens of KB */
+        memcpy(&w, t + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++) {
         h ^= t[i];
         h *= 0x100000001b3ull;
     }
@@ -608,7 +615,7 @@ static uint32_t resolve(struct cache *c, const char *code, int64_t offset, struc
             if (l >= 0)
                 line = l;
             if (used > 0)
-                copy = keep_table(t, used);
+                copy = keep_table(t, n); /* whole: each line of a code object reads a prefix of one copy */
         }
     }
     struct pyf *f = intern(fn, file, line);

@@ -25,6 +25,10 @@
  *                                   each refusal taken as it comes; print "asking"
  *   holdfast steps BYTES N          4 threads each allocate and free BYTES N times; print
  *                                   "refused R of 4N"
+ *   holdfast pendfork BYTES         started while the segment is being made (pending): a
+ *                                   child made by _Fork at once; the parent then holds BYTES
+ *                                   (tried until it joins), and only then the child asks
+ *                                   cuMemGetInfo and exits; print "held", wait
  *   holdfast vforksig               install a SIGUSR1 handler, vfork a child that sets
  *                                   SIGUSR1 to SIG_DFL and execs /bin/true, then raise SIGUSR1:
  *                                   "handler ran N" (1 when the child left the parent alone)
@@ -264,6 +268,37 @@ static void steps(size_t bytes, int n)
     printf("refused %llu of %d\n", (unsigned long long)steps_refused, 4 * n);
 }
 
+/* ----------------------------------------------------------- pendfork */
+
+static void pendfork(size_t bytes)
+{
+    int go[2];
+    if (pipe(go) != 0) {
+        perror("pipe");
+        exit(1);
+    }
+    fflush(stdout);
+    pid_t kid = _Fork();
+    if (kid == 0) {
+        char c;
+        if (read(go[0], &c, 1) == 1) { /* the parent holds its bytes now */
+            size_t f = 0, t = 0;
+            cuMemGetInfo_v2(&f, &t);
+        }
+        _exit(0);
+    }
+    CUdeviceptr p;
+    for (int i = 0; i < 1000 && cuMemAlloc_v2(&p, bytes) != CUDA_SUCCESS; i++) {
+        struct timespec ms10 = { 0, 10 * 1000000 };
+        nanosleep(&ms10, NULL);
+    }
+    if (write(go[1], "g", 1) != 1)
+        perror("write");
+    waitpid(kid, NULL, 0);
+    printf("held\n");
+    forever();
+}
+
 /* ----------------------------------------------------------- vforksig */
 
 static volatile sig_atomic_t ran;
@@ -317,6 +352,8 @@ int main(int argc, char **argv)
         overask(strtoull(argv[2], NULL, 0));
     else if (!strcmp(m, "steps") && argc > 3)
         steps(strtoull(argv[2], NULL, 0), atoi(argv[3]));
+    else if (!strcmp(m, "pendfork") && argc > 2)
+        pendfork(strtoull(argv[2], NULL, 0));
     else if (!strcmp(m, "vforksig"))
         vforksig();
     else {

@@ -98,16 +98,40 @@ env LD_PRELOAD="$ROOT/$T/libstopmaking.so $PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT
 mk=$!
 for _ in $(seq 200); do [ "$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)" = T ] && break; sleep 0.05; done
 state=$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)
-env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G true; rc_true=$?
+env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G "$GT" size >/dev/null; rc_true=$? # a process that never uses CUDA
 gbg w GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take 1048576 8000; w=$!
 sleep 1.5
 kill -CONT $mk
 wait $w; rc_take=$?
 if [ "$state" = T ] && [ $rc_true = 0 ] && [ $rc_take = 0 ] && has "took after" "$WORK/w.out" \
    && has "the group's segment was being made by a process that held its lock" "$WORK/w.err" && await "$WORK/mk.out" held; then
-    ok "group: the segment's maker stopped while making it: another process starts (status 0, not 2), is refused until it is made, then joins ($(cat "$WORK/w.out"))"
-else bad "group: a stopped maker (state $state, true $rc_true, take $rc_take: $(cat "$WORK/w.out"))" "$WORK/w.err"; fi
+    ok "group: the segment's maker stopped while making it: another process starts (one that never uses CUDA: status 0, not 2), one that allocates is refused until it is made, then joins ($(cat "$WORK/w.out"))"
+else bad "group: a stopped maker (state $state, a process without CUDA $rc_true, take $rc_take: $(cat "$WORK/w.out"))" "$WORK/w.err"; fi
 reap $mk
+# the same, and the waiting process makes a child without fork handlers,
+# which asks cuMemGetInfo once its parent has joined and holds 6 MiB: the
+# child never makes the segment ready itself (it shares its parent's open
+# of it, whose locks never conflict with the parent's: it would start the
+# group clean over its parent's slot)
+if [ "${GMG_SANITIZER:-}" != tsan ]; then
+    G=${HP}n
+    rm -f "$SHM/$(seg $G)"
+    env LD_PRELOAD="$ROOT/$T/libstopmaking.so $PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" hold 1048576 >"$WORK/mk.out" 2>"$WORK/mk.err" &
+    mk=$!
+    for _ in $(seq 200); do [ "$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)" = T ] && break; sleep 0.05; done
+    gbg pf GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" pendfork 6291456; pf=$!
+    sleep 0.5
+    reap $mk
+    await "$WORK/pf.out" held
+    read -r _ used _ _ _ _ _ members _ <<<"$(peek $G)"
+    gtake 6291456; t=$?
+    if [ "$used" = 6291456 ] && [ "$members" = 1 ] && [ $t = 1 ]; then
+        ok "group: a child made by _Fork while its parent waited for the segment leaves its parent's slot alone (6 MiB held, another 6 MiB refused)"
+    else bad "group: a _Fork child of a waiting process (used $used, members $members, take rc $t)" "$WORK/pf.err"; fi
+    reap $pf
+else
+    skip "group: a _Fork child of a waiting process" "TSan sees no fork it did not make itself (as in tests/fork/no_handlers.sh)"
+fi
 
 # ------------------------------- members asking for more than the budget
 # are refused without counting: the others' reservations, free memory and

@@ -1,7 +1,7 @@
 /*
  * failclose.c - a preloaded close() that fails with EIO, after really
  * closing, for files under a directory named "closefail" whose name has
- * ".tmp." in it: a report's temporary file on a file system that reports a
+ * ".gpumem-report." in it: a report's temporary file on a file system that reports a
  * write error only at close (NFS, a quota), for tests/paths/unwritable.sh.
  */
 #define _GNU_SOURCE
@@ -22,7 +22,7 @@ int close(int fd)
     int r = real(fd);
     if (r == 0 && n > 0) {
         path[n] = 0;
-        if (strstr(path, "/closefail/") && strstr(path, ".tmp.")) {
+        if (strstr(path, "/closefail/") && strstr(path, "/.gpumem-report.")) {
             errno = EIO;
             return -1;
         }
