@@ -5,21 +5,15 @@
  * Prints "alloc R" for a cuMemAlloc of 2 MiB.
  */
 #define __CUDA_API_VERSION_INTERNAL 1
-#include <cuda.h>
-#include <stdio.h>
+#include "../integration/testlib.h"
 
 typedef CUresult (*alloc_fn)(CUdeviceptr *, size_t);
 __attribute__((noinline)) static alloc_fn pick(void) { return cuMemAlloc_v2; }
 
 int main(void)
 {
-    CUdevice d;
-    CUcontext c;
     CUdeviceptr p;
-    cuInit(0);
-    cuDeviceGet(&d, 0);
-    cuDevicePrimaryCtxRetain(&c, d);
-    cuCtxSetCurrent(c);
+    tl_setup(0);
     printf("alloc %d\n", (int)pick()(&p, 2 << 20));
     return 0;
 }
