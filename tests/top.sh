@@ -24,6 +24,10 @@ tsettle() { for _ in $(seq 200); do [ "$(tq "$1" '.used // empty')" = "$2" ] && 
 # an allocation is charged to the quota but not yet in the live table (the
 # driver's call between) has its bytes and not its site: the next has both.
 tsite() { for _ in $(seq 200); do [ "$(tq "$1" ".site.name // \"\" | test(\"$2\")")" = true ] && return 0; sleep 0.05; done; return 1; }
+# twait PID JQ VALUE: up to 10 s until top shows JQ of PID as VALUE (a page
+# written between a charge and its record, or before a refusal was counted,
+# is followed by one that has them)
+twait() { for _ in $(seq 200); do [ "$(tq "$1" "$2")" = "$3" ] && return 0; sleep 0.05; done; return 1; }
 # tgone PATH: up to 5 s until PATH is no more
 tgone() { for _ in $(seq 100); do [ -e "$1" ] || [ -L "$1" ] || return 0; sleep 0.05; done; return 1; }
 tkill() { for p in "$@"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; }
@@ -65,7 +69,8 @@ for n in A:$PA B:$PB C:$PC E:$PE ${PD:+D:$PD}; do
     tready "$WORK/${n%%:*}.ready" "${n#*:}" || { started=0; bad "top: process ${n%%:*} did not start" "$WORK/${n%%:*}.err"; }
 done
 if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) && tsettle $PC $((6 * MiB)) \
-   && tsite $PA "^big_site " && tsite $PC "^big_site " && { [ -z "$PD" ] || tsettle $PD 1572864; }; then
+   && tsite $PA "^big_site " && tsite $PC "^big_site " && { [ -z "$PD" ] || tsettle $PD 1572864; } \
+   && twait $PB ' | "\(.devices[0].refused) \(.devices[0].live_allocations)"' '1 1'; then
     PIDS="--pid $PA --pid $PB --pid $PC --pid $PE${PD:+ --pid $PD}"
     "$TOPCMD" top --json $PIDS >"$WORK/top.json"
     pj() { jq -c "$2" <<<"$(jq -c ".processes[] | select(.pid == $1)" "$WORK/top.json")"; }
