@@ -200,7 +200,8 @@ static void first_use(void)
     if (group_pending)
         gmg_notice("GPUMEM_GROUP=%s: the group's segment was being made by a process that held its lock and did not "
                    "let go (stopped?) when this one started: it joins the group once the segment is ready; until "
-                   "then its allocations are refused under a budget", gmg_cfg.group);
+                   "then its allocations are refused under a GPUMEM_LIMIT of its own, or, with none (or under "
+                   "GPUMEM_ON_LIMIT=warn), counted in the group when it joins", gmg_cfg.group);
 }
 
 static void child(void)

@@ -41,6 +41,12 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t member_pid;
 static int joined;
 static int my_slot = -1;
+/* Bytes counted while the segment was not made yet (pending) by a process
+ * with no limit of its own, or under GPUMEM_ON_LIMIT=warn, which never
+ * refuses: not in any slot yet. Moved into the slot when it joins; a free
+ * before that takes them from here. */
+static uint64_t owed[GMG_GROUP_DEVICES];
+static int owed_moving; /* 1 while join_locked moves them: a free that missed them waits */
 static int left;
 static long long join_failed_ms;
 static long long last_scan_ms;
@@ -315,7 +321,23 @@ static int join_locked(void)
                   "refused under a budget, uncounted without one", gmg_cfg.group, GMG_GROUP_SLOTS);
         return -1;
     }
-    my_slot = got;
+    __atomic_store_n(&my_slot, got, __ATOMIC_SEQ_CST);
+    /* what was counted while it waited, into its slot (after my_slot: a
+     * free that finds its bytes gone from `owed` finds the slot) */
+    int moved = 0;
+    __atomic_store_n(&owed_moving, 1, __ATOMIC_SEQ_CST);
+    for (int d = 0; d < GMG_GROUP_DEVICES; d++) {
+        uint64_t o = __atomic_exchange_n(&owed[d], 0, __ATOMIC_SEQ_CST);
+        if (o) {
+            __atomic_fetch_add(&seg->slot[got].bytes[d], o, __ATOMIC_SEQ_CST);
+            raise_peak(&seg->dev[d].peak, sum_slots(d));
+            moved = 1;
+        }
+    }
+    __atomic_store_n(&owed_moving, 0, __ATOMIC_SEQ_CST);
+    if (moved)
+        gmg_debug("GPUMEM_GROUP=%s: what this process counted while the segment was being made is the group's now",
+                  gmg_cfg.group);
     gmg_debug("GPUMEM_GROUP=%s: joined as member %d (/dev/shm%s)", gmg_cfg.group, got, shm_name);
     return 0;
 }
@@ -433,8 +455,26 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
         drop_inherited();
         return not_member(dev, mine_limit, warn);
     }
-    if (!ensure_joined())
+    if (!ensure_joined()) {
+        /* the segment not made yet: with no limit of its own (or under
+         * warn, which never refuses) the allocation is counted here, and in
+         * the group once this process joins; with a limit, refused */
+        if (!__atomic_load_n(&seg, __ATOMIC_ACQUIRE) && __atomic_load_n(&pending, __ATOMIC_ACQUIRE) == 1 &&
+            (mine_limit == 0 || warn)) {
+            __atomic_fetch_add(&owed[dev], bytes, __ATOMIC_SEQ_CST);
+            /* joined meanwhile, after the move: move these too */
+            int slot = __atomic_load_n(&my_slot, __ATOMIC_SEQ_CST);
+            if (slot >= 0) {
+                uint64_t t = slot_sub(&owed[dev], bytes);
+                if (t)
+                    __atomic_fetch_add(&seg->slot[slot].bytes[dev], t, __ATOMIC_SEQ_CST);
+            }
+            if (over)
+                *over = 0;
+            return 1;
+        }
         return not_member(dev, mine_limit, warn);
+    }
     uint64_t budget = settle_budget(dev, mine_limit);
     if (budget == GMG_QUOTA_UNKNOWN)
         return 0;
@@ -489,9 +529,20 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
 
 static void g_release(int dev, uint64_t bytes)
 {
-    if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&left, __ATOMIC_ACQUIRE) || !mine())
+    if (__atomic_load_n(&left, __ATOMIC_ACQUIRE) || !mine())
         return;
-    slot_sub(&seg->slot[my_slot].bytes[dev], bytes);
+    if (__atomic_load_n(&owed[dev], __ATOMIC_ACQUIRE)) /* counted while it waited, and not moved yet */
+        bytes -= slot_sub(&owed[dev], bytes);
+    if (!bytes)
+        return;
+    /* moved meanwhile: into the slot once the move is done (the owed word's
+     * exchange came before this free's take, so `owed_moving` reads 1
+     * until the slot has them) */
+    while (__atomic_load_n(&owed_moving, __ATOMIC_SEQ_CST))
+        sched_yield();
+    int slot = __atomic_load_n(&my_slot, __ATOMIC_SEQ_CST);
+    if (slot >= 0)
+        slot_sub(&seg->slot[slot].bytes[dev], bytes);
 }
 
 static uint64_t g_used(int dev) { return seg_pending_try() ? sum_slots(dev) : 0; }
@@ -562,6 +613,7 @@ void gmg_group_atfork_child(void)
     __atomic_store_n(&member_pid, getpid(), __ATOMIC_RELAXED);
     joined = 0;
     my_slot = -1;
+    memset(owed, 0, sizeof owed); /* the parent's */
     left = 0;
     join_failed_ms = 0;
     last_scan_ms = 0;
@@ -735,6 +787,17 @@ static int seg_pending_try(void)
     } else if (r == 0) {
         __atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
         gmg_info("GPUMEM_GROUP=%s: the group's segment is ready now", gmg_cfg.group);
+        /* what it counted meanwhile goes into the group now, not at its
+         * next allocation (there may be none) */
+        int owes = 0;
+        for (int d = 0; d < GMG_GROUP_DEVICES && !owes; d++)
+            owes = __atomic_load_n(&owed[d], __ATOMIC_ACQUIRE) != 0;
+        if (owes && __atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1) {
+            int j = join_locked() == 0 ? 1 : -1;
+            if (j < 0)
+                __atomic_store_n(&join_failed_ms, now_ms(), __ATOMIC_RELAXED);
+            __atomic_store_n(&joined, j, __ATOMIC_RELEASE);
+        }
     }
     pthread_mutex_unlock(&mu);
     return __atomic_load_n(&seg, __ATOMIC_ACQUIRE) != NULL;

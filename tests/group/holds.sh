@@ -108,6 +108,25 @@ if [ "$state" = T ] && [ $rc_true = 0 ] && [ $rc_take = 0 ] && has "took after" 
     ok "group: the segment's maker stopped while making it: another process starts (one that never uses CUDA: status 0, not 2), one that allocates is refused until it is made, then joins ($(cat "$WORK/w.out"))"
 else bad "group: a stopped maker (state $state, a process without CUDA $rc_true, take $rc_take: $(cat "$WORK/w.out"))" "$WORK/w.err"; fi
 reap $mk
+# the same, and a waiting process with no GPUMEM_LIMIT of its own holds
+# 6 MiB meanwhile (not refused: the budget is not known to it): the group
+# counts them when it joins, and then refuses the others past the budget
+G=${HP}q
+rm -f "$SHM/$(seg $G)"
+env LD_PRELOAD="$ROOT/$T/libstopmaking.so $PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" hold 1048576 >"$WORK/mk.out" 2>"$WORK/mk.err" &
+mk=$!
+for _ in $(seq 200); do [ "$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)" = T ] && break; sleep 0.05; done
+gbg nl GPUMEM_GROUP=$G "$GT" hold 6291456; nl=$!
+await "$WORK/nl.out" held
+kill -CONT $mk
+await "$WORK/mk.out" held
+used=""
+for _ in $(seq 60); do read -r _ used _ <<<"$(peek $G)"; [ "$used" = 7340032 ] && break; sleep 0.05; done
+gtake 2097152; t=$?
+if [ "$used" = 7340032 ] && [ $t = 1 ]; then
+    ok "group: a process without a limit of its own that allocated while the segment was being made: its 6 MiB are the group's once it is (7 of 8 MiB used, another 2 MiB refused)"
+else bad "group: what a waiting process without a limit held (used $used, take rc $t)" "$WORK/nl.err"; fi
+reap $mk $nl
 # the same, and the waiting process makes a child without fork handlers,
 # which asks cuMemGetInfo once its parent has joined and holds 6 MiB: the
 # child never makes the segment ready itself (it shares its parent's open

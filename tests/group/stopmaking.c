@@ -20,13 +20,14 @@ static int is_segment(int fd)
     if (n < 0)
         return 0;
     target[n] = 0;
-    return strstr(target, "/dev/shm/gpumemguard-") != NULL;
+    return strstr(target, "/dev/shm/gpumemguard-") && !strstr(target, "/dev/shm/gpumemguard-top-"); /* not the live view's page */
 }
 
 int posix_fallocate(int fd, off_t offset, off_t len)
 {
     int (*real)(int, off_t, off_t) = (int (*)(int, off_t, off_t))dlsym(RTLD_NEXT, "posix_fallocate");
-    if (is_segment(fd))
+    static int stopped;
+    if (is_segment(fd) && !__atomic_exchange_n(&stopped, 1, __ATOMIC_RELAXED)) /* once */
         raise(SIGSTOP);
     return real(fd, offset, len);
 }
