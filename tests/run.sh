@@ -49,6 +49,8 @@ build test_quota_peak tests/unit/test_quota_peak.c src/core/quota.c src/core/cou
 build test_quota_counts tests/unit/test_quota_counts.c src/core/quota.c src/core/counts.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
+build test_group_fork tests/unit/test_group_fork.c src/base/fd.c src/base/log.c src/base/config.c src/base/suppress.c \
+    src/base/limit_parse.c src/base/buf.c src/base/signame.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_utf8 tests/unit/test_utf8.c src/base/buf.c -Isrc
@@ -488,6 +490,9 @@ else bad "the metrics file out of memory for its call sites (tests/unit/test_met
 if timeout 60 "$T/test_walkgate" >"$WORK/out" 2>&1; then
     ok "stack walks and fork: a fork waits for a walk, a walk during a fork is skipped (no stall), two forks at once, a stuck walker leaves the child without native stacks: $(tail -1 "$WORK/out")"
 else bad "stack walks and fork (tests/unit/test_walkgate.c)" "$WORK/out"; fi
+if timeout 60 "$T/test_group_fork" >"$WORK/out" 2>&1; then
+    ok "group: a fork() child made while its parent moved what it counted waiting for the segment frees at once (tests/unit/test_group_fork.c)"
+else bad "group: a fork child's free after a fork during the move" "$WORK/out"; fi
 
 # a few seconds of libFuzzer on the parser (clang), from the seed corpus
 if [ -z "${GMG_SANITIZER:-}" ] && command -v clang >/dev/null 2>&1 && \

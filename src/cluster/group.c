@@ -342,6 +342,23 @@ static int join_locked(void)
     return 0;
 }
 
+/* mu held, the segment ready: a process that counted bytes while it
+ * waited for it (owed) and has not joined joins, and they go into the
+ * group; a failed join is tried again a second later. */
+static void join_owed_locked(void)
+{
+    int owes = 0;
+    for (int d = 0; d < GMG_GROUP_DEVICES && !owes; d++)
+        owes = __atomic_load_n(&owed[d], __ATOMIC_ACQUIRE) != 0;
+    if (!owes || __atomic_load_n(&joined, __ATOMIC_ACQUIRE) == 1 ||
+        now_ms() - __atomic_load_n(&join_failed_ms, __ATOMIC_RELAXED) < 1000)
+        return;
+    int j = join_locked() == 0 ? 1 : -1;
+    if (j < 0)
+        __atomic_store_n(&join_failed_ms, now_ms(), __ATOMIC_RELAXED);
+    __atomic_store_n(&joined, j, __ATOMIC_RELEASE);
+}
+
 static int ensure_joined(void)
 {
     int j = __atomic_load_n(&joined, __ATOMIC_ACQUIRE);
@@ -392,8 +409,15 @@ static int reclaim_now(int force)
 
 void gmg_group_tick(void)
 {
-    if (mine() && seg_pending_try())
-        reclaim_now(1);
+    if (!mine() || !seg_pending_try())
+        return;
+    reclaim_now(1);
+    /* bytes counted while it waited, by an allocation that raced with the
+     * segment becoming ready (or a join that failed then): into the group */
+    if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 && pthread_mutex_trylock(&mu) == 0) {
+        join_owed_locked();
+        pthread_mutex_unlock(&mu);
+    }
 }
 
 /* --------------------------------------------------------- the budget */
@@ -455,7 +479,10 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
         drop_inherited();
         return not_member(dev, mine_limit, warn);
     }
-    if (!ensure_joined()) {
+    int j = ensure_joined();
+    if (!j && __atomic_load_n(&seg, __ATOMIC_ACQUIRE))
+        j = ensure_joined(); /* made ready meanwhile, by another thread */
+    if (!j) {
         /* the segment not made yet: with no limit of its own (or under
          * warn, which never refuses) the allocation is counted here, and in
          * the group once this process joins; with a limit, refused */
@@ -614,6 +641,7 @@ void gmg_group_atfork_child(void)
     joined = 0;
     my_slot = -1;
     memset(owed, 0, sizeof owed); /* the parent's */
+    owed_moving = 0;              /* a move another thread of the parent was making at the fork */
     left = 0;
     join_failed_ms = 0;
     last_scan_ms = 0;
@@ -787,17 +815,7 @@ static int seg_pending_try(void)
     } else if (r == 0) {
         __atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
         gmg_info("GPUMEM_GROUP=%s: the group's segment is ready now", gmg_cfg.group);
-        /* what it counted meanwhile goes into the group now, not at its
-         * next allocation (there may be none) */
-        int owes = 0;
-        for (int d = 0; d < GMG_GROUP_DEVICES && !owes; d++)
-            owes = __atomic_load_n(&owed[d], __ATOMIC_ACQUIRE) != 0;
-        if (owes && __atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1) {
-            int j = join_locked() == 0 ? 1 : -1;
-            if (j < 0)
-                __atomic_store_n(&join_failed_ms, now_ms(), __ATOMIC_RELAXED);
-            __atomic_store_n(&joined, j, __ATOMIC_RELEASE);
-        }
+        join_owed_locked(); /* now, not at its next allocation (there may be none) */
     }
     pthread_mutex_unlock(&mu);
     return __atomic_load_n(&seg, __ATOMIC_ACQUIRE) != NULL;
