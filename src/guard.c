@@ -286,6 +286,24 @@ static int in_global_scope(void)
     return p && dladdr((void *)copy_marker, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
 }
 
+/* The driver itself ahead of the guard in the global scope (named before
+ * it in LD_PRELOAD): the program's own calls to the driver's entry points
+ * go straight to the driver, and the guard sees only what comes through
+ * its dlsym and cuGetProcAddress (the CUDA runtime's route). Said once. */
+static void driver_first_notice(void)
+{
+    void *global = dlopen(NULL, RTLD_LAZY);
+    void *p = global ? gmg_real_dlsym(global, "cuMemAlloc_v2") : NULL;
+    Dl_info at, mine;
+    if (!p || !dladdr(p, &at) || (dladdr((void *)copy_marker, &mine) && mine.dli_fbase == at.dli_fbase))
+        return; /* the guard's own: as it should be */
+    if (!gmg_driver_loaded() || !gmg_driver_holds(p)) /* never loads the driver itself */
+        return; /* another object's (a program built without PIC, another interposer): it forwards */
+    gmg_notice("%s comes before the guard in this process's libraries (LD_PRELOAD names it first?): the program's own "
+               "calls to the driver go straight to it and are not guarded; name the guard first",
+               at.dli_fname ? at.dli_fname : "the CUDA driver");
+}
+
 __attribute__((constructor)) static void gmg_start(void)
 {
     char err[2048];
@@ -340,6 +358,7 @@ __attribute__((constructor)) static void gmg_start(void)
     gmg_routes_on_contact(first_use);
     pthread_atfork(gmg_walkgate_prepare, gmg_walkgate_parent, child);
     gmg_debug("loaded: %d entry points wrapped", H_COUNT);
+    driver_first_notice();
     /* linked with -lcuda (or loaded before us): the process uses CUDA, and
      * the dump signal must not kill it before its first allocation. A
      * process that never touches the driver keeps its signals untouched. */
