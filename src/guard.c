@@ -258,13 +258,37 @@ static void open_group(void)
  */
 static void copy_marker(void) {}
 
+/* Does p lie in this copy of the guard (1), in another object (0)? -1:
+ * unknown (NULL, or no object holds it). */
+static int here(const void *p)
+{
+    Dl_info mine, theirs;
+    if (!p || !dladdr((void *)copy_marker, &mine) || !dladdr(p, &theirs))
+        return -1;
+    return mine.dli_fbase == theirs.dli_fbase;
+}
+
 static void *earlier_copy(const char *name)
 {
     void *p = gmg_real_dlsym(RTLD_DEFAULT, name);
-    Dl_info mine, theirs;
-    if (!p || !dladdr((void *)copy_marker, &mine) || !dladdr(p, &theirs) || mine.dli_fbase == theirs.dli_fbase)
-        return NULL;
-    return p;
+    return here(p) == 0 ? p : NULL;
+}
+
+/* name as the global scope has it: the main program's handle looks there
+ * only (RTLD_DEFAULT, asked from here, would look in this library's own
+ * scope too) */
+static void *global_sym(const char *name)
+{
+    void *global = dlopen(NULL, RTLD_LAZY);
+    return global ? gmg_real_dlsym(global, name) : NULL;
+}
+
+/* GPUMEM_LOG=quiet, before the settings are read: a copy that stays out
+ * says nothing then */
+static int log_quiet(void)
+{
+    const char *log = getenv("GPUMEM_LOG");
+    return log && !strcmp(log, "quiet");
 }
 
 /* Is the guard in the process's global scope, where the program's calls
@@ -276,15 +300,7 @@ static void *earlier_copy(const char *name)
  * only the guard exports (a driver entry point's may be found first in
  * another object that forwards to the guard: a non-PIE program's PLT, an
  * interposer before it in LD_PRELOAD). */
-static int in_global_scope(void)
-{
-    /* the main program's handle looks in the global scope only (RTLD_DEFAULT,
-     * asked from here, would look in this library's own scope too) */
-    void *global = dlopen(NULL, RTLD_LAZY);
-    void *p = global ? gmg_real_dlsym(global, "gpumemguard_version") : NULL;
-    Dl_info mine, theirs;
-    return p && dladdr((void *)copy_marker, &mine) && dladdr(p, &theirs) && mine.dli_fbase == theirs.dli_fbase;
-}
+static int in_global_scope(void) { return here(global_sym("gpumemguard_version")) == 1; }
 
 /* The driver itself ahead of the guard in the global scope (named before
  * it in LD_PRELOAD): the program's own calls to the driver's entry points
@@ -292,10 +308,9 @@ static int in_global_scope(void)
  * its dlsym and cuGetProcAddress (the CUDA runtime's route). Said once. */
 static void driver_first_notice(void)
 {
-    void *global = dlopen(NULL, RTLD_LAZY);
-    void *p = global ? gmg_real_dlsym(global, "cuMemAlloc_v2") : NULL;
-    Dl_info at, mine;
-    if (!p || !dladdr(p, &at) || (dladdr((void *)copy_marker, &mine) && mine.dli_fbase == at.dli_fbase))
+    void *p = global_sym("cuMemAlloc_v2");
+    Dl_info at;
+    if (here(p) != 0 || !dladdr(p, &at))
         return; /* the guard's own: as it should be */
     if (!gmg_driver_loaded() || !gmg_driver_holds(p)) /* never loads the driver itself */
         return; /* another object's (a program built without PIC, another interposer): it forwards */
@@ -310,20 +325,18 @@ __attribute__((constructor)) static void gmg_start(void)
     void *first = earlier_copy("gpumemguard_version");
     if (first) {
         Dl_info mine, theirs; /* both found by earlier_copy just now */
-        const char *log = getenv("GPUMEM_LOG");
         inert = 1;
         dladdr((void *)copy_marker, &mine);
         dladdr(first, &theirs);
-        if (!(log && !strcmp(log, "quiet")))
+        if (!log_quiet())
             gmg_notice("another copy of the guard is loaded first (%s): this one (%s) stays out of its way",
                       theirs.dli_fname, mine.dli_fname);
         return;
     }
     if (!in_global_scope()) {
         Dl_info mine;
-        const char *log = getenv("GPUMEM_LOG");
         inert = 1;
-        if (!(log && !strcmp(log, "quiet")))
+        if (!log_quiet())
             gmg_notice("loaded without LD_PRELOAD (%s, by NVTX_INJECTION64_PATH or dlopen): this process's CUDA "
                        "calls do not come through it, so it tracks nothing and writes no report; preload it "
                        "(LD_PRELOAD, or the gpumemguard command) to guard this process",

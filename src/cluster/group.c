@@ -582,7 +582,10 @@ static void g_refresh(void)
         reclaim_now(1);
 }
 
-static uint64_t g_peak(int dev) { return seg_pending_try() ? __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE) : 0; }
+static uint64_t g_peak(int dev)
+{
+    return seg_pending_try() ? __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE) : 0;
+}
 
 /* An allocation was made: the group's peak, raised here rather than at the
  * reservation (which the driver may fail), from the group's bytes now. A
@@ -750,7 +753,7 @@ static int seg_ready(int wait_ms, char *err, unsigned errlen)
      * mapping (a fork() child inherits it, and with it our open, though
      * its handler closes the descriptor): a member killed meanwhile would
      * look alive and keep its share. */
-    int mfd = gmg_fd_raise(shm_open(shm_name, O_RDWR | O_NOFOLLOW | O_CLOEXEC, 0), p);
+    int mfd = seg_open();
     struct stat mst;
     if (mfd < 0 || fstat(mfd, &mst) != 0 || mst.st_dev != seg_dev || mst.st_ino != seg_ino) {
         if (mfd >= 0)
@@ -879,13 +882,11 @@ int gmg_group_open(const char *name, char *err, unsigned errlen)
     seg_ino = st.st_ino;
     int r = seg_ready(LOCK_WAIT_MS, err, errlen);
     if (r < 0)
-        goto fail_quiet;
+        goto fail;
     if (r > 0)
         __atomic_store_n(&pending, 1, __ATOMIC_RELEASE);
     return r;
 fail:
-    (void)0;
-fail_quiet:
     if (fd >= 0)
         close(fd);
     seg_fd = -1;

@@ -267,10 +267,9 @@ struct strs {
     /* The line table's first bytes the line was read from (t_used; 0: it
      * was read from none), as they were then (t_copy, the table kept whole
      * for good; NULL: none could be kept, so no later reading is taken for
-     * this one): a
-     * code object made again at the address of a freed one, with a table
-     * of the same size at the old table's address (code made by exec from
-     * text of another shape), reads another line. */
+     * this one): a code object made again at the address of a freed one,
+     * with a table of the same size at the old table's address (code made
+     * by exec from text of another shape), reads another line. */
     int64_t t_used;
     const uint8_t *t_copy;
 };
@@ -533,7 +532,7 @@ static inline int64_t table_size(const void *table)
  * last walk may have been made again at its address, with its strings and
  * table at the old ones' addresses too (functions made by exec): hence the
  * texts, and the table's first bytes that the frame's line was read from
- * (their sum: struct strs). */
+ * (compared with a kept copy: struct strs). */
 #define MEMO 128
 struct mframe {
     const void *frame, *code, *instr, *type, *name, *filename, *table;
