@@ -378,16 +378,14 @@ GMG_EXPORT long gpumemguard_peak_text(int device, int max_groups, char *buf, uns
 
 /* A size as people write one: blanks around it, and between the number and
  * its unit ("512 MiB"), are left out; anything else is the limit parser's
- * to judge. Out of room (a text longer than any size), the text as it is. */
-static const char *size_text(const char *text, char *buf, size_t cap)
+ * to judge. `buf` holds strlen(text) + 1 bytes. */
+static const char *size_text(const char *text, char *buf)
 {
     while (*text == ' ' || *text == '\t')
         text++;
     size_t n = strlen(text);
     while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
         n--;
-    if (n >= cap)
-        return text;
     size_t num = strspn(text, "0123456789."), gap = num;
     while (gap < n && (text[gap] == ' ' || text[gap] == '\t'))
         gap++;
@@ -407,9 +405,14 @@ GMG_EXPORT int gpumemguard_parse_size(const char *text, unsigned long long *byte
                                       unsigned long errlen)
 {
     FIRST_COPY(gpumemguard_parse_size, text, bytes, err, errlen);
-    char why[256], tidy[128];
+    char why[256], tidy[128], *big = NULL;
+    if (text && strlen(text) >= sizeof tidy && !(big = malloc(strlen(text) + 1))) {
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (text)
-        text = size_text(text, tidy, sizeof tidy);
+        text = size_text(text, big ? big : tidy);
     struct gmg_limits l;
     const char *what = NULL;
     if (!text) {
@@ -424,8 +427,10 @@ GMG_EXPORT int gpumemguard_parse_size(const char *text, unsigned long long *byte
     if (what) {
         if (err && errlen)
             snprintf(err, errlen, "%s", what);
+        free(big);
         return -1;
     }
+    free(big);
     if (bytes)
         *bytes = l.dev[0].kind == GMG_LIMIT_BYTES ? l.dev[0].bytes : 0;
     if (err && errlen)

@@ -229,7 +229,18 @@ static void api(void)
             printf("     size '%s': %llu (%s)\n", good[i].text, v, err);
             sizes_ok = 0;
         }
-    check(sizes_ok, "sizes as GPUMEM_LIMIT reads them, and with blanks (\"512 MiB\")", "see above");
+    /* a text of any length: blanks after the size, zeros before it */
+    char padded[300], zeros[300];
+    snprintf(padded, sizeof padded, "512 MiB%*s", 200, "");
+    memset(zeros, '0', 200);
+    snprintf(zeros + 200, sizeof zeros - 200, "1 KiB");
+    const char *const longer[] = { padded, zeros };
+    for (size_t i = 0; i < 2; i++)
+        if (parse_size(longer[i], &v, err, sizeof err) != 0 || v != (i ? 1024 : 512ull << 20)) {
+            printf("     size of %zu characters: %llu (%s)\n", strlen(longer[i]), v, err);
+            sizes_ok = 0;
+        }
+    check(sizes_ok, "sizes as GPUMEM_LIMIT reads them, and with blanks (\"512 MiB\"), of any length", "see above");
     static const char *const badsz[] = { "12 parsecs", "", "50%", "0:1G,1:2G", "-1", "1.5.5G", "1Q",
                                          "5 12MiB", "512 Mi B", "   ", "MiB 512" };
     int bad_ok = 1;
