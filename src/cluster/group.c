@@ -496,8 +496,9 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
                 if (t)
                     __atomic_fetch_add(&seg->slot[slot].bytes[dev], t, __ATOMIC_SEQ_CST);
             }
-            if (over)
-                *over = 0;
+            if (over) /* under warn, over its own limit: said as ever */
+                *over = warn && mine_limit && mine_limit != GMG_QUOTA_UNKNOWN &&
+                        __atomic_load_n(&owed[dev], __ATOMIC_ACQUIRE) > mine_limit;
             return 1;
         }
         return not_member(dev, mine_limit, warn);
@@ -572,7 +573,14 @@ static void g_release(int dev, uint64_t bytes)
         slot_sub(&seg->slot[slot].bytes[dev], bytes);
 }
 
-static uint64_t g_used(int dev) { return seg_pending_try() ? sum_slots(dev) : 0; }
+/* The group's bytes; while the segment is not made, this member's own,
+ * counted until it joins (owed). */
+static uint64_t g_used(int dev)
+{
+    if (seg_pending_try())
+        return sum_slots(dev);
+    return mine() ? __atomic_load_n(&owed[dev], __ATOMIC_ACQUIRE) : 0;
+}
 
 /* Before cuMemGetInfo, a report or the metrics: dead members' shares back,
  * so that a process that only looks sees them gone too. */

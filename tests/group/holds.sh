@@ -98,7 +98,7 @@ env LD_PRELOAD="$ROOT/$T/libstopmaking.so $PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT
 mk=$!
 for _ in $(seq 200); do [ "$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)" = T ] && break; sleep 0.05; done
 state=$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)
-env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G "$GT" size >/dev/null; rc_true=$? # a process that never uses CUDA
+env LD_PRELOAD="$PRELOAD" GPUMEM_GROUP=$G "$GT" size >/dev/null 2>"$WORK/true.err"; rc_true=$? # a process that never uses CUDA
 gbg w GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take 1048576 8000; w=$!
 sleep 1.5
 kill -CONT $mk
@@ -127,6 +127,19 @@ if [ "$used" = 7340032 ] && [ $t = 1 ]; then
     ok "group: a process without a limit of its own that allocated while the segment was being made: its 6 MiB are the group's once it is (7 of 8 MiB used, another 2 MiB refused)"
 else bad "group: what a waiting process without a limit held (used $used, take rc $t)" "$WORK/nl.err"; fi
 reap $mk $nl
+# the same under GPUMEM_ON_LIMIT=warn with a limit of its own (4 MiB): it
+# is told when its 6 MiB go over that limit, as a member would be
+G=${HP}w
+rm -f "$SHM/$(seg $G)"
+env LD_PRELOAD="$ROOT/$T/libstopmaking.so $PRELOAD" GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" hold 1048576 >"$WORK/mk.out" 2>"$WORK/mk.err" &
+mk=$!
+for _ in $(seq 200); do [ "$(awk '{print $3}' "/proc/$mk/stat" 2>/dev/null)" = T ] && break; sleep 0.05; done
+gbg wl GPUMEM_GROUP=$G GPUMEM_LIMIT=4M GPUMEM_ON_LIMIT=warn "$GT" hold 6291456; wl=$!
+await "$WORK/wl.out" held
+if has "over the limit: cuMemAlloc of 6.0 MiB (6291456 bytes) on device 0 takes it to 6.0 MiB (6291456 bytes) of 4.0 MiB (4194304 bytes) (allowed: GPUMEM_ON_LIMIT=warn)" "$WORK/wl.err"; then
+    ok "group: a waiting process under GPUMEM_ON_LIMIT=warn is told when it goes over its own limit (6 of 4 MiB)"
+else bad "group: a waiting process over its own limit under warn was not told" "$WORK/wl.err"; fi
+reap $mk $wl
 # the same, and the waiting process makes a child without fork handlers,
 # which asks cuMemGetInfo once its parent has joined and holds 6 MiB: the
 # child never makes the segment ready itself (it shares its parent's open
