@@ -62,10 +62,15 @@ struct zero_total {
  * frees in flight in one shard), and for VMM handles (which stay while
  * mapped), the record is marked in the table instead (`freeing`) and
  * settled under the lock.
+ *
+ * A slot whose free the driver did leaves FL_DONE behind, with its key and
+ * seq, until the slot is claimed again: a racing free of the same key that
+ * the driver also did then knows that its own call freed a newer
+ * allocation given the same address meanwhile (gmg_track_free_racing).
  */
 #define FLIGHTS 4
 #define GONE 16 /* a power of two */
-enum { FL_FREE = 0, FL_ON = 1, FL_OTHER = 2, FL_TORN = 4 };
+enum { FL_FREE = 0, FL_ON = 1, FL_OTHER = 2, FL_TORN = 4, FL_DONE = 8 };
 struct flight {
     uint64_t value;
     uint32_t seq, ctx;
@@ -330,7 +335,7 @@ int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
 static int flight_claim(struct shard *s)
 {
     for (int i = 0; i < FLIGHTS; i++)
-        if (__atomic_load_n(&s->fl[i].state, __ATOMIC_ACQUIRE) == FL_FREE)
+        if (!(__atomic_load_n(&s->fl[i].state, __ATOMIC_ACQUIRE) & FL_ON)) /* FL_FREE or FL_DONE */
             return i;
     return FLIGHTS;
 }
@@ -409,7 +414,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
     struct gmg_alloc *a = f->a;
     if (freed) { /* the usual end: the memory is gone, so is the record */
         gmg_gone_of(a, out);
-        __atomic_store_n(&fl->state, FL_FREE, __ATOMIC_RELEASE);
+        __atomic_store_n(&fl->state, FL_DONE, __ATOMIC_RELEASE);
         gmg_pool_give_back(&s->pool, a);
         return GMG_FREE_DROPPED;
     }
@@ -482,12 +487,29 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg
     struct shard *s = shard_of(h);
     uint32_t seq = (uint32_t)f->racing;
     gmg_lock(&s->mu);
-    if (f->flight >= 0 && flight_tell(&s->fl[f->flight], space, value, seq, FL_OTHER)) {
+    struct flight *fl = f->flight >= 0 ? &s->fl[f->flight] : NULL;
+    if (fl && flight_tell(fl, space, value, seq, FL_OTHER)) {
         gmg_unlock(&s->mu); /* still in flight: its owner drops it */
         return 0;
     }
+    /* the free we raced was done by the driver too (its slot not claimed
+     * since): ours freed what the driver had given that address since */
+    int first_done = fl && __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE) == FL_DONE && fl->value == value &&
+                     fl->space == space && fl->seq == seq;
     struct gmg_alloc *a = find_locked(s, space, value, h);
-    if (!a || a->seq != seq) {
+    if (a && a->seq != seq && first_done) {
+        if (a->freeing) {
+            a->freed_by_other = 1; /* the thread that began dropping it drops it */
+            a = NULL;
+        } else {
+            del_locked(s, a);
+            gone_locked(s, a, out);
+        }
+    } else if (!a && first_done) {
+        int i = flight_find(s, space, value); /* the newer one in flight: its owner drops it */
+        if (i >= 0)
+            flight_mark(&s->fl[i], FL_OTHER);
+    } else if (!a || a->seq != seq) {
         a = NULL; /* gone, or the key is a newer allocation's now */
     } else if (a->freeing) {
         a->freed_by_other = 1; /* the thread that began drops it */

@@ -8,6 +8,9 @@
  *
  *   racing_frees double_free N   two threads free one pointer at once, N rounds
  *   racing_frees free_reuse N    the same, while a third thread reuses the address
+ *   racing_frees aba             one exact race (GPUSIM_FREE_DELAYS=200000,100000): the
+ *                                second free of p reaches the driver after p was given
+ *                                out again, and frees that newer allocation
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -105,11 +108,44 @@ static void free_reuse(int rounds)
     printf("free and reuse: %d rounds, %d with the guard below the driver\n", rounds, wrong);
 }
 
+/* A frees p (200 ms in the driver); B frees p from 150 ms (100 ms in the
+ * driver: it reaches p at 250 ms, after A's free at 200 ms); at 220 ms
+ * main allocates and gets p's address again: B's free then frees that
+ * allocation. The guard must see it gone: nothing left counted, the whole
+ * limit free again. */
+static CUdeviceptr aba_p;
+static void *aba_freer(void *arg)
+{
+    usleep((useconds_t)(uintptr_t)arg);
+    CHECK(cuCtxSetCurrent(tl_ctx));
+    CUresult r = cuMemFree_v2(aba_p);
+    printf("free at +%lu ms: %d\n", (unsigned long)(uintptr_t)arg / 1000, (int)r);
+    return NULL;
+}
+
+static void aba(void)
+{
+    CHECK(cuMemAlloc_v2(&aba_p, 1 << 20));
+    pthread_t a, b;
+    pthread_create(&a, NULL, aba_freer, (void *)(uintptr_t)0);
+    pthread_create(&b, NULL, aba_freer, (void *)(uintptr_t)150000);
+    usleep(220000);
+    CUdeviceptr q;
+    CHECK(cuMemAlloc_v2(&q, 1 << 20));
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    printf("aba: %s address, guard %llu, sim %llu\n", q == aba_p ? "same" : "another", tl_guard_live(0),
+           (unsigned long long)tl_sim(0).live);
+    CUdeviceptr big;
+    printf("aba: then the whole limit: %d\n", (int)cuMemAlloc_v2(&big, 64u << 20));
+}
+
 static int frees_mode(int argc, char **argv)
 {
     int n = argc > 2 ? atoi(argv[2]) : 0;
     if (!strcmp(argv[1], "double_free")) double_free(n);
     else if (!strcmp(argv[1], "free_reuse")) free_reuse(n);
+    else if (!strcmp(argv[1], "aba")) aba();
     else return 0;
     return 1;
 }

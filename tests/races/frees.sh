@@ -14,3 +14,10 @@ guarded GPUSIM_FREE_DELAY_US=100 GPUSIM_AFTER_FREE_US=2000 "$T/racing_frees" fre
 has "free and reuse: 100 rounds, 0 with the guard below the driver" "$WORK/out" \
     && ok "racing frees while a third thread reuses the address: its allocation stays counted (100 rounds)" \
     || bad "racing frees with address reuse" "$WORK/out"
+
+# one exact race: the second free of p reaches the driver after the
+# driver gave p's address out again, and frees that newer allocation
+guarded GPUSIM_FREE_DELAYS=200000,100000 GPUMEM_LIMIT=64M "$T/racing_frees" aba
+if has "aba: same address, guard 0, sim 0" "$WORK/out" && has "aba: then the whole limit: 0" "$WORK/out"; then
+    ok "a double free that reaches the driver after the address was given out again: the newer allocation it freed is gone from the count, the whole limit free"
+else bad "a double free freeing a newer allocation at its address" "$WORK/out"; fi

@@ -135,6 +135,9 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 static int ndev = 1;
 static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
+/* GPUSIM_FREE_DELAYS=US,US,...: the first frees of the process each take
+ * its own time, in the order they reach the driver (an exact race) */
+static int free_delays[8], n_free_delays, free_delays_used;
 static int end_capture_delay_us; /* GPUSIM_END_CAPTURE_DELAY_US */
 static int no_primary_state; /* GPUSIM_NO_PRIMARY_STATE */
 static int reuse_ctx;         /* GPUSIM_REUSE_CTX: a destroyed context's handle is handed out again */
@@ -259,6 +262,9 @@ __attribute__((constructor)) static void sim_setup(void)
         ndev = atoi(n) > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : atoi(n);
     const char *fd = getenv("GPUSIM_FREE_DELAY_US");
     free_delay_us = fd ? atoi(fd) : 0;
+    const char *fds = getenv("GPUSIM_FREE_DELAYS");
+    for (const char *q = fds; q && *q && n_free_delays < 8; q = strchr(q, ',') ? strchr(q, ',') + 1 : "")
+        free_delays[n_free_delays++] = atoi(q);
     const char *ed = getenv("GPUSIM_END_CAPTURE_DELAY_US");
     end_capture_delay_us = ed ? atoi(ed) : 0;
     no_primary_state = getenv("GPUSIM_NO_PRIMARY_STATE") != NULL;
@@ -1317,7 +1323,10 @@ static CUresult linear_free(CUdeviceptr p)
         return CUDA_SUCCESS;
     REFUSE_TORN_DOWN_CURRENT();
     uint64_t key = p;
-    if (free_delay_us) /* a driver's free takes time: widens races in tests */
+    int nth = n_free_delays ? __atomic_fetch_add(&free_delays_used, 1, __ATOMIC_RELAXED) : 0;
+    if (nth < n_free_delays)
+        usleep((useconds_t)free_delays[nth]);
+    else if (free_delay_us) /* a driver's free takes time: widens races in tests */
         usleep((useconds_t)(free_delay_us * (1 + (unsigned)rand() % 2)));
     LOCK();
     struct blk *b;
