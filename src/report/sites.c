@@ -183,24 +183,28 @@ void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
 
 #define EXPLAINED 4096
 
-static struct site explained[EXPLAINED];
-static size_t nexplained;
+/* The sites explained: one set for the quota's refusals, one for the
+ * driver's out of memory (a site may have one of each). */
+static struct site explained[2][EXPLAINED];
+static size_t nexplained[2];
 
-int gmg_sites_first_refusal(uint32_t stack)
+int gmg_sites_first_refusal(uint32_t stack, int driver)
 {
     static int told;
-    if (nexplained >= EXPLAINED / 2) { /* full: quiet rather than flood, as the allocation path's set */
+    int k = driver != 0;
+    if (nexplained[k] >= EXPLAINED / 2) { /* full: quiet rather than flood, as the allocation path's set */
         if (!told) {
             told = 1;
-            gmg_error("refusals and out-of-memory answers at %d call sites were explained: those at further call "
-                      "sites are counted, not explained (the report lists every live allocation)", EXPLAINED / 2);
+            gmg_error("%s at %d call sites were explained: those at further call sites are counted, not "
+                      "explained (the report lists every live allocation)",
+                      k ? "the driver's out-of-memory answers" : "the quota's refusals", EXPLAINED / 2);
         }
         return 0;
     }
     struct gmg_symbolizer *sym = gmg_symbolizer_get();
     int added = 0;
-    site_of(sym, NULL, explained, EXPLAINED, stack, &added);
+    site_of(sym, NULL, explained[k], EXPLAINED, stack, &added);
     gmg_symbolizer_put(sym);
-    nexplained += (size_t)added;
+    nexplained[k] += (size_t)added;
     return added;
 }

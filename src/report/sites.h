@@ -19,7 +19,9 @@
 void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n);
 
 /* Refusals, once per site: 1 the first time a stack of this site is asked
- * about, then 0. Callers are serialised (the reporter's explain lock). */
-int gmg_sites_first_refusal(uint32_t stack);
+ * about, then 0; the quota's refusals and the driver's out of memory
+ * (`driver`) each once. Callers are serialised (the reporter's explain
+ * lock). */
+int gmg_sites_first_refusal(uint32_t stack, int driver);
 
 #endif

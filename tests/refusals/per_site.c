@@ -6,6 +6,10 @@
  *   refusal_sites
  *   refusal_sites many K   K call sites (each a path through a binary
  *                          recursion) ask the device for 1 GiB once each
+ *   refusal_sites both N   one call site asks for 512 MiB (over a 256 MiB
+ *                          GPUMEM_LIMIT: the quota refuses) and 128 MiB (of
+ *                          a 64 MiB device: the driver refuses), in that
+ *                          order (N = 0) or the other (N = 1)
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -72,11 +76,29 @@ static void many(int k)
     printf("many: %d of %d refused\n", refused_many, k);
 }
 
+NOINLINE static CUresult both_site(size_t n)
+{
+    CUdeviceptr p;
+    CUresult r = cuMemAlloc_v2(&p, n);
+    if (r == CUDA_SUCCESS)
+        cuMemFree_v2(p);
+    return r;
+}
+
+static void both(int order)
+{
+    size_t first = order ? 128u << 20 : 512u << 20, then = order ? 512u << 20 : 128u << 20;
+    CUresult a = both_site(first), b = both_site(then);
+    printf("both: %d %d\n", (int)a, (int)b);
+}
+
 int main(int argc, char **argv)
 {
     tl_setup(0);
     if (argc > 2 && !strcmp(argv[1], "many"))
         many(atoi(argv[2]));
+    else if (argc > 2 && !strcmp(argv[1], "both"))
+        both(atoi(argv[2]));
     else
         refuse();
     fflush(stdout);

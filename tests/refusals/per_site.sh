@@ -29,7 +29,21 @@ has "gpumemguard: refused cuMemAlloc of 1 byte" "$WORK/err" && ! grep -q "error:
 # memory at 2100 call sites
 tguarded 300 GPUSIM_MEM=64M GPUMEM_REPORT=none "$T/refusal_sites" many 2100
 msgs=$(grep -c "^gpumemguard: the driver refused cuMemAlloc" "$WORK/err")
-told=$(grep -c "^gpumemguard: error: refusals and out-of-memory answers at 2048 call sites were explained: those at further call sites are counted, not explained" "$WORK/err")
+told=$(grep -c "^gpumemguard: error: the driver's out-of-memory answers at 2048 call sites were explained: those at further call sites are counted, not explained" "$WORK/err")
 if has "many: 2100 of 2100 refused" "$WORK/out" && [ "$msgs" = 2048 ] && [ "$told" = 1 ]; then
     ok "the driver's out of memory at 2100 call sites: 2048 explained, then one line saying the rest are counted, not explained"
 else bad "refusals past the explained call sites: $msgs messages, told $told" "$WORK/out"; fi
+
+# one call site refused by the quota and by the driver: each explained
+# once, whichever came first
+both_ok=1
+for order in 0 1; do
+    guarded GPUSIM_MEM=64M GPUMEM_LIMIT=256M "$T/refusal_sites" both $order
+    if ! has "both: 2 2" "$WORK/out" || [ "$(grep -c "^gpumemguard: refused cuMemAlloc of 512.0 MiB" "$WORK/err")" != 1 ] \
+       || [ "$(grep -c "^gpumemguard: the driver refused cuMemAlloc of 128.0 MiB" "$WORK/err")" != 1 ]; then
+        both_ok=0
+        cp "$WORK/err" "$WORK/both.err"
+    fi
+done
+[ $both_ok = 1 ] && ok "one call site refused by the quota and then by the driver, or the other way round: each explained once" \
+    || bad "a call site refused by the quota and by the driver: one hid the other" "$WORK/both.err"
