@@ -579,9 +579,11 @@ int gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *)
                                        "counted, not shown");
     if (ready) /* formatted: only the write is left, which must not come before the first line the caller wrote */
         ready(arg);
-    if (!b.failed)
+    if (!b.failed) {
+        gmg_report_stream_lock(); /* never inside a report another thread writes there */
         gmg_write_stderr(b.p, b.len);
-    else /* out of memory for the message: its first line, from the stack */
+        gmg_report_stream_unlock();
+    } else /* out of memory for the message: its first line, from the stack */
         gmg_report_refusal_short(ev, "out of memory for the rest of this message");
     gmg_buf_free(&b);
     if (ev->abort) { /* marked now: the process ends before the reporter would mark it */

@@ -718,9 +718,14 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
     } else {
         wake();
         if (queued && wait_written(seq)) {
-            /* past the wait: the first line from here; the whole message follows */
-            gmg_report_refusal_short(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this call's "
-                                        "stack and the biggest live allocations follow when it can write them");
+            /* past the wait: the first line from here; the whole message
+             * follows. Not while the thread writes a report to the same
+             * file: the line would land inside it (a JSON report no
+             * longer parses); the whole message follows the report. */
+            if (!gmg_report_streaming())
+                gmg_report_refusal_short(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this "
+                                            "call's stack and the biggest live allocations follow when it can write "
+                                            "them");
             line_done(seq);
         }
     }

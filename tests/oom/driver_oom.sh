@@ -156,3 +156,29 @@ else
         bad "the driver's out of memory from Python" "$WORK/err"
     fi
 fi
+
+# A dump to stderr whose reader is slow, and the driver's out of memory
+# while it is written: the refused call's own first line does not land
+# inside the dump (JSON: every report on stderr parses), the whole message
+# follows it.
+env LD_PRELOAD="$PRELOAD" GPUSIM_MEM=64M GPUMEM_REPORT_FORMAT=json "$T/driverooms" slowdump \
+    >"$WORK/out" 2> >(sleep 4; cat >"$WORK/slow.err")
+for _ in $(seq 100); do [ -s "$WORK/slow.err" ] && ! pgrep -f "sleep 4$" >/dev/null && break; sleep 0.1; done
+sleep 0.5
+if has "slowdump: oom rc 2" "$WORK/out" && python3 - "$WORK/slow.err" <<'PY'
+import json, sys
+s = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+dec, i, docs = json.JSONDecoder(), 0, 0
+while True:
+    i = s.find('{"schema"', i)
+    if i < 0:
+        break
+    _, end = dec.raw_decode(s[i:])   # raises on a report cut by another write
+    i += end
+    docs += 1
+assert docs == 2, docs               # the dump and the exit report
+assert "the driver refused cuMemAlloc of 100.0 GiB" in s
+PY
+then
+    ok "the driver's out of memory while a dump is written to a slow stderr: nothing lands inside the dump (both JSON reports parse), the message follows"
+else bad "the driver's out of memory during a slow dump to stderr" "$WORK/slow.err"; fi

@@ -16,10 +16,15 @@
  *            No thread ever holds more than K, so the true peak is every
  *            block at once: K x 2 x 4 KiB x (1 + 2 + ... + THREADS/2), each
  *            pair's site 2K blocks. Prints "storm peak BYTES".
+ *   slowdump 4096 allocations from 4096 call stacks, a SIGUSR1 dump (long:
+ *            its reader, stderr, is slow), and while it is written, a
+ *            driver OOM: its message must not land inside the dump
  */
 #include "../integration/testlib.h"
 
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 #define BIG (100ull << 30) /* 100 GiB: more than the simulated device has */
 
@@ -187,6 +192,32 @@ static void storm(void)
     printf("storm peak %llu\n", want);
 }
 
+#define NI __attribute__((noinline))
+NI static void go_l(int d, unsigned bits);
+NI static void go_r(int d, unsigned bits);
+static void go(int d, unsigned bits)
+{
+    if (d == 0) {
+        CUdeviceptr p;
+        TL_CHECK(cuMemAlloc_v2(&p, 4096));
+    } else if (bits & 1) {
+        go_r(d - 1, bits >> 1);
+    } else {
+        go_l(d - 1, bits >> 1);
+    }
+}
+NI static void go_l(int d, unsigned bits) { go(d, bits); __asm__ __volatile__("" ::: "memory"); }
+NI static void go_r(int d, unsigned bits) { go(d, bits); __asm__ __volatile__("" ::: "memory"); }
+
+static void slowdump(void)
+{
+    for (unsigned b = 0; b < 4096; b++)
+        go(12, b);
+    raise(SIGUSR1);
+    usleep(300000);
+    printf("slowdump: oom rc %d\n", (int)oom_linear());
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "routes";
@@ -202,6 +233,8 @@ int main(int argc, char **argv)
         peak();
     else if (strcmp(mode, "window") == 0)
         window();
+    else if (strcmp(mode, "slowdump") == 0)
+        slowdump();
     fflush(stdout);
     return 0;
 }
