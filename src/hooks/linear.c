@@ -80,17 +80,37 @@ static uint64_t mul_sat(uint64_t a, uint64_t b)
  * pitch is finer than the usual alignment may grant less than that: when
  * the estimate does not fit the limit, the least any pitch can take (width
  * x height) is reserved instead, and the grant decides (SPEC §2: actual
- * pitch x height). */
-static CUresult pitch_begin(struct gmg_op *op, size_t width, size_t height)
+ * pitch x height). That lets the driver make an allocation the grant of
+ * which may not fit, freed at once, but for that moment past the limit: so
+ * only until a grant has shown the driver's pitch. One no finer than the
+ * estimate (the real driver's is the estimate, docs/gpu-validation.md)
+ * stops it; one finer keeps it. */
+enum { PITCH_UNKNOWN, PITCH_AS_ESTIMATED, PITCH_FINER };
+static int pitch_rule;
+
+static uint64_t pitch_estimate(size_t width, size_t height)
 {
     uint64_t row = width > UINT64_MAX - PITCH_ALIGN ? UINT64_MAX : (width + PITCH_ALIGN - 1) / PITCH_ALIGN * PITCH_ALIGN;
-    return gmg_begin_least(op, GMG_FAM_PITCH, -1, mul_sat(row, height), mul_sat(width, height), 1);
+    return mul_sat(row, height);
+}
+
+static CUresult pitch_begin(struct gmg_op *op, size_t width, size_t height)
+{
+    uint64_t estimate = pitch_estimate(width, height);
+    int finer_possible = __atomic_load_n(&pitch_rule, __ATOMIC_RELAXED) != PITCH_AS_ESTIMATED;
+    return gmg_begin_least(op, GMG_FAM_PITCH, -1, estimate, finer_possible ? mul_sat(width, height) : estimate, 1);
 }
 
 static CUresult pitch_end(struct gmg_op *op, CUresult r, enum gmg_space space, CUdeviceptr p, uint64_t pitch,
                           size_t width, size_t height)
 {
     uint64_t granted = mul_sat(pitch, height);
+    if (r == CUDA_SUCCESS && height) {
+        if (granted < pitch_estimate(width, height))
+            __atomic_store_n(&pitch_rule, PITCH_FINER, __ATOMIC_RELAXED);
+        else if (__atomic_load_n(&pitch_rule, __ATOMIC_RELAXED) == PITCH_UNKNOWN)
+            __atomic_store_n(&pitch_rule, PITCH_AS_ESTIMATED, __ATOMIC_RELAXED);
+    }
     if (r == CUDA_SUCCESS && !gmg_adjust(op, granted)) {
         if (space == GMG_SPACE_DEVPTR_V1)
             CALL_REAL(cuMemFree, (CUdeviceptr_v1)p);

@@ -5,6 +5,11 @@
  *   pitch pitch         1000 bytes x 100 rows, 4-byte elements
  *   pitch pitch_small   700 x 100 rows, through _v2 and the legacy ABI
  *   pitch sized W H     W bytes x H rows, once
+ *   pitch near          under GPUMEM_LIMIT=64M: a small pitched allocation
+ *                       (its grant shows the driver's pitch), 60 MiB, then
+ *                       4100 bytes x 1000 rows: 4608 x 1000 does not fit
+ *                       the 4 MiB left, 4100 x 1000 would; prints its answer
+ *                       and the most the driver ever held
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -39,6 +44,17 @@ static void sized(size_t w, size_t h)
     printf("pitch: %d, pitch %zu, guard %llu\n", (int)r, pitch, tl_guard_live(0));
 }
 
+static void near(void)
+{
+    CUdeviceptr small, big, p;
+    size_t pitch = 0;
+    TL_CHECK(cuMemAllocPitch_v2(&small, &pitch, 100, 10, 4));
+    TL_CHECK(cuMemFree_v2(small));
+    TL_CHECK(cuMemAlloc_v2(&big, 60u << 20));
+    CUresult r = cuMemAllocPitch_v2(&p, &pitch, 4100, 1000, 4);
+    printf("near: %d, driver's most %llu\n", (int)r, (unsigned long long)tl_sim(0).peak);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -49,6 +65,7 @@ int main(int argc, char **argv)
     tl_setup(0);
     if (!strcmp(m, "pitch")) pitch_case();
     else if (!strcmp(m, "pitch_small")) pitch_small();
+    else if (!strcmp(m, "near")) near();
     else if (!strcmp(m, "sized") && argc > 3) sized(strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0));
     else {
         fprintf(stderr, "unknown mode %s\n", m);

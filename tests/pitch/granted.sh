@@ -34,3 +34,11 @@ guarded GPUSIM_PITCH=1024 GPUMEM_LIMIT=10239 "$T/pitch" sized 100 10
 has "pitch: 2, pitch 1024, guard 0" "$WORK/out" && has "refused cuMemAllocPitch of 10.0 KiB (10240 bytes)" "$WORK/err" \
     && ok "a pitched allocation whose grant (1024 x 10) is one byte over the limit is refused, naming the grant" \
     || bad "pitched allocation over the limit" "$WORK/err"
+
+# a driver whose grant has shown its pitch to be the estimate (the real
+# driver's): a pitched allocation whose estimate does not fit is refused
+# before the driver makes it, so the driver never holds more than the limit
+guarded GPUMEM_LIMIT=64M "$T/pitch" near
+if has "near: 2, driver's most 62914560" "$WORK/out" && has "refused cuMemAllocPitch of 4.4 MiB (4608000 bytes)" "$WORK/err"; then
+    ok "a pitched allocation refused near the limit, once the driver's pitch is known: the driver never holds more than the limit"
+else bad "a pitched allocation near the limit made past it for a moment" "$WORK/out"; fi
