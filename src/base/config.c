@@ -29,18 +29,27 @@ struct gmg_config gmg_cfg = {
     .pools = 1,
 };
 
-/* The gpumemguard command's option that set `var` (GPUMEMGUARD_CLI_OPTIONS,
- * "GPUMEM_LIMIT=limit ..."), into opt; 0 when none did. */
-static int cli_option(const char *var, char *opt, size_t n)
+/* The gpumemguard command's option that set `var` to `val`
+ * (GPUMEMGUARD_CLI_OPTIONS, "GPUMEM_LIMIT=limit/HASH ..."), into opt; 0
+ * when none did, or the variable has been set since to another value. */
+static int cli_option(const char *var, const char *val, char *opt, size_t n)
 {
     const char *list = getenv("GPUMEMGUARD_CLI_OPTIONS");
     size_t vl = strlen(var);
     for (const char *p = list; p && *p;) {
         const char *end = strchr(p, ' ');
         size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > vl + 1 && strncmp(p, var, vl) == 0 && p[vl] == '=' && len - vl - 1 < n) {
-            memcpy(opt, p + vl + 1, len - vl - 1);
-            opt[len - vl - 1] = 0;
+        if (len > vl + 1 && strncmp(p, var, vl) == 0 && p[vl] == '=') {
+            const char *name = p + vl + 1, *slash = memchr(name, '/', len - vl - 1);
+            size_t nl = slash ? (size_t)(slash - name) : len - vl - 1;
+            char want[9];
+            snprintf(want, sizeof want, "%08x", (unsigned)gmg_config_value_hash(val));
+            if (slash && (len - vl - 1 - nl - 1 != 8 || strncmp(slash + 1, want, 8) != 0))
+                return 0; /* set since, by someone else */
+            if (nl >= n)
+                return 0;
+            memcpy(opt, name, nl);
+            opt[nl] = 0;
             return 1;
         }
         p += len + (end != NULL);
@@ -51,7 +60,7 @@ static int cli_option(const char *var, char *opt, size_t n)
 static int bad(char *err, unsigned len, const char *var, const char *val, const char *why, const char *accepted)
 {
     char opt[64];
-    if (cli_option(var, opt, sizeof opt)) /* the user typed the option, not the variable */
+    if (cli_option(var, val, opt, sizeof opt)) /* the user typed the option, not the variable */
         snprintf(err, len, "--%s '%s' (%s) is not valid: %s. Accepted: %s.", opt, val, var, why, accepted);
     else
         snprintf(err, len, "%s='%s' is not valid: %s. Accepted: %s.", var, val, why, accepted);

@@ -10,6 +10,7 @@
 #include "base/suppress.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 enum gmg_on_limit { GMG_ON_LIMIT_FAIL, GMG_ON_LIMIT_ABORT, GMG_ON_LIMIT_WARN };
 
@@ -46,6 +47,16 @@ extern struct gmg_config gmg_cfg;
 
 /* GPUMEM_METRICS's path for process pid: %p the pid, %% a percent sign
  * (the template is checked at start-up: no other escape gets here). */
+/* The hash the gpumemguard command notes for each value it sets
+ * (GPUMEMGUARD_CLI_OPTIONS), FNV-1a. */
+static inline uint32_t gmg_config_value_hash(const char *val)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)val; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return h;
+}
+
 void gmg_config_metrics_path(const char *tmpl, int pid, char *out, size_t n);
 
 /* The directory of a file's path, for checking it at start-up: "." for a

@@ -24,6 +24,7 @@
 #define _GNU_SOURCE
 #include <gpumemguard.h>
 
+#include "base/config.h"
 #include "base/dumpask.h"
 #include "base/signame.h"
 #include "cli/tensors.h"
@@ -781,34 +782,33 @@ static const struct option_def *find_option(const char *name, size_t n)
     return NULL;
 }
 
-/* GPUMEMGUARD_CLI_OPTIONS: "GPUMEM_LIMIT=limit GPUMEM_LOG=log", the
- * variables the options set, so that the library's message about a bad
- * value names the option the user typed (--limit 1gb), not only the
- * variable. Not a GPUMEM_ name: the library refuses those it does not know. */
-/* Whether the list has an entry for var (the whole name: GPUMEM_REPORT
- * is not GPUMEM_REPORT_FORMAT's). */
-static int listed(const char *list, const char *var)
+/* GPUMEMGUARD_CLI_OPTIONS: "GPUMEM_LIMIT=limit/1a2b3c4d ...", the
+ * variables the options set, each with the option's name and a hash of
+ * the value it gave (gmg_config_value_hash), so that the library's message
+ * about a bad value names the option the user typed (--limit 1gb), and
+ * only while the variable still holds that value (a launcher further down
+ * that sets the variable itself is named as the variable). Not a GPUMEM_
+ * name: the library refuses those it does not know. */
+static void note_option(const struct option_def *o, const char *val)
 {
-    size_t vl = strlen(var);
-    for (const char *p = list; *p;) {
-        if (strncmp(p, var, vl) == 0 && p[vl] == '=')
-            return 1;
-        const char *sp = strchr(p, ' ');
-        if (!sp)
-            break;
-        p = sp + 1;
-    }
-    return 0;
-}
-
-static void note_option(const struct option_def *o)
-{
-    static char list[1024];
-    size_t k = strlen(list), need = strlen(o->var) + strlen(o->name) + 3;
-    if (listed(list, o->var) || k + need >= sizeof list)
-        return;
-    snprintf(list + k, sizeof list - k, "%s%s=%s", k ? " " : "", o->var, o->name);
-    setenv("GPUMEMGUARD_CLI_OPTIONS", list, 1);
+    static struct { const char *var, *name; uint32_t hash; } set[NOPTIONS];
+    static size_t nset;
+    size_t k = 0;
+    while (k < nset && strcmp(set[k].var, o->var) != 0)
+        k++;
+    if (k == nset)
+        nset++;
+    set[k].var = o->var;
+    set[k].name = o->name;
+    set[k].hash = gmg_config_value_hash(val); /* the last of an option given twice, as the variable */
+    char list[2048];
+    size_t len = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < nset && len < sizeof list; i++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s=%s/%08x", i ? " " : "", set[i].var,
+                                set[i].name, (unsigned)set[i].hash);
+    if (len < sizeof list)
+        setenv("GPUMEMGUARD_CLI_OPTIONS", list, 1);
 }
 
 static void check_exitcode(const char *v)
@@ -872,7 +872,7 @@ int main(int argc, char **argv)
             other_opt = o->name;
         if (setenv(o->var, val, 1) != 0)
             fail(1, "cannot set %s: %s", o->var, strerror(errno));
-        note_option(o);
+        note_option(o, val);
     }
     if (i >= argc)
         usage_error("missing PROGRAM (gpumemguard [OPTIONS] -- PROGRAM [ARGS...])");

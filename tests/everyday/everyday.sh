@@ -65,6 +65,13 @@ if [ -z "${GMG_SANITIZER:-}" ]; then
     else
         bad "GPUMEM_LIMIT=1gb by hand (rc $rc)" "$WORK/err"
     fi
+    # a launcher under the command sets the variable itself: named as the variable
+    "$GMG" --limit 4G -- env GPUMEM_LIMIT=1gb "$T/unrolled" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 2 ] && has "GPUMEM_LIMIT='1gb' is not valid" "$WORK/err" && ! has "--limit" "$WORK/err"; then
+        ok "gpumemguard --limit 4G -- env GPUMEM_LIMIT=1gb ...: the message names the variable, not the option the user gave a good value"
+    else
+        bad "a launcher's own bad GPUMEM_LIMIT under --limit (rc $rc)" "$WORK/err"
+    fi
 else
     skip "option values named as typed" "the command preloads the library alone"
 fi
