@@ -36,6 +36,20 @@ printf 'leak:x\nbogus line\n' >"$WORK/s4"
 guarded GPUMEM_SUPPRESSIONS="$WORK/s4" "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "line 2" "$WORK/err" && ok "a malformed suppressions file stops the process at start-up, naming the line" \
     || bad "bad suppressions file (rc $rc)" "$WORK/err"
+# a FIFO (nothing writing to it) is refused at once, never waited on; the
+# command reads a pipe (--suppressions <(...)) once for every process of
+# the job (here a shell first, which used to read it empty for the program)
+rm -f "$WORK/s.fifo"; mkfifo "$WORK/s.fifo"
+tguarded 20 GPUMEM_SUPPRESSIONS="$WORK/s.fifo" "$T/nulls"; rc=$?
+[ $rc = 2 ] && has "a pipe or FIFO, not a file" "$WORK/err" && ok "a suppressions FIFO is refused at start-up, not waited on" \
+    || bad "a suppressions FIFO (rc $rc)" "$WORK/err"
+if [ -z "${GMG_SANITIZER:-}" ]; then
+    "$B/gpumemguard" --error-exitcode 23 --suppressions <(printf 'leak:leak_before_exit\n') -- \
+        sh -c 'true; exec "$0" dumps 0' "$T/dumps" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 0 ] && grep -qE "^ +1 +197520 leak_before_exit$" "$WORK/err" && ! ls /tmp/gpumemguard-supp-* 2>/dev/null | grep -q .; then
+        ok "gpumemguard --suppressions <(...) through a shell: the program reads the pipe's text (its leak suppressed), the copy removed at the end"
+    else bad "--suppressions from a pipe through a shell (rc $rc)" "$WORK/err"; fi
+fi
 guarded GPUMEM_EXITCODE=300 "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_EXITCODE='300' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=300 is refused at start-up" \
     || bad "bad exit code value (rc $rc)" "$WORK/err"

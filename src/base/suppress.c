@@ -3,10 +3,12 @@
 #include "base/suppress.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The template as a glob over the whole string: without '^' it may start
  * anywhere (a leading '*'), without '$' end anywhere (a trailing '*'); '*'
@@ -69,25 +71,47 @@ static int add(char ***v, size_t *n, size_t *cap, const char *pattern)
 int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *err, unsigned errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "re");
+    /* O_NONBLOCK: a FIFO with no writer must not hold the program at
+     * start-up; only a regular file is read */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot read it (%s)", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    const char *what = S_ISDIR(st.st_mode)    ? "a directory, not a file"
+                       : S_ISFIFO(st.st_mode) ? "a pipe or FIFO, not a file: every guarded process reads the file, and "
+                                                "a pipe gives its text to one of them only (the gpumemguard command "
+                                                "copies it to a file for its program: --suppressions <(...))"
+                       : !S_ISREG(st.st_mode) ? "a device or socket, not a file"
+                                              : NULL;
+    if (what) {
+        snprintf(err, errlen, "%s", what);
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "r");
     if (!f) {
-        if (errno == ENOMEM) { /* fopen's own buffer */
+        int e = errno;
+        close(fd);
+        if (e == ENOMEM) { /* fdopen's own buffer */
             snprintf(err, errlen, "out of memory while opening it");
             return GMG_SUPPRESS_NOMEM;
         }
-        snprintf(err, errlen, "cannot read it (%s)", strerror(errno));
+        snprintf(err, errlen, "cannot read it (%s)", strerror(e));
         return -1;
     }
-    char line[4096];
+    char *line = NULL;
+    size_t linecap = 0;
     unsigned lineno = 0;
     size_t cap = 0, pcap = 0;
     int ret = -1;
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen opens one; only reading it fails */
-        snprintf(err, errlen, "a directory, not a file");
-        goto fail;
-    }
-    while (fgets(line, sizeof line, f)) {
+    for (;;) {
+        errno = 0;
+        if (getline(&line, &linecap, f) < 0) /* a line of any length */
+            break;
         lineno++;
         char *p = line;
         while (*p == ' ' || *p == '\t')
@@ -106,16 +130,20 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
         if (add(pool ? &out->pools : &out->patterns, pool ? &out->npools : &out->n, pool ? &pcap : &cap, p + 5))
             goto nomem;
     }
-    if (ferror(f)) { /* not the end of the file: a read failed (EIO, EISDIR) */
+    if (errno == ENOMEM && !ferror(f))
+        goto nomem; /* getline's own buffer */
+    if (ferror(f)) { /* not the end of the file: a read failed (EIO) */
         snprintf(err, errlen, "cannot read it (%s)", strerror(errno));
         goto fail;
     }
+    free(line);
     fclose(f);
     return 0;
 nomem:
     snprintf(err, errlen, "out of memory while reading it (line %u)", lineno);
     ret = GMG_SUPPRESS_NOMEM;
 fail:
+    free(line);
     fclose(f);
     for (size_t i = 0; i < out->n; i++)
         free(out->patterns[i]);

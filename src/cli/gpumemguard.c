@@ -33,7 +33,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -763,6 +765,72 @@ static int run(char **argv)
     }
 }
 
+/* GPUMEM_SUPPRESSIONS naming a pipe or FIFO (--suppressions <(...)): a
+ * pipe gives its text to one reader, and every guarded process of the job
+ * reads the file (the library refuses pipes). The command reads it once
+ * and names a private copy instead, removed when the command ends. A FIFO
+ * that stays silent for 10 s is an error, not a wait for ever. */
+#define SUPP_MAX (16u << 20)
+static char supp_copy[64];
+
+static void supp_remove(void)
+{
+    if (supp_copy[0])
+        unlink(supp_copy);
+}
+
+static void copy_suppressions(void)
+{
+    const char *path = getenv("GPUMEM_SUPPRESSIONS");
+    struct stat st;
+    if (!path || !*path || stat(path, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return;
+    int in = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (in < 0)
+        fail(2, "--suppressions %s: cannot read it: %s", path, strerror(errno));
+    const char *dir = getenv("TMPDIR");
+    snprintf(supp_copy, sizeof supp_copy, "%s/gpumemguard-supp-XXXXXX", dir && *dir && strlen(dir) < 32 ? dir : "/tmp");
+    int out = mkstemp(supp_copy);
+    if (out < 0) {
+        int e = errno;
+        supp_copy[0] = 0;
+        fail(1, "--suppressions %s: cannot make a copy of the pipe's text: %s", path, strerror(e));
+    }
+    atexit(supp_remove);
+    char buf[65536];
+    size_t total = 0;
+    for (;;) {
+        struct pollfd pf = { .fd = in, .events = POLLIN };
+        int pr = poll(&pf, 1, 10000);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0)
+            fail(2, "--suppressions %s: a pipe or FIFO that gave no text for 10 s (nothing writes to it?)", path);
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n < 0)
+            fail(2, "--suppressions %s: cannot read it: %s", path, strerror(errno));
+        if (n == 0)
+            break;
+        if ((total += (size_t)n) > SUPP_MAX)
+            fail(2, "--suppressions %s: more than %u MiB of text", path, SUPP_MAX >> 20);
+        for (ssize_t w = 0; w < n;) {
+            ssize_t k = write(out, buf + w, (size_t)(n - w));
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k < 0)
+                fail(1, "--suppressions %s: cannot write its copy %s: %s", path, supp_copy, strerror(errno));
+            w += k;
+        }
+    }
+    close(in);
+    if (close(out) != 0)
+        fail(1, "--suppressions %s: cannot write its copy %s: %s", path, supp_copy, strerror(errno));
+    if (setenv("GPUMEM_SUPPRESSIONS", supp_copy, 1) != 0)
+        fail(1, "cannot set GPUMEM_SUPPRESSIONS: %s", strerror(errno));
+}
+
 /* The status of --help and --version: 0 once their text is written; a
  * write that failed (a full disk, a closed pipe) is said, status 1, never
  * a success with the text lost, as coreutils do. */
@@ -905,6 +973,7 @@ int main(int argc, char **argv)
         fail(1, "cannot set NVTX_INJECTION64_PATH: %s", strerror(errno));
     if (tensors && gmg_tensors_setenv() != 0)
         fail(1, "cannot set the --tensors settings: %s", strerror(errno));
+    copy_suppressions();
     char *preload = build_preload(lib, getenv("LD_PRELOAD"));
     if (setenv("LD_PRELOAD", preload, 1) != 0)
         fail(1, "cannot set LD_PRELOAD: %s", strerror(errno));

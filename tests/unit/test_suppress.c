@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* suppress.c copies each pattern with strdup: this one, the program's own,
@@ -34,19 +35,19 @@ char *strdup(const char *s)
     return p ? memcpy(p, s, n) : NULL;
 }
 
-/* fopen allocates its FILE: this one fails with ENOMEM while fopen_nomem
+/* fdopen allocates its FILE: this one fails with ENOMEM while fopen_nomem
  * is set, and is the next one's otherwise. */
 static int fopen_nomem;
-FILE *fopen(const char *name, const char *mode)
+FILE *fdopen(int fd, const char *mode)
 {
-    static FILE *(*next)(const char *, const char *);
+    static FILE *(*next)(int, const char *);
     if (fopen_nomem) {
         errno = ENOMEM;
         return NULL;
     }
     if (!next)
-        next = (FILE * (*)(const char *, const char *))dlsym(RTLD_NEXT, "fopen");
-    return next(name, mode);
+        next = (FILE * (*)(int, const char *))dlsym(RTLD_NEXT, "fdopen");
+    return next(fd, mode);
 }
 
 static int checks, failed;
@@ -112,6 +113,33 @@ int main(void)
     }
     memcpy(path, saved, sizeof path);
 
+    /* 2c. a FIFO (no writer: read, it would hold the program for ever) and
+     * a device: refused at once, saying what they are */
+    char fifo[80];
+    snprintf(fifo, sizeof fifo, "/tmp/gmg-test-supp-fifo-%d", (int)getpid());
+    unlink(fifo);
+    CHECK(mkfifo(fifo, 0600) == 0, "a FIFO made");
+    CHECK(gmg_suppressions_load(fifo, &s, err, sizeof err) == -1 && strstr(err, "a pipe or FIFO, not a file"),
+          "a FIFO is refused, not waited on");
+    unlink(fifo);
+    CHECK(gmg_suppressions_load("/dev/zero", &s, err, sizeof err) == -1 && strstr(err, "a device or socket"),
+          "a device is refused, not read for ever");
+
+    /* 2d. lines of any length: a long pattern kept whole, a long bad line
+     * named by its own number */
+    static char longer[6000];
+    memcpy(longer, "leak:", 5);
+    memset(longer + 5, 'a', 5000);
+    snprintf(longer + 5005, sizeof longer - 5005, "\nleak:b\n");
+    write_file(longer);
+    start(0);
+    CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == 0 && s.n == 2 && strlen(s.patterns[0]) == 5000,
+          "a pattern of 5,000 characters is one pattern");
+    memcpy(longer, "leek:", 5);
+    write_file(longer);
+    CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == -1 && strstr(err, "line 1:"),
+          "a bad line of 5,005 characters is line 1");
+
     /* 3. out of memory on the second pattern: told apart, nothing kept */
     write_file("leak:alpha\nleak:beta\nleak:gamma\n");
     start(2);
@@ -125,14 +153,14 @@ int main(void)
     CHECK(gmg_config_parse(get, &c, err, sizeof err) == 0 && c.suppressions.n == 0 && c.suppressions_lost,
           "out of memory does not stop the program, and is remembered for the reports");
 
-    /* 4b. fopen itself out of memory: the same, not "cannot read it" */
+    /* 4b. fdopen itself out of memory: the same, not "cannot read it" */
     start(0);
     fopen_nomem = 1;
     r = gmg_suppressions_load(path, &s, err, sizeof err);
     memset(&c, 0, sizeof c);
     int rc = gmg_config_parse(get, &c, err, sizeof err);
     fopen_nomem = 0;
-    CHECK(r == GMG_SUPPRESS_NOMEM && rc == 0 && c.suppressions_lost, "fopen out of memory: goes on, remembered");
+    CHECK(r == GMG_SUPPRESS_NOMEM && rc == 0 && c.suppressions_lost, "fdopen out of memory: goes on, remembered");
 
     /* 5. memory back: the same file loads */
     start(0);
