@@ -68,6 +68,18 @@ has "SUMMARY: gpumemguard: 197520 bytes" "$WORK/out" && ! has "SUMMARY" "$WORK/e
 guarded GPUMEM_REPORT=none "$T/dumps" dump_exit
 ! has "SUMMARY" "$WORK/err" && ! has "SUMMARY" "$WORK/out" && [ ! -e none ] \
     && ok "GPUMEM_REPORT=none writes no report" || bad "GPUMEM_REPORT=none" "$WORK/err"
+# a report word in another case, '-', or a format named twice: refused at
+# start-up, never taken for a file's name (STDOUT, -) or one file for two
+# formats (json,json wrote r.PID without its extension)
+words_ok=1
+for setting in GPUMEM_REPORT=STDOUT GPUMEM_REPORT=None GPUMEM_REPORT=- GPUMEM_REPORT_FORMAT=json,json; do
+    (cd "$WORK" && env LD_PRELOAD="$PRELOAD" "$setting" "$ROOT/$T/nulls" >"$WORK/out" 2>"$WORK/err"); rc=$?
+    if [ $rc != 2 ] || ! has "${setting%%=*}='${setting#*=}' is not valid" "$WORK/err" || [ -e "$WORK/${setting#*=}" ]; then
+        words_ok=0; echo "$setting: rc $rc" >>"$WORK/words.err"; cat "$WORK/err" >>"$WORK/words.err"
+    fi
+done
+[ $words_ok = 1 ] && ok "GPUMEM_REPORT=STDOUT, None or '-', GPUMEM_REPORT_FORMAT=json,json: refused at start-up, no file made" \
+    || bad "report words mistyped" "$WORK/words.err"
 # none: no report is even made (a walk of every record), but for GPUMEM_EXITCODE's leaks
 guarded GPUMEM_REPORT=none GPUMEM_LOG=debug "$T/dumps" dumps 1
 [ "$(grep -c "no report made: GPUMEM_REPORT=none" "$WORK/err")" -ge 2 ] && ! has "SUMMARY" "$WORK/err" \

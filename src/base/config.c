@@ -158,6 +158,15 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
             return bad(err, errlen, "GPUMEM_REPORT", v, "empty", "stderr, stdout, none, or a file path (%p: pid, %n: dump number)");
         if (strlen(v) >= sizeof c->report - 16)
             return bad(err, errlen, "GPUMEM_REPORT", v, "path too long", "a path under 4080 bytes");
+        /* a word mistyped is not taken for a file's name: STDOUT, '-' */
+        static const char *const words[] = { "stderr", "stdout", "none" };
+        for (int i = 0; i < 3; i++)
+            if (strcasecmp(v, words[i]) == 0 && strcmp(v, words[i]) != 0)
+                return bad(err, errlen, "GPUMEM_REPORT", v, "the words are lower case",
+                           "stderr, stdout, none, or a file path (./STDOUT for a file of that name)");
+        if (strcmp(v, "-") == 0)
+            return bad(err, errlen, "GPUMEM_REPORT", v, "'-' names no stream here",
+                       "stderr, stdout, none, or a file path (./- for a file of that name)");
         for (const char *p = v; *p; p++)
             if (*p == '%' && p[1] != 'p' && p[1] != 'n' && p[1] != '%')
                 return bad(err, errlen, "GPUMEM_REPORT", v, "unknown % escape",
@@ -183,6 +192,9 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
             if (k < 0)
                 return bad(err, errlen, "GPUMEM_REPORT_FORMAT", v, n ? "unknown format" : "empty item",
                            "text, json, folded, html, memviz, trace, or a comma list of them");
+            if (bits & (1 << k)) /* a list names a file per format by its extension */
+                return bad(err, errlen, "GPUMEM_REPORT_FORMAT", v, "a format named twice",
+                           "text, json, folded, html, memviz, trace, or a comma list of them, each once");
             bits |= 1 << k;
             if (!comma)
                 break;
