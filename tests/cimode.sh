@@ -32,6 +32,13 @@ if [ $rc = 23 ] && grep -qE "^ +1 +568320 libgmgmod2.so$" "$WORK/err" && has "(7
    && ! before_peak "$WORK/err" | grep -qF "(568320 bytes) in 1 allocation"; then
     ok "a suppression by module: that library's leak is suppressed, another's still fails the run"
 else bad "suppression by module (rc $rc)" "$WORK/err"; fi
+# the program's whole path, the program started by a relative one
+printf 'leak:%s\n' "$(realpath "$T/dumps")" >"$WORK/s5"
+guarded GPUMEM_EXITCODE=23 GPUMEM_SUPPRESSIONS="$WORK/s5" "$T/dumps" dumps 0; rc=$?
+case "$T" in /*) rel=no ;; *) rel=yes ;; esac
+[ $rc = 0 ] && has "Suppressions used:" "$WORK/err" \
+    && ok "a suppression by the program's whole path, the program started by a relative one ($rel)" \
+    || bad "suppression by the program's whole path (rc $rc)" "$WORK/err"
 printf 'leak:x\nbogus line\n' >"$WORK/s4"
 guarded GPUMEM_SUPPRESSIONS="$WORK/s4" "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "line 2" "$WORK/err" && ok "a malformed suppressions file stops the process at start-up, naming the line" \

@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "report/symbolize.h"
 
+#include "base/exe.h"
 #include "base/fd.h"
 #include "base/hashtab.h" /* uthash, non-fatal out of memory */
 #include "core/pyframes.h"
@@ -410,6 +411,18 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
     *out = fi;
 }
 
+/* dladdr names the main program as it was started (argv[0]: demo/leaky,
+ * relative to a directory the program may have left); its whole path is
+ * /proc/self/exe's, as the report's header names it: what a suppression's
+ * or pool's module pattern is matched against. */
+static const char *module_path_of(const Dl_info *di)
+{
+    const char *exe;
+    if (di->dli_fname == program_invocation_name && *(exe = gmg_exe_path()))
+        return exe;
+    return di->dli_fname;
+}
+
 /* Names from the loader alone, copied nowhere (its strings live as long as
  * the object stays loaded): for a frame when no symbolizer could be made. */
 static void loader_names(uintptr_t pc, struct gmg_frame_info *out)
@@ -418,7 +431,7 @@ static void loader_names(uintptr_t pc, struct gmg_frame_info *out)
     Dl_info di;
     if (pc && dladdr((void *)(pc - 1), &di)) {
         fi.module = base_name(di.dli_fname);
-        fi.module_path = di.dli_fname;
+        fi.module_path = module_path_of(&di);
         fi.offset = pc - (uintptr_t)di.dli_fbase;
         fi.function = di.dli_sname;
     }
@@ -471,7 +484,7 @@ static void symbolize_frame(struct gmg_symbolizer *s, uintptr_t pc, const struct
     const char *fn = NULL;
     if (dladdr((void *)look, &di)) {
         fi.module = keep(s, base_name(di.dli_fname));
-        fi.module_path = keep(s, di.dli_fname);
+        fi.module_path = keep(s, module_path_of(&di));
         fi.offset = pc - (uintptr_t)di.dli_fbase;
         fn = di.dli_sname;
     }
