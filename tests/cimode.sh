@@ -67,6 +67,8 @@ guarded "$T/apitest" direct threads
     && ok "a clean run prints the SUMMARY line alone" || bad "clean run output" "$WORK/err"
 guarded GPUMEM_LOG=quiet "$T/apitest" direct threads
 [ ! -s "$WORK/err" ] && ok "a clean run at GPUMEM_LOG=quiet prints nothing" || bad "quiet clean run" "$WORK/err"
+guarded GPUMEM_LOG=quiet GPUMEM_REPORT_FORMAT=json,html "$T/apitest" direct threads
+[ ! -s "$WORK/err" ] && ok "a clean run at GPUMEM_LOG=quiet prints nothing in JSON or HTML either" || bad "quiet clean run in JSON and HTML" "$WORK/err"
 
 # report words: stdout and none
 guarded GPUMEM_REPORT=stdout "$T/dumps" dump_exit

@@ -356,8 +356,11 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
     if (gmg_report_build(&r, trigger) == 0) {
         leaks = gmg_report_leaks(&r);
         int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
-        /* a clean exit says its one line; at GPUMEM_LOG=quiet, nothing */
+        /* a clean exit says its one line; at GPUMEM_LOG=quiet, nothing:
+         * no format of it on stderr or stdout (files are still written) */
         int clean = gmg_report_clean(&r), silent = clean && gmg_cfg.log_level == GMG_LOG_QUIET, lost = 0;
+        int streamed = !strcmp(gmg_cfg.report, "stderr") || !strcmp(gmg_cfg.report, "stdout");
+        int quiet_stream = silent && streamed;
         /* device free memory only where it is shown: where no context
          * answers, NVML is opened and initialised for it (seconds, on some
          * machines), which a clean exit's one line, folded stacks and
@@ -373,15 +376,15 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
         }
         if ((gmg_cfg.formats & GMG_FMT_TEXT) && !silent)
             lost |= emit(&r, GMG_FMT_TEXT, several ? ".txt" : NULL);
-        if (gmg_cfg.formats & GMG_FMT_JSON)
+        if ((gmg_cfg.formats & GMG_FMT_JSON) && !quiet_stream)
             lost |= emit(&r, GMG_FMT_JSON, several ? ".json" : NULL);
-        if (gmg_cfg.formats & GMG_FMT_FOLDED)
+        if ((gmg_cfg.formats & GMG_FMT_FOLDED) && !quiet_stream)
             lost |= emit(&r, GMG_FMT_FOLDED, several ? ".folded" : NULL);
-        if (gmg_cfg.formats & GMG_FMT_HTML)
+        if ((gmg_cfg.formats & GMG_FMT_HTML) && !quiet_stream)
             lost |= emit(&r, GMG_FMT_HTML, several ? ".html" : NULL);
-        if (gmg_cfg.formats & GMG_FMT_MEMVIZ)
+        if ((gmg_cfg.formats & GMG_FMT_MEMVIZ) && !quiet_stream)
             lost |= emit(&r, GMG_FMT_MEMVIZ, several ? ".pickle" : NULL);
-        if (gmg_cfg.formats & GMG_FMT_TRACE)
+        if ((gmg_cfg.formats & GMG_FMT_TRACE) && !quiet_stream)
             lost |= emit(&r, GMG_FMT_TRACE, several ? ".trace.json" : NULL);
         /* A dump that lists growth marked it listed. If any of its reports
          * was lost, or its groups could not all be made, the next dump
