@@ -380,4 +380,13 @@ if [ "$rc1" = 2 ] && has "unknown argument '--bogus'" "$WORK/err" && [ "$rc2" = 
    && [ "$rc4" = 2 ] && { [ "${GMG_SANITIZER:-}" = tsan ] || { [ "$rc5" = 0 ] && [ "$prog" = "the program top --once" ]; }; } && "$TOPCMD" top --help | grep -q -- "--once" && "$TOPCMD" --help | grep -q "gpumemguard top"; then
     ok "top: bad arguments refused (status 2), a terminal asked for (status 1); 'gpumemguard -- top' runs a program named top"
 else bad "top usage: $rc1 $rc2 $rc3 $rc4 $rc5" "$WORK/err"; fi
+"$TOPCMD" top --once --json >/dev/null 2>"$WORK/err"; rc1=$?
+"$TOPCMD" top --help >/dev/full 2>>"$WORK/err"; rc2=$?
+"$TOPCMD" top --once >/dev/full 2>>"$WORK/err"; rc3=$?
+"$TOPCMD" view --help >"$WORK/out" 2>>"$WORK/err"; rc4=$?
+if [ "$rc1/$rc2/$rc3/$rc4" = 2/1/1/0 ] && has "--once and --json: one or the other" "$WORK/err" \
+   && [ "$(grep -c "gpumemguard top: cannot write to standard output: No space left on device" "$WORK/err")" = 2 ] \
+   && has "usage: gpumemguard view REPORT.json" "$WORK/out" && "$TOPCMD" --help | grep -q "gpumemguard top .*--sort KEY"; then
+    ok "top: --once with --json refused; a failed write said (status 1); view --help on standard output; --help's synopsis of top has --sort"
+else bad "top and view usage: $rc1 $rc2 $rc3 $rc4" "$WORK/err"; fi
 fi

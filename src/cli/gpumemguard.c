@@ -106,7 +106,7 @@ static void help(void)
 {
     printf("usage: gpumemguard [OPTIONS] [--] PROGRAM [ARGS...]\n"
            "       gpumemguard dump [--signal SIG] PID\n"
-           "       gpumemguard top [--once | --json] [--pid PID] [--group NAME]\n"
+           "       gpumemguard top [--once | --json] [--pid PID] [--group NAME] [--sort KEY]\n"
            "       gpumemguard view REPORT.json [-o OUT.html]\n"
            "       gpumemguard --help | --version\n"
            "\n"

@@ -762,7 +762,10 @@ int gmg_top_main(int argc, char **argv)
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             help();
-            return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+            if (fflush(stdout) == 0 && !ferror(stdout))
+                return 0;
+            fprintf(stderr, "gpumemguard top: cannot write to standard output: %s\n", strerror(errno));
+            return 1;
         } else if (!strcmp(a, "--once")) {
             once = 1;
         } else if (!strcmp(a, "--json")) {
@@ -796,6 +799,8 @@ int gmg_top_main(int argc, char **argv)
             die(2, "unknown argument '%s'", a);
         }
     }
+    if (once && json)
+        die(2, "--once and --json: one or the other (a frame as text, or as JSON)");
     struct frame f = { 0 };
     if (once || json) {
         scan(&f);
@@ -815,6 +820,8 @@ int gmg_top_main(int argc, char **argv)
         else
             text_frame(&o, &f, NULL);
         int rc = fwrite(o.p, 1, o.len, stdout) == o.len && fflush(stdout) == 0 ? 0 : 1;
+        if (rc)
+            fprintf(stderr, "gpumemguard top: cannot write to standard output: %s\n", strerror(errno));
         free(o.p);
         return rc;
     }

@@ -273,12 +273,14 @@ static char *read_all(const char *path, size_t *n)
     return p;
 }
 
+static const char usage_text[] =
+    "usage: gpumemguard view REPORT.json [-o OUT.html]\n"
+    "  the HTML page of a JSON report (GPUMEM_REPORT_FORMAT=json); OUT.html (-o, --output) defaults to\n"
+    "  REPORT.html beside it ('-' reads standard input or writes standard output)\n";
+
 static int usage(void)
 {
-    fputs("usage: gpumemguard view REPORT.json [-o OUT.html]\n"
-          "  the HTML page of a JSON report (GPUMEM_REPORT_FORMAT=json); OUT.html defaults to REPORT.html\n"
-          "  beside it ('-' reads standard input or writes standard output)\n",
-          stderr);
+    fputs(usage_text, stderr);
     return 2;
 }
 
@@ -293,8 +295,11 @@ int gmg_view_main(int argc, char **argv)
         } else if (strncmp(argv[i], "--output=", 9) == 0) {
             out = argv[i] + 9;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage();
-            return 0;
+            fputs(usage_text, stdout); /* asked for: on standard output, status 0 once written */
+            if (fflush(stdout) == 0 && !ferror(stdout))
+                return 0;
+            fprintf(stderr, "gpumemguard view: cannot write to standard output: %s\n", strerror(errno));
+            return 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return fprintf(stderr, "gpumemguard view: unknown option '%s'\n", argv[i]), usage();
         } else if (!in) {
