@@ -405,14 +405,26 @@ static int counts_on_device(int family)
     }
 }
 
+static int host_family(int family)
+{
+    return family == GMG_FAM_HOST || family == GMG_FAM_HOST_REGISTER || family == GMG_FAM_VMM_HOST;
+}
+
+/* The driver's out of memory for pinned host memory: explained by host
+ * memory, not by a device's. */
+static int host_oom(const struct gmg_refusal *ev) { return ev->driver && host_family(ev->family); }
+
 /* Keep the GMG_REFUSAL_STACKS biggest live groups of one device, from the
  * live totals: only those that hold its quota, which is what the message
  * explains (a bigger buffer of pinned host memory must not crowd them out
- * of the few it shows). */
+ * of the few it shows). For pinned host memory's out of memory, the
+ * groups of pinned host memory, whatever their context's device. */
 static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg)
 {
     struct gmg_refusal_state *t = arg;
-    if (device != t->ev.device || !counts_on_device(family) || !bytes) /* a sparse array holds none */
+    if (!bytes) /* a sparse array holds none */
+        return;
+    if (host_oom(&t->ev) ? !host_family(family) : device != t->ev.device || !counts_on_device(family))
         return;
     struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
     t->live_bytes += bytes;
@@ -435,6 +447,8 @@ void gmg_report_refusal_capture(const struct gmg_refusal *ev, struct gmg_refusal
     out->ev = *ev;
     gmg_track_live_each(top_add, out);
     gmg_track_lost(&out->lost);
+    if (host_oom(ev))
+        out->ev.own = out->live_bytes; /* the pinned host memory this process holds */
 }
 
 /* The message's first line (no newline) into out. */
@@ -449,16 +463,16 @@ static void refusal_line(const struct gmg_refusal *ev, const char *outcome, char
         } else {
             snprintf(freeb, sizeof freeb, "an unknown amount of memory");
         }
-        int host = ev->family == GMG_FAM_HOST || ev->family == GMG_FAM_HOST_REGISTER || ev->family == GMG_FAM_VMM_HOST;
-        char where[48];
-        if (host)
-            snprintf(where, sizeof where, "in host memory");
+        if (host_oom(ev)) /* no device's memory: what this process pins */
+            snprintf(out, n, "gpumemguard: the driver refused %s of %s in host memory: out of memory; this process "
+                             "holds %s of pinned host memory (%s)",
+                     gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes),
+                     gmg_fmt_size(use, sizeof use, ev->own), outcome);
         else
-            snprintf(where, sizeof where, "on device %d", ev->device);
-        snprintf(out, n, "gpumemguard: the driver refused %s of %s %s: out of memory; this process holds %s on device "
-                         "%d, the device has %s free (%s)",
-                 gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), where,
-                 gmg_fmt_size(use, sizeof use, ev->own), ev->device, freeb, outcome);
+            snprintf(out, n, "gpumemguard: the driver refused %s of %s on device %d: out of memory; this process "
+                             "holds %s on device %d, the device has %s free (%s)",
+                     gmg_family_name(ev->family), gmg_fmt_size(req, sizeof req, ev->bytes), ev->device,
+                     gmg_fmt_size(use, sizeof use, ev->own), ev->device, freeb, outcome);
         return;
     }
     if (gmg_quota_pooled()) { /* GPUMEM_GROUP: the group's budget and bytes, and ours */
@@ -510,7 +524,10 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
     gmg_buf_printf(b, "%s\n", line);
     gmg_buf_printf(b, "  the refused call:\n");
     gmg_report_text_stack(&r, b, ev->stack);
-    gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
+    if (host_oom(ev))
+        gmg_buf_printf(b, "gpumemguard: the biggest live allocations of pinned host memory:\n");
+    else
+        gmg_buf_printf(b, "gpumemguard: the biggest live allocations on device %d:\n", ev->device);
     struct gmg_group top[GMG_REFUSAL_STACKS]; /* by call site as it reads (sites.h) */
     size_t ntop = st->ntop;
     memcpy(top, st->top, ntop * sizeof *top);
@@ -545,7 +562,7 @@ static void refusal_text(const struct gmg_refusal_state *st, struct gmg_buf *b, 
      * not what is live now, since a framework frees its caches on the way */
     struct gmg_group pk[GMG_REFUSAL_STACKS];
     struct gmg_at_peak_top pt;
-    if (gmg_at_peak_top(ev->device, pk, GMG_REFUSAL_STACKS, &pt) == 0) {
+    if (!host_oom(ev) && gmg_at_peak_top(ev->device, pk, GMG_REFUSAL_STACKS, &pt) == 0) {
         gmg_buf_printf(b, "gpumemguard: live at the peak of device %d (%llu bytes%s), biggest first:\n", ev->device,
                        (unsigned long long)pt.bytes, gmg_quota_pooled() ? ", this process's own peak" : "");
         size_t npk = pt.shown;

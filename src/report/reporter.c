@@ -723,9 +723,9 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
              * file: the line would land inside it (a JSON report no
              * longer parses); the whole message follows the report. */
             if (!gmg_report_streaming())
-                gmg_report_refusal_short(r, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: this "
-                                            "call's stack and the biggest live allocations follow when it can write "
-                                            "them");
+                gmg_report_refusal_short(&st.ev, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: "
+                                                 "this call's stack and the biggest live allocations follow when it "
+                                                 "can write them");
             line_done(seq);
         }
     }

@@ -22,10 +22,12 @@ else bad "the timeline's bound (tests/unit/test_timeline.c)" "$WORK/out"; fi
 env GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G "$T/driverooms" routes >"$WORK/oom_alone" 2>/dev/null
 guarded GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G GPUMEM_METRICS="$WORK/oom.prom" "$T/driverooms" routes
 oom_miss=""
-for oom_api in cuMemAlloc cuMemAllocPitch cuMemAllocManaged cuMemAllocAsync cuMemCreate cuArrayCreate cuMemHostAlloc; do
+for oom_api in cuMemAlloc cuMemAllocPitch cuMemAllocManaged cuMemAllocAsync cuMemCreate cuArrayCreate; do
     grep -q "^gpumemguard: the driver refused $oom_api of .* out of memory; this process holds .*, the device has .* free" \
         "$WORK/err" || oom_miss="$oom_miss $oom_api"
 done
+grep -q "^gpumemguard: the driver refused cuMemHostAlloc of .* in host memory: out of memory; this process holds .* of pinned host memory" \
+    "$WORK/err" || oom_miss="$oom_miss cuMemHostAlloc"
 # linear, pitch, managed, async, pool, vmm, array, host, and linear from a second site
 oom_n=$(grep -c "^gpumemguard: the driver refused " "$WORK/err")
 oom_first=$(grep -n -m1 "^gpumemguard: the driver refused cuMemAlloc of 100.0 GiB (107374182400 bytes) on device 0" "$WORK/err" | cut -d: -f1)
@@ -182,3 +184,14 @@ PY
 then
     ok "the driver's out of memory while a dump is written to a slow stderr: nothing lands inside the dump (both JSON reports parse), the message follows"
 else bad "the driver's out of memory during a slow dump to stderr" "$WORK/slow.err"; fi
+
+# Pinned host memory's out of memory is explained by pinned host memory:
+# what this process pins (900 MiB) and its biggest groups, not the device's
+guarded GPUSIM_MEM=64M GPUSIM_HOST_MEM=150M GPUMEM_REPORT=none "$T/driverooms" hostoom
+if has "hostoom: 2" "$WORK/out" \
+   && has "gpumemguard: the driver refused cuMemHostAlloc of 200.0 MiB (209715200 bytes) in host memory: out of memory; this process holds 900.0 MiB (943718400 bytes) of pinned host memory" "$WORK/err" \
+   && has "the biggest live allocations of pinned host memory:" "$WORK/err" \
+   && grep -A3 "the biggest live allocations of pinned host memory" "$WORK/err" | grep -q " in pin_big " \
+   && ! grep -A12 "the driver refused cuMemHostAlloc" "$WORK/err" | grep -q " in dev_small "; then
+    ok "the driver's out of memory for pinned host memory: what this process pins (900 MiB) and its biggest groups, not the device's"
+else bad "pinned host memory's out of memory explained by the device" "$WORK/err"; fi

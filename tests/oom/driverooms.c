@@ -19,6 +19,9 @@
  *   slowdump 4096 allocations from 4096 call stacks, a SIGUSR1 dump (long:
  *            its reader, stderr, is slow), and while it is written, a
  *            driver OOM: its message must not land inside the dump
+ *   hostoom  1 MiB on the device (dev_small), 9 x 100 MiB of pinned host
+ *            memory (pin_big), then 200 MiB more (pin_more), which
+ *            GPUSIM_HOST_MEM=150M refuses
  */
 #include "../integration/testlib.h"
 
@@ -218,6 +221,28 @@ static void slowdump(void)
     printf("slowdump: oom rc %d\n", (int)oom_linear());
 }
 
+NI static void *pin_big(void)
+{
+    void *p;
+    TL_CHECK(cuMemHostAlloc(&p, 100u << 20, 0));
+    return p;
+}
+NI static CUresult pin_more(void) { void *p; return cuMemHostAlloc(&p, 200u << 20, 0); }
+NI static CUdeviceptr dev_small(void)
+{
+    CUdeviceptr p;
+    TL_CHECK(cuMemAlloc_v2(&p, 1 << 20));
+    return p;
+}
+
+static void hostoom(void)
+{
+    dev_small();
+    for (volatile int i = 0; i < 9; i++)
+        pin_big();
+    printf("hostoom: %d\n", (int)pin_more());
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "routes";
@@ -235,6 +260,8 @@ int main(int argc, char **argv)
         window();
     else if (strcmp(mode, "slowdump") == 0)
         slowdump();
+    else if (strcmp(mode, "hostoom") == 0)
+        hostoom();
     fflush(stdout);
     return 0;
 }
