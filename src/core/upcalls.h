@@ -25,6 +25,7 @@ struct gmg_refusal {
     int driver;          /* the driver refused (out of memory), not the quota */
     int free_known;      /* driver: dev_free was read                */
     uint64_t dev_free;   /* driver: the device's free memory then    */
+    uint64_t mono_ms;    /* when: CLOCK_MONOTONIC, in ms (the timeline's mark) */
 };
 
 struct gmg_upcalls {

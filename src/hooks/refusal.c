@@ -9,6 +9,7 @@
 #include "core/upcalls.h"
 
 #include <stdlib.h>
+#include <time.h>
 
 #define SITES 4096
 
@@ -45,7 +46,10 @@ static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
  * quota's refusals and the driver's out of memory alike. */
 static struct gmg_refusal event(const struct gmg_op *op, uint64_t bytes)
 {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
     return (struct gmg_refusal){
+        .mono_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u,
         .family = op->family,
         .device = op->dev,
         .bytes = bytes,

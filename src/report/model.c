@@ -604,7 +604,7 @@ int gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *)
         gmg_report_refusal_short(ev, "out of memory for the rest of this message");
     gmg_buf_free(&b);
     if (ev->abort) { /* marked now: the process ends before the reporter would mark it */
-        gmg_timeline_event(ev->driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev->device, ev->bytes);
+        gmg_timeline_event_at(ev->driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev->device, ev->bytes, ev->mono_ms);
         gmg_report_now(GMG_TRIGGER_REFUSAL);
     }
     gmg_report_busy_leave();

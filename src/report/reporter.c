@@ -198,7 +198,8 @@ static void drain(void)
     while (pop(&ev, &seq)) {
         /* marked as explained: once per call site, as the messages */
         if (gmg_report_refusal(&ev, claim_whole, &seq) && !ev.ev.abort) /* (an abort's is marked there) */
-            gmg_timeline_event(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes);
+            gmg_timeline_event_at(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes,
+                                  ev.ev.mono_ms);
         written(seq);
     }
     pthread_mutex_lock(&ring_mu);

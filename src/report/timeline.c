@@ -139,16 +139,30 @@ long gmg_timeline_tick(void)
     return wait < 1 ? 1 : wait;
 }
 
-void gmg_timeline_event(int kind, int device, uint64_t bytes)
+static void event_at(int kind, int device, uint64_t bytes, uint64_t mono_ms)
 {
     pthread_mutex_lock(&mu);
     if (start_mono) {
-        if (nev < GMG_TL_EVENTS)
-            ev[nev++] = (struct gmg_tl_event){ .t_ms = now_ms(), .kind = kind, .device = device, .bytes = bytes };
-        else
+        uint64_t t = mono_ms > start_mono ? mono_ms - start_mono : 0;
+        if (nev < GMG_TL_EVENTS) {
+            size_t i = nev++; /* in time order: after every mark not later than it */
+            while (i > 0 && ev[i - 1].t_ms > t) {
+                ev[i] = ev[i - 1];
+                i--;
+            }
+            ev[i] = (struct gmg_tl_event){ .t_ms = t, .kind = kind, .device = device, .bytes = bytes };
+        } else {
             ev_dropped++;
+        }
     }
     pthread_mutex_unlock(&mu);
+}
+
+void gmg_timeline_event(int kind, int device, uint64_t bytes) { event_at(kind, device, bytes, ms_of(CLOCK_MONOTONIC)); }
+
+void gmg_timeline_event_at(int kind, int device, uint64_t bytes, uint64_t mono_ms)
+{
+    event_at(kind, device, bytes, mono_ms);
 }
 
 struct gmg_timeline *gmg_timeline_copy(void)

@@ -47,6 +47,10 @@ void gmg_timeline_start(void);
  * the next is. */
 long gmg_timeline_tick(void);
 void gmg_timeline_event(int kind, int device, uint64_t bytes);
+/* The same, of a moment before now (CLOCK_MONOTONIC, ms): a refusal is
+ * marked when it happened, not when its message was written; the marks
+ * stay in time order. */
+void gmg_timeline_event_at(int kind, int device, uint64_t bytes, uint64_t mono_ms);
 
 struct gmg_timeline *gmg_timeline_copy(void);   /* NULL when out of memory */
 void gmg_timeline_free(struct gmg_timeline *t);

@@ -175,14 +175,17 @@ while True:
     i = s.find('{"schema"', i)
     if i < 0:
         break
-    _, end = dec.raw_decode(s[i:])   # raises on a report cut by another write
+    last, end = dec.raw_decode(s[i:])   # raises on a report cut by another write
     i += end
     docs += 1
 assert docs == 2, docs               # the dump and the exit report
 assert "the driver refused cuMemAlloc of 100.0 GiB" in s
+# marked when it happened (well before the dump's slow reader let its message out, 4 s on)
+marks = [e["t_ms"] for e in last["timeline"]["events"] if e["kind"] == "driver_oom"]
+assert len(marks) == 1 and marks[0] < 3000, marks
 PY
 then
-    ok "the driver's out of memory while a dump is written to a slow stderr: nothing lands inside the dump (both JSON reports parse), the message follows"
+    ok "the driver's out of memory while a dump is written to a slow stderr: nothing lands inside the dump (both JSON reports parse), the message follows; its timeline mark has the moment it happened"
 else bad "the driver's out of memory during a slow dump to stderr" "$WORK/slow.err"; fi
 
 # Pinned host memory's out of memory is explained by pinned host memory:
