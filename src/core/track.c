@@ -481,7 +481,8 @@ int gmg_track_free_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
     return what;
 }
 
-int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg_freeing *f, struct gmg_gone *out)
+int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg_freeing *f, struct gmg_gone *out,
+                          uint32_t *suspect)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
@@ -493,22 +494,18 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg
         return 0;
     }
     /* the free we raced was done by the driver too (its slot not claimed
-     * since): ours freed what the driver had given that address since */
+     * since): ours freed what the driver had given that address since,
+     * perhaps the record at the key now, perhaps one made after ours and
+     * not yet in the table. Which, only the driver can say: the caller asks
+     * it, and gmg_track_drop_dead settles. */
     int first_done = fl && __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE) == FL_DONE && fl->value == value &&
                      fl->space == space && fl->seq == seq;
     struct gmg_alloc *a = find_locked(s, space, value, h);
-    if (a && a->seq != seq && first_done) {
-        if (a->freeing) {
-            a->freed_by_other = 1; /* the thread that began dropping it drops it */
-            a = NULL;
-        } else {
-            del_locked(s, a);
-            gone_locked(s, a, out);
-        }
-    } else if (!a && first_done) {
-        int i = flight_find(s, space, value); /* the newer one in flight: its owner drops it */
-        if (i >= 0)
-            flight_mark(&s->fl[i], FL_OTHER);
+    if (a && a->seq != seq && first_done && space != GMG_SPACE_VMM) {
+        if (suspect)
+            *suspect = a->seq;
+        gmg_unlock(&s->mu);
+        return GMG_RACING_CHECK;
     } else if (!a || a->seq != seq) {
         a = NULL; /* gone, or the key is a newer allocation's now */
     } else if (a->freeing) {
@@ -517,6 +514,28 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg
     } else {
         del_locked(s, a); /* the first free failed and ours freed it */
         gone_locked(s, a, out);
+    }
+    gmg_unlock(&s->mu);
+    return a != NULL;
+}
+
+int gmg_track_drop_dead(enum gmg_space space, uint64_t value, uint32_t seq, uint32_t ctx, struct gmg_gone *out)
+{
+    uint64_t h = key_hash(value, space);
+    struct shard *s = shard_of(h);
+    gmg_lock(&s->mu);
+    struct gmg_alloc *a = find_locked(s, space, value, h);
+    if (a && a->seq == seq && a->ctx == ctx && a->freeing) {
+        a->freed_by_other = 1; /* the thread that began freeing it drops it */
+        a = NULL;
+    } else if (a && a->seq == seq && a->ctx == ctx) {
+        del_locked(s, a);
+        gone_locked(s, a, out);
+    } else {
+        a = NULL; /* gone meanwhile, or a newer allocation's: alive */
+        for (int i = 0; i < FLIGHTS; i++)
+            if (s->fl[i].ctx == ctx && flight_tell(&s->fl[i], space, value, seq, FL_OTHER))
+                break; /* in flight: its owner drops it */
     }
     gmg_unlock(&s->mu);
     return a != NULL;

@@ -60,7 +60,8 @@ int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
  *   free_racing  by a racing thread whose driver call succeeded: 1 and *out
  *                when the record of that sequence number is gone, for the
  *                caller to drop, or 0 (its owner is told and drops it; a
- *                newer record at the same key is never touched)
+ *                newer record at the same key is touched only once the
+ *                driver says nothing is at its address: below)
  * A VMM handle whose free succeeds while it is still mapped stays, released.
  */
 enum { GMG_FREE_KEPT, GMG_FREE_DROPPED, GMG_FREE_RECLAIMED };
@@ -72,7 +73,19 @@ struct gmg_freeing {
 };
 void gmg_track_free_begin(enum gmg_space space, uint64_t value, struct gmg_freeing *f);
 int gmg_track_free_end(struct gmg_freeing *f, int freed, struct gmg_gone *out);
-int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg_freeing *f, struct gmg_gone *out);
+/* A free that raced another of the same key and that the driver did: 1
+ * when it dropped the record (out), 0 when nothing is to be done, and
+ * GMG_RACING_CHECK when the raced free was done too, so that this one freed
+ * a newer allocation at that address, and the record at the key now
+ * (*suspect, its seq) may be that one, or one made since: the caller asks
+ * the driver whether anything is at the address now, and only if nothing
+ * is, calls gmg_track_drop_dead (1 when it dropped the record), which
+ * drops it only if it is of context `ctx`, the one the driver was asked in
+ * (another context's allocation may not be known there). */
+#define GMG_RACING_CHECK 2
+int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg_freeing *f, struct gmg_gone *out,
+                          uint32_t *suspect);
+int gmg_track_drop_dead(enum gmg_space space, uint64_t value, uint32_t seq, uint32_t ctx, struct gmg_gone *out);
 void gmg_track_reclaimed_add(struct gmg_alloc *a);
 
 /* VMM handles (GMG_SPACE_VMM): a mapping made or removed, a reference taken

@@ -301,14 +301,36 @@ void gmg_free_take_devptr(struct gmg_free *f, uint64_t ptr, int legacy)
     }
 }
 
+/* A free that raced another of one pointer freed a newer allocation at
+ * that address (gmg_track_free_racing): is there nothing at the address
+ * now, in the calling thread's context (*ctx)? Only the driver knows;
+ * anything but its "not found" (or a range that starts elsewhere) keeps
+ * the record, counted. */
+static int nothing_at(const struct gmg_free *f, uint32_t *ctx)
+{
+    if ((f->space != GMG_SPACE_DEVPTR && f->space != GMG_SPACE_DEVPTR_V1) || !REAL(cuMemGetAddressRange_v2) ||
+        gmg_current_device(ctx) < 0 || !*ctx)
+        return 0;
+    CUdeviceptr p = f->space == GMG_SPACE_DEVPTR ? (CUdeviceptr)f->key : (CUdeviceptr)(f->key & 0xffffffffu), base = 0;
+    size_t size = 0;
+    CUresult r = REAL(cuMemGetAddressRange_v2)(&base, &size, p);
+    return r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE || (r == CUDA_SUCCESS && base != p);
+}
+
 void gmg_free_done(struct gmg_free *f, CUresult r)
 {
     struct gmg_gone g;
     int what = GMG_FREE_KEPT;
     if (f->fr.a)
         what = gmg_track_free_end(&f->fr, r == CUDA_SUCCESS, &g);
-    else if (f->fr.racing && r == CUDA_SUCCESS)
-        what = gmg_track_free_racing(f->space, f->key, &f->fr, &g) ? GMG_FREE_DROPPED : GMG_FREE_KEPT;
+    else if (f->fr.racing && r == CUDA_SUCCESS) {
+        uint32_t suspect = 0;
+        int k = gmg_track_free_racing(f->space, f->key, &f->fr, &g, &suspect);
+        uint32_t ctx = 0;
+        if (k == GMG_RACING_CHECK)
+            k = nothing_at(f, &ctx) && gmg_track_drop_dead(f->space, f->key, suspect, ctx, &g);
+        what = k ? GMG_FREE_DROPPED : GMG_FREE_KEPT;
+    }
     else if (!f->fr.racing && f->key) {
         gmg_record_unknown_free();
         if (gmg_space_is_range(f->space)) /* stands for an untracked range, not an allocation */

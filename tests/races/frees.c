@@ -11,6 +11,10 @@
  *   racing_frees aba             one exact race (GPUSIM_FREE_DELAYS=200000,100000): the
  *                                second free of p reaches the driver after p was given
  *                                out again, and frees that newer allocation
+ *   racing_frees aba_late        the same (GPUSIM_AFTER_FREE_US=100000 too: each free
+ *                                returns 100 ms after the driver did it), and a third
+ *                                allocation at that address after the second free was
+ *                                done, before it settles: that one is live, counted
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -123,19 +127,25 @@ static void *aba_freer(void *arg)
     return NULL;
 }
 
-static void aba(void)
+static void aba(int late)
 {
     CHECK(cuMemAlloc_v2(&aba_p, 1 << 20));
     pthread_t a, b;
     pthread_create(&a, NULL, aba_freer, (void *)(uintptr_t)0);
     pthread_create(&b, NULL, aba_freer, (void *)(uintptr_t)150000);
     usleep(220000);
-    CUdeviceptr q;
+    CUdeviceptr q, r = 0;
     CHECK(cuMemAlloc_v2(&q, 1 << 20));
+    if (late) { /* at 320 ms: B's free was done at 250 ms, and settles at 350 ms */
+        usleep(100000);
+        CHECK(cuMemAlloc_v2(&r, 1 << 20));
+    }
     pthread_join(a, NULL);
     pthread_join(b, NULL);
-    printf("aba: %s address, guard %llu, sim %llu\n", q == aba_p ? "same" : "another", tl_guard_live(0),
-           (unsigned long long)tl_sim(0).live);
+    printf("aba: %s address%s, guard %llu, sim %llu\n", q == aba_p ? "same" : "another",
+           !late ? "" : r == aba_p ? " twice" : ", then another", tl_guard_live(0), (unsigned long long)tl_sim(0).live);
+    if (late)
+        return;
     CUdeviceptr big;
     printf("aba: then the whole limit: %d\n", (int)cuMemAlloc_v2(&big, 64u << 20));
 }
@@ -145,7 +155,8 @@ static int frees_mode(int argc, char **argv)
     int n = argc > 2 ? atoi(argv[2]) : 0;
     if (!strcmp(argv[1], "double_free")) double_free(n);
     else if (!strcmp(argv[1], "free_reuse")) free_reuse(n);
-    else if (!strcmp(argv[1], "aba")) aba();
+    else if (!strcmp(argv[1], "aba")) aba(0);
+    else if (!strcmp(argv[1], "aba_late")) aba(1);
     else return 0;
     return 1;
 }

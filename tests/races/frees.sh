@@ -21,3 +21,9 @@ guarded GPUSIM_FREE_DELAYS=200000,100000 GPUMEM_LIMIT=64M "$T/racing_frees" aba
 if has "aba: same address, guard 0, sim 0" "$WORK/out" && has "aba: then the whole limit: 0" "$WORK/out"; then
     ok "a double free that reaches the driver after the address was given out again: the newer allocation it freed is gone from the count, the whole limit free"
 else bad "a double free freeing a newer allocation at its address" "$WORK/out"; fi
+# the same, and a third allocation at that address after the second free
+# was done and before it settles: live, and counted
+guarded GPUSIM_FREE_DELAYS=200000,100000 GPUSIM_AFTER_FREE_US=100000 GPUMEM_LIMIT=64M "$T/racing_frees" aba_late
+if has "aba: same address twice, guard 1048576, sim 1048576" "$WORK/out"; then
+    ok "the same, and the address given out a third time before the second free settles: that allocation stays counted"
+else bad "a double free's newer allocation, then a third at the address" "$WORK/out"; fi

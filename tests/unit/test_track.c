@@ -227,7 +227,7 @@ int main(void)
     gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &f[0]);
     gmg_track_free_begin(GMG_SPACE_DEVPTR, same[0], &b);
     CHECK(f[0].flight >= 0 && !b.a && b.racing, "owner in flight, racer sees it");
-    CHECK(gmg_track_free_racing(GMG_SPACE_DEVPTR, same[0], &b, &g) == 0, "the racer tells the owner");
+    CHECK(gmg_track_free_racing(GMG_SPACE_DEVPTR, same[0], &b, &g, NULL) == 0, "the racer tells the owner");
     CHECK(gmg_track_free_end(&f[0], 0, &g) == GMG_FREE_DROPPED, "the owner drops what the racer freed");
     expect_live(0, "racer freed, owner failed");
 
@@ -241,7 +241,7 @@ int main(void)
     struct gmg_alloc copy;
     CHECK(gmg_track_lookup(GMG_SPACE_DEVPTR, same[0], &copy, NULL) && copy.seq == seq && !copy.freeing,
           "back in the table with its sequence number");
-    CHECK(gmg_track_free_racing(GMG_SPACE_DEVPTR, same[0], &b, &g) == 1 && g.value == same[0],
+    CHECK(gmg_track_free_racing(GMG_SPACE_DEVPTR, same[0], &b, &g, NULL) == 1 && g.value == same[0],
           "the racer's success drops it from the table");
     expect_live(0, "owner failed, then racer freed");
 
