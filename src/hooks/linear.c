@@ -105,7 +105,9 @@ static CUresult pitch_end(struct gmg_op *op, CUresult r, enum gmg_space space, C
                           size_t width, size_t height)
 {
     uint64_t granted = mul_sat(pitch, height);
-    if (r == CUDA_SUCCESS && height) {
+    /* only a width the estimate rounds up shows the driver's alignment (a
+     * width of 1024 is 1024 rows on any driver) */
+    if (r == CUDA_SUCCESS && height && width % PITCH_ALIGN) {
         if (granted < pitch_estimate(width, height))
             __atomic_store_n(&pitch_rule, PITCH_FINER, __ATOMIC_RELAXED);
         else if (__atomic_load_n(&pitch_rule, __ATOMIC_RELAXED) == PITCH_UNKNOWN)

@@ -46,31 +46,16 @@
 
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
 
-/* 1 while a report is being written to stderr, or to stdout when it is
- * stderr's file too (2>&1): a refused call's own first line then waits for
- * the report rather than land inside it (reporter.c). `stream_mu` is held
- * over such a write, and over a refusal's whole message (model.c): written
- * by two threads (the report thread's dump, a refusal at exit), neither
- * lands inside the other. */
-static int streaming;
+/* Held over a report's write to stderr, or to stdout when it is stderr's
+ * file too (2>&1), over a refusal's whole message (model.c), and, when it
+ * can be had at once, over a refused call's own first line (reporter.c):
+ * written by several threads (the report thread's dump, a refusal at exit,
+ * the refused call), none lands inside another. */
 static pthread_mutex_t stream_mu = PTHREAD_MUTEX_INITIALIZER;
 
-int gmg_report_streaming(void) { return __atomic_load_n(&streaming, __ATOMIC_ACQUIRE); }
-
 void gmg_report_stream_lock(void) { pthread_mutex_lock(&stream_mu); }
+int gmg_report_stream_trylock(void) { return pthread_mutex_trylock(&stream_mu) == 0; }
 void gmg_report_stream_unlock(void) { pthread_mutex_unlock(&stream_mu); }
-
-static void stream_begin(void)
-{
-    pthread_mutex_lock(&stream_mu);
-    __atomic_store_n(&streaming, 1, __ATOMIC_RELEASE);
-}
-
-static void stream_end(void)
-{
-    __atomic_store_n(&streaming, 0, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&stream_mu);
-}
 
 static int descendant;                    /* a forked child */
 static unsigned tmp_count;
@@ -84,7 +69,6 @@ void gmg_report_orphan_child(void)
 {
     pthread_mutex_init(&report_mu, NULL);
     pthread_mutex_init(&stream_mu, NULL);
-    streaming = 0;
     gmg_at_peak_atfork_child();
     gmg_timeline_atfork_child();
 }
@@ -93,7 +77,6 @@ void gmg_report_atfork_child(void)
 {
     pthread_mutex_init(&report_mu, NULL);
     pthread_mutex_init(&stream_mu, NULL);
-    streaming = 0;
     descendant = 1;
     gmg_report_model_atfork_child();
 }
@@ -305,10 +288,10 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
     if (strcmp(gmg_cfg.report, "stdout") == 0) {
         int shared = same_file_as_stderr(1);
         if (shared)
-            stream_begin();
+            gmg_report_stream_lock();
         int wrote = gmg_std_ok(1) && gmg_write_all(1, b.p, b.len) == 0;
         if (shared)
-            stream_end();
+            gmg_report_stream_unlock();
         if (wrote) {
             gmg_buf_free(&b);
             return 0;
@@ -334,9 +317,9 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
     }
     /* a fatal signal's report must not keep the process from ending by it:
      * stderr a pipe nobody reads gets STALL_MS, as a FIFO does */
-    stream_begin();
+    gmg_report_stream_lock();
     int rc = r->trigger == GMG_TRIGGER_FATAL ? gmg_write_stderr_within(b.p, b.len, STALL_MS) : gmg_write_stderr(b.p, b.len);
-    stream_end();
+    gmg_report_stream_unlock();
     gmg_buf_free(&b);
     return rc == 0 ? 0 : -1;
 }

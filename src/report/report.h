@@ -224,10 +224,10 @@ uint64_t gmg_report_now(enum gmg_trigger trigger);
 int gmg_report_busy(void);
 void gmg_report_busy_enter(void);
 void gmg_report_busy_leave(void);
-/* 1 while a report is being written to stderr's file; the lock held over
- * such writes (a refusal's whole message takes it too). */
-int gmg_report_streaming(void);
+/* The lock held over a report's write to stderr's file, and over a
+ * refusal's message: none lands inside another. */
 void gmg_report_stream_lock(void);
+int gmg_report_stream_trylock(void); /* 1: taken */
 void gmg_report_stream_unlock(void);
 
 /* Call sites' names for labels: "function file:line" of each stack's first

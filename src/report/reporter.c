@@ -688,10 +688,11 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
         /* the state is being taken over (not a lock of it may be touched),
          * or an abort where the report could wait for ever on a lock that a
          * thread of the parent's held at the fork: the first line alone */
-        gmg_report_refusal_short(r, r->abort ? "aborting: GPUMEM_ON_LIMIT=abort; this process was forked without "
-                                               "fork handlers: no report"
-                                             : "returning CUDA_ERROR_OUT_OF_MEMORY; this process was forked "
-                                               "without fork handlers: the rest of this message is not written");
+        gmg_report_refusal_short(&st.ev, r->abort ? "aborting: GPUMEM_ON_LIMIT=abort; this process was forked "
+                                                    "without fork handlers: no report"
+                                                  : "returning CUDA_ERROR_OUT_OF_MEMORY; this process was forked "
+                                                    "without fork handlers: the rest of this message is not "
+                                                    "written");
         return;
     }
     if (r->abort) {
@@ -720,13 +721,16 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
         wake();
         if (queued && wait_written(seq)) {
             /* past the wait: the first line from here; the whole message
-             * follows. Not while the thread writes a report to the same
-             * file: the line would land inside it (a JSON report no
-             * longer parses); the whole message follows the report. */
-            if (!gmg_report_streaming())
+             * follows. Not while a report is being written to the same
+             * file (the stream's lock is taken): the line would land
+             * inside it (a JSON report no longer parses); the whole
+             * message follows the report. */
+            if (gmg_report_stream_trylock()) {
                 gmg_report_refusal_short(&st.ev, "returning CUDA_ERROR_OUT_OF_MEMORY; the report thread is busy: "
                                                  "this call's stack and the biggest live allocations follow when it "
                                                  "can write them");
+                gmg_report_stream_unlock();
+            }
             line_done(seq);
         }
     }

@@ -10,6 +10,8 @@
  *                       4100 bytes x 1000 rows: 4608 x 1000 does not fit
  *                       the 4 MiB left, 4100 x 1000 would; prints its answer
  *                       and the most the driver ever held
+ *   pitch aligned       1024 bytes x 1 row (a width any alignment keeps), freed,
+ *                       then 700 x 100
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -44,6 +46,16 @@ static void sized(size_t w, size_t h)
     printf("pitch: %d, pitch %zu, guard %llu\n", (int)r, pitch, tl_guard_live(0));
 }
 
+static void aligned(void)
+{
+    CUdeviceptr a, b;
+    size_t pitch = 0;
+    TL_CHECK(cuMemAllocPitch_v2(&a, &pitch, 1024, 1, 4));
+    TL_CHECK(cuMemFree_v2(a));
+    CUresult r = cuMemAllocPitch_v2(&b, &pitch, 700, 100, 4);
+    printf("aligned: %d, pitch %zu, guard %llu\n", (int)r, pitch, tl_guard_live(0));
+}
+
 static void near(void)
 {
     CUdeviceptr small, big, p;
@@ -66,6 +78,7 @@ int main(int argc, char **argv)
     if (!strcmp(m, "pitch")) pitch_case();
     else if (!strcmp(m, "pitch_small")) pitch_small();
     else if (!strcmp(m, "near")) near();
+    else if (!strcmp(m, "aligned")) aligned();
     else if (!strcmp(m, "sized") && argc > 3) sized(strtoull(argv[2], NULL, 0), strtoull(argv[3], NULL, 0));
     else {
         fprintf(stderr, "unknown mode %s\n", m);

@@ -42,3 +42,9 @@ guarded GPUMEM_LIMIT=64M "$T/pitch" near
 if has "near: 2, driver's most 62914560" "$WORK/out" && has "refused cuMemAllocPitch of 4.4 MiB (4608000 bytes)" "$WORK/err"; then
     ok "a pitched allocation refused near the limit, once the driver's pitch is known: the driver never holds more than the limit"
 else bad "a pitched allocation near the limit made past it for a moment" "$WORK/out"; fi
+# a grant of a width that is a multiple of 512 says nothing of the driver's
+# alignment: a finer driver's grant that fits the limit is still granted
+guarded GPUSIM_PITCH=256 GPUMEM_LIMIT=76800 "$T/pitch" aligned
+has "aligned: 0, pitch 768, guard 76800" "$WORK/out" \
+    && ok "after a 1024-byte-wide grant, a finer driver's 768 x 100 that fits the limit exactly is granted" \
+    || bad "a finer pitch refused after an aligned width's grant" "$WORK/out"

@@ -124,6 +124,8 @@ int main(void)
     unlink(fifo);
     CHECK(gmg_suppressions_load("/dev/zero", &s, err, sizeof err) == -1 && strstr(err, "a device or socket"),
           "a device is refused, not read for ever");
+    CHECK(gmg_suppressions_load("/dev/null", &s, err, sizeof err) == 0 && s.n == 0 && s.npools == 0,
+          "/dev/null is no suppressions, as CI templates say it");
 
     /* 2d. lines of any length: a long pattern kept whole, a long bad line
      * named by its own number */
