@@ -133,9 +133,9 @@ $(DIRS_STAMP): FORCE
 	@echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' | cmp -s - $@ || echo '$(PREFIX) $(LIBDIR) $(INCLUDEDIR)' > $@
 FORCE:
 
-CLI_SRCS := $(wildcard src/cli/*.c) src/base/signame.c src/base/page.c src/base/buf.c
+CLI_SRCS := $(wildcard src/cli/*.c) src/base/signame.c src/base/page.c src/base/buf.c src/base/suppress.c
 CLI_HDRS := $(wildcard src/cli/*.h) src/base/signame.h src/base/dumpask.h src/cluster/status_layout.h src/base/procstat.h src/base/page.h \
-            src/base/buf.h include/gpumemguard.h
+            src/base/buf.h src/base/suppress.h include/gpumemguard.h
 CLI_CFLAGS = -std=gnu11 $(OPT) $(WARN) -Iinclude -Isrc -DGMG_LIBDIR='"$(LIBDIR)"' $(EXTRA_CFLAGS)
 $(CLI): $(CLI_SRCS) $(CLI_HDRS) $(PAGE_C) $(DIRS_STAMP)
 	$(CC) $(CLI_CFLAGS) -o $@ $(CLI_SRCS) $(PAGE_C) $(EXTRA_LDFLAGS)

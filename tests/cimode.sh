@@ -56,6 +56,10 @@ if [ -z "${GMG_SANITIZER:-}" ]; then
     if [ $rc = 0 ] && grep -qE "^ +1 +197520 leak_before_exit$" "$WORK/err" && ! ls /tmp/gpumemguard-supp-* 2>/dev/null | grep -q .; then
         ok "gpumemguard --suppressions <(...) through a shell: the program reads the pipe's text (its leak suppressed), the copy removed at the end"
     else bad "--suppressions from a pipe through a shell (rc $rc)" "$WORK/err"; fi
+    "$B/gpumemguard" --suppressions <(printf 'leak:x\nbogus\n') -- "$T/nulls" >"$WORK/out" 2>"$WORK/err"; rc=$?
+    if [ $rc = 2 ] && grep -q "^gpumemguard: --suppressions /dev/fd/[0-9]*: line 2: 'bogus' is not" "$WORK/err"; then
+        ok "gpumemguard --suppressions <(...) with a bad line: status 2, named by the path given and the line"
+    else bad "--suppressions from a pipe with a bad line (rc $rc)" "$WORK/err"; fi
 fi
 guarded GPUMEM_EXITCODE=300 "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_EXITCODE='300' is not valid" "$WORK/err" && ok "GPUMEM_EXITCODE=300 is refused at start-up" \

@@ -27,6 +27,7 @@
 #include "base/config.h"
 #include "base/dumpask.h"
 #include "base/signame.h"
+#include "base/suppress.h"
 #include "cli/tensors.h"
 #include "cli/top.h"
 #include "cli/view.h"
@@ -827,6 +828,18 @@ static void copy_suppressions(void)
     close(in);
     if (close(out) != 0)
         fail(1, "--suppressions %s: cannot write its copy %s: %s", path, supp_copy, strerror(errno));
+    /* judged here, where a bad line can be named by the path the user gave
+     * (the library would name the copy, gone once the command ends) */
+    struct gmg_suppressions sp;
+    char why[512];
+    if (gmg_suppressions_load(supp_copy, &sp, why, sizeof why) == -1)
+        fail(2, "--suppressions %s: %s", path, why);
+    for (size_t k = 0; k < sp.n; k++)
+        free(sp.patterns[k]);
+    for (size_t k = 0; k < sp.npools; k++)
+        free(sp.pools[k]);
+    free(sp.patterns);
+    free(sp.pools);
     if (setenv("GPUMEM_SUPPRESSIONS", supp_copy, 1) != 0)
         fail(1, "cannot set GPUMEM_SUPPRESSIONS: %s", strerror(errno));
 }
