@@ -351,6 +351,11 @@ __attribute__((constructor)) static void gmg_start(void)
     }
     gmg_log_level = gmg_cfg.log_level;
     gmg_exe_cmdline(); /* the program's arguments, before it can rewrite its argv */
+    /* and its path, read now, before any thread: its first reader may be the
+     * report thread naming frames, and a child made without fork handlers
+     * meanwhile would inherit that read's pthread_once in progress, and
+     * wait on it for ever at its exit report */
+    gmg_exe_path();
     gmg_stacks_set_depth(gmg_cfg.stack_depth);
     gmg_py_set_mode(gmg_cfg.python);
     gmg_status_forget_exec();
