@@ -488,7 +488,7 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
          * the group once this process joins; with a limit, refused */
         if (!__atomic_load_n(&seg, __ATOMIC_ACQUIRE) && __atomic_load_n(&pending, __ATOMIC_ACQUIRE) == 1 &&
             (mine_limit == 0 || warn)) {
-            __atomic_fetch_add(&owed[dev], bytes, __ATOMIC_SEQ_CST);
+            uint64_t held = __atomic_add_fetch(&owed[dev], bytes, __ATOMIC_SEQ_CST);
             /* joined meanwhile, after the move: move these too */
             int slot = __atomic_load_n(&my_slot, __ATOMIC_SEQ_CST);
             if (slot >= 0) {
@@ -496,9 +496,8 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
                 if (t)
                     __atomic_fetch_add(&seg->slot[slot].bytes[dev], t, __ATOMIC_SEQ_CST);
             }
-            if (over) /* under warn, over its own limit: said as ever */
-                *over = warn && mine_limit && mine_limit != GMG_QUOTA_UNKNOWN &&
-                        __atomic_load_n(&owed[dev], __ATOMIC_ACQUIRE) > mine_limit;
+            if (over) /* under warn, over its own limit: said as ever (as it held them at its add) */
+                *over = warn && mine_limit && mine_limit != GMG_QUOTA_UNKNOWN && held > mine_limit;
             return 1;
         }
         return not_member(dev, mine_limit, warn);
