@@ -109,11 +109,12 @@ static void before_fatal(void)
 
 /* A refusal explained; under GPUMEM_ON_LIMIT=abort, which ends the process
  * next, the metrics file gets its last numbers too (the refusal counted). */
-static void refused(const struct gmg_refusal *r)
+static int refused(const struct gmg_refusal *r)
 {
-    gmg_reporter_refused(r);
+    int told = gmg_reporter_refused(r);
     if (r->abort && metrics_here() && gmg_self_owns())
         write_metrics();
+    return told;
 }
 
 /* Report and metrics paths that cannot be written are the environment's:

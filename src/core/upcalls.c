@@ -19,8 +19,7 @@ void gmg_upcall_first_use(void)
         up.first_use();
 }
 
-void gmg_upcall_refused(const struct gmg_refusal *r)
+int gmg_upcall_refused(const struct gmg_refusal *r)
 {
-    if (up.refused)
-        up.refused(r);
+    return up.refused ? up.refused(r) : 1;
 }

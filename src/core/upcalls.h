@@ -35,7 +35,7 @@ struct gmg_upcalls {
     /* Explain a refusal (once per call site; every time under abort),
      * returning once it is explained (bounded: the caller may hold locks).
      * Must not build a full report on the calling thread unless abort. */
-    void (*refused)(const struct gmg_refusal *r);
+    int (*refused)(const struct gmg_refusal *r); /* 0: not explained, nor will it be (too many at once) */
 };
 
 void gmg_upcalls_install(const struct gmg_upcalls *u);
@@ -46,6 +46,6 @@ void gmg_upcalls_install(const struct gmg_upcalls *u);
 int gmg_upcalls_installed(void);
 
 void gmg_upcall_first_use(void);
-void gmg_upcall_refused(const struct gmg_refusal *r);
+int gmg_upcall_refused(const struct gmg_refusal *r); /* the upcall's answer; 1 without one */
 
 #endif

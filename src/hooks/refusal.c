@@ -12,6 +12,7 @@
 #include <time.h>
 
 #define SITES 4096
+#define TOMB UINT32_MAX /* a slot once a site's, forgotten */
 
 /* Call sites already explained: an open-addressed set of stack ids; one
  * for the quota's refusals, one for the driver's out of memory. */
@@ -41,6 +42,27 @@ static int first_in(struct site_set *set, uint32_t stack)
 }
 
 static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
+
+/* A site whose refusal was dropped unexplained (more at once than the
+ * reporter's queue holds): not explained after all, so that its next
+ * refusal is. Its slot becomes a tombstone, which probes step over. */
+static void forget(struct site_set *set, uint32_t stack)
+{
+    if (stack == 0) {
+        __atomic_store_n(&set->zero_seen, 0, __ATOMIC_RELAXED);
+        return;
+    }
+    for (uint32_t i = 0; i < SITES; i++) {
+        uint32_t *slot = &set->sites[(stack * 2654435761u + i) % SITES];
+        uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        if (cur == stack) {
+            __atomic_store_n(slot, TOMB, __ATOMIC_RELEASE);
+            return;
+        }
+        if (cur == 0)
+            return;
+    }
+}
 
 /* What a refused call and the quota say at this moment: one event for the
  * quota's refusals and the driver's out of memory alike. */
@@ -73,7 +95,8 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t 
     ev.own = gmg_peak_tracked(op->dev);
     ev.free_known = free_known;
     ev.dev_free = dev_free;
-    gmg_upcall_refused(&ev);
+    if (!gmg_upcall_refused(&ev))
+        forget(&driver_sites, op->stack);
 }
 
 CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
@@ -85,8 +108,8 @@ CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
         gmg_upcall_refused(&ev);
         abort();
     }
-    if (first_time(op->stack))
-        gmg_upcall_refused(&ev);
+    if (first_time(op->stack) && !gmg_upcall_refused(&ev))
+        forget(&quota_sites, op->stack);
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 

@@ -677,7 +677,7 @@ static void refused_orphan(const struct gmg_refusal_state *st)
     pthread_mutex_unlock(&ring_mu);
 }
 
-void gmg_reporter_refused(const struct gmg_refusal *r)
+int gmg_reporter_refused(const struct gmg_refusal *r)
 {
     /* what was live at the refusal, taken here on the refusing thread
      * (O(stacks), no lock): the message is written from it */
@@ -693,18 +693,18 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
                                                   : "returning CUDA_ERROR_OUT_OF_MEMORY; this process was forked "
                                                     "without fork handlers: the rest of this message is not "
                                                     "written");
-        return;
+        return 1;
     }
     if (r->abort) {
         gmg_reporter_flush();
         pthread_mutex_lock(&explain_mu);
         gmg_report_refusal(&st, NULL, NULL);
         pthread_mutex_unlock(&explain_mu);
-        return;
+        return 1;
     }
     if (orphan_now) {
         refused_orphan(&st);
-        return;
+        return 1;
     }
     /* a thread cancelled in the wait would leave ring_mu locked (the
      * condition wait takes it back), or its first line claimed and never
@@ -735,6 +735,7 @@ void gmg_reporter_refused(const struct gmg_refusal *r)
         }
     }
     pthread_setcancelstate(cancel, NULL);
+    return queued;
 }
 
 void gmg_reporter_flush(void)

@@ -51,7 +51,7 @@ void gmg_reporter_dump_for(pid_t pid);
  * thread), writes the first line and returns at once; the whole message
  * is written at exit. Under abort, explained at once with a whole report,
  * on the calling thread, which then aborts. */
-void gmg_reporter_refused(const struct gmg_refusal *r);
+int gmg_reporter_refused(const struct gmg_refusal *r); /* 0: dropped (too many at once), counted only */
 
 /* Exit: explain the refusals still queued and write a dump still asked
  * for, before the exit report. */

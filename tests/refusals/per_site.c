@@ -6,6 +6,10 @@
  *   refusal_sites
  *   refusal_sites many K   K call sites (each a path through a binary
  *                          recursion) ask the device for 1 GiB once each
+ *   refusal_sites burst K  K threads, each at a call site of its own, all
+ *                          refused by the driver at once (more than the
+ *                          report thread's queue holds), then each site
+ *                          again, one at a time
  *   refusal_sites both N   one call site asks for 512 MiB (over a 256 MiB
  *                          GPUMEM_LIMIT: the quota refuses) and 128 MiB (of
  *                          a 64 MiB device: the driver refuses), in that
@@ -14,6 +18,8 @@
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
 #include "../integration/testlib.h"
+
+#include <pthread.h>
 
 /* volatile: the loops stay loops (an unrolled loop is several call sites) */
 static volatile int tries_a = 3, tries_b = 2;
@@ -56,7 +62,8 @@ NOINLINE static void down1(int depth, unsigned path);
     {                                                                               \
         CUdeviceptr p;                                                              \
         if (depth == 0)                                                             \
-            refused_many += cuMemAlloc_v2(&p, 1ull << 30) == CUDA_ERROR_OUT_OF_MEMORY; \
+            __atomic_fetch_add(&refused_many, cuMemAlloc_v2(&p, 1ull << 30) == CUDA_ERROR_OUT_OF_MEMORY, \
+                               __ATOMIC_RELAXED);                                    \
         else if (path & 1)                                                          \
             down1(depth - 1, path >> 1);                                            \
         else                                                                        \
@@ -74,6 +81,40 @@ static void many(int k)
     for (int i = 0; i < k; i++)
         down0(depth, (unsigned)i);
     printf("many: %d of %d refused\n", refused_many, k);
+}
+
+static pthread_barrier_t burst_bar;
+static int burst_depth;
+
+static int burst_alone; /* the second round: one thread at a time, no barrier */
+
+static void *burst_thread(void *arg)
+{
+    CHECK(cuCtxSetCurrent(tl_ctx));
+    if (!burst_alone)
+        pthread_barrier_wait(&burst_bar);
+    down0(burst_depth, (unsigned)(uintptr_t)arg);
+    return NULL;
+}
+
+static void burst(int k)
+{
+    while ((1 << burst_depth) < k)
+        burst_depth++;
+    pthread_t t[256];
+    if (k > 256)
+        k = 256;
+    pthread_barrier_init(&burst_bar, NULL, (unsigned)k);
+    for (int i = 0; i < k; i++)
+        pthread_create(&t[i], NULL, burst_thread, (void *)(uintptr_t)i);
+    for (int i = 0; i < k; i++)
+        pthread_join(t[i], NULL);
+    burst_alone = 1; /* each site again, from the same stack: a thread's */
+    for (int i = 0; i < k; i++) {
+        pthread_create(&t[i], NULL, burst_thread, (void *)(uintptr_t)i);
+        pthread_join(t[i], NULL);
+    }
+    printf("burst: %d of %d refused\n", refused_many, 2 * k);
 }
 
 NOINLINE static CUresult both_site(size_t n)
@@ -97,6 +138,8 @@ int main(int argc, char **argv)
     tl_setup(0);
     if (argc > 2 && !strcmp(argv[1], "many"))
         many(atoi(argv[2]));
+    else if (argc > 2 && !strcmp(argv[1], "burst"))
+        burst(atoi(argv[2]));
     else if (argc > 2 && !strcmp(argv[1], "both"))
         both(atoi(argv[2]));
     else

@@ -47,3 +47,12 @@ for order in 0 1; do
 done
 [ $both_ok = 1 ] && ok "one call site refused by the quota and then by the driver, or the other way round: each explained once" \
     || bad "a call site refused by the quota and by the driver: one hid the other" "$WORK/both.err"
+
+# more new call sites refused at once than the report thread's queue holds
+# (128 threads): those it could not take are said to be counted, not
+# explained, and explained when refused again
+tguarded 120 GPUSIM_MEM=64M GPUMEM_REPORT=none "$T/refusal_sites" burst 128
+msgs=$(grep -c "^gpumemguard: the driver refused cuMemAlloc" "$WORK/err")
+if has "burst: 256 of 256 refused" "$WORK/out" && [ "$msgs" = 128 ]; then
+    ok "128 call sites refused at once by the driver: every site explained, those the queue could not take at their next refusal"
+else bad "a burst of new call sites: $msgs of 128 explained" "$WORK/err"; fi
