@@ -559,6 +559,7 @@ fi
 . tests/symbols/unloaded.sh
 . tests/symbols/demangle.sh
 . tests/symbols/manylibs.sh
+. tests/symbols/debugfile.sh
 # signals, forks, descriptors, the library in the process
 . tests/signals/storm.sh
 . tests/signals/flags.sh

@@ -38,6 +38,7 @@
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <libiberty/demangle.h> /* cplus_demangle_v3: linked in, never exported (Makefile) */
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -172,12 +173,72 @@ static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname
     return fd;
 }
 
+/* The .gnu_debuglink CRC (CRC-32, as zlib's), four bits at a time. */
+static uint32_t crc32_of(int fd)
+{
+    static const uint32_t t[16] = { 0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+                                    0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+                                    0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c };
+    uint32_t c = 0xffffffffu;
+    unsigned char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+        for (ssize_t i = 0; i < n; i++) {
+            c ^= buf[i];
+            c = (c >> 4) ^ t[c & 15];
+            c = (c >> 4) ^ t[c & 15];
+        }
+    return ~c;
+}
+
+/* A separate debug file, found as libdw's standard lookup finds one (by
+ * build-id under the debuginfo path; then the file .gnu_debuglink names,
+ * beside the module, in its .debug directory, under /usr/lib/debug, its
+ * CRC checked), but never through debuginfod: libdw 0.188 loads its
+ * client there (dlopen: some thirty libraries and their constructors,
+ * under the loader's lock, for every program without DWARF of its own,
+ * the Python interpreter among them), on this thread, while the program
+ * may be exiting or making a child without fork handlers, which then
+ * waits for that lock for ever. */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                                const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+                                char **debuginfo_file_name)
+{
+    int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                          debuginfo_file_name);
+    if (fd >= 0 || !debuglink_file || !*debuglink_file || !file_name || strchr(debuglink_file, '/'))
+        return fd;
+    char dir[PATH_MAX];
+    if (!realpath(file_name, dir))
+        return -1;
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    static const char *const forms[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char path[PATH_MAX + 64];
+        if ((size_t)snprintf(path, sizeof path, forms[i], dir, debuglink_file) >= sizeof path)
+            continue;
+        if (i == 0 && strcmp(debuglink_file, slash + 1) == 0)
+            continue; /* the module itself */
+        int f = open(path, O_RDONLY | O_CLOEXEC);
+        if (f < 0)
+            continue;
+        uint32_t crc = crc32_of(f);
+        if (crc == debuglink_crc && lseek(f, 0, SEEK_SET) == 0 && (*debuginfo_file_name = strdup(path)) != NULL)
+            return f;
+        close(f);
+    }
+    return -1;
+}
+
 static int find_debuginfo_noted(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                                 const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
                                 char **debuginfo_file_name)
 {
-    int fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
-                                          debuginfo_file_name);
+    int fd = find_debuginfo_local(mod, userdata, modname, base, file_name, debuglink_file, debuglink_crc,
+                                  debuginfo_file_name);
     if (fd < 0 && *debuginfo_file_name)
         fd = open(*debuginfo_file_name, O_RDONLY | O_CLOEXEC);
     fd = own_named(fd, debuginfo_file_name);
