@@ -408,6 +408,7 @@ static void take_over_at_exit(void)
     gmg_ranges_atfork_child();
     gmg_mempool_atfork_child();
     gmg_mempools_atfork_child(1);
+    gmg_heaps_atfork_child(); /* its lock may have been held by a dump at the fork */
     gmg_report_orphan_child(); /* the parent's report thread may have held the timeline's lock at the fork */
 }
 
@@ -433,8 +434,8 @@ __attribute__((destructor)) static void gmg_stop(void)
              * let go of here, and the report's first allocation that needs
              * it would wait for ever (reporter.h) */
             gmg_error("made without fork handlers (_Fork, a raw clone) while its parent's report thread was at work: "
-                      "the sanitizer's allocator may keep that thread's locks here for ever, so no exit report is "
-                      "written (nor the rest of its refusals' messages, nor a dump asked of it)");
+                      "the allocator may keep that thread's locks here for ever, so no exit report is written (nor "
+                      "the rest of its refusals' messages, nor a dump asked of it)");
             return;
         }
         take_over_at_exit();

@@ -69,6 +69,7 @@ void gmg_report_orphan_child(void)
 {
     pthread_mutex_init(&report_mu, NULL);
     pthread_mutex_init(&stream_mu, NULL);
+    gmg_symbolizer_atfork_child(); /* the parent's is left alone, never freed: its memory may be another arena's */
     gmg_at_peak_atfork_child();
     gmg_timeline_atfork_child();
 }

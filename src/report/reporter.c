@@ -308,9 +308,14 @@ static void work_leave(int in)
         gmg_walkgate_leave();
 }
 
+/* 1 while heap_give_back's malloc_trim runs: it holds each arena's lock in
+ * turn, the program's own included, and a child made meanwhile without
+ * fork handlers would wait for ever on its first free of a large chunk. */
+static int trimming;
+
 int gmg_reporter_orphan_unsafe(void)
 {
-    return GATE_ALL && __atomic_load_n(&at_work, __ATOMIC_SEQ_CST);
+    return (GATE_ALL && __atomic_load_n(&at_work, __ATOMIC_SEQ_CST)) || __atomic_load_n(&trimming, __ATOMIC_SEQ_CST);
 }
 
 /* After the warm-up, what it used and let go goes back to the system, so
@@ -360,8 +365,11 @@ static uintptr_t main_heap_size(void)
 static void heap_give_back(void)
 {
     uintptr_t heap = main_heap_size();
-    if (heap && heap <= TRIM_HEAP_MAX)
+    if (heap && heap <= TRIM_HEAP_MAX) {
+        __atomic_store_n(&trimming, 1, __ATOMIC_SEQ_CST);
         (void)malloc_trim(0);
+        __atomic_store_n(&trimming, 0, __ATOMIC_SEQ_CST);
+    }
 }
 
 static clockid_t cpu_clock;    /* the reporter thread's CPU clock */

@@ -59,12 +59,13 @@ void gmg_reporter_flush(void);
 
 /* In a process made without fork handlers (glibc's _Fork(), a raw clone):
  * 1 when its parent's thread was at work at that moment in a build whose
- * allocator is not fork-safe (AddressSanitizer's, ThreadSanitizer's). The
- * allocator's locks that thread held are never let go of here, and the
- * first allocation that needs one waits for ever: such a process writes
- * no whole message and no report (guard.c's exit says so instead). 0 in
- * other builds (the C library's allocator gives the thread an arena of
- * its own). */
+ * allocator is not fork-safe (AddressSanitizer's, ThreadSanitizer's), or,
+ * in any build, giving the heap back to the system after its warm-up
+ * (malloc_trim: every arena's lock in turn). The allocator's locks that
+ * thread held are never let go of here, and the first allocation or free
+ * that needs one waits for ever: such a process writes no whole message
+ * and no report (guard.c's exit says so instead). Otherwise 0 (the C
+ * library's allocator gives the thread an arena of its own). */
 int gmg_reporter_orphan_unsafe(void);
 
 /* fork child: the thread did not survive; start another if one ran (or

@@ -22,18 +22,19 @@ for how in _Fork clone; do
     short2=$(sed -n "$((${back1:-0} + 1)),\$p" "$WORK/err" | grep -c -F -- "$orphan")
     whole=$(grep -n " in refused_in_child_again " "$WORK/err" | head -1 | cut -d: -f1)
     # the child's whole messages at its exit (and one "further refusals"
-    # line each); under a sanitizer a child made while the parent's report
-    # thread was at work (any of its passes, a periodic one too) writes one
-    # line saying why it has none instead: its allocator may hold that
-    # thread's locks for ever
+    # line each); a child made while the parent's report thread was at work
+    # (under a sanitizer: any of its passes, a periodic one too; in any
+    # build: giving the heap back after its warm-up) writes one line saying
+    # why it has none instead: its allocator may hold that thread's locks
+    # for ever
     busy="made without fork handlers (_Fork, a raw clone) while its parent's report thread was at work"
     further=$(grep -c "further refusals from this call site are counted, not shown)$" "$WORK/err")
     why=""
     if [ -n "$whole" ] && [ -n "$back2" ] && [ "$whole" -gt "$back2" ] && grep -q " in refused_in_child " "$WORK/err" \
        && [ "$further" = 4 ]; then
         at_exit=1
-    elif [ -n "${GMG_SANITIZER:-}" ] && has "$busy" "$WORK/err" && [ "$further" = 2 ]; then
-        at_exit=1; why=" (under $GMG_SANITIZER, made while the parent's report thread was at work: the line saying why there are none)"
+    elif has "$busy" "$WORK/err" && [ "$further" = 2 ]; then
+        at_exit=1; why=" (made while the parent's report thread was at work${GMG_SANITIZER:+ under $GMG_SANITIZER}, or gave the heap back: the line saying why there are none)"
     else at_exit=0; fi
     if [ $rc = 0 ] && has "nohandler_fork: child exited 0" "$WORK/out" && [ -n "$short1" ] && [ -n "$back1" ] \
        && [ -n "$back2" ] && [ "$short1" -lt "$back1" ] && [ "$back1" -lt "$back2" ] && [ "$short2" = 1 ] \
