@@ -68,7 +68,7 @@ NOINLINE static void down1(int depth, unsigned path);
             down1(depth - 1, path >> 1);                                            \
         else                                                                        \
             down0(depth - 1, path >> 1);                                            \
-        sink += n + 1; /* no tail call: each level stays a frame */                \
+        __atomic_fetch_add(&sink, n + 1, __ATOMIC_RELAXED); /* no tail call: each level stays a frame */ \
     }
 DOWN(0)
 DOWN(1)

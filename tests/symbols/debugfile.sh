@@ -10,10 +10,14 @@ objcopy --only-keep-debug "$WORK/dbg/linked" "$WORK/dbg/linked.debug" \
     && objcopy --strip-debug --remove-section=.note.gnu.build-id "$WORK/dbg/linked" \
     && (cd "$WORK/dbg" && objcopy --add-gnu-debuglink=linked.debug linked)
 cp "$T/debugfile" "$WORK/dbg/bare" && strip "$WORK/dbg/bare"
-guarded "$WORK/dbg/linked"
-if grep -q " in debugfile_site tests/symbols/debugfile.c:[0-9]" "$WORK/err" && has "libdebuginfod mappings: 0" "$WORK/out"; then
-    ok "a program's DWARF in a separate file (.gnu_debuglink, no build-id): its frames named with file and line"
-else bad "frames of a program with a separate debug file" "$WORK/err"; fi
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "a program's DWARF in a separate file" "no file:line for clang-built programs (known symbolizer gap, see reports.sh)"
+else
+    guarded "$WORK/dbg/linked"
+    if grep -q " in debugfile_site tests/symbols/debugfile.c:[0-9]" "$WORK/err" && has "libdebuginfod mappings: 0" "$WORK/out"; then
+        ok "a program's DWARF in a separate file (.gnu_debuglink, no build-id): its frames named with file and line"
+    else bad "frames of a program with a separate debug file" "$WORK/err"; fi
+fi
 guarded "$WORK/dbg/bare"
 if has "libdebuginfod mappings: 0" "$WORK/out" && grep -q "(bare+0x" "$WORK/err"; then
     ok "a program with no DWARF: its frames named by module and offset, libdebuginfod never loaded"
