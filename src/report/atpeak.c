@@ -3,6 +3,7 @@
 
 #include "core/peak.h"
 #include "core/quota.h"
+#include "core/stacks.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -222,6 +223,17 @@ void gmg_at_peak_build(struct gmg_report *r, int window)
     for (size_t i = 0; i < r->nat_peak; i++)
         if (r->at_peak[i].incomplete)
             r->incomplete |= GMG_INCOMPLETE_GROUPS;
+    /* a group without a stack while stacks are kept: its stack was not
+     * (the guard out of memory at that allocation, freed since, so that
+     * the live list no longer shows it): the report says so */
+    for (size_t i = 0; gmg_stack_depth && i < r->nat_peak; i++)
+        for (size_t k = 0; k < r->at_peak[i].ngroups; k++)
+            if (!r->at_peak[i].groups[k].stack)
+                r->incomplete |= GMG_INCOMPLETE_STACKS;
+    for (size_t i = 0; gmg_stack_depth && i < r->nsince_peak; i++)
+        for (size_t k = 0; k < r->since_peak[i].ngroups; k++)
+            if (!r->since_peak[i].groups[k].stack)
+                r->incomplete |= GMG_INCOMPLETE_STACKS;
 }
 
 void gmg_at_peak_new_window(int ndev)
