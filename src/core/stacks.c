@@ -575,6 +575,8 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
     if (skip)
         memmove(buf, buf + skip, (size_t)keep * sizeof *buf);
     uint32_t id = np + (uint32_t)keep ? gmg_stack_intern(all, np + (uint32_t)keep) : 0;
+    if (!id && np == 0 && n <= 0) /* no frame at all (the walk shut out by a fork, or short of memory): not kept */
+        return lost_one();
     last_capture_set(memos && id ? native_memo : 0, py_memo, want, gen, id);
     return id;
 }
