@@ -150,12 +150,17 @@ nomem:
 fail:
     free(line);
     fclose(f);
-    for (size_t i = 0; i < out->n; i++)
-        free(out->patterns[i]);
-    free(out->patterns);
-    for (size_t i = 0; i < out->npools; i++)
-        free(out->pools[i]);
-    free(out->pools);
-    memset(out, 0, sizeof *out);
+    gmg_suppressions_free(out);
     return ret;
+}
+
+void gmg_suppressions_free(struct gmg_suppressions *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->patterns[i]);
+    free(s->patterns);
+    for (size_t i = 0; i < s->npools; i++)
+        free(s->pools[i]);
+    free(s->pools);
+    memset(s, 0, sizeof *s);
 }

@@ -28,6 +28,8 @@ struct gmg_suppressions {
  * On failure *out is empty. */
 #define GMG_SUPPRESS_NOMEM (-2)
 int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *err, unsigned errlen);
+/* What a load kept, let go of; *s empty after. */
+void gmg_suppressions_free(struct gmg_suppressions *s);
 
 /* 1 when the template matches s (NULL or "" never matches). */
 int gmg_template_match(const char *templ, const char *s);

@@ -834,12 +834,7 @@ static void copy_suppressions(void)
     char why[512];
     if (gmg_suppressions_load(supp_copy, &sp, why, sizeof why) == -1)
         fail(2, "--suppressions %s: %s", path, why);
-    for (size_t k = 0; k < sp.n; k++)
-        free(sp.patterns[k]);
-    for (size_t k = 0; k < sp.npools; k++)
-        free(sp.pools[k]);
-    free(sp.patterns);
-    free(sp.pools);
+    gmg_suppressions_free(&sp);
     if (setenv("GPUMEM_SUPPRESSIONS", supp_copy, 1) != 0)
         fail(1, "cannot set GPUMEM_SUPPRESSIONS: %s", strerror(errno));
 }

@@ -22,12 +22,18 @@ struct site_set {
 };
 static struct site_set quota_sites, driver_sites;
 
+/* The i-th slot a stack's probe visits. */
+static uint32_t *probe(struct site_set *set, uint32_t stack, uint32_t i)
+{
+    return &set->sites[(stack * 2654435761u + i) % SITES];
+}
+
 static int first_in(struct site_set *set, uint32_t stack)
 {
     if (stack == 0)
         return !__atomic_exchange_n(&set->zero_seen, 1, __ATOMIC_RELAXED);
     for (uint32_t i = 0; i < SITES; i++) {
-        uint32_t *slot = &set->sites[(stack * 2654435761u + i) % SITES];
+        uint32_t *slot = probe(set, stack, i);
         uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         if (cur == stack)
             return 0;
@@ -53,7 +59,7 @@ static void forget(struct site_set *set, uint32_t stack)
         return;
     }
     for (uint32_t i = 0; i < SITES; i++) {
-        uint32_t *slot = &set->sites[(stack * 2654435761u + i) % SITES];
+        uint32_t *slot = probe(set, stack, i);
         uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         if (cur == stack) {
             __atomic_store_n(slot, TOMB, __ATOMIC_RELEASE);

@@ -188,6 +188,16 @@ int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak
 }
 
 
+/* Does any of the n peaks list a group without a stack? */
+static int stackless(const struct gmg_at_peak *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < v[i].ngroups; k++)
+            if (!v[i].groups[k].stack)
+                return 1;
+    return 0;
+}
+
 void gmg_at_peak_build(struct gmg_report *r, int window)
 {
     int n = r->ndev;
@@ -226,14 +236,8 @@ void gmg_at_peak_build(struct gmg_report *r, int window)
     /* a group without a stack while stacks are kept: its stack was not
      * (the guard out of memory at that allocation, freed since, so that
      * the live list no longer shows it): the report says so */
-    for (size_t i = 0; gmg_stack_depth && i < r->nat_peak; i++)
-        for (size_t k = 0; k < r->at_peak[i].ngroups; k++)
-            if (!r->at_peak[i].groups[k].stack)
-                r->incomplete |= GMG_INCOMPLETE_STACKS;
-    for (size_t i = 0; gmg_stack_depth && i < r->nsince_peak; i++)
-        for (size_t k = 0; k < r->since_peak[i].ngroups; k++)
-            if (!r->since_peak[i].groups[k].stack)
-                r->incomplete |= GMG_INCOMPLETE_STACKS;
+    if (gmg_stack_depth && (stackless(r->at_peak, r->nat_peak) || stackless(r->since_peak, r->nsince_peak)))
+        r->incomplete |= GMG_INCOMPLETE_STACKS;
 }
 
 void gmg_at_peak_new_window(int ndev)

@@ -255,7 +255,6 @@ static int dir_still_told(const char *path)
     return __atomic_load_n(&dir_told, __ATOMIC_ACQUIRE) && dir_unusable(gmg_path_dir(dir), why, sizeof why);
 }
 
-
 static int same_file_as_stderr(int fd)
 {
     struct stat a, e;

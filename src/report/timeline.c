@@ -139,7 +139,7 @@ long gmg_timeline_tick(void)
     return wait < 1 ? 1 : wait;
 }
 
-static void event_at(int kind, int device, uint64_t bytes, uint64_t mono_ms)
+void gmg_timeline_event_at(int kind, int device, uint64_t bytes, uint64_t mono_ms)
 {
     pthread_mutex_lock(&mu);
     if (start_mono) {
@@ -158,11 +158,9 @@ static void event_at(int kind, int device, uint64_t bytes, uint64_t mono_ms)
     pthread_mutex_unlock(&mu);
 }
 
-void gmg_timeline_event(int kind, int device, uint64_t bytes) { event_at(kind, device, bytes, ms_of(CLOCK_MONOTONIC)); }
-
-void gmg_timeline_event_at(int kind, int device, uint64_t bytes, uint64_t mono_ms)
+void gmg_timeline_event(int kind, int device, uint64_t bytes)
 {
-    event_at(kind, device, bytes, mono_ms);
+    gmg_timeline_event_at(kind, device, bytes, ms_of(CLOCK_MONOTONIC));
 }
 
 struct gmg_timeline *gmg_timeline_copy(void)
