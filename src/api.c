@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "../include/gpumemguard.h"
 #include "base/buf.h"
+#include "base/config.h"
 #include "base/export.h"
 #include "base/limit_parse.h"
 #include "core/quota.h"
@@ -188,13 +189,54 @@ struct since {
     struct gmg_group *v;
     size_t n, cap;
     int failed;
+    /* GPUMEMGUARD_SINCE_NO_POOLS: the segments NVTX heaps lie over, by
+     * key value and sequence number (sorted), left out as the reports
+     * retain them */
+    struct seg { uint64_t value; uint32_t seq, stack; int device, family; } *segs;
+    size_t nsegs, segs_cap;
 };
+
+static void seg_copy(const struct gmg_heap_info *h, void *arg)
+{
+    struct since *s = arg;
+    if (gmg_heap_tracked(h) && s->nsegs < s->segs_cap)
+        s->segs[s->nsegs++] = (struct seg){ h->seg_value, h->seg_seq, h->seg_stack, h->device, h->seg_family };
+}
+
+static int seg_cmp(const void *x, const void *y)
+{
+    const struct seg *a = x, *b = y;
+    if (a->value != b->value)
+        return a->value < b->value ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The heaps' segments, taken before the walk (the heaps' lock is not
+ * taken under a shard's). Out of memory: none (the walk says failed). */
+static void segs_take(struct since *s)
+{
+    if (!gmg_cfg.pools || !gmg_heaps_live())
+        return;
+    s->segs_cap = gmg_heaps_live() + 16;
+    if (!(s->segs = malloc(s->segs_cap * sizeof *s->segs))) {
+        s->failed = 1;
+        return;
+    }
+    gmg_heaps_each(seg_copy, s);
+    qsort(s->segs, s->nsegs, sizeof *s->segs, seg_cmp);
+}
+
+static int is_seg(const struct since *s, const struct gmg_alloc *a)
+{
+    struct seg k = { .value = a->value, .seq = a->seq };
+    return s->nsegs && a->family != GMG_FAM_NVTX_REGION && bsearch(&k, s->segs, s->nsegs, sizeof k, seg_cmp);
+}
 
 static void since_fn(const struct gmg_alloc *a, int fresh, void *arg)
 {
     struct since *s = arg;
     (void)fresh;
-    if (!gmg_group_is_allocation(a->family) || (s->device >= 0 && a->device != s->device))
+    if (!gmg_group_is_allocation(a->family) || (s->device >= 0 && a->device != s->device) || is_seg(s, a))
         return;
     s->bytes += a->size;
     s->count++;
@@ -214,14 +256,37 @@ static void since_fn(const struct gmg_alloc *a, int fresh, void *arg)
                                        .bytes = a->size, .count = 1 };
 }
 
-/* Drop the records made under a caching pool's frames (their owner says
- * so, as the reports do), with their bytes. The walk collected every
- * record; naming their stacks happens here, outside the table's locks. A
- * walk that ran out of memory keeps its totals (pools included). */
+static int site_cmp(const void *x, const void *y)
+{
+    const struct seg *a = x, *b = y;
+    if (a->stack != b->stack)
+        return a->stack < b->stack ? -1 : 1;
+    if (a->family != b->family)
+        return a->family < b->family ? -1 : 1;
+    return a->device < b->device ? -1 : a->device > b->device;
+}
+
+/* A record of the call site of an NVTX heap's segment (its stack, API and
+ * device): a report takes the site's every allocation for that pool's.
+ * s->segs sorted by site (drop_pools). */
+static int seg_site(const struct since *s, const struct gmg_group *g)
+{
+    struct seg k = { .stack = g->stack, .family = g->family, .device = g->device };
+    return g->stack && s->nsegs && bsearch(&k, s->segs, s->nsegs, sizeof k, site_cmp);
+}
+
+/* Drop the records a report would call a pool's: made under a caching
+ * pool's frames (their owner says so), or at the call site of an NVTX
+ * heap's segment; never an NVTX region (what a pool handed out). The walk
+ * collected every record; naming their stacks happens here, outside the
+ * table's locks. A walk that ran out of memory keeps its totals (pools
+ * included). */
 static void drop_pools(struct since *s)
 {
     if (s->failed || !s->n)
         return;
+    if (s->nsegs)
+        qsort(s->segs, s->nsegs, sizeof *s->segs, site_cmp);
     gmg_report_busy_enter();
     struct gmg_symbolizer *sym = gmg_symbolizer_get();
     if (sym) {
@@ -236,7 +301,7 @@ static void drop_pools(struct since *s)
                 last_pool = pool != NULL;
                 known = 1;
             }
-            if (last_pool) {
+            if (s->v[i].family != GMG_FAM_NVTX_REGION && (last_pool || seg_site(s, &s->v[i]))) {
                 s->bytes -= s->v[i].bytes;
                 s->count -= s->v[i].count;
             } else {
@@ -255,11 +320,16 @@ static int since_walk(int mark, int device, int flags, struct since *s)
     if ((flags & ~GPUMEMGUARD_SINCE_NO_POOLS) || device < -1 || device >= GMG_MAX_DEVICES || mark_get(mark, &m) < 0)
         return -1;
     s->device = device;
-    if (flags & GPUMEMGUARD_SINCE_NO_POOLS)
+    if (flags & GPUMEMGUARD_SINCE_NO_POOLS) {
         s->collect = 1;
+        segs_take(s);
+    }
     gmg_track_walk_since(&m, since_fn, s);
     if (flags & GPUMEMGUARD_SINCE_NO_POOLS)
         drop_pools(s);
+    free(s->segs);
+    s->segs = NULL;
+    s->nsegs = 0;
     return 0;
 }
 

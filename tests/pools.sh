@@ -158,10 +158,11 @@ got=$([ -n "$j" ] && jq_ "$j" 'sorted((g["api"], g["bytes"], g["count"], g.get("
 want="([('cuMemAlloc', 8388608, 1, 'arena', 'arena_segment'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out'), ('nvtxMemRegionsRegister', 1048576, 1, None, 'pool_hand_out')], [('arena', 8388608, 2097152, 6291456)], 2097152, 6291456)"
 if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool leak done; guard live 8388608" "$WORK/out" \
    && has "nvtxpool api: leaked 2097152 2097152, retained 6291456 6291456" "$WORK/out" \
+   && has "nvtxpool since, no pools: 2097152 bytes in 2" "$WORK/out" \
    && grep -q "^Retained by pool arena (not a leak): 8.0 MiB (8388608 bytes) in 1 allocation" "$t" \
    && has "NVTX heap [" "$t" && has "2.0 MiB (2097152 bytes) in registered regions, 6.0 MiB (6291456 bytes) retained" "$t" \
    && grep -A3 "^Live allocations" "$t" | grep -q "(1048576 bytes) in 1 allocation (nvtxMemRegionsRegister, device 0)"; then
-    ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted; the public API's leaked and retained bytes the same, of every device and of device 0"
+    ok "NVTX: a heap's segment is retained by pool arena; its regions still registered at exit are leaks (exit 23) with the registering call's stack; one unregistered, one resized; never counted; the public API's leaked and retained bytes the same, of every device and of device 0, and its bytes since a mark without pools the regions alone"
 else bad "NVTX heap and regions (rc $rc): $got" "${t:-$WORK/err}"; fi
 # the summary by owner counts the segment once (its regions lie in it); the
 # groups at the peak are as in live[]: owner, and pool on the segment's
@@ -262,10 +263,33 @@ else bad "NVTX: nested heaps (rc $rc): $got" "$WORK/err"; fi
 
 # two heaps at one address: a region goes to the one that holds it
 nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvsa.json" "$T/nvtxpool" sameaddr; rc=$?
-got=$(jq_ "$WORK/nvsa.json" 'sorted((h["pool"], h["region_bytes"]) for h in r["heaps"]), r["totals"]["live_bytes"]')
-if [ $rc = 23 ] && [ "$got" = "([('arena', 3145728), ('head', 0)], 3145728)" ] && ! has "NVTX memory API" "$WORK/err"; then
-    ok "NVTX: two heaps at one address (one handle): a region goes to the latest that holds it"
+got=$(jq_ "$WORK/nvsa.json" 'sorted((h["name"], h["pool"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]), r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
+if [ $rc = 23 ] && [ "$got" = "([('arena', 'arena', 3145728, 5242880), ('head', 'arena', 0, 0)], 3145728, 5242880)" ] \
+   && ! has "NVTX memory API" "$WORK/err"; then
+    ok "NVTX: two heaps at one address (one handle): a region goes to the latest that holds it; the segment is the first heap's pool's, retained once"
 else bad "NVTX: two heaps at one address (rc $rc): $got" "$WORK/err"; fi
+# ... and with stacks off, where the segment leaves the group of every
+# cuMemAlloc for its pool's: once, so the program's 8 MiB stays a leak
+nv GPUMEM_STACK_DEPTH=0 GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvsl.json" "$T/nvtxpool" sameleak; rc=$?
+got=$(jq_ "$WORK/nvsl.json" 'sorted((g["api"], g["bytes"], g["count"], g.get("pool") or "-") for g in r["live"]), r["totals"]["live_bytes"], r["totals"]["retained_bytes"]')
+want="([('cuMemAlloc', 8388608, 1, '-'), ('cuMemAlloc', 8388608, 1, 'arena'), ('nvtxMemRegionsRegister', 3145728, 3, '-')], 11534336, 5242880)"
+if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool api: leaked 11534336 11534336, retained 5242880 5242880" "$WORK/out" \
+   && has "nvtxpool since, no pools: 11534336 bytes in 4" "$WORK/out"; then
+    ok "NVTX, stacks off: a segment under two heaps leaves the leaks once: the program's 8 MiB beside it stays a leak"
+else bad "NVTX, stacks off, two heaps over one segment (rc $rc): $got" "$WORK/out"; fi
+
+# two heaps of other names over segments of one call site: one pool (a
+# report groups by stack), both heaps listed in it, each region's bytes out
+# of what is retained once, in the totals, the summary by owner and folded
+nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json,text,folded GPUMEM_REPORT="$WORK/nvo" "$T/nvtxpool" other; rc=$?
+got=$(jq_ "$WORK/nvo.json" 'sorted((h["name"], h["pool"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]), r["totals"]["retained_bytes"], [(o["owner"], o["retained_bytes"]) for o in r["owners"]], r["devices"][0]["in_use"]')
+want="([('arena', 'arena', 2097152, 6291456), ('other', 'arena', 2097152, 6291456)], 12582912, [('program', 12582912)], 16777216)"
+fsum=$(awk '{s += $NF} END {print s}' "$WORK/nvo.folded" 2>/dev/null)
+if [ $rc = 23 ] && [ "$got" = "$want" ] && [ "$fsum" = 16777216 ] && [ "$(grep -c "^  NVTX heap \[" "$WORK/nvo.txt")" = 2 ] \
+   && has "Retained by pool arena (not a leak): 16.0 MiB (16777216 bytes) in 2 allocations" "$WORK/nvo.txt" \
+   && has "nvtxpool api: leaked 4194304 4194304, retained 12582912 12582912" "$WORK/out"; then
+    ok "NVTX: heaps of two names over segments of one call site: one pool with both heaps; regions out of the retained bytes once (totals, owners, folded sum to the bytes in use)"
+else bad "NVTX: two names at one call site (rc $rc, folded $fsum): $got" "$WORK/nvo.txt"; fi
 
 # a dump's timeline mark: the bytes live then, each once (a region lies in its segment)
 nv GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvd.%p.json" "$T/nvtxpool" dump; rc=$?
@@ -319,7 +343,7 @@ if [ $rc = 0 ] && [ "$got" = "([('vmmpool', 0, 0)], 0)" ] \
 else bad "NVTX: mapped memory under a heap released (rc $rc: $got), or a heap over two mappings (rc $rc2)" "$WORK/nvvr.err"; fi
 
 nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/nvt" "$T/nvtxpool" threads; rc=$?
-got=$([ -f "$WORK/nvt" ] && jq_ "$WORK/nvt" 'sorted((h["pool"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]), sorted((g["api"], g["bytes"], g["count"]) for g in r["live"])')
+got=$([ -f "$WORK/nvt" ] && jq_ "$WORK/nvt" 'sorted((h["name"], h["segment_bytes"], h["region_bytes"], h["retained_bytes"]) for h in r["heaps"]), sorted((g["api"], g["bytes"], g["count"]) for g in r["live"])')
 want="([('t0', 1048576, 12288, 1036288), ('t1', 1048576, 12288, 1036288), ('t2', 1048576, 12288, 1036288), ('t3', 1048576, 12288, 1036288)], [('cuMemAlloc', 4194304, 4), ('nvtxMemRegionsRegister', 49152, 12)])"
 if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool threads done; guard live 4194304" "$WORK/out" && ! has "NVTX memory API" "$WORK/err"; then
     ok "NVTX from four threads while heaps come and go: each heap's region bytes exact (3 regions of 4 KiB), the 12 regions kept the only leaks"
@@ -372,6 +396,15 @@ guarded GPUMEM_LIMIT=8M "$T/asyncpool" quotafree; rc=$?
 if [ $rc = 0 ] && has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 0" "$WORK/out"; then
     ok "the same with the 6 MiB freed by cuMemFree (into its pool too): trimmed before the 6 MiB request"
 else bad "quota and pool memory freed by cuMemFree (rc $rc)" "$WORK/out"; fi
+# more pools than a fixed list would hold: every one trimmed, every one listed
+guarded GPUMEM_LIMIT=100M GPUMEM_REPORT=none "$T/asyncpool" many; rc=$?
+mv "$WORK/out" "$WORK/apm.out"
+guarded ASYNCPOOL_NO_ALLOC=1 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/apm.json" "$T/asyncpool" many; rc2=$?
+got=$(jq_ "$WORK/apm.json" 'len(r["stream_pools"]), sum(p["retained_bytes"] for p in r["stream_pools"])')
+if [ $rc = 0 ] && has "many: retained before 104857600; cuMemAlloc 0; retained after 0" "$WORK/apm.out" && [ $rc2 = 0 ] \
+   && [ "$got" = "(100, 104857600)" ]; then
+    ok "100 stream-ordered pools keeping 1 MiB each: under GPUMEM_LIMIT=100M all are trimmed before a 90 MiB request; a report lists all 100"
+else bad "many stream-ordered pools (rc $rc $rc2): $got" "$WORK/apm.out"; fi
 guarded "$T/asyncpool" quota; rc=$?
 has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 6291456" "$WORK/out" \
     && ok "without a limit the pool keeps what it retains (no trim)" || bad "no limit, no trim (rc $rc)" "$WORK/out"

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #define SLOTS 1024 /* a power of two */
+_Static_assert(SLOTS + 64 <= GMG_MEMPOOLS_MAX, "a report lists every pool remembered and each device's");
 #define PROBES 64
 #define EMPTY ((uintptr_t)0)
 #define TOMB ((uintptr_t)1)  /* a destroyed pool's slot: probing goes on */

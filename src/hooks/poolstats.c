@@ -113,6 +113,12 @@ size_t gmg_mempools_use(struct gmg_mempool_use *out, size_t max)
     return k;
 }
 
+static void trim_known(CUmemoryPool p, enum gmg_mempool_kind kind, int dev, void *arg)
+{
+    if (kind == GMG_MEMPOOL_DEVICE && p && dev == *(int *)arg)
+        REAL(cuMemPoolTrimTo)(p, 0);
+}
+
 void gmg_mempool_trim_for(int dev, uint64_t want)
 {
     if (dev < 0 || dev >= MAXDEV)
@@ -121,9 +127,10 @@ void gmg_mempool_trim_for(int dev, uint64_t want)
     if (!hint || !limit || gmg_quota_charged(dev) + want + hint <= limit || !REAL(cuMemPoolTrimTo) || inherited)
         return;
     __atomic_sub_fetch(&freed_hint[dev], hint, __ATOMIC_RELAXED); /* frees meanwhile keep theirs */
-    struct gmg_mempool_use v[64];
-    struct list l = { v, 0, 64, dev };
-    pools_of(&l);
-    for (size_t i = 0; i < l.n; i++)
-        REAL(cuMemPoolTrimTo)((CUmemoryPool)(uintptr_t)v[i].pool, 0);
+    /* every pool of the device, however many: the current one, then each
+     * remembered (trimming one twice costs a call, nothing more) */
+    CUmemoryPool p = NULL;
+    if (REAL(cuDeviceGetMemPool) && REAL(cuDeviceGetMemPool)(&p, dev) == CUDA_SUCCESS && p)
+        REAL(cuMemPoolTrimTo)(p, 0);
+    gmg_mempool_each(trim_known, &dev);
 }

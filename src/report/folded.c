@@ -79,7 +79,7 @@ static uint64_t folded_bytes(const struct gmg_report *r, const struct gmg_group 
     uint64_t held = 0;
     for (size_t k = 0; g->pool && k < r->nheaps; k++)
         if (gmg_report_heap_group(r, k, g))
-            held += r->heaps[k].region_bytes;
+            held += r->heapv[k].held;
     return held < g->bytes ? g->bytes - held : 0;
 }
 

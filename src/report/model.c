@@ -375,7 +375,7 @@ void gmg_report_free(struct gmg_report *r)
     gmg_timeline_free(r->timeline);
     free(r->owners);
     free(r->heaps);
-    free(r->heap_pools);
+    free(r->heapv);
     free(r->mempools);
     gmg_symbolizer_put(r->sym);
     memset(r, 0, sizeof *r);

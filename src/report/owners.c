@@ -339,23 +339,120 @@ static void heaps_take(struct gmg_report *r)
         return;
     size_t cap = gmg_heaps_live() + 16;
     r->heaps = calloc(cap, sizeof *r->heaps);
-    r->heap_pools = calloc(cap, sizeof *r->heap_pools);
-    if (!r->heaps || !r->heap_pools) {
+    r->heapv = calloc(cap, sizeof *r->heapv);
+    if (!r->heaps || !r->heapv) {
         free(r->heaps);
-        free(r->heap_pools);
+        free(r->heapv);
         r->heaps = NULL;
-        r->heap_pools = NULL;
+        r->heapv = NULL;
         return;
     }
     gmg_heaps_each(heap_copy, r);
-    for (size_t i = 0; i < r->nheaps; i++)
-        r->heap_pools[i] = r->heaps[i].name ? r->heaps[i].name : "NVTX heap";
+}
+
+/* Orders of the tracked heaps' indices (heaps_name): by segment, or by the
+ * group a segment falls in (its stack, family and device); registration
+ * order within either. */
+static const struct gmg_heap_info *order_of;
+
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+static int by_segment(const void *x, const void *y)
+{
+    const struct gmg_heap_info *a = &order_of[*(const size_t *)x], *b = &order_of[*(const size_t *)y];
+    int c = a->device != b->device ? (a->device < b->device ? -1 : 1) : cmp_u64(a->seg_value, b->seg_value);
+    if (!c)
+        c = cmp_u64(a->seg_seq, b->seg_seq);
+    return c ? c : cmp_u64(*(const size_t *)x, *(const size_t *)y);
+}
+
+static int by_site(const void *x, const void *y)
+{
+    const struct gmg_heap_info *a = &order_of[*(const size_t *)x], *b = &order_of[*(const size_t *)y];
+    int c = cmp_u64(a->seg_stack, b->seg_stack);
+    if (!c)
+        c = a->seg_family != b->seg_family ? (a->seg_family < b->seg_family ? -1 : 1) : 0;
+    if (!c)
+        c = a->device != b->device ? (a->device < b->device ? -1 : 1) : 0;
+    return c ? c : cmp_u64(*(const size_t *)x, *(const size_t *)y);
+}
+
+static int same_segment(const struct gmg_heap_info *a, const struct gmg_heap_info *b)
+{
+    return a->device == b->device && a->seg_value == b->seg_value && a->seg_seq == b->seg_seq;
+}
+
+/* Each heap's pool and share of its segment (r->heapv). Several heaps may
+ * lie over one segment (one inside another, or two at one address): the
+ * first registered is the segment's, and holds what the regions of all of
+ * them hold (at most the segment); the others count nothing again. A
+ * segment's pool is its stack's pool pattern, or else the name of the
+ * first heap over any segment of its group (a report groups by stack, and
+ * every segment of a group is one pool's); a segment without a stack is a
+ * group of its own (split_unstacked), named by its first heap. Runs in
+ * O(n log n) of the heaps; out of memory, every heap keeps its own name
+ * and counts as first (the report may then count a byte twice). */
+static void heaps_name(struct gmg_report *r, struct gmg_pcmap *c)
+{
+    size_t n = 0, *ix = malloc((r->nheaps ? r->nheaps : 1) * 2 * sizeof *ix), *first_of = ix ? ix + r->nheaps : NULL;
+    for (size_t k = 0; k < r->nheaps; k++) {
+        const struct gmg_heap_info *h = &r->heaps[k];
+        r->heapv[k] = (struct gmg_heap_view){ .pool = h->name ? h->name : "NVTX heap", .first = gmg_heap_tracked(h),
+                                              .held = h->region_bytes };
+        if (gmg_heap_tracked(h) && ix)
+            ix[n++] = k;
+    }
+    if (!ix)
+        goto settle;
+    order_of = r->heaps; /* the report thread's only: one report is made at a time */
+    qsort(ix, n, sizeof *ix, by_segment);
+    for (size_t i = 0; i < n;) { /* each segment: its first heap holds what all of its heaps' regions hold */
+        size_t e = i;
+        for (; e < n && same_segment(&r->heaps[ix[e]], &r->heaps[ix[i]]); e++) {
+            first_of[ix[e]] = ix[i];
+            if (e > i) {
+                r->heapv[ix[e]].first = 0;
+                r->heapv[ix[i]].held += r->heaps[ix[e]].region_bytes;
+            }
+        }
+        i = e;
+    }
+    size_t m = 0; /* the first heaps with a stack, by group: one pool each */
+    for (size_t i = 0; i < n; i++)
+        if (r->heapv[ix[i]].first && r->heaps[ix[i]].seg_stack)
+            ix[m++] = ix[i];
+    qsort(ix, m, sizeof *ix, by_site);
+    order_of = NULL;
+    for (size_t i = 0; i < m;) {
+        const struct gmg_heap_info *h = &r->heaps[ix[i]];
+        const char *pool = NULL;
+        stack_owner(c, r->sym, h->seg_stack, &pool);
+        if (!pool)
+            pool = r->heapv[ix[i]].pool;
+        size_t e = i;
+        for (; e < m && r->heaps[ix[e]].seg_stack == h->seg_stack && r->heaps[ix[e]].seg_family == h->seg_family &&
+               r->heaps[ix[e]].device == h->device;
+             e++)
+            r->heapv[ix[e]].pool = pool;
+        i = e;
+    }
+    for (size_t k = 0; k < r->nheaps; k++) /* a later heap over a segment: the segment's pool */
+        if (gmg_heap_tracked(&r->heaps[k]) && !r->heapv[k].first)
+            r->heapv[k].pool = r->heapv[first_of[k]].pool;
+    free(ix);
+settle:
+    for (size_t k = 0; k < r->nheaps; k++) {
+        struct gmg_heap_view *v = &r->heapv[k];
+        uint64_t seg = r->heaps[k].seg_size;
+        v->held = v->first ? (v->held < seg ? v->held : seg) : 0;
+        v->retained = v->first ? seg - v->held : 0;
+    }
 }
 
 int gmg_report_heap_group(const struct gmg_report *r, size_t k, const struct gmg_group *g)
 {
     const struct gmg_heap_info *h = &r->heaps[k];
-    return gmg_heap_tracked(h) && g->pool == r->heap_pools[k] && g->stack == h->seg_stack &&
+    return r->heapv[k].first && g->pool == r->heapv[k].pool && g->stack == h->seg_stack &&
            g->family == h->seg_family && g->device == h->device;
 }
 
@@ -363,8 +460,9 @@ static const char *heap_pool(const struct gmg_report *r, const struct gmg_group 
 {
     for (size_t i = 0; i < r->nheaps; i++) {
         const struct gmg_heap_info *h = &r->heaps[i];
-        if (h->seg_stack && h->seg_stack == g->stack && h->seg_family == g->family && h->device == g->device)
-            return r->heap_pools[i];
+        if (r->heapv[i].first && h->seg_stack && h->seg_stack == g->stack && h->seg_family == g->family &&
+            h->device == g->device)
+            return r->heapv[i].pool;
     }
     return NULL;
 }
@@ -380,7 +478,7 @@ static int split_unstacked(struct gmg_report *r, struct gmg_group **list, size_t
 {
     size_t extra = 0;
     for (size_t k = 0; k < r->nheaps; k++)
-        extra += gmg_heap_tracked(&r->heaps[k]) && !r->heaps[k].seg_stack;
+        extra += r->heapv[k].first && !r->heaps[k].seg_stack;
     if (!extra)
         return 0;
     struct gmg_group *v = realloc(*list, (*n + extra) * sizeof *v);
@@ -390,7 +488,7 @@ static int split_unstacked(struct gmg_report *r, struct gmg_group **list, size_t
     size_t m = *n;
     for (size_t k = 0; k < r->nheaps; k++) {
         const struct gmg_heap_info *h = &r->heaps[k];
-        if (!gmg_heap_tracked(h) || h->seg_stack)
+        if (!r->heapv[k].first || h->seg_stack) /* a segment once, however many heaps lie over it */
             continue;
         struct gmg_group *base = NULL, *own = NULL;
         for (size_t i = 0; i < m; i++) {
@@ -398,7 +496,7 @@ static int split_unstacked(struct gmg_report *r, struct gmg_group **list, size_t
                 continue;
             if (!v[i].pool)
                 base = &v[i];
-            else if (v[i].pool == r->heap_pools[k])
+            else if (v[i].pool == r->heapv[k].pool)
                 own = &v[i];
         }
         if (!base || base->bytes < h->seg_size || !base->count)
@@ -406,7 +504,7 @@ static int split_unstacked(struct gmg_report *r, struct gmg_group **list, size_t
         if (!own) {
             own = &v[m++];
             *own = (struct gmg_group){ .stack = 0, .family = h->seg_family, .device = h->device,
-                                       .pool = r->heap_pools[k] };
+                                       .pool = r->heapv[k].pool };
         }
         base->bytes -= h->seg_size;
         base->count--;
@@ -454,8 +552,9 @@ void gmg_report_owners(struct gmg_report *r)
 {
     struct gmg_pcmap c = { 0 };
     heaps_take(r);
-    if (gmg_report_dev.mempools && (r->mempools = calloc(64, sizeof *r->mempools)))
-        r->nmempools = gmg_report_dev.mempools(r->mempools, 64);
+    heaps_name(r, &c);
+    if (gmg_report_dev.mempools && (r->mempools = calloc(GMG_MEMPOOLS_MAX, sizeof *r->mempools)))
+        r->nmempools = gmg_report_dev.mempools(r->mempools, GMG_MEMPOOLS_MAX);
     if (split_unstacked(r, &r->groups, &r->ngroups) == 0)
         split_unstacked(r, &r->reclaimed, &r->nreclaimed);
     mark(r, &c, r->groups, r->ngroups, &r->live_bytes, &r->live_allocs);
@@ -466,35 +565,34 @@ void gmg_report_owners(struct gmg_report *r)
     for (size_t i = 0; i < r->nsince_peak; i++)
         mark(r, &c, r->since_peak[i].groups, r->since_peak[i].ngroups, NULL, NULL);
     gmg_pcmap_free(&c);
-    uint64_t held = 0; /* regions' bytes inside heaps whose segment is retained: leaks or in use, not retained */
-    for (size_t i = 0; i < r->nheaps; i++)
-        if (gmg_heap_tracked(&r->heaps[i]))
-            held += r->heaps[i].region_bytes;
-    r->retained_bytes -= held < r->retained_bytes ? held : r->retained_bytes;
     /* the summary: each owner once (a few dozen at most) */
     size_t cap = (size_t)NRULES + gmg_cfg.suppressions.npools + 2;
-    if (!(r->owners = calloc(cap, sizeof *r->owners)))
-        return;
-    /* an NVTX region lies in its heap's segment, which is counted: the
-     * summary is memory the process holds, each byte once */
-    for (size_t i = 0; i < r->ngroups; i++)
-        if (driver_memory(r->groups[i].family))
-            sum_add(r, cap, &r->groups[i]);
-    for (size_t i = 0; i < r->nreclaimed; i++)
-        if (r->reclaimed[i].family != GMG_FAM_NVTX_REGION)
-            sum_add(r, cap, &r->reclaimed[i]);
-    for (size_t k = 0; k < r->nheaps; k++) /* a heap's regions are not what its pool retains */
-        for (size_t i = 0; gmg_heap_tracked(&r->heaps[k]) && i < r->ngroups + r->nreclaimed; i++) {
+    if ((r->owners = calloc(cap, sizeof *r->owners))) {
+        /* an NVTX region lies in its heap's segment, which is counted: the
+         * summary is memory the process holds, each byte once */
+        for (size_t i = 0; i < r->ngroups; i++)
+            if (driver_memory(r->groups[i].family))
+                sum_add(r, cap, &r->groups[i]);
+        for (size_t i = 0; i < r->nreclaimed; i++)
+            if (r->reclaimed[i].family != GMG_FAM_NVTX_REGION)
+                sum_add(r, cap, &r->reclaimed[i]);
+    }
+    /* what regions hold of a segment is leaks or in use, not what its pool
+     * retains: out of the retained totals and its owner's */
+    for (size_t k = 0; k < r->nheaps; k++)
+        for (size_t i = 0; r->heapv[k].first && i < r->ngroups + r->nreclaimed; i++) {
             const struct gmg_group *g = i < r->ngroups ? &r->groups[i] : &r->reclaimed[i - r->ngroups];
             if (!gmg_report_heap_group(r, k, g))
                 continue;
-            for (size_t o = 0; o < r->nowners; o++)
+            uint64_t held = r->heapv[k].held;
+            r->retained_bytes -= held < r->retained_bytes ? held : r->retained_bytes;
+            for (size_t o = 0; r->owners && o < r->nowners; o++)
                 if (r->owners[o].owner == g->owner) {
                     uint64_t *rb = &r->owners[o].retained_bytes;
-                    *rb -= r->heaps[k].region_bytes < *rb ? r->heaps[k].region_bytes : *rb;
+                    *rb -= held < *rb ? held : *rb;
                 }
             break;
         }
-    if (r->nowners > 1)
+    if (r->owners && r->nowners > 1)
         qsort(r->owners, r->nowners, sizeof *r->owners, by_owner_bytes);
 }

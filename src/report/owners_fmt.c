@@ -54,13 +54,12 @@ static void pool_section(const struct gmg_report *r, struct gmg_buf *b, const ch
                        (unsigned long long)rcount);
     gmg_buf_printf(b, "\n");
     for (size_t i = 0; i < r->nheaps; i++) /* NVTX heaps of this pool: their regions are not retained */
-        if (r->heap_pools[i] == pool && gmg_heap_tracked(&r->heaps[i]))
-            gmg_buf_printf(b, "  NVTX heap [%#llx, %#llx) on device %d: %s in registered regions, %s retained\n",
+        if (same(r->heapv[i].pool, pool) && gmg_heap_tracked(&r->heaps[i]))
+            gmg_buf_printf(b, "  NVTX heap [%#llx, %#llx) on device %d: %s in registered regions, %s retained%s\n",
                            (unsigned long long)r->heaps[i].lo, (unsigned long long)(r->heaps[i].lo + r->heaps[i].size),
                            r->heaps[i].device, gmg_fmt_size(s1, sizeof s1, r->heaps[i].region_bytes),
-                           gmg_fmt_size(s2, sizeof s2,
-                                        r->heaps[i].seg_size > r->heaps[i].region_bytes
-                                            ? r->heaps[i].seg_size - r->heaps[i].region_bytes : 0));
+                           gmg_fmt_size(s2, sizeof s2, r->heapv[i].retained),
+                           r->heapv[i].first ? "" : " (its segment is counted with the heap registered over it first)");
     gmg_buf_printf(b, "\n");
     for (size_t i = 0; i < r->ngroups; i++)
         if (same(r->groups[i].pool, pool))
@@ -130,12 +129,14 @@ void gmg_report_json_owners(const struct gmg_report *r, struct gmg_buf *b)
     for (size_t i = 0; i < r->nheaps; i++) {
         const struct gmg_heap_info *h = &r->heaps[i];
         gmg_buf_printf(b, "%s{\"pool\":", i ? "," : "");
-        gmg_buf_json_str(b, r->heap_pools[i]);
+        gmg_buf_json_str(b, r->heapv[i].pool);
+        gmg_buf_printf(b, ",\"name\":");
+        gmg_buf_json_str(b, h->name ? h->name : "NVTX heap");
         gmg_buf_printf(b, ",\"device\":%d,\"start\":\"%#llx\",\"size\":%llu,\"segment_bytes\":%llu,"
                           "\"region_bytes\":%llu,\"retained_bytes\":%llu}",
                        h->device, (unsigned long long)h->lo, (unsigned long long)h->size,
                        (unsigned long long)h->seg_size, (unsigned long long)h->region_bytes,
-                       (unsigned long long)(h->seg_size > h->region_bytes ? h->seg_size - h->region_bytes : 0));
+                       (unsigned long long)r->heapv[i].retained);
     }
     gmg_buf_printf(b, "]");
 }

@@ -17,9 +17,9 @@ void gmg_report_query(int device, uint64_t *leaked, uint64_t *retained)
                 continue;
             *(g->pool ? retained : leaked) += g->bytes;
         }
-        for (size_t k = 0; k < r.nheaps; k++) /* a heap's regions are counted above as leaks */
-            if (gmg_heap_tracked(&r.heaps[k]) && (device < 0 || r.heaps[k].device == device))
-                *retained -= r.heaps[k].region_bytes < *retained ? r.heaps[k].region_bytes : *retained;
+        for (size_t k = 0; k < r.nheaps; k++) /* what a segment's regions hold is counted above as leaks */
+            if (r.heapv[k].first && (device < 0 || r.heaps[k].device == device))
+                *retained -= r.heapv[k].held < *retained ? r.heapv[k].held : *retained;
         gmg_report_free(&r);
     }
     gmg_report_busy_leave();

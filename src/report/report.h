@@ -125,10 +125,15 @@ struct gmg_report {
      * kept in the lists above but out of their totals and the leaks */
     uint64_t retained_bytes, retained_allocs;
     struct gmg_owner_sum *owners; size_t nowners;  /* biggest first */
-    /* NVTX heaps live at the report (core/heaps.h), and the pool each
-     * one's segment was given; their registered regions' bytes are leaks
-     * when live at exit, the rest of each segment retained */
-    struct gmg_heap_info *heaps; const char **heap_pools; size_t nheaps;
+    /* NVTX heaps live at the report (core/heaps.h), and how each is
+     * counted (owners.c): the pool its segment's group is, and, on the
+     * first heap registered over a segment only (`first`), what the
+     * regions of all the heaps over that segment hold of it (`held`, at
+     * most the segment: leaks when live at exit) and the rest (`retained`);
+     * a later heap over the same segment counts no byte again */
+    struct gmg_heap_info *heaps;
+    struct gmg_heap_view { const char *pool; uint64_t held, retained; int first; } *heapv;
+    size_t nheaps;
     /* stream-ordered pools: what each reserves beyond what is in use */
     struct gmg_mempool_use *mempools; size_t nmempools;
     struct gmg_symbolizer *sym;
@@ -294,7 +299,8 @@ void gmg_frag_meminfo(struct gmg_report *r);
 void gmg_report_owners(struct gmg_report *r);
 /* Is g the group that holds NVTX heap k's segment (r->heaps[k], once
  * gmg_report_owners has named the heaps' pools): the heap's pool's, of the
- * segment's stack, family and device? */
+ * segment's stack, family and device? Only for the first heap over a
+ * segment (the one whose `held` counts). */
 int gmg_report_heap_group(const struct gmg_report *r, size_t k, const struct gmg_group *g);
 /* What is live now on `device` (-1: every device), as an exit report would
  * count it: unsuppressed leaks (live and reclaimed allocations that are no

@@ -9,6 +9,9 @@
  *           stream-ordered allocation into its pool too)
  *   fork    as keep, then a child forked, which exits at once: its report
  *           is its own, without its parent's pools
+ *   many    100 pools of the program's, each keeping the 1 MiB freed into
+ *           it, then a 90 MiB cuMemAlloc (under GPUMEM_LIMIT=100M: every
+ *           pool trimmed first): prints what the pools still reserve
  * Prints one line of numbers per case.
  */
 #include "../integration/testlib.h"
@@ -56,6 +59,29 @@ int main(int argc, char **argv)
             waitpid(pid, &st, 0);
             printf("fork: child %d exited %d\n", (int)pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
         }
+    } else if (strcmp(c, "many") == 0) {
+        enum { N = 100 };
+        CUmemoryPool pools[N];
+        for (int i = 0; i < N; i++) {
+            CUmemPoolProps p;
+            memset(&p, 0, sizeof p);
+            p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+            p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+            p.location.id = 0;
+            TL_CHECK(cuMemPoolCreate(&pools[i], &p));
+            cuuint64_t all = UINT64_MAX;
+            TL_CHECK(cuMemPoolSetAttribute(pools[i], CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &all));
+            TL_CHECK(cuMemAllocFromPoolAsync(&a, MiB, pools[i], 0));
+            TL_CHECK(cuMemFreeAsync(a, 0));
+        }
+        TL_CHECK(cuStreamSynchronize(0));
+        unsigned long long before = 0, after = 0;
+        for (int i = 0; i < N; i++)
+            before += retained(pools[i]);
+        CUresult r = getenv("ASYNCPOOL_NO_ALLOC") ? CUDA_SUCCESS : cuMemAlloc(&b, 90 * MiB);
+        for (int i = 0; i < N; i++)
+            after += retained(pools[i]);
+        printf("many: retained before %llu; cuMemAlloc %d; retained after %llu\n", before, (int)r, after);
     } else if (strcmp(c, "quota") == 0 || strcmp(c, "quotafree") == 0) {
         TL_CHECK(cuMemAllocAsync(&a, 6 * MiB, 0));
         if (strcmp(c, "quota") == 0)

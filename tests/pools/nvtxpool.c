@@ -33,6 +33,12 @@
  *             vmmrel: then unmapped and released under the heap; vmmtwo:
  *             the heap over two mappings of 4 MiB (said: the first is
  *             its segment)
+ *   other     as leak, and a heap "other" over a second segment of
+ *             arena's call site, with a 2 MiB region kept: one pool (the
+ *             site's), both heaps in it, each region once
+ *   sameleak  as sameaddr, and an 8 MiB cuMemAlloc of the program's, a
+ *             leak: with stacks off, the segment under two heaps leaves
+ *             the leaks once
  *   threads   four threads, each with a heap "t0".."t3" over a 1 MiB segment
  *             of its own, register and unregister 4 KiB regions 4000 times
  *             while each also makes, uses and unregisters a heap of its own
@@ -116,6 +122,14 @@ __attribute__((noinline)) static CUdeviceptr arena_segment(size_t n)
     return p;
 }
 
+/* Memory of the program's own: a leak when live at exit. */
+__attribute__((noinline)) static CUdeviceptr program_buffer(size_t n)
+{
+    CUdeviceptr p;
+    TL_CHECK(cuMemAlloc(&p, n));
+    return p;
+}
+
 /* A segment of a pool that says nothing of itself to NVTX: a pool:zone line names it. */
 __attribute__((noinline)) static CUdeviceptr zone_grow(size_t n)
 {
@@ -175,6 +189,8 @@ int main(int argc, char **argv)
     }
     dom = nvtxDomainCreateA("nvtxpool");
     const size_t MiB = 1 << 20;
+    int (*mark)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_mark");
+    int m = mark ? mark() : -1; /* what the program holds since its start, pools' segments left out */
     if (strncmp(c, "vmm", 3) == 0) { /* a pool over mapped physical memory, as expandable segments are */
         CUmemAllocationProp prop = tl_vmm_prop(0);
         size_t g, sz = 4 * MiB;
@@ -199,7 +215,10 @@ int main(int argc, char **argv)
         printf("nvtxpool %s done; guard live %llu\n", c, tl_guard_live(0));
         return 0;
     }
-    CUdeviceptr seg = arena_segment(8 * MiB);
+    CUdeviceptr segs[2] = { 0, 0 }; /* "other": two segments of one call site */
+    for (int i = 0; i < (strcmp(c, "other") == 0 ? 2 : 1); i++)
+        segs[i] = arena_segment(8 * MiB);
+    CUdeviceptr seg = segs[0];
     nvtxMemHeapHandle_t heap = make_heap(seg, 8 * MiB, "arena");
     pool_hand_out(heap, seg, MiB);
     pool_hand_out(heap, seg + MiB, 2 * MiB);
@@ -236,9 +255,13 @@ int main(int argc, char **argv)
         pool_hand_out(heap, seg + 7 * MiB, MiB / 2); /* arena's, in inner's range */
         pool_take_back(seg + 6 * MiB);
         nvtxMemHeapUnregister(dom, inner);
-    } else if (strcmp(c, "sameaddr") == 0) {
+    } else if (strcmp(c, "sameaddr") == 0 || strcmp(c, "sameleak") == 0) {
         make_heap(seg, MiB, "head");
         pool_hand_out(heap, seg + 6 * MiB, MiB);
+        if (strcmp(c, "sameleak") == 0)
+            program_buffer(8 * MiB);
+    } else if (strcmp(c, "other") == 0) {
+        pool_hand_out(make_heap(segs[1], 8 * MiB, "other"), segs[1], 2 * MiB);
     } else if (strcmp(c, "dump") == 0) {
         int (*dump)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpumemguard_dump");
         if (!dump || dump() != 0)
@@ -290,5 +313,10 @@ int main(int argc, char **argv)
     unsigned long long (*retained)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_retained_bytes");
     if (leaked && retained)
         printf("nvtxpool api: leaked %llu %llu, retained %llu %llu\n", leaked(-1), leaked(0), retained(-1), retained(0));
+    int (*since)(int, int, int, unsigned long long *, unsigned long long *) =
+        (int (*)(int, int, int, unsigned long long *, unsigned long long *))dlsym(RTLD_DEFAULT, "gpumemguard_since");
+    unsigned long long sb = 0, sn = 0;
+    if (since && m > 0 && since(m, -1, 1 /* GPUMEMGUARD_SINCE_NO_POOLS */, &sb, &sn) == 0)
+        printf("nvtxpool since, no pools: %llu bytes in %llu\n", sb, sn);
     return 0;
 }
