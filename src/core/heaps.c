@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "core/heaps.h"
 
+#include "base/hashtab.h"
 #include "base/log.h"
 #include "core/record.h"
 
@@ -319,10 +320,11 @@ void gmg_heaps_each(void (*fn)(const struct gmg_heap_info *, void *), void *arg)
     pthread_mutex_unlock(&mu);
 }
 
-/* Names are few (one per heap a program names) and kept for ever, so that
- * a report holding one never sees it freed. Equal names share a copy. */
+/* Names are kept for ever, so that a report holding one never sees it
+ * freed; equal names share a copy, found by hash (a program that names each
+ * heap differently makes as many). */
 struct name {
-    struct name *next;
+    UT_hash_handle hh;
     char s[];
 };
 static struct name *names;
@@ -330,18 +332,17 @@ static struct name *names;
 const char *gmg_heap_name(const char *s, unsigned maxlen)
 {
     size_t n = strnlen(s, maxlen);
+    struct name *p;
     pthread_mutex_lock(&mu);
-    for (struct name *p = names; p; p = p->next)
-        if (strlen(p->s) == n && memcmp(p->s, s, n) == 0) {
-            pthread_mutex_unlock(&mu);
-            return p->s;
-        }
-    struct name *p = malloc(sizeof *p + n + 1);
-    if (p) {
+    HASH_FIND(hh, names, s, n, p);
+    if (!p && (p = malloc(sizeof *p + n + 1))) {
         memcpy(p->s, s, n);
         p->s[n] = 0;
-        p->next = names;
-        names = p;
+        HASH_ADD_KEYPTR(hh, names, p->s, n, p);
+        if (!p->hh.tbl) { /* the table could not grow: the name is not kept */
+            free(p);
+            p = NULL;
+        }
     }
     pthread_mutex_unlock(&mu);
     return p ? p->s : NULL;
