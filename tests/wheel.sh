@@ -148,6 +148,44 @@ wh_run() {
         bad "pytest --gpumem with a pool (rc $rc, without the line rc $rc0)" "$WORK/pp.out"
     fi
 
+    # limits added after collection (a conftest's hook, a fixture, the test
+    # itself); set-up run inside the call (getfixturevalue, unittest's
+    # setUp) is not the test's, its own peak before or after it is
+    mkdir -p "$WORK/away/setup"
+    cp tests/wheel/setup/conftest.py tests/wheel/setup/sample_setup.py "$WORK/away/setup/"
+    cp tests/wheel/setup/run_from_script.py tests/wheel/setup/cmdline_probe.py "$WORK/away/"
+    (cd "$WORK/away/setup" && env -i HOME="$HOME" PATH="$WORK/wvenv/bin:/usr/local/bin:/usr/bin:/bin" \
+        LD_LIBRARY_PATH="$ROOT/$B/sim" GPUMEM_REPORT=none pytest -p no:cacheprovider --gpumem -rA sample_setup.py) \
+        >"$WORK/ps.out" 2>&1; rc=$?
+    wrong=$(for t in test_over_conftest_budget test_applymarker_in_body_fails test_leak_marker_from_fixture_fails \
+                     test_own_peak_after_getfixturevalue_fails test_own_peak_before_getfixturevalue_fails \
+                     Case::test_body_over_fails; do
+                grep -q "^FAILED sample_setup.py::$t " "$WORK/ps.out" || echo "$t did not fail"; done
+            for t in test_getfixturevalue_is_setup_passes Case::test_setup_is_not_the_body_passes; do
+                grep -q "^PASSED sample_setup.py::$t$" "$WORK/ps.out" || echo "$t did not pass"; done)
+    if [ $rc = 1 ] && [ -z "$wrong" ] \
+       && [ "$(grep -c "but its peak was 8.0 MiB (8388608 bytes) above what was in use when it started (device 0: 8.0 MiB (8388608 bytes))" "$WORK/ps.out")" = 5 ] \
+       && has "of GPU memory leaks but left 8.0 MiB (8388608 bytes) in 1 allocation live" "$WORK/ps.out" \
+       && has "(the peak came before set-up that ran inside the test" "$WORK/ps.out" \
+       && has "8 tests measured, 6 over a GPU memory limit, 1 left GPU memory live" "$WORK/ps.out"; then
+        ok "pytest --gpumem: markers a conftest's hook, a fixture or the test adds are enforced; a fixture set up inside the call (getfixturevalue) and unittest's setUp are set-up, not the test's peak or leak; the test's own peak before or after them is"
+    else
+        bad "pytest --gpumem with limits added late and set-up inside the call (rc $rc)${wrong:+: $wrong}" "$WORK/ps.out"
+    fi
+    # the re-run: a script that changed directory before it started pytest;
+    # and the command line as made without sys.orig_argv (Python < 3.10)
+    wh_clean PWD="$WORK/away" GPUMEM_REPORT=none python run_from_script.py >"$WORK/prs.out" 2>&1; rc=$?
+    wh_clean python -X dev -W error::UserWarning -m cmdline_probe one "two words" >"$WORK/pcl.out" 2>&1; local rcp=$?
+    local probe
+    probe=$(python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); print(a[0][0] == sys.argv[2], "-X" in a[0] and a[0][a[0].index("-X") + 1] == "dev", any(x.endswith("error::UserWarning") for x in a[0]), a[0][-4:], a[1])' \
+            "$WORK/pcl.out" "$WORK/wvenv/bin/python" 2>&1)
+    if [ $rc = 0 ] && has "2 passed" "$WORK/prs.out" && [ $rcp = 0 ] \
+       && [ "$probe" = "True True True ['-m', 'cmdline_probe', 'one', 'two words'] /" ]; then
+        ok "pytest --gpumem run again from a script that changed directory first; without sys.orig_argv, python -X dev -W ... -m MODULE is made again with its flags, -m and arguments"
+    else
+        bad "pytest --gpumem run again from a script (rc $rc), command line without sys.orig_argv (rc $rcp): $probe" "$WORK/prs.out"
+    fi
+
     # under pytest-xdist: each worker guarded, the same verdicts and messages
     wh_clean GMG_SAMPLE_ENV="kept, with spaces" GPUMEM_REPORT=none \
         python -m pytest -p no:cacheprovider --gpumem --gpumem-limit 32MiB -n 2 -rA sample_gpumem.py \

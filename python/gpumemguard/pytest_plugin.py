@@ -22,7 +22,10 @@ Sizes are written as GPUMEM_LIMIT takes them ("512MiB", "1.5G", "4096") and
 parsed by the library's own parser; a bad one is a usage error.
 `--gpumem-limit SIZE` applies limit_gpu_memory to every test without the
 marker. What is measured is the test's call (its body), not its fixtures'
-set-up and tear-down.
+set-up and tear-down: a fixture set up while the test runs
+(request.getfixturevalue) and a unittest.TestCase's setUp are set-up too.
+Markers are read when the test is called, so that a conftest's hook or a
+fixture (request.applymarker) may add them.
 """
 import gc
 import os
@@ -63,6 +66,43 @@ def _in_ipython():
         return False
 
 
+def _command_line(config, orig):
+    """The interpreter's command line to run again, and the directory to run
+    it in. Python 3.10+ keeps the line (sys.orig_argv); before, it is made
+    again from the interpreter's flags (-W, -X, -O, -I ...) and `-m MODULE`
+    or the script. A script named by a relative path is run from where that
+    path named it: the directory the shell started Python in ($PWD) when
+    the path still names the same file from there, else by its absolute
+    path from pytest's invocation directory (the script may have changed
+    directory before it started pytest)."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if orig:
+        argv = list(orig)
+    elif spec is not None and getattr(spec, "name", None):
+        import subprocess  # its helper reproduces sys.flags, sys.warnoptions and sys._xoptions
+        name = spec.name[:-len(".__main__")] if spec.name.endswith(".__main__") else spec.name
+        argv = [sys.executable] + subprocess._args_from_interpreter_flags() + ["-m", name] + sys.argv[1:]
+    else:
+        import subprocess
+        argv = [sys.executable] + subprocess._args_from_interpreter_flags() + sys.argv
+    argv[0] = sys.executable
+    start = str(config.invocation_params.dir)
+    script = getattr(main, "__file__", None)
+    at = len(argv) - len(sys.argv)  # where the script (or -c, or the module's path) stands in the line
+    if spec is None and script and 0 < at < len(argv) and argv[at] == sys.argv[0] and not os.path.isabs(argv[at]):
+        pwd = os.environ.get("PWD", "")
+        try:
+            same = os.path.isabs(pwd) and os.path.samefile(os.path.join(pwd, argv[at]), script)
+        except OSError:
+            same = False
+        if same:
+            start = pwd
+        elif os.path.isabs(script) and os.path.exists(script):
+            argv[at] = script
+    return argv, start
+
+
 def _reexec(config):
     """pytest again, under the guard, in this process's place."""
     if os.environ.get(REEXEC_ENV):
@@ -78,8 +118,7 @@ def _reexec(config):
             "--gpumem: this Python cannot be run again under the guard (its program came from standard input, "
             "an interactive session, a notebook or, before Python 3.10, -c): start it under the guard instead, "
             "e.g. gpumemguard -- python script.py")
-    argv = list(orig or [sys.executable] + sys.argv)
-    argv[0] = sys.executable
+    argv, start = _command_line(config, orig)
     capman = config.pluginmanager.getplugin("capturemanager")
     if capman is not None:
         capman.stop_global_capturing()
@@ -90,7 +129,7 @@ def _reexec(config):
     # pytest's own frames (about 40) would take the outer half of a 32-frame
     # Python stack, and a test's own frame may then be cut out between them
     env.setdefault("GPUMEM_STACK_DEPTH", str(REEXEC_STACK_DEPTH))
-    os.chdir(str(config.invocation_params.dir))
+    os.chdir(start)
     cmd = command_path()
     try:
         os.execve(cmd, [cmd, "--"] + argv, env)
@@ -173,23 +212,24 @@ class GpuMemPlugin(object):
     def __init__(self, guard, default_limit):
         self.guard = guard
         self.default_limit = default_limit
-        self.limits = {}          # nodeid -> (peak limit, leak limit)
         self.results = {}         # (nodeid, worker) -> (peak, leaked, over): each test's last run on each worker
         self.bad = {}             # nodeid -> a marker's bad size (under xdist)
+        self._window = None       # the test's call under way: its set-up windows and peaks so far
+        self._peaks = None        # per device, the test's peak over its windows (set-up inside the call)
+        self._peak_in_last = True # the peak was in the last window, which peak_text describes
 
     # ---------------------------------------------------------- collection
 
+    @pytest.hookimpl(trylast=True)  # after a conftest's own hook, which may add markers
     def pytest_collection_modifyitems(self, session, config, items):
         # A bad size stops the session before any test runs. An xdist worker
         # cannot stop it cleanly (its error would be an internal error of
         # the session): there the test errors at set-up, with the same text.
         worker = hasattr(config, "workerinput")
         for item in items:
-            try:
-                peak = _marker_size(self.guard, item, "limit_gpu_memory")
-                if peak is None and self.default_limit:
-                    peak = self.default_limit
-                self.limits[item.nodeid] = (peak, _marker_size(self.guard, item, "limit_gpu_leaks"))
+            try:  # checked here; read again at the call (_limits)
+                _marker_size(self.guard, item, "limit_gpu_memory")
+                _marker_size(self.guard, item, "limit_gpu_leaks")
             except pytest.UsageError as e:
                 if not worker:
                     raise
@@ -201,25 +241,121 @@ class GpuMemPlugin(object):
 
     # ---------------------------------------------------------- the test's call
 
+    def _limits(self, item):
+        """The test's limits, from its markers as they are at its call's end:
+        a fixture or the test itself (request.applymarker, node.add_marker)
+        may have added one since collection. Raises pytest.UsageError."""
+        peak = _marker_size(self.guard, item, "limit_gpu_memory")
+        leaks = _marker_size(self.guard, item, "limit_gpu_leaks")
+        return (peak if peak is not None else self.default_limit), leaks
+
+    # ---------------------------------------------------------- set-up inside the call
+    #
+    # A fixture set up while the test runs (request.getfixturevalue), or a
+    # unittest.TestCase's setUp (which pytest runs inside the call), is set-up,
+    # not the test's: what it allocates and still holds at the test's end is
+    # no leak of the test's, and the bytes it holds when done are not the
+    # test's peak (the peak is measured again from there, the higher of the
+    # two windows kept).
+
+    def _setup_begin(self):
+        w = self._window
+        for d in range(MAX_DEVICES):
+            g = self.guard.peak_growth(d)
+            if g > w["devices"].get(d, 0):
+                w["devices"][d] = g
+        w["peak"] = max(w["peak"], self.guard.peak_growth(-1))
+        try:
+            return self.guard.mark()
+        except RuntimeError:
+            return None
+
+    def _setup_end(self, begin):
+        w = self._window
+        if begin is not None:
+            try:
+                w["setups"].append((begin, self.guard.mark()))
+            except RuntimeError:  # no mark left: what it holds now, counted as it is now
+                b, n = self.guard.since(begin, pools=False)
+                self.guard.mark_release(begin)
+                w["held"] = (w["held"][0] + b, w["held"][1] + n)
+        w["reset"] = True
+        self.guard.peak_reset()
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        if self._window is None:
+            yield
+            return
+        begin = self._setup_begin()
+        try:
+            yield
+        finally:
+            self._setup_end(begin)
+
+    def _wrap_unittest_setup(self, item):
+        case = getattr(item, "_testcase", None)
+        setup = getattr(case, "setUp", None)
+        if case is None or setup is None:
+            return
+        plugin = self
+
+        def setUp(*args, **kwargs):
+            begin = plugin._setup_begin() if plugin._window is not None else None
+            try:
+                return setup(*args, **kwargs)
+            finally:
+                if plugin._window is not None:
+                    plugin._setup_end(begin)
+        try:
+            case.setUp = setUp
+        except Exception:
+            pass
+
+    def _leaked(self, mark, window):
+        """The test's allocations still live, less what set-up inside the
+        call made and still holds."""
+        b, n = self.guard.since(mark, pools=False)
+        for begin, end in window["setups"]:
+            b1, n1 = self.guard.since(begin, pools=False)
+            b2, n2 = self.guard.since(end, pools=False)
+            b, n = b - (b1 - b2), n - (n1 - n2)
+        held = window["held"]
+        return max(b - held[0], 0), max(n - held[1], 0)
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item):
-        peak_limit, leak_limit = self.limits.get(item.nodeid, (self.default_limit, None))
         guard = self.guard
         mark = guard.mark()
+        window = self._window = {"devices": {}, "peak": 0, "setups": [], "held": (0, 0), "reset": False}
+        self._wrap_unittest_setup(item)
         guard.peak_reset()
         try:
             outcome = yield
-            peak = guard.peak_growth(-1)
-            leaked, leaked_n = guard.since(mark, pools=False)
+            self._window = None
+            for d in range(MAX_DEVICES) if window["reset"] else ():
+                g = guard.peak_growth(d)
+                if g > window["devices"].get(d, 0):
+                    window["devices"][d] = g
+            last = guard.peak_growth(-1)
+            peak = max(window["peak"], last)
+            self._peaks = window["devices"] if window["reset"] else None
+            self._peak_in_last = last >= peak
+            leaked, leaked_n = self._leaked(mark, window)
             if leaked:  # what a garbage collection frees was no leak
                 gc.collect()
-                leaked, leaked_n = guard.since(mark, pools=False)
+                leaked, leaked_n = self._leaked(mark, window)
             # a test run again (pytest-rerunfailures) keeps its properties: this run's replace them
             item.user_properties[:] = [p for p in item.user_properties if not str(p[0]).startswith("gpumem_")]
             item.user_properties.append(("gpumem_peak", peak))
             item.user_properties.append(("gpumem_leaked", leaked))
             if outcome.excinfo is not None:
                 return  # the test failed on its own: that is its message
+            try:
+                peak_limit, leak_limit = self._limits(item)
+            except pytest.UsageError as e:
+                outcome.force_exception(pytest.fail.Exception("usage error: %s" % e, pytrace=False))
+                return
             problems = []
             if peak_limit is not None and peak > peak_limit:
                 problems.append(self._peak_message(peak_limit, peak, mark))
@@ -229,9 +365,13 @@ class GpuMemPlugin(object):
                 item.user_properties.append(("gpumem_over", 1))
                 outcome.force_exception(pytest.fail.Exception("\n\n".join(problems), pytrace=False))
         finally:
-            guard.mark_release(mark)
+            self._window = None
+            for m in [mark] + [m for pair in window["setups"] for m in pair]:
+                guard.mark_release(m)
 
     def _devices_over(self):
+        if self._peaks is not None:  # set-up inside the call: the windows' highest
+            return sorted(((g, d) for d, g in self._peaks.items() if g), reverse=True)
         out = []
         for d in range(MAX_DEVICES):
             g = self.guard.peak_growth(d)
@@ -250,10 +390,13 @@ class GpuMemPlugin(object):
         where = ", ".join("device %d: %s" % (d, format_size(g)) for g, d in devs if g > limit) or "?"
         msg = ("Test was limited to %s of GPU memory but its peak was %s above what was in use when it "
                "started (%s)" % (format_size(limit), format_size(peak), where))
-        text = _trim(self.guard.peak_text(-1, SHOWN_STACKS))
+        text = _trim(self.guard.peak_text(-1, SHOWN_STACKS)) if self._peak_in_last else ""
         if text.strip():  # what made the peak, freed or not
             return msg + ("\nWhat was live at the test's peak, biggest first (with what was in use when it started; "
                           "Python frames first, pytest's own left out):\n%s" % text.rstrip("\n"))
+        if not self._peak_in_last:  # the peak_text of that window is gone with the window
+            return msg + ("\n(the peak came before set-up that ran inside the test: a fixture it asked for, or "
+                          "its setUp; what was live then is not shown)")
         stacks = self._stacks(mark, "Allocations the test made and still holds, biggest first "
                                     "(Python frames first, pytest's own left out):")
         return msg + (stacks or "\n(the test freed everything it allocated before it ended)")
