@@ -31,8 +31,9 @@ twait() { for _ in $(seq 200); do [ "$(tq "$1" "$2")" = "$3" ] && return 0; slee
 # tgone PATH: up to 5 s until PATH is no more
 tgone() { for _ in $(seq 100); do [ -e "$1" ] || [ -L "$1" ] || return 0; sleep 0.05; done; return 1; }
 tkill() { for p in "$@"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; }
-# tplant SRC DST PID [START]: a copy of page SRC as DST, its pid PID (and its
-# start time START): a page a reader would take if nothing else were checked
+# tplant SRC DST PID [START [UID]]: a copy of page SRC as DST, its pid PID (and
+# its start time START, its uid UID): a page a reader would take if nothing
+# else were checked
 tplant() {
     python3 - "$@" <<'EOF'
 import struct, sys, time
@@ -45,6 +46,8 @@ for _ in range(100):
 struct.pack_into("<i", b, 24, pid)
 if len(sys.argv) > 4:
     struct.pack_into("<Q", b, 32, int(sys.argv[4]))
+if len(sys.argv) > 5:
+    struct.pack_into("<I", b, 28, int(sys.argv[5]))
 open(dst, "wb").write(b)
 EOF
     chmod 0600 "$2"
@@ -222,6 +225,16 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
         u=$(setpriv --reuid="$nobody" --regid="$nobody" --clear-groups "$TOPCMD" top --json --pid $PA 2>&1 | jq '.processes | length' 2>&1)
         if [ "$u" = 0 ]; then ok "top run by another user does not show root's processes"
         else bad "top as nobody: $u processes of root's"; fi
+        # a page of nobody's, well made, naming root's unguarded process
+        forged="/dev/shm/gpumemguard-top-$nobody-$PS"
+        tplant "$(tpage $PA)" "$forged" $PS "$(starttime $PS)" "$nobody"
+        chown "$nobody" "$forged"
+        n6=$("$TOPCMD" top --json --pid $PS | jq '.processes | length')
+        kept6=$([ -e "$forged" ] && echo kept || echo removed)
+        rm -f "$forged"
+        if [ "$n6" = 0 ] && [ "$kept6" = kept ]; then
+            ok "top as root: a page another user made for root's process (its pid and start time) is not shown, and left"
+        else bad "top as root: a page of nobody's for root's process: $n6 shown, $kept6"; fi
     fi
     tkill $PS
 

@@ -7,7 +7,8 @@
  *
  * A page is read only when it is a regular file (opened with O_NOFOLLOW)
  * owned by the uid its name carries, mode 0600, of the page's size; a user
- * reads only pages of their own uid, root every user's. A page whose
+ * reads only pages of their own uid, root every user's, and a page shows
+ * its process only while that process runs as the page's uid. A page whose
  * process is gone (no /proc/PID, another start time, a zombie) is skipped
  * and removed by its owner or root. The terminal view is plain ANSI: the
  * alternate screen, raw keys (b, g, r to sort by bytes, growth or refusals,
@@ -84,6 +85,30 @@ static uint64_t my_pid_ns(void)
 {
     struct stat st;
     return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+/* Whether the process runs as `uid` (its real or effective uid, from
+ * /proc/PID/status, which says so whoever owns the process's files): a page
+ * is its process's only then, since any user may write a page naming any
+ * pid and its start time, which /proc shows everyone. 1, 0, or -1: cannot
+ * tell. */
+static int runs_as(pid_t pid, uint32_t uid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    const char *l = strstr(buf, "\nUid:");
+    unsigned long real, eff;
+    if (!l || sscanf(l + 5, "%lu %lu", &real, &eff) != 2)
+        return -1;
+    return real == uid || eff == uid;
 }
 
 /* 1: alive with that start time; 0: gone (or another process, or a zombie);
@@ -262,8 +287,8 @@ static void scan(struct frame *f)
             clean(path, &st);
             continue;
         }
-        if (!got || live < 0 || !wanted(&p))
-            continue;
+        if (!got || live < 0 || !wanted(&p) || runs_as((pid_t)pid, (uint32_t)uid) != 1)
+            continue; /* another user's process: a page planted for it, left alone */
         proc_add(f, &p);
     }
     closedir(dir);
