@@ -160,6 +160,35 @@ static int fds_still_kept(const struct gmg_symbolizer *s)
 /* libdwfl's own callbacks, each descriptor they hand it noted. A file
  * found by name only (no descriptor) is opened here, as libdwfl would
  * open it, so that it is noted too. */
+/* /proc/PID/maps, which libdwfl reads the modules' paths from, writes a
+ * newline in a path as \012 (the one character it escapes): a module whose
+ * path has one is opened by its real name, which then names its file. */
+static int open_unescaped(const char *modname, char **file_name)
+{
+    if (!modname || modname[0] != '/' || !strstr(modname, "\\012"))
+        return -1;
+    size_t n = strlen(modname);
+    char *real = malloc(n + 1), *o = real;
+    if (!real)
+        return -1;
+    for (const char *p = modname; *p;)
+        if (strncmp(p, "\\012", 4) == 0) {
+            *o++ = '\n';
+            p += 4;
+        } else {
+            *o++ = *p++;
+        }
+    *o = 0;
+    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        free(real);
+        return -1;
+    }
+    free(*file_name);
+    *file_name = real;
+    return fd;
+}
+
 static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           char **file_name, Elf **elfp)
 {
@@ -168,6 +197,8 @@ static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname
         return -1; /* ENOMEM, returned as if a descriptor: a number that may be the program's */
     if (fd < 0 && !*elfp && *file_name)
         fd = open(*file_name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && !*elfp)
+        fd = open_unescaped(modname, file_name);
     fd = own_named(fd, file_name);
     note_fd(opening, fd);
     return fd;

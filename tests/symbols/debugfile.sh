@@ -22,3 +22,10 @@ guarded "$WORK/dbg/bare"
 if has "libdebuginfod mappings: 0" "$WORK/out" && grep -q "(bare+0x" "$WORK/err"; then
     ok "a program with no DWARF: its frames named by module and offset, libdebuginfod never loaded"
 else bad "a program with no DWARF loaded libdebuginfod ($(cat "$WORK/out"))" "$WORK/err"; fi
+# a program whose path holds a newline (which /proc/self/maps writes as \012)
+mkdir -p "$WORK/dbg/new"$'\n'"line"
+cp "$T/debugfile" "$WORK/dbg/new"$'\n'"line/prog"
+guarded "$WORK/dbg/new"$'\n'"line/prog"
+if grep -q " in debugfile_site " "$WORK/err"; then
+    ok "a program whose path holds a newline: its frames named"
+else bad "frames of a program whose path holds a newline" "$WORK/err"; fi
