@@ -229,7 +229,9 @@ static void segs_take(struct since *s)
 static int is_seg(const struct since *s, const struct gmg_alloc *a)
 {
     struct seg k = { .value = a->value, .seq = a->seq };
-    return s->nsegs && a->family != GMG_FAM_NVTX_REGION && bsearch(&k, s->segs, s->nsegs, sizeof k, seg_cmp);
+    const struct seg *f = s->nsegs && a->family != GMG_FAM_NVTX_REGION
+                              ? bsearch(&k, s->segs, s->nsegs, sizeof k, seg_cmp) : NULL;
+    return f && f->device == a->device && f->family == a->family;
 }
 
 static void since_fn(const struct gmg_alloc *a, int fresh, void *arg)
@@ -285,10 +287,18 @@ static void drop_pools(struct since *s)
 {
     if (s->failed || !s->n)
         return;
-    if (s->nsegs)
-        qsort(s->segs, s->nsegs, sizeof *s->segs, site_cmp);
     gmg_report_busy_enter();
     struct gmg_symbolizer *sym = gmg_symbolizer_get();
+    if (sym && s->nsegs) { /* by call site, as the reports group: a site has several stacks (an unrolled loop) */
+        uint32_t *st = malloc(s->nsegs * sizeof *st);
+        for (size_t i = 0; st && i < s->nsegs; i++)
+            st[i] = s->segs[i].stack;
+        if (st && gmg_sites_unify(sym, &s->v, &s->n, 1, st, s->nsegs) == 0)
+            for (size_t i = 0; i < s->nsegs; i++)
+                s->segs[i].stack = st[i];
+        free(st);
+        qsort(s->segs, s->nsegs, sizeof *s->segs, site_cmp);
+    }
     if (sym) {
         size_t k = 0;
         uint32_t last = 0;

@@ -96,6 +96,7 @@ static void copy_out(const struct slot *s, struct gmg_heap_info *h)
     h->seg_stack = LD(s->seg_stack);
     h->name = LD(s->name);
     h->region_bytes = LD(s->rb) & RB_MAX;
+    h->serial = LD(s->serial);
 }
 
 uintptr_t gmg_heap_add(const struct gmg_heap_info *h)

@@ -25,6 +25,7 @@ struct gmg_heap_info {
     uint32_t seg_seq;
     uint64_t region_bytes;    /* bytes of its live regions */
     const char *name;         /* the heap's NVTX message, or NULL; lives for ever */
+    uint64_t serial;          /* out only: the order of registration (1, 2, ...) */
 };
 
 /* Whether a heap lies in an allocation the guard tracks (its segment). */

@@ -27,6 +27,7 @@
 #include "core/record.h"
 #include "core/stacks.h"
 #include "report/pcmap.h"
+#include "report/sites.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -321,25 +322,33 @@ static int by_owner_bytes(const void *a, const void *b)
     return strcmp(x->owner, y->owner);
 }
 
-/* NVTX heaps: a copy of those live now. A group holding a heap's segment
- * (its stack, family and device) is that heap's pool's: named by the
- * heap's NVTX message, or "NVTX heap". (Allocations made by the very call
- * site of a heap's segment are taken for segments of that pool too: groups
- * are by stack.) */
+/* NVTX heaps: a copy of those live now, in the order they were registered.
+ * A group holding a heap's segment (its site, family and device) is that
+ * heap's pool's: named by the heap's NVTX message, or "NVTX heap".
+ * (Allocations made at the very call site of a heap's segment are taken for
+ * segments of that pool too: groups are by site.) */
+struct heap_copy { struct gmg_report *r; size_t cap; };
+
 static void heap_copy(const struct gmg_heap_info *h, void *arg)
 {
-    struct gmg_report *r = arg;
-    if (r->nheaps < gmg_heaps_live() + 16)
-        r->heaps[r->nheaps++] = *h;
+    struct heap_copy *c = arg;
+    if (c->r->nheaps < c->cap) /* heaps registered since the count: left out */
+        c->r->heaps[c->r->nheaps++] = *h;
+}
+
+static int by_serial(const void *x, const void *y)
+{
+    const struct gmg_heap_info *a = x, *b = y;
+    return a->serial < b->serial ? -1 : a->serial > b->serial;
 }
 
 static void heaps_take(struct gmg_report *r)
 {
     if (!gmg_cfg.pools || !gmg_heaps_live())
         return;
-    size_t cap = gmg_heaps_live() + 16;
-    r->heaps = calloc(cap, sizeof *r->heaps);
-    r->heapv = calloc(cap, sizeof *r->heapv);
+    struct heap_copy c = { r, gmg_heaps_live() + 16 };
+    r->heaps = calloc(c.cap, sizeof *r->heaps);
+    r->heapv = calloc(c.cap, sizeof *r->heapv);
     if (!r->heaps || !r->heapv) {
         free(r->heaps);
         free(r->heapv);
@@ -347,39 +356,79 @@ static void heaps_take(struct gmg_report *r)
         r->heapv = NULL;
         return;
     }
-    gmg_heaps_each(heap_copy, r);
+    gmg_heaps_each(heap_copy, &c);
+    qsort(r->heaps, r->nheaps, sizeof *r->heaps, by_serial);
 }
 
-/* Orders of the tracked heaps' indices (heaps_name): by segment, or by the
- * group a segment falls in (its stack, family and device); registration
- * order within either. */
-static const struct gmg_heap_info *order_of;
+/* A heap's segment's stack as the report's groups have it: the groups are
+ * merged by call site (sites.h), each keeping one of its stacks, so the
+ * segment's own stack id may be another of its site's. One stack per site
+ * across every list, the heaps' segments' included. */
+static void heaps_unify_sites(struct gmg_report *r)
+{
+    size_t ns = 0, nl = 0;
+    uint32_t *stacks = malloc((r->nheaps ? r->nheaps : 1) * sizeof *stacks);
+    struct gmg_group **lists = malloc((3 + r->nat_peak + r->nsince_peak) * sizeof *lists);
+    size_t *counts = malloc((3 + r->nat_peak + r->nsince_peak) * sizeof *counts);
+    for (size_t k = 0; stacks && k < r->nheaps; k++)
+        if (gmg_heap_tracked(&r->heaps[k]) && r->heaps[k].seg_stack)
+            stacks[ns++] = r->heaps[k].seg_stack;
+    if (stacks && lists && counts && ns) {
+        lists[nl] = r->groups, counts[nl++] = r->ngroups;
+        lists[nl] = r->reclaimed, counts[nl++] = r->nreclaimed;
+        lists[nl] = r->growth, counts[nl++] = r->ngrowth;
+        for (size_t i = 0; i < r->nat_peak; i++)
+            lists[nl] = r->at_peak[i].groups, counts[nl++] = r->at_peak[i].ngroups;
+        for (size_t i = 0; i < r->nsince_peak; i++)
+            lists[nl] = r->since_peak[i].groups, counts[nl++] = r->since_peak[i].ngroups;
+        if (gmg_sites_unify(r->sym, lists, counts, nl, stacks, ns) == 0)
+            for (size_t k = 0, j = 0; k < r->nheaps; k++)
+                if (gmg_heap_tracked(&r->heaps[k]) && r->heaps[k].seg_stack)
+                    r->heaps[k].seg_stack = stacks[j++];
+    }
+    free(stacks);
+    free(lists);
+    free(counts);
+}
+
+/* The tracked heaps' keys (heaps_name): sorted by segment, or by the group
+ * a segment falls in (its stack, family and device); by registration
+ * (index) within either. */
+struct heap_key {
+    uint64_t value;
+    uint32_t seq, stack;
+    int device, family;
+    size_t k;
+};
 
 static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+static int cmp_int(int a, int b) { return a < b ? -1 : a > b; }
 
 static int by_segment(const void *x, const void *y)
 {
-    const struct gmg_heap_info *a = &order_of[*(const size_t *)x], *b = &order_of[*(const size_t *)y];
-    int c = a->device != b->device ? (a->device < b->device ? -1 : 1) : cmp_u64(a->seg_value, b->seg_value);
+    const struct heap_key *a = x, *b = y;
+    int c = cmp_int(a->device, b->device);
     if (!c)
-        c = cmp_u64(a->seg_seq, b->seg_seq);
-    return c ? c : cmp_u64(*(const size_t *)x, *(const size_t *)y);
+        c = cmp_u64(a->value, b->value);
+    if (!c)
+        c = cmp_u64(a->seq, b->seq);
+    return c ? c : cmp_u64(a->k, b->k);
 }
 
 static int by_site(const void *x, const void *y)
 {
-    const struct gmg_heap_info *a = &order_of[*(const size_t *)x], *b = &order_of[*(const size_t *)y];
-    int c = cmp_u64(a->seg_stack, b->seg_stack);
+    const struct heap_key *a = x, *b = y;
+    int c = cmp_u64(a->stack, b->stack);
     if (!c)
-        c = a->seg_family != b->seg_family ? (a->seg_family < b->seg_family ? -1 : 1) : 0;
+        c = cmp_int(a->family, b->family);
     if (!c)
-        c = a->device != b->device ? (a->device < b->device ? -1 : 1) : 0;
-    return c ? c : cmp_u64(*(const size_t *)x, *(const size_t *)y);
+        c = cmp_int(a->device, b->device);
+    return c ? c : cmp_u64(a->k, b->k);
 }
 
-static int same_segment(const struct gmg_heap_info *a, const struct gmg_heap_info *b)
+static int same_segment(const struct heap_key *a, const struct heap_key *b)
 {
-    return a->device == b->device && a->seg_value == b->seg_value && a->seg_seq == b->seg_seq;
+    return a->device == b->device && a->value == b->value && a->seq == b->seq;
 }
 
 /* Each heap's pool and share of its segment (r->heapv). Several heaps may
@@ -387,60 +436,59 @@ static int same_segment(const struct gmg_heap_info *a, const struct gmg_heap_inf
  * first registered is the segment's, and holds what the regions of all of
  * them hold (at most the segment); the others count nothing again. A
  * segment's pool is its stack's pool pattern, or else the name of the
- * first heap over any segment of its group (a report groups by stack, and
+ * first heap over any segment of its group (a report groups by site, and
  * every segment of a group is one pool's); a segment without a stack is a
  * group of its own (split_unstacked), named by its first heap. Runs in
  * O(n log n) of the heaps; out of memory, every heap keeps its own name
  * and counts as first (the report may then count a byte twice). */
 static void heaps_name(struct gmg_report *r, struct gmg_pcmap *c)
 {
-    size_t n = 0, *ix = malloc((r->nheaps ? r->nheaps : 1) * 2 * sizeof *ix), *first_of = ix ? ix + r->nheaps : NULL;
+    heaps_unify_sites(r);
+    size_t n = 0, *first_of = malloc((r->nheaps ? r->nheaps : 1) * sizeof *first_of);
+    struct heap_key *ix = malloc((r->nheaps ? r->nheaps : 1) * sizeof *ix);
     for (size_t k = 0; k < r->nheaps; k++) {
         const struct gmg_heap_info *h = &r->heaps[k];
         r->heapv[k] = (struct gmg_heap_view){ .pool = h->name ? h->name : "NVTX heap", .first = gmg_heap_tracked(h),
                                               .held = h->region_bytes };
         if (gmg_heap_tracked(h) && ix)
-            ix[n++] = k;
+            ix[n++] = (struct heap_key){ h->seg_value, h->seg_seq, h->seg_stack, h->device, h->seg_family, k };
     }
-    if (!ix)
+    if (!ix || !first_of)
         goto settle;
-    order_of = r->heaps; /* the report thread's only: one report is made at a time */
     qsort(ix, n, sizeof *ix, by_segment);
     for (size_t i = 0; i < n;) { /* each segment: its first heap holds what all of its heaps' regions hold */
         size_t e = i;
-        for (; e < n && same_segment(&r->heaps[ix[e]], &r->heaps[ix[i]]); e++) {
-            first_of[ix[e]] = ix[i];
+        for (; e < n && same_segment(&ix[e], &ix[i]); e++) {
+            first_of[ix[e].k] = ix[i].k;
             if (e > i) {
-                r->heapv[ix[e]].first = 0;
-                r->heapv[ix[i]].held += r->heaps[ix[e]].region_bytes;
+                r->heapv[ix[e].k].first = 0;
+                r->heapv[ix[i].k].held += r->heaps[ix[e].k].region_bytes;
             }
         }
         i = e;
     }
     size_t m = 0; /* the first heaps with a stack, by group: one pool each */
     for (size_t i = 0; i < n; i++)
-        if (r->heapv[ix[i]].first && r->heaps[ix[i]].seg_stack)
+        if (r->heapv[ix[i].k].first && ix[i].stack)
             ix[m++] = ix[i];
     qsort(ix, m, sizeof *ix, by_site);
-    order_of = NULL;
     for (size_t i = 0; i < m;) {
-        const struct gmg_heap_info *h = &r->heaps[ix[i]];
         const char *pool = NULL;
-        stack_owner(c, r->sym, h->seg_stack, &pool);
+        stack_owner(c, r->sym, ix[i].stack, &pool);
         if (!pool)
-            pool = r->heapv[ix[i]].pool;
+            pool = r->heapv[ix[i].k].pool;
         size_t e = i;
-        for (; e < m && r->heaps[ix[e]].seg_stack == h->seg_stack && r->heaps[ix[e]].seg_family == h->seg_family &&
-               r->heaps[ix[e]].device == h->device;
+        for (; e < m && ix[e].stack == ix[i].stack && ix[e].family == ix[i].family && ix[e].device == ix[i].device;
              e++)
-            r->heapv[ix[e]].pool = pool;
+            r->heapv[ix[e].k].pool = pool;
         i = e;
     }
     for (size_t k = 0; k < r->nheaps; k++) /* a later heap over a segment: the segment's pool */
         if (gmg_heap_tracked(&r->heaps[k]) && !r->heapv[k].first)
             r->heapv[k].pool = r->heapv[first_of[k]].pool;
-    free(ix);
 settle:
+    free(ix);
+    free(first_of);
     for (size_t k = 0; k < r->nheaps; k++) {
         struct gmg_heap_view *v = &r->heapv[k];
         uint64_t seg = r->heaps[k].seg_size;

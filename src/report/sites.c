@@ -181,6 +181,29 @@ void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n)
     qsort(g, k, sizeof *g, gmg_group_by_bytes);
 }
 
+int gmg_sites_unify(struct gmg_symbolizer *sym, struct gmg_group **lists, const size_t *counts, size_t nl,
+                    uint32_t *stacks, size_t ns)
+{
+    size_t total = ns, cap = 64;
+    for (size_t l = 0; l < nl; l++)
+        total += counts[l];
+    while (cap < total * 2)
+        cap *= 2;
+    struct site *v = calloc(cap, sizeof *v);
+    if (!v)
+        return -1;
+    struct gmg_pcmap c = { 0 };
+    int added;
+    for (size_t l = 0; l < nl; l++)
+        for (size_t i = 0; i < counts[l]; i++)
+            lists[l][i].stack = site_of(sym, &c, v, cap, lists[l][i].stack, &added);
+    for (size_t i = 0; i < ns; i++)
+        stacks[i] = site_of(sym, &c, v, cap, stacks[i], &added);
+    free(v);
+    gmg_pcmap_free(&c);
+    return 0;
+}
+
 #define EXPLAINED 4096
 
 /* The sites explained: one set for the quota's refusals, one for the

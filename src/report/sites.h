@@ -18,6 +18,14 @@
  * member; the list comes back biggest first, *n its new length. */
 void gmg_sites_merge(struct gmg_symbolizer *sym, struct gmg_group *g, size_t *n);
 
+/* One stack per site across lists each merged already: every group's
+ * stack in lists[0..nl) (counts[i] groups each) becomes the first of its
+ * site met, and so does each of stacks[0..ns) (a stack of no group's site
+ * stays itself). For matching stacks across lists by id (owners.c: NVTX
+ * heaps' segments). 0, or -1 out of memory (nothing changed). */
+int gmg_sites_unify(struct gmg_symbolizer *sym, struct gmg_group **lists, const size_t *counts, size_t nl,
+                    uint32_t *stacks, size_t ns);
+
 /* Refusals, once per site: 1 the first time a stack of this site is asked
  * about, then 0; the quota's refusals and the driver's out of memory
  * (`driver`) each once. Callers are serialised (the reporter's explain

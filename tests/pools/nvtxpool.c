@@ -39,6 +39,11 @@
  *   sameleak  as sameaddr, and an 8 MiB cuMemAlloc of the program's, a
  *             leak: with stacks off, the segment under two heaps leaves
  *             the leaks once
+ *   oneline   as leak, and three 1 MiB segments made on one source line
+ *             (three call addresses, one call site), heaps "first" over the
+ *             first and "later" over the second, a 512 KiB region in it
+ *   queries   as leak, 2000 heaps more, then four threads asking the
+ *             public API for the leaked bytes at once (each builds a report)
  *   threads   four threads, each with a heap "t0".."t3" over a 1 MiB segment
  *             of its own, register and unregister 4 KiB regions 4000 times
  *             while each also makes, uses and unregisters a heap of its own
@@ -139,6 +144,16 @@ __attribute__((noinline)) static CUdeviceptr zone_grow(size_t n)
 }
 
 static CUcontext ctx;
+
+/* Reports built on several threads at once (the public API builds one). */
+static void *query(void *arg)
+{
+    (void)arg;
+    unsigned long long (*leaked)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_leaked_bytes");
+    for (int i = 0; leaked && i < 25; i++)
+        leaked(-1);
+    return NULL;
+}
 
 static void *worker(void *arg)
 {
@@ -260,6 +275,20 @@ int main(int argc, char **argv)
         pool_hand_out(heap, seg + 6 * MiB, MiB);
         if (strcmp(c, "sameleak") == 0)
             program_buffer(8 * MiB);
+    } else if (strcmp(c, "oneline") == 0) {
+        CUdeviceptr a = arena_segment(MiB), b2 = arena_segment(MiB), c2 = arena_segment(MiB); /* one site */
+        (void)c2;
+        make_heap(a, MiB, "first");
+        pool_hand_out(make_heap(b2, MiB, "later"), b2, MiB / 2);
+    } else if (strcmp(c, "queries") == 0) {
+        for (int i = 0; i < 2000; i++)
+            make_heap(seg + (CUdeviceptr)(i % 64) * 4096, 4096, i % 2 ? "odd" : "even");
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++)
+            if (pthread_create(&t[i], NULL, query, NULL) != 0)
+                return 1;
+        for (int i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
     } else if (strcmp(c, "other") == 0) {
         pool_hand_out(make_heap(segs[1], 8 * MiB, "other"), segs[1], 2 * MiB);
     } else if (strcmp(c, "dump") == 0) {
