@@ -153,12 +153,14 @@ wh_run() {
     # setUp) is not the test's, its own peak before or after it is
     mkdir -p "$WORK/away/setup"
     cp tests/wheel/setup/conftest.py tests/wheel/setup/sample_setup.py "$WORK/away/setup/"
-    cp tests/wheel/setup/run_from_script.py tests/wheel/setup/cmdline_probe.py "$WORK/away/"
+    cp tests/wheel/setup/run_from_script.py tests/wheel/setup/cmdline_probe.py tests/wheel/setup/dispatch.py \
+       tests/wheel/setup/run_as_module.py "$WORK/away/"
     (cd "$WORK/away/setup" && env -i HOME="$HOME" PATH="$WORK/wvenv/bin:/usr/local/bin:/usr/bin:/bin" \
         LD_LIBRARY_PATH="$ROOT/$B/sim" GPUMEM_REPORT=none pytest -p no:cacheprovider --gpumem -rA sample_setup.py) \
         >"$WORK/ps.out" 2>&1; rc=$?
     wrong=$(for t in test_over_conftest_budget test_applymarker_in_body_fails test_leak_marker_from_fixture_fails \
                      test_own_peak_after_getfixturevalue_fails test_own_peak_before_getfixturevalue_fails \
+                     test_nested_getfixturevalue_leak_fails test_peak_across_getfixturevalue_fails \
                      Case::test_body_over_fails; do
                 grep -q "^FAILED sample_setup.py::$t " "$WORK/ps.out" || echo "$t did not fail"; done
             for t in test_getfixturevalue_is_setup_passes Case::test_setup_is_not_the_body_passes; do
@@ -167,8 +169,10 @@ wh_run() {
        && [ "$(grep -c "but its peak was 8.0 MiB (8388608 bytes) above what was in use when it started (device 0: 8.0 MiB (8388608 bytes))" "$WORK/ps.out")" = 5 ] \
        && has "of GPU memory leaks but left 8.0 MiB (8388608 bytes) in 1 allocation live" "$WORK/ps.out" \
        && has "(the peak came before set-up that ran inside the test" "$WORK/ps.out" \
-       && has "8 tests measured, 6 over a GPU memory limit, 1 left GPU memory live" "$WORK/ps.out"; then
-        ok "pytest --gpumem: markers a conftest's hook, a fixture or the test adds are enforced; a fixture set up inside the call (getfixturevalue) and unittest's setUp are set-up, not the test's peak or leak; the test's own peak before or after them is"
+       && has "but its peak was 16.0 MiB (16777216 bytes)" "$WORK/ps.out" \
+       && [ "$(grep -c "of GPU memory leaks but left 8.0 MiB (8388608 bytes) in 1 allocation live" "$WORK/ps.out")" = 2 ] \
+       && has "10 tests measured, 8 over a GPU memory limit, 2 left GPU memory live" "$WORK/ps.out"; then
+        ok "pytest --gpumem: markers a conftest's hook, a fixture or the test adds are enforced; a fixture set up inside the call (getfixturevalue, also nested) and unittest's setUp are set-up, not the test's peak or leak; the test's own peak before, after and across them is"
     else
         bad "pytest --gpumem with limits added late and set-up inside the call (rc $rc)${wrong:+: $wrong}" "$WORK/ps.out"
     fi
@@ -177,13 +181,17 @@ wh_run() {
     wh_clean PWD="$WORK/away" GPUMEM_REPORT=none python run_from_script.py >"$WORK/prs.out" 2>&1; rc=$?
     wh_clean python -X dev -W error::UserWarning -m cmdline_probe one "two words" >"$WORK/pcl.out" 2>&1; local rcp=$?
     local probe
-    probe=$(python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); print(a[0][0] == sys.argv[2], "-X" in a[0] and a[0][a[0].index("-X") + 1] == "dev", any(x.endswith("error::UserWarning") for x in a[0]), a[0][-4:], a[1])' \
-            "$WORK/pcl.out" "$WORK/wvenv/bin/python" 2>&1)
+    probe=$(python3 -c 'import json, os, sys; a = json.load(open(sys.argv[1])); print(a[0][0] == sys.argv[2], "-X" in a[0] and a[0][a[0].index("-X") + 1] == "dev", any(x.endswith("error::UserWarning") for x in a[0]), a[0][-4:], os.path.samefile(a[1], sys.argv[3]))' \
+            "$WORK/pcl.out" "$WORK/wvenv/bin/python" "$WORK/away" 2>&1)
+    wh_clean GPUMEM_REPORT=none python dispatch.py test -p no:cacheprovider -q --gpumem setup/sample_setup.py -k passes \
+        >"$WORK/pds.out" 2>&1; local rcd=$?
+    wh_clean GPUMEM_REPORT=none python -m run_as_module >"$WORK/pmo.out" 2>&1; local rcm=$?
     if [ $rc = 0 ] && has "2 passed" "$WORK/prs.out" && [ $rcp = 0 ] \
-       && [ "$probe" = "True True True ['-m', 'cmdline_probe', 'one', 'two words'] /" ]; then
-        ok "pytest --gpumem run again from a script that changed directory first; without sys.orig_argv, python -X dev -W ... -m MODULE is made again with its flags, -m and arguments"
+       && [ "$probe" = "True True True ['-m', 'cmdline_probe', 'one', 'two words'] True" ] \
+       && [ $rcd = 0 ] && has "2 passed" "$WORK/pds.out" && [ $rcm = 0 ] && has "2 passed" "$WORK/pmo.out"; then
+        ok "pytest --gpumem run again: from a script that changed directory first, from a tool that shifted sys.argv, from python -m of a module that changed directory; without sys.orig_argv, python -X dev -W ... -m MODULE made again with its flags, -m and arguments"
     else
-        bad "pytest --gpumem run again from a script (rc $rc), command line without sys.orig_argv (rc $rcp): $probe" "$WORK/prs.out"
+        bad "pytest --gpumem run again: script (rc $rc), shifted sys.argv (rc $rcd), -m (rc $rcm), command line without sys.orig_argv (rc $rcp): $probe" "$WORK/prs.out"
     fi
 
     # under pytest-xdist: each worker guarded, the same verdicts and messages

@@ -23,11 +23,13 @@ parsed by the library's own parser; a bad one is a usage error.
 `--gpumem-limit SIZE` applies limit_gpu_memory to every test without the
 marker. What is measured is the test's call (its body), not its fixtures'
 set-up and tear-down: a fixture set up while the test runs
-(request.getfixturevalue) and a unittest.TestCase's setUp are set-up too.
+(request.getfixturevalue) and a unittest.TestCase's setUp or asyncSetUp
+are set-up too.
 Markers are read when the test is called, so that a conftest's hook or a
 fixture (request.applymarker) may add them.
 """
 import gc
+import inspect
 import os
 import re
 import sys
@@ -37,6 +39,9 @@ import pytest
 from . import Guard, GuardNotLoaded, command_path, format_size
 
 REEXEC_ENV = "GPUMEMGUARD_PYTEST_REEXEC"
+# sys.path[0] as pytest starts, before a conftest's directory goes in front
+# of it (rootdir-relative imports): for -m, the directory Python started in
+_PATH0 = sys.path[0] if sys.path else ""
 REEXEC_STACK_DEPTH = 128
 SHOWN_STACKS = 5
 MAX_DEVICES = 64
@@ -66,41 +71,122 @@ def _in_ipython():
         return False
 
 
+def _program_index(argv):
+    """Where the program stands in an interpreter's command line, past the
+    interpreter's options: (index, "script") for a script, directory or
+    zip file (or "-"), (None, "module") for -m, (None, "command") for -c,
+    (None, None) for none."""
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            return (i + 1, "script") if i + 1 < len(argv) else (None, None)
+        if a == "-" or not a.startswith("-"):
+            return i, "script"
+        if a.startswith("--"):
+            i += 2 if a == "--check-hash-based-pycs" else 1
+            continue
+        takes_next = False
+        for j, ch in enumerate(a[1:], 1):
+            if ch in "cm":
+                return None, "module" if ch == "m" else "command"
+            if ch in "WX":  # its value: the rest of this word, or the next word
+                takes_next = j == len(a) - 1
+                break
+        i += 2 if takes_next else 1
+    return None, None
+
+
+def _program_file(path):
+    """The absolute path of the script, directory or zip file this process
+    was started with, named `path` on its command line; None when unknown."""
+    main = sys.modules.get("__main__")
+    f = getattr(main, "__file__", None)
+    base = os.path.basename(path.rstrip(os.sep))
+    if f and os.path.isabs(f) and os.path.basename(f) == base:  # a script (3.9+: absolute)
+        return f
+    p0 = sys.path[0] if sys.path else ""
+    if p0 and os.path.isabs(p0):
+        if os.path.basename(p0.rstrip(os.sep)) == base and os.path.exists(p0):  # a directory or zip file run
+            return p0
+        if f and os.path.basename(f) == base and os.path.exists(os.path.join(p0, base)):  # a script, before 3.9
+            return os.path.join(p0, base)
+    return None
+
+
+def _same(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _command_line(config, orig):
     """The interpreter's command line to run again, and the directory to run
     it in. Python 3.10+ keeps the line (sys.orig_argv); before, it is made
     again from the interpreter's flags (-W, -X, -O, -I ...) and `-m MODULE`
-    or the script. A script named by a relative path is run from where that
-    path named it: the directory the shell started Python in ($PWD) when
-    the path still names the same file from there, else by its absolute
-    path from pytest's invocation directory (the script may have changed
-    directory before it started pytest)."""
+    or the program. It runs from pytest's invocation directory unless the
+    directory the shell started Python in ($PWD) is where the program was
+    found: a script (or directory, or zip file) named by a relative path
+    that still names it from $PWD, or a module found from $PWD (the program
+    may have changed directory before it started pytest); a script not
+    found from $PWD is named by its absolute path."""
     main = sys.modules.get("__main__")
     spec = getattr(main, "__spec__", None)
+    module = None
+    if spec is not None and getattr(spec, "name", None):
+        module = spec.name[:-len(".__main__")] if spec.name.endswith(".__main__") else spec.name
+        if module == "__main__":  # a directory or zip file run: its __main__.py
+            module = None
     if orig:
         argv = list(orig)
-    elif spec is not None and getattr(spec, "name", None):
-        import subprocess  # its helper reproduces sys.flags, sys.warnoptions and sys._xoptions
-        name = spec.name[:-len(".__main__")] if spec.name.endswith(".__main__") else spec.name
-        argv = [sys.executable] + subprocess._args_from_interpreter_flags() + ["-m", name] + sys.argv[1:]
     else:
-        import subprocess
-        argv = [sys.executable] + subprocess._args_from_interpreter_flags() + sys.argv
+        import subprocess  # its helper reproduces sys.flags, sys.warnoptions and sys._xoptions
+        flags = subprocess._args_from_interpreter_flags()
+        if module:
+            argv = [sys.executable] + flags + ["-m", module] + sys.argv[1:]
+        else:
+            f = getattr(main, "__file__", None)
+            named = os.path.basename(sys.argv[0].rstrip(os.sep)) if sys.argv else ""
+            # the script, or a directory's or zip file's __main__.py
+            if f and named not in (os.path.basename(f), os.path.basename(os.path.dirname(f))):
+                raise pytest.UsageError(
+                    "--gpumem: the program changed sys.argv[0], and before Python 3.10 its command line cannot "
+                    "be made again: start it under the guard instead, e.g. gpumemguard -- python %s"
+                    % os.path.basename(f))
+            argv = [sys.executable] + flags + sys.argv
     argv[0] = sys.executable
     start = str(config.invocation_params.dir)
-    script = getattr(main, "__file__", None)
-    at = len(argv) - len(sys.argv)  # where the script (or -c, or the module's path) stands in the line
-    if spec is None and script and 0 < at < len(argv) and argv[at] == sys.argv[0] and not os.path.isabs(argv[at]):
-        pwd = os.environ.get("PWD", "")
-        try:
-            same = os.path.isabs(pwd) and os.path.samefile(os.path.join(pwd, argv[at]), script)
-        except OSError:
-            same = False
-        if same:
+    pwd = os.environ.get("PWD", "")
+    pwd = pwd if os.path.isabs(pwd) and os.path.isdir(pwd) else None
+    at, kind = _program_index(argv)
+    if kind == "script" and at is not None and argv[at] != "-" and not os.path.isabs(argv[at]):
+        real = _program_file(argv[at])
+        if pwd and real and _same(os.path.join(pwd, argv[at]), real):
             start = pwd
-        elif os.path.isabs(script) and os.path.exists(script):
-            argv[at] = script
+        elif real:
+            argv[at] = real
+    elif kind == "module" and module and _found_in_start_dir(module):
+        start = _PATH0  # -m found the module in the directory Python started in
     return argv, start
+
+
+def _found_in_start_dir(module):
+    """Whether -m found `module` in the directory Python started in
+    (sys.path[0] as pytest started, when not isolated): its file lies
+    there, at its dotted name's path."""
+    if not os.path.isabs(_PATH0) or sys.flags.isolated or getattr(sys.flags, "safe_path", False):
+        return False
+    f = getattr(sys.modules.get("__main__"), "__file__", None)
+    if not f or not os.path.isabs(f):
+        return False
+    rel = os.path.relpath(f, _PATH0)
+    if rel.startswith(os.pardir + os.sep):
+        return False
+    parts = rel[:-3].split(os.sep) if rel.endswith(".py") else []
+    if parts and parts[-1] in ("__main__", "__init__"):
+        parts = parts[:-1]
+    return ".".join(parts) == module
 
 
 def _reexec(config):
@@ -252,35 +338,56 @@ class GpuMemPlugin(object):
     # ---------------------------------------------------------- set-up inside the call
     #
     # A fixture set up while the test runs (request.getfixturevalue), or a
-    # unittest.TestCase's setUp (which pytest runs inside the call), is set-up,
-    # not the test's: what it allocates and still holds at the test's end is
-    # no leak of the test's, and the bytes it holds when done are not the
-    # test's peak (the peak is measured again from there, the higher of the
-    # two windows kept).
+    # unittest.TestCase's setUp or asyncSetUp (which pytest runs inside the
+    # call), is set-up, not the test's: what it allocates and still holds at
+    # the test's end is no leak of the test's, and the bytes it holds are not
+    # the test's peak. Each outermost such window (one inside another is
+    # part of it) ends with the peak measured again from there; what the test
+    # itself held then (in use, less what it held at its start and what the
+    # set-up windows hold) is carried into the next window's peak, per
+    # device, and the highest of the windows is the test's peak.
+
+    def _devices(self):
+        """The devices with bytes in use in the window, or a peak in it."""
+        return [d for d in range(MAX_DEVICES) if self.guard.peak(d)]
 
     def _setup_begin(self):
         w = self._window
-        for d in range(MAX_DEVICES):
-            g = self.guard.peak_growth(d)
-            if g > w["devices"].get(d, 0):
-                w["devices"][d] = g
-        w["peak"] = max(w["peak"], self.guard.peak_growth(-1))
+        w["depth"] += 1
+        if w["depth"] > 1:
+            return None  # inside another set-up window, which covers it
+        g = self.guard
+        devs = self._devices()
+        if w["start"] is None:  # the first window's base: what was in use when the test began
+            w["start"] = {d: g.peak(d) - g.peak_growth(d) for d in devs}
+        for d in devs:
+            w["best"][d] = max(w["best"].get(d, 0), w["carry"].get(d, 0) + g.peak_growth(d))
         try:
-            return self.guard.mark()
-        except RuntimeError:
+            return g.mark()
+        except RuntimeError:  # no mark left (64 held): this set-up's allocations count as the test's
             return None
 
     def _setup_end(self, begin):
         w = self._window
+        w["depth"] -= 1
+        if w["depth"] > 0:
+            return
+        g = self.guard
         if begin is not None:
             try:
-                w["setups"].append((begin, self.guard.mark()))
+                w["setups"].append((begin, g.mark()))
             except RuntimeError:  # no mark left: what it holds now, counted as it is now
-                b, n = self.guard.since(begin, pools=False)
-                self.guard.mark_release(begin)
+                b, n = g.since(begin, pools=False)
                 w["held"] = (w["held"][0] + b, w["held"][1] + n)
+                for d in self._devices():
+                    w["held_dev"][d] = w["held_dev"].get(d, 0) + g.since(begin, d)[0]
+                g.mark_release(begin)
+        g.peak_reset()
         w["reset"] = True
-        self.guard.peak_reset()
+        start = w["start"] or {}
+        for d in self._devices():  # just after the reset, peak(d) is what is in use now
+            setups = sum(g.since(b, d)[0] - g.since(e, d)[0] for b, e in w["setups"]) + w["held_dev"].get(d, 0)
+            w["carry"][d] = max(g.peak(d) - start.get(d, 0) - setups, 0)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef, request):
@@ -295,20 +402,34 @@ class GpuMemPlugin(object):
 
     def _wrap_unittest_setup(self, item):
         case = getattr(item, "_testcase", None)
-        setup = getattr(case, "setUp", None)
-        if case is None or setup is None:
+        if case is None:
             return
         plugin = self
+        setup = getattr(case, "setUp", None)
+        asetup = getattr(case, "asyncSetUp", None)
 
         def setUp(*args, **kwargs):
-            begin = plugin._setup_begin() if plugin._window is not None else None
+            window = plugin._window
+            begin = plugin._setup_begin() if window is not None else None
             try:
                 return setup(*args, **kwargs)
             finally:
-                if plugin._window is not None:
+                if window is not None and plugin._window is window:
+                    plugin._setup_end(begin)
+
+        async def asyncSetUp(*args, **kwargs):
+            window = plugin._window
+            begin = plugin._setup_begin() if window is not None else None
+            try:
+                return await asetup(*args, **kwargs)
+            finally:
+                if window is not None and plugin._window is window:
                     plugin._setup_end(begin)
         try:
-            case.setUp = setUp
+            if setup is not None:
+                case.setUp = setUp
+            if asetup is not None and inspect.iscoroutinefunction(asetup):
+                case.asyncSetUp = asyncSetUp
         except Exception:
             pass
 
@@ -327,20 +448,24 @@ class GpuMemPlugin(object):
     def pytest_runtest_call(self, item):
         guard = self.guard
         mark = guard.mark()
-        window = self._window = {"devices": {}, "peak": 0, "setups": [], "held": (0, 0), "reset": False}
+        window = self._window = {"depth": 0, "start": None, "best": {}, "carry": {}, "setups": [], "held": (0, 0),
+                                 "held_dev": {}, "reset": False}
         self._wrap_unittest_setup(item)
         guard.peak_reset()
         try:
             outcome = yield
             self._window = None
-            for d in range(MAX_DEVICES) if window["reset"] else ():
-                g = guard.peak_growth(d)
-                if g > window["devices"].get(d, 0):
-                    window["devices"][d] = g
-            last = guard.peak_growth(-1)
-            peak = max(window["peak"], last)
-            self._peaks = window["devices"] if window["reset"] else None
-            self._peak_in_last = last >= peak
+            if window["reset"]:  # set-up inside the call: the highest of the windows
+                best, last = window["best"], 0
+                for d in self._devices():
+                    g = window["carry"].get(d, 0) + guard.peak_growth(d)
+                    best[d] = max(best.get(d, 0), g)
+                    last = max(last, g)
+                peak = max(best.values()) if best else 0
+                self._peaks, self._peak_in_last = best, last >= peak
+            else:
+                peak = guard.peak_growth(-1)
+                self._peaks, self._peak_in_last = None, True
             leaked, leaked_n = self._leaked(mark, window)
             if leaked:  # what a garbage collection frees was no leak
                 gc.collect()

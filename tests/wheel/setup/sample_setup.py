@@ -63,6 +63,30 @@ def test_own_peak_before_getfixturevalue_fails(request):  # 8 MiB of its own, th
     request.getfixturevalue("big")
 
 
+@pytest.fixture
+def outer(request):
+    return request.getfixturevalue("big")  # a fixture asking for another inside the call
+
+
+@pytest.mark.limit_gpu_leaks("1 MiB")
+def test_nested_getfixturevalue_leak_fails(request):  # 8 MiB of its own left live
+    request.getfixturevalue("outer")
+    kept.append(alloc(8 * MiB))
+
+
+@pytest.fixture
+def nothing():
+    return 1
+
+
+@pytest.mark.limit_gpu_memory("12 MiB")
+def test_peak_across_getfixturevalue_fails(request):  # 8 MiB held across a fixture's set-up, 8 more: 16
+    a = alloc(8 * MiB)
+    request.getfixturevalue("nothing")
+    free(alloc(8 * MiB))
+    free(a)
+
+
 class Case(unittest.TestCase):
     def setUp(self):
         self.p = alloc(100 * MiB)  # set-up, freed in tearDown
