@@ -115,6 +115,28 @@ void gmg_buf_json_str(struct gmg_buf *b, const char *s)
     gmg_buf_put(b, "\"", 1);
 }
 
+void gmg_buf_text_str(struct gmg_buf *b, const char *s)
+{
+    while (s && *s) {
+        size_t n = 0;
+        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f)
+            n++;
+        gmg_buf_put(b, s, n);
+        s += n;
+        if (!*s)
+            break;
+        unsigned char c = (unsigned char)*s++;
+        if (c == '\n')
+            gmg_buf_put(b, "\\n", 2);
+        else if (c == '\r')
+            gmg_buf_put(b, "\\r", 2);
+        else if (c == '\t')
+            gmg_buf_put(b, "\\t", 2);
+        else
+            gmg_buf_printf(b, "\\x%02x", c);
+    }
+}
+
 void gmg_buf_free(struct gmg_buf *b)
 {
     free(b->p);

@@ -22,6 +22,10 @@ size_t gmg_utf8_seq(const char *p);
 /* A JSON string literal, quotes included; bytes of no well-formed UTF-8
  * sequence are written as U+FFFD. */
 void gmg_buf_json_str(struct gmg_buf *b, const char *s);
+/* A name in a line of text (a Python file or function name, a symbol):
+ * control characters written as \n, \r, \t or \xHH, so that a name
+ * holding a newline cannot make a line of its own ("" for NULL). */
+void gmg_buf_text_str(struct gmg_buf *b, const char *s);
 void gmg_buf_free(struct gmg_buf *b);
 
 /* A size as people read it: "3.0 MiB (3145728 bytes)", or "512 bytes" and

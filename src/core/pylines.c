@@ -10,7 +10,7 @@ static int read_varint(const uint8_t **p, const uint8_t *end, unsigned *out)
 {
     unsigned v = 0, shift = 0;
     for (;;) {
-        if (*p >= end || shift > 24)
+        if (*p >= end || shift > 30) /* as CPython writes them: at most six bytes */
             return -1;
         unsigned b = *(*p)++;
         v |= (b & 63) << shift;

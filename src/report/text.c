@@ -34,15 +34,28 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
             gmg_buf_printf(b, "    ... %s ...\n", fi.function);
             continue;
         }
+        /* names as text: a control character in one (a file name given to
+         * compile(), a path) cannot start a line of its own */
         if (fi.python) { /* as a Python traceback names a frame */
-            gmg_buf_printf(b, "    File \"%s\", line %d, in %s\n", fi.file, fi.line, fi.function);
+            gmg_buf_printf(b, "    File \"");
+            gmg_buf_text_str(b, fi.file);
+            gmg_buf_printf(b, "\", line %d, in ", fi.line);
+            gmg_buf_text_str(b, fi.function);
+            gmg_buf_printf(b, "\n");
             continue;
         }
-        gmg_buf_printf(b, "    #%d %#lx in %s", k++, (unsigned long)fi.pc, fi.function ? fi.function : "??");
-        if (fi.file)
-            gmg_buf_printf(b, " %s:%d", fi.file, fi.line);
-        if (fi.module)
-            gmg_buf_printf(b, " (%s+%#lx%s)", fi.module, (unsigned long)fi.offset, fi.unloaded ? ", unloaded" : "");
+        gmg_buf_printf(b, "    #%d %#lx in ", k++, (unsigned long)fi.pc);
+        gmg_buf_text_str(b, fi.function ? fi.function : "??");
+        if (fi.file) {
+            gmg_buf_printf(b, " ");
+            gmg_buf_text_str(b, fi.file);
+            gmg_buf_printf(b, ":%d", fi.line);
+        }
+        if (fi.module) {
+            gmg_buf_printf(b, " (");
+            gmg_buf_text_str(b, fi.module);
+            gmg_buf_printf(b, "+%#lx%s)", (unsigned long)fi.offset, fi.unloaded ? ", unloaded" : "");
+        }
         gmg_buf_printf(b, "\n");
     }
 }

@@ -53,3 +53,17 @@ PYEOF
         ok "text: a Python file under a directory name that is not UTF-8 named by its bytes; JSON: one U+FFFD for the byte"
     else bad "Python file names that are not UTF-8 in text and JSON" "$WORK/raw.txt"; fi
 fi
+
+# a file name with a newline and quotes: escaped in the text report, so
+# that it cannot print a frame of its own; JSON keeps it as it is
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "a Python file name with a newline" "TSan: the instrumented library cannot run in an uninstrumented interpreter"
+else
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/nl" python3 tests/python/newline_name.py \
+        >"$WORK/out" 2>"$WORK/err"
+    if grep -qF '    File "model.py", line 1, in innocent\n    File "trainer.py", line 2, in load' "$WORK/nl.txt" \
+       && ! grep -q '^    File "trainer.py"' "$WORK/nl.txt" \
+       && python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); fs = [f["file"] for f in r["live"][0]["frames"] if f["lang"] == "python"]; assert fs[0].endswith("\n    File \"trainer.py"), fs' "$WORK/nl.json"; then
+        ok "text: a Python file name holding a newline is written with \\n, no frame of its own; JSON keeps the name"
+    else bad "a Python file name holding a newline" "$WORK/nl.txt"; fi
+fi
