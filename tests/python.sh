@@ -136,6 +136,12 @@ PYEOF
        && after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 16 | tail -1 | grep -q "in <module>$"; then
         ok "Python $v: recursion 100 deep with GPUMEM_STACK_DEPTH=16: the 8 innermost Python frames, '... [89 Python frames left out] ...', the 7 outermost down to <module>"
     else bad "Python $v deep ($n Python frames)" "$WORK/err"; fi
+    # at a depth of 2, the innermost frame and the mark: never a cut unsaid
+    pyrun "$PY" deep GPUMEM_STACK_DEPTH=2
+    if [ "$(after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 2 | sed -n 2p)" = "    ... [103 Python frames left out] ..." ] \
+       && after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 1 | grep -q "in alloc$"; then
+        ok "Python $v: GPUMEM_STACK_DEPTH=2: the innermost Python frame and '... [103 Python frames left out] ...'"
+    else bad "Python $v deep at depth 2" "$WORK/err"; fi
 
     # the walk against CPython's own: 4 threads x 150 allocations from random
     # depths (to 34 frames) through functions and generators, a busy fifth

@@ -856,7 +856,9 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
      * allocation was made), a mark saying how many were left out, and its
      * outermost frames (the program's entry, <module>): those are read
      * from a ring of the last ones seen, once the walk has ended. */
-    uint32_t inner = max < 3 ? max : max / 2;             /* 16 of 32 */
+    /* 16 of 32; of 2, the innermost and a mark (or the outermost, when
+     * there are only two); of 1, the innermost alone */
+    uint32_t inner = max < 3 ? (max == 2 ? 1 : max) : max / 2;
     uint32_t ring_n = max - inner;                          /* outermost + 1 */
     if (ring_n > MAX_OUTER + 1)
         ring_n = MAX_OUTER + 1;
