@@ -136,6 +136,16 @@ PYEOF
        && after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 16 | tail -1 | grep -q "in <module>$"; then
         ok "Python $v: recursion 100 deep with GPUMEM_STACK_DEPTH=16: the 8 innermost Python frames, '... [89 Python frames left out] ...', the 7 outermost down to <module>"
     else bad "Python $v deep ($n Python frames)" "$WORK/err"; fi
+    # code run in a sub-interpreter: its own frames (3.10 and 3.11 keep the
+    # thread's gilstate on its main interpreter's state meanwhile)
+    case $v in 3.10|3.11)
+        env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/si.json" "$PY" tests/python/subinterp.py \
+            >"$WORK/out" 2>"$WORK/err"
+        got=$(jq -c '[.live[0].frames[] | select(.lang=="python") | [.function, .file, .line]]' "$WORK/si.json" 2>&1)
+        if [ "$got" = '[["allocate_in_subinterpreter","<string>",8],["<module>","<string>",9]]' ]; then
+            ok "Python $v: an allocation in a sub-interpreter has the sub-interpreter's frames"
+        else bad "Python $v sub-interpreter frames: $got" "$WORK/err"; fi;;
+    esac
     # at a depth of 2, the innermost frame and the mark: never a cut unsaid
     pyrun "$PY" deep GPUMEM_STACK_DEPTH=2
     if [ "$(after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 2 | sed -n 2p)" = "    ... [103 Python frames left out] ..." ] \

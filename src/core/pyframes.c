@@ -57,6 +57,21 @@ static const struct py_layout layouts[] = {
     { 13, -1, 72, 0, 8, 56, 70, 200, 184, 68, 40, 56, 608, 3, 112, 128, 136, -1 },
 };
 
+/* 3.10 and 3.11: where the interpreters and their threads' states are
+ * listed (_PyRuntime.interpreters.head, PyInterpreterState.next and its
+ * first thread state, PyThreadState.next and .thread_id). Those two keep a
+ * thread's gilstate bound to its main interpreter's state while the thread
+ * runs a sub-interpreter's code (3.12 binds the state swapped in): the
+ * walk must find the state running (subinterp_state). */
+struct py_interps {
+    int minor, rt_head, interp_next, interp_threads, ts_next, ts_thread_id;
+};
+static const struct py_interps interps_layouts[] = {
+    { 10, 32, 0, 8, 8, 176 },
+    { 11, 40, 0, 16, 8, 152 },
+};
+static const struct py_interps *LI;
+
 /* The fixed object header of a default (not debug, not free-threaded)
  * build, and the string and bytes fields that 3.10 to 3.13 share. */
 #define OB_TYPE 8
@@ -176,6 +191,9 @@ static void detect(void)
                    major, minor);
     } else {
         L = lay;
+        for (size_t i = 0; i < sizeof interps_layouts / sizeof interps_layouts[0]; i++)
+            if (interps_layouts[i].minor == minor)
+                LI = &interps_layouts[i];
         get_tstate = (void *(*)(void))gts;
         dl_iterate_phdr(find_interp, gts);
         snprintf(version, sizeof version, "%d.%d", major, minor);
@@ -671,6 +689,39 @@ int gmg_py_left_out(uintptr_t w)
  * instruction (-1: out of the code, its first line); 0 to skip it; -1 to
  * end the walk. */
 
+/* A thread state's current frame, or NULL (3.10: a frame object). */
+static const char *current_frame(const char *ts)
+{
+    if (L->cframe >= 0) {
+        const char *cf = RD(const char *, ts, L->cframe);
+        return aligned_ptr(cf) ? RD(const char *, cf, L->current) : NULL;
+    }
+    return RD(const char *, ts, L->current);
+}
+
+/* 3.10, 3.11: the calling thread's state that runs Python now. Its
+ * gilstate names its state in the main interpreter; when another
+ * interpreter exists and holds a state of this thread with frames, that
+ * one runs (swapped in from inside the main one's call, which stands
+ * still below it). One load when the process has one interpreter. The
+ * lists are read without their lock: a state of another thread may go
+ * meanwhile (its memory stays mapped: malloc's), and the walks are
+ * bounded. */
+static const char *subinterp_state(const char *ts)
+{
+    const char *head = RD(const char *, runtime, LI->rt_head);
+    if (!aligned_ptr(head) || !aligned_ptr(RD(const char *, head, LI->interp_next)))
+        return ts;
+    unsigned long me = (unsigned long)pthread_self();
+    unsigned n = 0;
+    for (const char *in = head; aligned_ptr(in) && n < 4096; in = RD(const char *, in, LI->interp_next), n++)
+        for (const char *t = RD(const char *, in, LI->interp_threads); aligned_ptr(t) && n < 4096;
+             t = RD(const char *, t, LI->ts_next), n++)
+            if (t != ts && RD(unsigned long, t, LI->ts_thread_id) == me && aligned_ptr(current_frame(t)))
+                return t;
+    return ts;
+}
+
 /* 3.11-3.13: an interpreter frame (_PyInterpreterFrame). */
 static int interpreter_frame(const char *frame, const char **code_out, int64_t *offset_out)
 {
@@ -824,20 +875,16 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
     const char *ts = get_tstate();
     if (!aligned_ptr(ts))
         return 0; /* a thread the interpreter does not know */
+    if (LI)
+        ts = subinterp_state(ts);
     /* During finalization other threads' states are freed: only the
      * finalizing thread may look at its own. */
     const void *fin = __atomic_load_n((const void *const *)(runtime + L->finalizing), __ATOMIC_ACQUIRE);
     if (fin && fin != ts)
         return 0;
-    const char *frame;
-    if (L->cframe >= 0) {
-        const char *cf = RD(const char *, ts, L->cframe);
-        if (!aligned_ptr(cf))
-            return 0;
-        frame = RD(const char *, cf, L->current);
-    } else {
-        frame = RD(const char *, ts, L->current);
-    }
+    const char *frame = current_frame(ts);
+    if (L->cframe >= 0 && !aligned_ptr(RD(const char *, ts, L->cframe)))
+        return 0;
 
     struct cache *c = my_cache();
     /* the memo is for 3.11-3.13's frames, whose walk ends only where the
