@@ -11,6 +11,7 @@ GMG=$B/gpumemguard
 CHROME=$(command -v chromium || command -v chromium-browser || true)
 build hostile_names tests/integration/hostile_names.c -L"$B/sim" -l:libcuda.so.1
 build stacks tests/bench/stacks.c -L"$B/sim" -l:libcuda.so.1
+build edges tests/settings/edges.c -L"$B/sim" -l:libcuda.so.1 # the trace's timeline cases (also run alone)
 
 # browse PAGE NAME: PAGE in headless Chromium (a profile of its own); its
 # DOM after the page's script in $WORK/NAME.dom, the browser's log in
