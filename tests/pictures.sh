@@ -305,6 +305,18 @@ if [ -s "$WORK/many.html" ] && embedded "$WORK/many.html" >"$WORK/many.emb" \
              and ([.map[][3]] | add) == .granted_bytes' "$WORK/many.json" >/dev/null; then
     ok "html over 1200 stacks: the 1000 biggest groups, the other 200 summed in live_folded, and the same for what was live at the peak (JSON lists all 1200); the map merges 2400 allocations into at most 2000 blocks"
 else bad "html over many stacks" "$WORK/err"; fi
+# view of that report cuts as the run's page did: the same page, to the byte,
+# with growth cut too (the dump's page) and the page under 10 MB
+guarded GPUMEM_REPORT="$WORK/manyd.%n" GPUMEM_REPORT_FORMAT=json,html "$T/stacks" 2400 1200
+miss=""
+for f in "$WORK/many" "$WORK/manyd.1" "$WORK/manyd.2"; do
+    "$GMG" view "$f.json" -o "$f.view.html" >"$WORK/out" 2>"$WORK/err" && cmp -s "$f.view.html" "$f.html" \
+        || miss="$miss ${f##*/}($(cmp "$f.view.html" "$f.html" 2>&1 | head -c 120))"
+done
+embedded "$WORK/manyd.1.view.html" | jq -e '(.growth | length) == 1000 and .growth_folded.groups == 200' >/dev/null \
+    || miss="$miss [growth not cut]"
+[ -z "$miss" ] && ok "view of a report over 1200 stacks: the very page the run wrote, its lists (live, growth, at the peak) cut to the 1000 biggest and the rest summed" \
+    || bad "view of a report over many stacks:$miss" "$WORK/err"
 if [ -n "$CHROME" ]; then
     miss=""; browse "$WORK/many.html" many && dom_has many "200 smaller groups (200.0 KiB (204800 bytes)) are folded into" \
         "Showing the first 300 of 1000 groups" "split at the 1999 largest gaps" && [ -z "$miss" ] \

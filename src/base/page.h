@@ -17,6 +17,11 @@
 /* The newest JSON report schema the page (and `gpumemguard view`) reads. */
 #define GMG_REPORT_SCHEMA 1
 
+/* How many groups of each list the page carries: the rest are summed into
+ * "LIST_folded". The run's page (report/html.c) and `view` cut alike, so
+ * that both make the same page of one report. */
+#define GMG_PAGE_GROUPS 1000
+
 /* The page around `json` (n bytes of one well-formed JSON document). */
 void gmg_page_write(struct gmg_buf *b, const char *json, size_t n);
 

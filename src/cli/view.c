@@ -226,6 +226,171 @@ static int value(struct reader *r, int top)
     return rc;
 }
 
+/* ---- the checked document, read in place ----
+ * Once the reader above has accepted the whole document, its values are
+ * walked without bounds checks: every string is closed, every bracket
+ * matched, and the top-level object closes it. */
+
+static const char *sws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+/* Just past the value at p. */
+static const char *skip(const char *p)
+{
+    if (*p == '"') {
+        for (p++; *p != '"'; p++)
+            if (*p == '\\')
+                p++;
+        return p + 1;
+    }
+    if (*p == '{' || *p == '[') {
+        int depth = 0;
+        for (;; p++) {
+            if (*p == '"')
+                p = skip(p) - 1;
+            else if (*p == '{' || *p == '[')
+                depth++;
+            else if ((*p == '}' || *p == ']') && --depth == 0)
+                return p + 1;
+        }
+    }
+    while (!strchr(",]} \t\n\r", *p)) /* a number or a literal: an object or array follows it */
+        p++;
+    return p;
+}
+
+struct member {
+    const char *k;  /* the key's bytes, escapes as written */
+    size_t kn;
+    const char *v;  /* its value */
+};
+
+/* The next member of an object: *pp at its '{' first, then where the last
+ * call left it. 0 past the last. */
+static int next_member(const char **pp, struct member *m)
+{
+    const char *p = sws(*pp);
+    if (*p == '{' || *p == ',')
+        p = sws(p + 1);
+    if (*p == '}') {
+        *pp = p + 1;
+        return 0;
+    }
+    m->k = p + 1;
+    p = skip(p);
+    m->kn = (size_t)(p - 1 - m->k);
+    m->v = sws(sws(p) + 1); /* past the ':' */
+    *pp = skip(m->v);
+    return 1;
+}
+
+/* The next element of an array, as next_member; *e its value. */
+static int next_elem(const char **pp, const char **e)
+{
+    const char *p = sws(*pp);
+    if (*p == '[' || *p == ',')
+        p = sws(p + 1);
+    if (*p == ']') {
+        *pp = p + 1;
+        return 0;
+    }
+    *e = p;
+    *pp = skip(p);
+    return 1;
+}
+
+/* Whether a key reads `want` once its escapes are decoded, as JSON.parse
+ * reads it in the page ("liv\u0065" is "live"). */
+static int key_is(const struct member *m, const char *want)
+{
+    const char *k = m->k, *e = m->k + m->kn;
+    while (k < e) {
+        unsigned c = (unsigned char)*k++;
+        if (c == '\\') {
+            char x = *k++;
+            if (x == 'u') {
+                c = 0;
+                for (int i = 0; i < 4; i++)
+                    c = c * 16 + (unsigned)hexval(*k++);
+            } else {
+                c = x == 'b' ? '\b' : x == 'f' ? '\f' : x == 'n' ? '\n' : x == 'r' ? '\r' : x == 't' ? '\t' : (unsigned char)x;
+            }
+        }
+        if (!*want || c != (unsigned char)*want++)
+            return 0;
+    }
+    return !*want;
+}
+
+/* ---- the page's copy: each list cut as the run's page cuts it ---- */
+
+struct cut {
+    struct gmg_buf *b;
+    const char *done;   /* the document is copied up to here */
+};
+
+/* A list of groups at `a` under `key`: past its GMG_PAGE_GROUPS first
+ * (biggest) groups, the rest are summed into "KEY_folded" right after the
+ * list, as report/json.c writes it for the run's page, to the byte. */
+static void cut_list(struct cut *c, const char *a, const char *key)
+{
+    const char *p = a, *e, *kept = NULL;
+    size_t n = 0;
+    unsigned long long groups = 0, bytes = 0, count = 0, regions = 0;
+    while (next_elem(&p, &e)) {
+        if (n++ < GMG_PAGE_GROUPS) {
+            kept = p;
+            continue;
+        }
+        groups++;
+        struct member m;
+        const char *q = e;
+        while (*e == '{' && next_member(&q, &m)) {
+            unsigned long long *to = key_is(&m, "bytes") ? &bytes : key_is(&m, "count") ? &count :
+                                     key_is(&m, "regions_bytes") ? &regions : NULL;
+            if (to)
+                *to += strtoull(m.v, NULL, 10);
+        }
+    }
+    if (!groups)
+        return;
+    gmg_buf_put(c->b, c->done, (size_t)(kept - c->done));
+    gmg_buf_printf(c->b, "],\"%s_folded\":{\"groups\":%llu,\"bytes\":%llu,\"count\":%llu", key, groups, bytes, count);
+    if (regions)
+        gmg_buf_printf(c->b, ",\"regions_bytes\":%llu", regions);
+    gmg_buf_printf(c->b, "}");
+    c->done = p; /* past the list's ']' */
+}
+
+/* The page's copy of the report at `json` (n bytes, checked). */
+static void cut_report(struct gmg_buf *b, const char *json, size_t n)
+{
+    static const char *const lists[] = { "live", "reclaimed", "address_ranges", "growth" };
+    struct cut c = { .b = b, .done = json };
+    const char *p = sws(json);
+    struct member m;
+    while (next_member(&p, &m)) {
+        for (size_t i = 0; i < sizeof lists / sizeof *lists; i++)
+            if (*m.v == '[' && key_is(&m, lists[i]))
+                cut_list(&c, m.v, lists[i]);
+        if (*m.v == '[' && (key_is(&m, "at_peak") || key_is(&m, "at_peak_since_dump"))) {
+            const char *q = m.v, *e;
+            while (next_elem(&q, &e)) {
+                const char *o = e;
+                struct member g;
+                while (*e == '{' && next_member(&o, &g))
+                    if (*g.v == '[' && key_is(&g, "groups"))
+                        cut_list(&c, g.v, "groups");
+            }
+        }
+    }
+    gmg_buf_put(b, c.done, (size_t)(json + n - c.done));
+}
+
 /* The most a report is read to, far above what a run writes (reports
  * group allocations by call stack): past it is no report. */
 #define VIEW_MAX ((size_t)4 << 30)
@@ -345,10 +510,14 @@ int gmg_view_main(int argc, char **argv)
         free(json);
         return 1;
     }
-    struct gmg_buf page = { 0 };
-    gmg_page_write(&page, json, n);
+    /* the page the run writes: each list cut to its biggest groups */
+    struct gmg_buf data = { 0 }, page = { 0 };
+    cut_report(&data, json, n);
     free(json);
-    if (page.failed) {
+    if (!data.failed)
+        gmg_page_write(&page, data.p, data.len);
+    gmg_buf_free(&data);
+    if (data.failed || page.failed) {
         fprintf(stderr, "gpumemguard view: out of memory\n");
         return 1;
     }
