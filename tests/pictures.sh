@@ -12,6 +12,7 @@ CHROME=$(command -v chromium || command -v chromium-browser || true)
 build hostile_names tests/integration/hostile_names.c -L"$B/sim" -l:libcuda.so.1
 build stacks tests/bench/stacks.c -L"$B/sim" -l:libcuda.so.1
 build edges tests/settings/edges.c -L"$B/sim" -l:libcuda.so.1 # the trace's timeline cases (also run alone)
+build nvtxpool tests/pools/nvtxpool.c -L"$B/sim" -l:libcuda.so.1
 
 # browse PAGE NAME: PAGE in headless Chromium (a profile of its own); its
 # DOM after the page's script in $WORK/NAME.dom, the browser's log in
@@ -37,6 +38,31 @@ shot() {
 embedded() { sed -z 's/.*<script type="application\/json" id="gmg-data">//; s/<\/script>.*//' "$1"; }
 # dom_has NAME TEXT...: every TEXT is in the DOM of page NAME; the missing ones in $miss
 dom_has() { local n=$1 t; shift; for t in "$@"; do grep -qF -- "$t" "$WORK/$n.dom" || miss="$miss [$t]"; done; }
+# roots PAGE NAME: PAGE in Chromium with each flame graph's top-left frame
+# (its root) hovered; the tooltips, one line per graph, in $WORK/NAME.roots
+roots() {
+    python3 - "$1" "$WORK/$2-hover.html" <<'PYEOF'
+import sys
+h = open(sys.argv[1]).read()
+js = """<script>window.addEventListener('load', function () { setTimeout(function () {
+  var out = [];
+  document.querySelectorAll('canvas').forEach(function (c, i) {
+    var r = c.getBoundingClientRect();
+    c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 5, clientY: r.top + 9, bubbles: true}));
+    var t = document.querySelector('.tip');
+    out.push('canvas ' + i + ': ' + (t ? t.textContent.replace(/\\n/g, ' / ') : 'no tip'));
+  });
+  var p = document.createElement('pre'); p.id = 'roots-out'; p.textContent = out.join('\\n'); document.body.appendChild(p);
+}, 300); });</script>"""
+i = h.rfind('</body>')
+open(sys.argv[2], 'w').write(h[:i] + js + h[i:])
+PYEOF
+    rm -rf "$WORK/chrome-$2"
+    HOME=$WORK timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+        --user-data-dir="$WORK/chrome-$2" --virtual-time-budget=3000 --dump-dom "file://$WORK/$2-hover.html" \
+        >"$WORK/$2.dom" 2>/dev/null
+    grep -o 'canvas [0-9]*: [^<]*' "$WORK/$2.dom" >"$WORK/$2.roots"
+}
 
 if [ -z "$CHROME" ]; then
     skip "HTML pages in a browser" "no chromium on this machine (scripts/ensure-deps.sh installs it)"
@@ -322,6 +348,27 @@ if [ -n "$CHROME" ]; then
         "Showing the first 300 of 1000 groups" "split at the 1999 largest gaps" && [ -z "$miss" ] \
         && ok "html over many stacks in Chromium: says what it folded and what it does not list" \
         || bad "html over many stacks in Chromium:${miss:-} " "$WORK/many.why"
+fi
+
+# ------------- an NVTX pool: regions inside its segment are counted once
+# (tests/pools/nvtxpool.c leak: an 8 MiB segment, two 1 MiB regions left
+# registered, each a group of its own): the segment's group says what they
+# hold, and every picture of the page sums to the 8 MiB in use
+guarded NVTX_INJECTION64_PATH="$ROOT/$B/libgpumemguard.so" GPUMEM_REPORT="$WORK/nv" GPUMEM_REPORT_FORMAT=json,html "$T/nvtxpool" leak
+if jq -e '.devices[0].in_use == 8388608 and ([.live[] | select(.pool != null)] | .[0].regions_bytes) == 2097152
+          and ([.live[] | .bytes - (.regions_bytes // 0)] | add) == .devices[0].in_use' "$WORK/nv.json" >/dev/null \
+   && "$GMG" view "$WORK/nv.json" -o "$WORK/nv.view.html" >/dev/null 2>"$WORK/err" && cmp -s "$WORK/nv.view.html" "$WORK/nv.html"; then
+    ok "json: the group of an NVTX heap's segment carries regions_bytes (the regions' 2 MiB), so its groups sum to the 8 MiB in use"
+else bad "json: regions_bytes of an NVTX heap's segment" "$WORK/nv.json"; fi
+if [ -n "$CHROME" ]; then
+    miss=""
+    roots "$WORK/nv.html" nvroots
+    has "canvas 0: all / 8.0 MiB (8388608 bytes) in 3 allocations (100.0%)" "$WORK/nvroots.roots" || miss="$miss [live root: $(head -1 "$WORK/nvroots.roots")]"
+    has "canvas 1: all / 8.0 MiB (8388608 bytes) in 1 allocation (100.0%)" "$WORK/nvroots.roots" || miss="$miss [peak root]"
+    browse "$WORK/nv.html" nv || miss="$miss [not drawn]"
+    dom_has nv "Leaks: </b>2.0 MiB (2097152 bytes) in 2 allocations, 2 groups" "Retained by pools: </b>6.0 MiB (6291456 bytes) in 1 allocation, 1 group"
+    [ -z "$miss" ] && ok "html of an NVTX pool: the live flame graph's root and the sums by kind add to the 8 MiB in use, the regions not counted twice" \
+        || bad "html of an NVTX pool:$miss" "$WORK/nvroots.roots"
 fi
 
 # ------------------------------- names that are markup: shown, never run

@@ -71,18 +71,6 @@ static void owner_root(struct gmg_buf *b, const struct gmg_group *g)
     gmg_buf_put(b, "]", 1);
 }
 
-/* A group's bytes in the file: every line adds into the total, so a pool's
- * segments that NVTX regions lie in carry what the regions do not hold (the
- * regions have lines of their own), as the report's retained bytes do. */
-static uint64_t folded_bytes(const struct gmg_report *r, const struct gmg_group *g)
-{
-    uint64_t held = 0;
-    for (size_t k = 0; g->pool && k < r->nheaps; k++)
-        if (gmg_report_heap_group(r, k, g))
-            held += r->heapv[k].held;
-    return held < g->bytes ? g->bytes - held : 0;
-}
-
 /* Frames k = from, from - 1, ..., to (outermost first). */
 static int run(const struct gmg_report *r, struct gmg_buf *b, const struct gmg_stack *s, int from, int to, int first)
 {
@@ -103,7 +91,10 @@ void gmg_report_folded(const struct gmg_report *r, struct gmg_buf *b)
 {
     for (size_t i = 0; i < r->ngroups; i++) {
         const struct gmg_group *g = &r->groups[i];
-        uint64_t bytes = folded_bytes(r, g);
+        /* every line adds into the total: a pool's segment that NVTX regions
+         * lie in carries what the regions (lines of their own) do not hold,
+         * as the report's retained bytes do */
+        uint64_t bytes = g->bytes - gmg_report_group_regions(r, g);
         if (!gmg_group_is_allocation(g->family) || !bytes)
             continue;
         const struct gmg_stack *s = gmg_stack_get(g->stack);

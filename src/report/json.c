@@ -56,21 +56,27 @@ static void frames(const struct gmg_report *r, struct gmg_buf *b, uint32_t stack
 }
 
 /* A list of groups, as an array; with a cap, the groups past the `cap`
- * biggest are summed into a sibling "KEY_folded": {"groups", "bytes", "count"}. */
+ * biggest are summed into a sibling "KEY_folded": {"groups", "bytes",
+ * "count"}, and "regions_bytes" when some hold any. `regions`: the list
+ * holds NVTX regions as groups of their own (live and reclaimed, not what
+ * was live at a peak, which counts allocations the driver made only), and a
+ * group that holds a heap's segment says how much of it they hold. */
 static void group_array(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_group *g,
-                        size_t n, int alloc, size_t cap)
+                        size_t n, int alloc, size_t cap, int regions)
 {
     gmg_buf_printf(b, "[");
     int first = 1;
     size_t kept = 0;
-    uint64_t fold_groups = 0, fold_bytes = 0, fold_count = 0;
+    uint64_t fold_groups = 0, fold_bytes = 0, fold_count = 0, fold_regions = 0;
     for (size_t i = 0; i < n; i++) {
         if (gmg_group_is_allocation(g[i].family) != alloc)
             continue;
+        uint64_t held = regions ? gmg_report_group_regions(r, &g[i]) : 0;
         if (cap && kept == cap) {
             fold_groups++;
             fold_bytes += g[i].bytes;
             fold_count += g[i].count;
+            fold_regions += held;
             continue;
         }
         kept++;
@@ -87,15 +93,21 @@ static void group_array(const struct gmg_report *r, struct gmg_buf *b, const cha
             gmg_buf_json_str(b, g[i].pool);
             gmg_buf_printf(b, ",");
         }
+        if (held)
+            gmg_buf_printf(b, "\"regions_bytes\":%llu,", (unsigned long long)held);
         gmg_buf_printf(b, "\"frames\":");
         frames(r, b, g[i].stack);
         gmg_buf_printf(b, "}");
         first = 0;
     }
     gmg_buf_printf(b, "]");
-    if (fold_groups)
-        gmg_buf_printf(b, ",\"%s_folded\":{\"groups\":%llu,\"bytes\":%llu,\"count\":%llu}", key,
+    if (fold_groups) {
+        gmg_buf_printf(b, ",\"%s_folded\":{\"groups\":%llu,\"bytes\":%llu,\"count\":%llu", key,
                        (unsigned long long)fold_groups, (unsigned long long)fold_bytes, (unsigned long long)fold_count);
+        if (fold_regions) /* as view writes it (cli/view.c): the same page from either */
+            gmg_buf_printf(b, ",\"regions_bytes\":%llu", (unsigned long long)fold_regions);
+        gmg_buf_printf(b, "}");
+    }
 }
 
 /* The address map of a device's span: [offset from span_start, bytes,
@@ -112,10 +124,10 @@ static void frag_map(struct gmg_buf *b, const struct gmg_frag *f)
 
 /* A list of groups under `key` (group_array). */
 static void groups(const struct gmg_report *r, struct gmg_buf *b, const char *key, const struct gmg_group *g,
-                   size_t n, int alloc, size_t cap)
+                   size_t n, int alloc, size_t cap, int regions)
 {
     gmg_buf_printf(b, ",\n\"%s\":", key);
-    group_array(r, b, key, g, n, alloc, cap);
+    group_array(r, b, key, g, n, alloc, cap, regions);
 }
 
 /* [{"device","bytes","groups":[... as live[] ...]}]; cap as for live[]
@@ -127,7 +139,7 @@ static void at_peak(const struct gmg_report *r, struct gmg_buf *b, const char *k
     for (size_t i = 0; i < n; i++) {
         gmg_buf_printf(b, "%s\n {\"device\":%d,\"bytes\":%llu,\"groups\":", i ? "," : "", p[i].device,
                        (unsigned long long)p[i].bytes);
-        group_array(r, b, "groups", p[i].groups, p[i].ngroups, 1, cap);
+        group_array(r, b, "groups", p[i].groups, p[i].ngroups, 1, cap, 0);
         gmg_buf_printf(b, "}");
     }
     gmg_buf_printf(b, "]");
@@ -174,11 +186,11 @@ void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_
                    (unsigned long long)r->total_allocs, (unsigned long long)r->retained_bytes,
                    (unsigned long long)r->retained_allocs);
     gmg_report_json_owners(r, b);
-    groups(r, b, "live", r->groups, r->ngroups, 1, cap);
-    groups(r, b, "reclaimed", r->reclaimed, r->nreclaimed, 1, cap);
-    groups(r, b, "address_ranges", r->groups, r->ngroups, 0, cap);
+    groups(r, b, "live", r->groups, r->ngroups, 1, cap, 1);
+    groups(r, b, "reclaimed", r->reclaimed, r->nreclaimed, 1, cap, 1);
+    groups(r, b, "address_ranges", r->groups, r->ngroups, 0, cap, 0);
     if (r->has_growth)
-        groups(r, b, "growth", r->growth, r->ngrowth, 1, cap);
+        groups(r, b, "growth", r->growth, r->ngrowth, 1, cap, 0);
     else
         gmg_buf_printf(b, ",\n\"growth\":null");
     at_peak(r, b, "at_peak", r->at_peak, r->nat_peak, cap);

@@ -504,6 +504,15 @@ int gmg_report_heap_group(const struct gmg_report *r, size_t k, const struct gmg
            g->family == h->seg_family && g->device == h->device;
 }
 
+uint64_t gmg_report_group_regions(const struct gmg_report *r, const struct gmg_group *g)
+{
+    uint64_t held = 0;
+    for (size_t k = 0; g->pool && k < r->nheaps; k++)
+        if (gmg_report_heap_group(r, k, g))
+            held += r->heapv[k].held;
+    return held < g->bytes ? held : g->bytes;
+}
+
 static const char *heap_pool(const struct gmg_report *r, const struct gmg_group *g)
 {
     for (size_t i = 0; i < r->nheaps; i++) {

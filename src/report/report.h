@@ -302,6 +302,11 @@ void gmg_report_owners(struct gmg_report *r);
  * segment's stack, family and device? Only for the first heap over a
  * segment (the one whose `held` counts). */
 int gmg_report_heap_group(const struct gmg_report *r, size_t k, const struct gmg_group *g);
+/* The bytes of g's segments that NVTX regions hold (at most g's bytes): the
+ * regions are groups of their own, so that every picture that adds groups
+ * up (folded stacks, the page's flame graphs) counts g's bytes less these.
+ * 0 for a group that holds no heap's segment. */
+uint64_t gmg_report_group_regions(const struct gmg_report *r, const struct gmg_group *g);
 /* What is live now on `device` (-1: every device), as an exit report would
  * count it: unsuppressed leaks (live and reclaimed allocations that are no
  * pool's segment, NVTX regions included) and what pools retain (their

@@ -101,6 +101,10 @@
     return f ? frameDetail(f) : '(no stack recorded)';
   }
   function isRange(g) { return g.api === 'cuMemAddressReserve' || g.api === 'cuMemMap'; }
+  /* What a group adds to a total: a pool's segment that NVTX regions lie in
+   * less what they hold (regions_bytes), as the regions are groups of their
+   * own; so every picture sums to the bytes in use. A folded rest alike. */
+  function net(g) { return Math.max(0, (g.bytes || 0) - (g.regions_bytes || 0)); }
 
   /* ---- header ---- */
   var leaksWord = R.trigger === 'exit' ? 'leak' : 'live';
@@ -245,24 +249,24 @@
   function makeTree(groups, folded) {
     var root = { name: 'all', detail: '', bytes: 0, count: 0, kids: {}, kind: 'root' };
     groups.forEach(function (g) {
-      var node = root;
-      root.bytes += g.bytes; root.count += g.count;
+      var node = root, bytes = net(g);
+      root.bytes += bytes; root.count += g.count;
       var path = callPath(g.frames);
       path.forEach(function (f) {
         var key = (f.lang || '') + '\u0000' + frameDetail(f);
         var k = node.kids[key];
         if (!k) k = node.kids[key] = { name: frameName(f), detail: frameDetail(f), bytes: 0, count: 0, kids: {}, kind: f.lang || 'native' };
-        k.bytes += g.bytes; k.count += g.count;
+        k.bytes += bytes; k.count += g.count;
         node = k;
       });
       var leafKey = 'api\u0000' + g.api + g.device;
       var leaf = node.kids[leafKey];
       if (!leaf) leaf = node.kids[leafKey] = { name: g.api + ', device ' + g.device, detail: (g.pool ? 'retained by pool ' + g.pool : '') + (g.owner ? (g.pool ? '; ' : '') + 'owner ' + g.owner : ''), bytes: 0, count: 0, kids: {}, kind: 'api' };
-      leaf.bytes += g.bytes; leaf.count += g.count;
+      leaf.bytes += bytes; leaf.count += g.count;
     });
     if (folded && folded.groups) {
-      root.bytes += folded.bytes; root.count += folded.count;
-      root.kids['other'] = { name: 'other: ' + plural(folded.groups, 'smaller group'), detail: 'groups below the biggest, folded into one to keep the page small', bytes: folded.bytes, count: folded.count, kids: {}, kind: 'other' };
+      root.bytes += net(folded); root.count += folded.count;
+      root.kids['other'] = { name: 'other: ' + plural(folded.groups, 'smaller group'), detail: 'groups below the biggest, folded into one to keep the page small', bytes: net(folded), count: folded.count, kids: {}, kind: 'other' };
     }
     (function finish(n, parent, depth) {
       n.parent = parent; n.depth = depth;
@@ -424,7 +428,7 @@
     var rows = groupRows();
     var kids = [];
     var sums = {};
-    rows.forEach(function (r) { var s = sums[r.kind] || (sums[r.kind] = { bytes: 0, count: 0, groups: 0 }); s.bytes += r.g.bytes; s.count += r.g.count; s.groups++; });
+    rows.forEach(function (r) { var s = sums[r.kind] || (sums[r.kind] = { bytes: 0, count: 0, groups: 0 }); s.bytes += net(r.g); s.count += r.g.count; s.groups++; });
     var line = el('div', { cls: 'fragnums', id: 'gmg-kinds' });
     ['leak', 'live', 'retained', 'reclaimed', 'range'].forEach(function (k) {
       if (!sums[k]) return;
@@ -490,7 +494,8 @@
         tr.addEventListener('click', function () {
           if (open) { open.remove(); open = null; return; }
           var fr = (r.g.frames || []).map(function (f, i) { return (f.lang === 'python' ? '  ' : '  #' + i + ' ') + frameDetail(f); });
-          open = el('tr', {}, [el('td', { colspan: cols.length, cls: 'frames', text: size(r.g.bytes) + ' in ' + plural(r.g.count, 'allocation') + ' (' + r.g.api + ', device ' + r.g.device + ') allocated from:\n' + (fr.length ? fr.join('\n') : '  (no stack recorded)') })]);
+          var held = r.g.regions_bytes ? ' (' + size(r.g.regions_bytes) + ' of it held by NVTX regions, listed as groups of their own)' : '';
+          open = el('tr', {}, [el('td', { colspan: cols.length, cls: 'frames', text: size(r.g.bytes) + ' in ' + plural(r.g.count, 'allocation') + ' (' + r.g.api + ', device ' + r.g.device + ')' + held + ' allocated from:\n' + (fr.length ? fr.join('\n') : '  (no stack recorded)') })]);
           tr.after(open);
         });
         tbody.appendChild(tr);
@@ -514,7 +519,7 @@
       (R.live || []).forEach(function (g) {
         if (!g.owner) return;
         var o = by[g.owner] || (by[g.owner] = { owner: g.owner, bytes: 0, count: 0, retained: 0 });
-        o.bytes += g.bytes; o.count += g.count; if (g.pool) o.retained += g.bytes;
+        o.bytes += net(g); o.count += g.count; if (g.pool) o.retained += net(g);
       });
       list = Object.keys(by).map(function (k) { return by[k]; });
     }
