@@ -350,6 +350,22 @@ if [ -n "$CHROME" ]; then
         || bad "html over many stacks in Chromium:${miss:-} " "$WORK/many.why"
 fi
 
+# past 1000 groups that grew, and 1200 groups reclaimed by a context reset:
+# the page's growth line counts them all, and it says what it left out of
+# each list (tests/bench/stacks.c reset)
+guarded GPUMEM_REPORT="$WORK/manyr.%n" GPUMEM_REPORT_FORMAT=json,html "$T/stacks" 2400 1200 reset
+if [ -n "$CHROME" ]; then
+    miss=""
+    jq -e '(.reclaimed | length) == 1200' "$WORK/manyr.2.json" >/dev/null || miss="$miss [not 1200 reclaimed groups]"
+    browse "$WORK/manyr.1.html" manyr1 || miss="$miss [dump page not drawn]"
+    dom_has manyr1 "$(jq -r '"(\([.growth[].bytes] | add) bytes) in \([.growth[].count] | add) allocations, 1200 groups (200 smaller groups not listed in this page)"' "$WORK/manyr.1.json")"
+    browse "$WORK/manyr.2.html" manyr2 || miss="$miss [exit page not drawn]"
+    dom_has manyr2 "$(jq -r '([.reclaimed[1000:][].bytes] | add) as $b | ([.reclaimed[1000:][].count] | add) as $c
+                             | "200 smaller reclaimed groups (\($b / 1024 | floor).0 KiB (\($b) bytes) in \($c) allocations) are not listed in this page."' "$WORK/manyr.2.json")"
+    [ -z "$miss" ] && ok "html past 1000 groups grown or reclaimed: the growth line counts every group that grew, and the reclaimed rest is said in words" \
+        || bad "html of folded growth and reclaimed lists:$miss" "$WORK/manyr2.why"
+fi
+
 # ------------- an NVTX pool: regions inside its segment are counted once
 # (tests/pools/nvtxpool.c leak: an 8 MiB segment, two 1 MiB regions left
 # registered, each a group of its own): the segment's group says what they

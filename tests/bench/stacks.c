@@ -10,6 +10,9 @@
  *       stack's number, base 10, pick one of ten functions at each of
  *       ceil(log10 STACKS) levels); prints "SECONDS": the report's time
  *       ("-" without the guard).
+ *   stacks LIVE STACKS reset
+ *       the same, then resets the device's primary context: the exit
+ *       report lists them all reclaimed by context teardown.
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -17,6 +20,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static int levels;
@@ -50,8 +54,8 @@ static __attribute__((noinline)) void descend(int level, unsigned idx)
 
 int main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: stacks LIVE STACKS\n");
+    if (argc != 3 && !(argc == 4 && strcmp(argv[3], "reset") == 0)) {
+        fprintf(stderr, "usage: stacks LIVE STACKS [reset]\n");
         return 2;
     }
     long live = atol(argv[1]), stacks = atol(argv[2]);
@@ -77,5 +81,7 @@ int main(int argc, char **argv)
     dump();
     clock_gettime(CLOCK_MONOTONIC, &b);
     printf("%.3f\n", (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+    if (argc == 4)
+        cuDevicePrimaryCtxReset(0);
     return 0;
 }

@@ -126,9 +126,12 @@
     fact('allocations made', String(t.allocations_made || 0));
     if (t.unknown_frees) fact('unknown frees', String(t.unknown_frees));
     if (Array.isArray(R.growth)) {
-      var gb = 0, gc = 0;
+      /* every group that grew: those listed and the smaller ones folded */
+      var gb = 0, gc = 0, gn = R.growth.length, gf = R.growth_folded;
       R.growth.forEach(function (g) { gb += g.bytes; gc += g.count; });
-      fact('grew since the previous dump', size(gb) + ' in ' + plural(gc, 'allocation') + ', ' + plural(R.growth.length, 'group'), 'gmg-growth');
+      if (gf && gf.groups) { gb += gf.bytes; gc += gf.count; gn += gf.groups; }
+      fact('grew since the previous dump', size(gb) + ' in ' + plural(gc, 'allocation') + ', ' + plural(gn, 'group') +
+        (gf && gf.groups ? ' (' + plural(gf.groups, 'smaller group') + ' not listed in this page)' : ''), 'gmg-growth');
     }
     (R.devices || []).forEach(function (d) {
       var s = 'limit ' + (d.limit ? size(d.limit) : 'none') + ', in use ' + size(d.in_use) + ', peak ' + size(d.peak) +
@@ -381,7 +384,7 @@
     toDraw.push(f);
     var kids = [f];
     if (R.live_folded && R.live_folded.groups)
-      kids.unshift(el('p', { cls: 'note', text: plural(R.live_folded.groups, 'smaller group') + ' (' + size(R.live_folded.bytes) + ') are folded into "other" to keep this page small; the JSON report lists them all.' }));
+      kids.unshift(el('p', { cls: 'note', text: plural(R.live_folded.groups, 'smaller group') + ' (' + size(net(R.live_folded)) + ') are folded into "other" to keep this page small; the JSON report lists them all.' }));
     app.appendChild(card('Live memory by call stack', kids));
     var peaks = [];
     if (!Array.isArray(R.at_peak)) {
@@ -505,8 +508,11 @@
     }
     filter.addEventListener('input', render);
     render();
-    var folded = R.live_folded;
-    if (folded && folded.groups) kids.push(el('p', { cls: 'note', text: plural(folded.groups, 'smaller live group') + ' (' + size(folded.bytes) + ' in ' + plural(folded.count, 'allocation') + ') are not listed in this page.' }));
+    /* each list's folded rest, said as the live list's is */
+    [['live_folded', 'live'], ['reclaimed_folded', 'reclaimed'], ['address_ranges_folded', 'address range']].forEach(function (w) {
+      var folded = R[w[0]];
+      if (folded && folded.groups) kids.push(el('p', { cls: 'note', text: plural(folded.groups, 'smaller ' + w[1] + ' group') + ' (' + size(net(folded)) + ' in ' + plural(folded.count, 'allocation') + ') are not listed in this page.' }));
+    });
     app.appendChild(card('Groups, by call stack', kids));
   }
 
