@@ -204,11 +204,25 @@ head -c 300 "$FJ" >"$WORK/cut.json"
 jq -c '.schema = 99' "$FJ" >"$WORK/newer.json"
 printf '[1,2]' >"$WORK/array.json"
 printf '{"tool":"gpumemguard" "schema":1}' >"$WORK/nocomma.json"
+# JSON with the report's tool and schema but not its shape: the page would
+# draw a clean run of nothing, or its script would throw
+printf '{"tool":"gpumemguard","schema":1}' >"$WORK/bare.json"
+jq -c '.devices = 5' "$FJ" >"$WORK/devnum.json"
+jq -c '.live[0].frames = [null]' "$FJ" >"$WORK/nullframe.json"
+jq -c '.timeline = {"devices": [{"device": 0}]}' "$FJ" >"$WORK/nosamples.json"
+jq -c '.live[1].bytes = "12"' "$FJ" >"$WORK/strbytes.json"
+jq -c '. + {"liv\u0065": 7}' "$FJ" | sed 's/"live":7/"liv\\u0065":7/' >"$WORK/escaped.json"
 miss=""
 for c in "text:is not a gpumemguard JSON report: not JSON" "other:is JSON but not a gpumemguard report" \
          "cut:is not a gpumemguard JSON report: not JSON (" "array:is not a gpumemguard JSON report" \
          "newer:is a report of schema 99, which this gpumemguard" "missing:cannot read $WORK/missing.json" \
-         "nocomma:not JSON (',' or '}' expected at byte 22)"; do
+         "nocomma:not JSON (',' or '}' expected at byte 22)" \
+         "bare:is not a whole gpumemguard report: .trigger is missing (a string is expected)" \
+         "devnum:is not a whole gpumemguard report: .devices is a whole number of 0 or more, where a list is expected" \
+         "nullframe:is not a whole gpumemguard report: .live[0].frames[0] is null, where an object is expected" \
+         "nosamples:is not a whole gpumemguard report: .timeline.devices[0].samples is missing (a list is expected)" \
+         "strbytes:is not a whole gpumemguard report: .live[1].bytes is a string, where a whole number of 0 or more is expected" \
+         "escaped:is not a whole gpumemguard report: .live is a whole number of 0 or more, where a list is expected"; do
     f=${c%%:*}; msg=${c#*:}
     rm -f "$WORK/$f.html"
     "$GMG" view "$WORK/$f.json" >"$WORK/out" 2>"$WORK/err"; rc=$?
@@ -230,7 +244,7 @@ done
 # an endless input that is no report: refused at its first byte, not read to the end of memory
 ( [ -n "${GMG_SANITIZER:-}" ] || ulimit -v 1048576; timeout 20 "$GMG" view /dev/zero -o "$WORK/zero.html" ) >"$WORK/out" 2>"$WORK/err"; rc=$?
 { [ $rc = 1 ] && has "not JSON (a JSON object expected at byte 0)" "$WORK/err" && [ ! -e "$WORK/zero.html" ]; } || miss="$miss zero(rc $rc)"
-[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a newer schema, a missing file, /dev/zero and a page over the report itself: status 1, a message saying which, no page" \
+[ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a report without its parts or with one of another type (a list as a number, a null frame, a series without samples, bytes as a string, a key written with an escape), a newer schema, a missing file, /dev/zero and a page over the report itself: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
 # a page that cannot be written: status 1 and why; a device is never removed
 if [ -c /dev/full ] && [ -w /dev/full ]; then

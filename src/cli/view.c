@@ -1,8 +1,10 @@
 /*
  * view.c - see view.h. The file must be one well-formed JSON document (a
  * strict reader below: RFC 8259, nesting at most 512 deep) whose top-level
- * object says "tool": "gpumemguard" and a "schema" this command knows;
- * anything else is refused with a message saying which, and status 1.
+ * object says "tool": "gpumemguard" and a "schema" this command knows,
+ * and whose parts the page reads have a report's types (report_shape);
+ * anything else is refused with a message saying which, and status 1. The
+ * page gets the report with its lists cut as the run's page cuts them.
  */
 #define _GNU_SOURCE
 #include "cli/view.h"
@@ -238,24 +240,30 @@ static const char *sws(const char *p)
     return p;
 }
 
-/* Just past the value at p. */
+/* Just past the value at p. (strcspn: read_all ends the document with a
+ * NUL, and a report of hundreds of megabytes is walked a few times.) */
 static const char *skip(const char *p)
 {
     if (*p == '"') {
-        for (p++; *p != '"'; p++)
-            if (*p == '\\')
-                p++;
-        return p + 1;
+        for (p++;; p += 2) {
+            p += strcspn(p, "\"\\");
+            if (*p == '"')
+                return p + 1;
+        }
     }
     if (*p == '{' || *p == '[') {
         int depth = 0;
-        for (;; p++) {
-            if (*p == '"')
-                p = skip(p) - 1;
-            else if (*p == '{' || *p == '[')
+        for (;;) {
+            p += strcspn(p, "\"{}[]");
+            if (*p == '"') {
+                p = skip(p);
+                continue;
+            }
+            if (*p == '{' || *p == '[')
                 depth++;
-            else if ((*p == '}' || *p == ']') && --depth == 0)
+            else if (--depth == 0)
                 return p + 1;
+            p++;
         }
     }
     while (!strchr(",]} \t\n\r", *p)) /* a number or a literal: an object or array follows it */
@@ -324,6 +332,342 @@ static int key_is(const struct member *m, const char *want)
             return 0;
     }
     return !*want;
+}
+
+/* ---- the shape of a report: what the page reads ----
+ * The page draws whatever JSON it is given; a value of another type than a
+ * report's (a number for a list, null for a frame) would make its script
+ * throw, and a document without the report's parts would read as a clean
+ * run. So every key the page reads is checked for its type, the ones every
+ * report has for being there, down to each frame and sample. */
+
+enum { T_NULL = 1, T_BOOL = 2, T_UINT = 4, T_INT = 8, T_NUM = 16, T_STR = 32, T_ARR = 64, T_OBJ = 128 };
+
+static unsigned type_of(const char *v)
+{
+    switch (*v) {
+    case '{': return T_OBJ;
+    case '[': return T_ARR;
+    case '"': return T_STR;
+    case 't': case 'f': return T_BOOL;
+    case 'n': return T_NULL;
+    default: break;
+    }
+    const char *e = skip(v);
+    for (const char *p = v; p < e; p++)
+        if (*p == '.' || *p == 'e' || *p == 'E')
+            return T_NUM;
+    return *v == '-' ? T_INT | T_NUM : T_UINT | T_INT | T_NUM;
+}
+
+static const char *type_name(unsigned t)
+{
+    return t & T_OBJ ? "an object" : t & T_ARR ? "a list" : t & T_STR ? "a string" : t & T_BOOL ? "true or false" :
+           t & T_NULL ? "null" : t & T_UINT ? "a whole number of 0 or more" : t & T_INT ? "a negative whole number" :
+           "a number";
+}
+
+struct shape {
+    char path[256];     /* where the check is, as jq writes it: .live[3].frames */
+    size_t len;
+    char why[512];      /* the first thing wrong */
+};
+
+static size_t enter(struct shape *c, const char *fmt, const char *key, size_t i)
+{
+    size_t was = c->len;
+    int w = key ? snprintf(c->path + c->len, sizeof c->path - c->len, fmt, key)
+                : snprintf(c->path + c->len, sizeof c->path - c->len, fmt, i);
+    if (w > 0)
+        c->len = c->len + (size_t)w < sizeof c->path ? c->len + (size_t)w : sizeof c->path - 1;
+    return was;
+}
+
+static void leave(struct shape *c, size_t was)
+{
+    c->len = was;
+    c->path[was] = 0;
+}
+
+static int wrong(struct shape *c, const char *what)
+{
+    if (!c->why[0])
+        snprintf(c->why, sizeof c->why, "%s %s", c->len ? c->path : "the document", what);
+    return -1;
+}
+
+/* "a string or null": the types of mask t, the loosest number only. */
+static void types_said(char *out, size_t n, unsigned t)
+{
+    static const unsigned order[] = { T_OBJ, T_ARR, T_STR, T_BOOL, T_NUM, T_INT, T_UINT, T_NULL };
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        unsigned b = order[i];
+        if (!(t & b) || ((b == T_INT || b == T_UINT) && (t & T_NUM)) || (b == T_UINT && (t & T_INT)))
+            continue;
+        size_t len = strlen(out);
+        snprintf(out + len, n - len, "%s%s", len ? " or " : "", b == T_INT ? "a whole number" : type_name(b));
+    }
+}
+
+/* A value of one of the types `t`: 0, or -1 with what is wrong. */
+static int is(struct shape *c, const char *v, unsigned t)
+{
+    unsigned got = type_of(v);
+    if (got & t)
+        return 0;
+    char want[96], what[160];
+    types_said(want, sizeof want, t);
+    snprintf(what, sizeof what, "is %s, where %s is expected", type_name(got), want);
+    return wrong(c, what);
+}
+
+static int missing(struct shape *c, unsigned t)
+{
+    char want[96], what[160];
+    types_said(want, sizeof want, t);
+    snprintf(what, sizeof what, "is missing (%s is expected)", want);
+    return wrong(c, what);
+}
+
+struct field {
+    const char *key;
+    unsigned types;
+    int required;
+};
+
+/* The object at v: each field's value (the last of a repeated key, as
+ * JSON.parse keeps it) into val[], checked for its types and, when
+ * required, for being there. */
+static int fields(struct shape *c, const char *v, const struct field *f, size_t n, const char **val)
+{
+    if (is(c, v, T_OBJ) < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        val[i] = NULL;
+    const char *p = v;
+    struct member m;
+    while (next_member(&p, &m))
+        for (size_t i = 0; i < n; i++)
+            if (key_is(&m, f[i].key))
+                val[i] = m.v;
+    for (size_t i = 0; i < n; i++) {
+        size_t was = enter(c, ".%s", f[i].key, 0);
+        int bad = val[i] ? is(c, val[i], f[i].types) : f[i].required ? missing(c, f[i].types) : 0;
+        leave(c, was);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
+#define FIELDS(c, v, f, val) fields(c, v, f, sizeof f / sizeof *f, val)
+
+/* Each element of the list at v (NULL or null: none) through check(). */
+static int each(struct shape *c, const char *v, int (*check)(struct shape *, const char *))
+{
+    if (!v || *v == 'n')
+        return 0;
+    const char *p = v, *e;
+    for (size_t i = 0; next_elem(&p, &e); i++) {
+        size_t was = enter(c, "[%zu]", NULL, i);
+        int bad = check(c, e);
+        leave(c, was);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
+/* check() of the value of member `key` (NULL: none), or each() of it. */
+static int one_in(struct shape *c, const char *key, const char *v, int (*check)(struct shape *, const char *))
+{
+    size_t was = enter(c, ".%s", key, 0);
+    int bad = v && *v != 'n' ? check(c, v) : 0;
+    leave(c, was);
+    return bad;
+}
+
+static int each_in(struct shape *c, const char *key, const char *v, int (*check)(struct shape *, const char *))
+{
+    size_t was = enter(c, ".%s", key, 0);
+    int bad = each(c, v, check);
+    leave(c, was);
+    return bad;
+}
+
+static int frame(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "lang", T_STR, 1 }, { "function", T_STR | T_NULL, 1 }, { "file", T_STR | T_NULL, 0 },
+        { "line", T_INT, 0 }, { "module", T_STR | T_NULL, 0 }, { "offset", T_STR, 0 }, { "pc", T_STR, 0 },
+        { "unloaded", T_BOOL, 0 }, { "left_out", T_UINT, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val);
+}
+
+static int group(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "bytes", T_UINT, 1 }, { "count", T_UINT, 1 }, { "api", T_STR, 1 }, { "device", T_INT, 1 },
+        { "frames", T_ARR, 1 }, { "stack_id", T_UINT, 0 }, { "owner", T_STR | T_NULL, 0 },
+        { "pool", T_STR | T_NULL, 0 }, { "regions_bytes", T_UINT, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val) < 0 ? -1 : each_in(c, "frames", val[4], frame);
+}
+
+static int folded(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "groups", T_UINT, 1 }, { "bytes", T_UINT, 1 }, { "count", T_UINT, 1 }, { "regions_bytes", T_UINT, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val);
+}
+
+static int peak(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "device", T_INT, 1 }, { "bytes", T_UINT, 1 }, { "groups", T_ARR, 1 }, { "groups_folded", T_OBJ, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val) < 0 || each_in(c, "groups", val[2], group) < 0 ||
+           one_in(c, "groups_folded", val[3], folded) < 0 ? -1 : 0;
+}
+
+static int device(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "device", T_INT, 1 }, { "limit", T_UINT, 1 }, { "in_use", T_UINT, 1 }, { "peak", T_UINT, 1 },
+        { "refused", T_UINT, 0 }, { "driver_oom", T_UINT, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val);
+}
+
+static int sample(struct shape *c, const char *v)
+{
+    if (is(c, v, T_ARR) < 0)
+        return -1;
+    const char *p = v, *e;
+    size_t n = 0;
+    while (next_elem(&p, &e))
+        if (n++ < 2 && is(c, e, T_NUM) < 0)
+            return -1;
+    return n < 2 ? wrong(c, "is a sample without its time and bytes") : 0;
+}
+
+static int series(struct shape *c, const char *v)
+{
+    static const struct field f[] = { { "device", T_INT, 1 }, { "samples", T_ARR, 1 } };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val) < 0 ? -1 : each_in(c, "samples", val[1], sample);
+}
+
+static int event(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "t_ms", T_NUM, 1 }, { "kind", T_STR, 1 }, { "device", T_INT, 1 }, { "bytes", T_UINT, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val);
+}
+
+static int timeline(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "devices", T_ARR, 1 }, { "group", T_ARR | T_NULL, 0 }, { "events", T_ARR, 0 },
+        { "start_unix_ms", T_NUM, 0 }, { "interval_ms", T_NUM, 0 }, { "events_dropped", T_UINT, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    if (FIELDS(c, v, f, val) < 0)
+        return -1;
+    return each_in(c, "devices", val[0], series) < 0 || each_in(c, "group", val[1], series) < 0 ||
+           each_in(c, "events", val[2], event) < 0 ? -1 : 0;
+}
+
+static int block(struct shape *c, const char *v)
+{
+    if (is(c, v, T_ARR) < 0)
+        return -1;
+    const char *p = v, *e;
+    size_t n = 0;
+    while (next_elem(&p, &e))
+        if (n++ < 4 && is(c, e, T_NUM) < 0)
+            return -1;
+    return n < 4 ? wrong(c, "is a block without its offset, bytes, allocations and granted bytes") : 0;
+}
+
+static int frag(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "device", T_INT, 1 }, { "live_allocations", T_UINT, 1 }, { "granted_bytes", T_UINT, 1 },
+        { "span_start", T_STR, 1 }, { "span_end", T_STR, 1 }, { "span_bytes", T_UINT, 1 }, { "gaps", T_UINT, 1 },
+        { "gap_bytes", T_UINT, 1 }, { "largest_gap", T_UINT, 1 }, { "span_utilisation", T_NUM, 1 },
+        { "rounding_waste", T_UINT, 1 }, { "map", T_ARR, 0 }, { "map_merged", T_BOOL, 0 },
+        { "device_free", T_UINT | T_NULL, 0 }, { "device_total", T_UINT | T_NULL, 0 },
+        { "device_free_from", T_STR | T_NULL, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val) < 0 ? -1 : each_in(c, "map", val[11], block);
+}
+
+static int totals(struct shape *c, const char *v)
+{
+    static const struct field f[] = {
+        { "live_bytes", T_UINT, 1 }, { "live_allocations", T_UINT, 1 }, { "reclaimed_bytes", T_UINT, 0 },
+        { "reclaimed_allocations", T_UINT, 0 }, { "refused", T_UINT, 0 }, { "unknown_frees", T_UINT, 0 },
+        { "allocations_made", T_UINT, 0 }, { "retained_bytes", T_UINT, 0 }, { "retained_allocations", T_UINT, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val);
+}
+
+static int owner(struct shape *c, const char *v)
+{
+    return is(c, v, T_OBJ);
+}
+
+static int text(struct shape *c, const char *v)
+{
+    return is(c, v, T_STR);
+}
+
+static int group_info(struct shape *c, const char *v)
+{
+    static const struct field f[] = { { "name", T_STR, 1 }, { "members", T_UINT, 1 }, { "devices", T_ARR, 0 } };
+    const char *val[sizeof f / sizeof *f];
+    return FIELDS(c, v, f, val) < 0 ? -1 : each_in(c, "devices", val[2], device);
+}
+
+/* The whole report: 0, or -1 with c->why saying what is wrong where. */
+static int report_shape(struct shape *c, const char *json)
+{
+    static const struct field f[] = {
+        { "tool", T_STR, 1 }, { "schema", T_NUM, 1 }, { "trigger", T_STR, 1 }, { "pid", T_INT, 1 },
+        { "exe", T_STR | T_NULL, 1 }, { "devices", T_ARR, 1 }, { "totals", T_OBJ, 1 }, { "live", T_ARR, 1 },
+        { "reclaimed", T_ARR, 0 }, { "address_ranges", T_ARR, 0 }, { "growth", T_ARR | T_NULL, 0 },
+        { "live_folded", T_OBJ, 0 }, { "reclaimed_folded", T_OBJ, 0 }, { "address_ranges_folded", T_OBJ, 0 },
+        { "growth_folded", T_OBJ, 0 }, { "at_peak", T_ARR | T_NULL, 0 }, { "at_peak_since_dump", T_ARR | T_NULL, 0 },
+        { "group", T_OBJ | T_NULL, 0 }, { "timeline", T_OBJ | T_NULL, 0 }, { "fragmentation", T_ARR, 0 },
+        { "owners", T_ARR | T_NULL, 0 }, { "incomplete", T_ARR, 0 }, { "version", T_STR, 0 }, { "dump", T_UINT, 0 },
+        { "cmdline", T_STR | T_NULL, 0 }, { "dynamic_symbols_only", T_BOOL, 0 },
+        { "debuginfo_error", T_STR | T_NULL, 0 },
+    };
+    const char *val[sizeof f / sizeof *f];
+    if (FIELDS(c, json, f, val) < 0)
+        return -1;
+    if (one_in(c, "totals", val[6], totals) < 0 || each_in(c, "devices", val[5], device) < 0)
+        return -1;
+    for (size_t i = 0; i < 4; i++) /* live, reclaimed, address_ranges, growth and their folded rests */
+        if (each_in(c, f[7 + i].key, val[7 + i], group) < 0 || one_in(c, f[11 + i].key, val[11 + i], folded) < 0)
+            return -1;
+    return each_in(c, "at_peak", val[15], peak) < 0 || each_in(c, "at_peak_since_dump", val[16], peak) < 0 ||
+           one_in(c, "group", val[17], group_info) < 0 || one_in(c, "timeline", val[18], timeline) < 0 ||
+           each_in(c, "fragmentation", val[19], frag) < 0 || each_in(c, "owners", val[20], owner) < 0 ||
+           each_in(c, "incomplete", val[21], text) < 0 ? -1 : 0;
 }
 
 /* ---- the page's copy: each list cut as the run's page cuts it ---- */
@@ -433,6 +777,17 @@ static char *read_all(const char *path, size_t *n)
     int err = errno;
     if (f != stdin)
         fclose(f);
+    if (p && len == cap) { /* room for the NUL that ends it (the walk after the check reads to it) */
+        char *q = realloc(p, cap + 1);
+        if (!q) {
+            free(p);
+            p = NULL;
+            err = ENOMEM;
+        }
+        p = q;
+    }
+    if (p)
+        p[len] = 0;
     errno = err;
     *n = len;
     return p;
@@ -507,6 +862,12 @@ int gmg_view_main(int argc, char **argv)
         fprintf(stderr, "gpumemguard view: %s is a report of schema %g, which this gpumemguard (%s) cannot read: it "
                 "reads schema 1 to %d; use the gpumemguard that wrote it, or a newer one\n", in, r.schema,
                 GPUMEMGUARD_VERSION, GMG_REPORT_SCHEMA);
+        free(json);
+        return 1;
+    }
+    struct shape c = { .len = 0 };
+    if (report_shape(&c, json) < 0) {
+        fprintf(stderr, "gpumemguard view: %s is not a whole gpumemguard report: %s\n", in, c.why);
         free(json);
         return 1;
     }
