@@ -39,18 +39,33 @@
   function empty(text) { return el('p', { cls: 'empty', text: text }); }
   function card(title, kids) { return el('section', { cls: 'card' }, [el('h2', { text: title })].concat(kids)); }
 
-  /* Sizes as the text report writes them: "3.0 MiB (3145728 bytes)". */
-  var UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  /* Sizes as the text report writes them, to the character (gmg_fmt_size in
+   * src/base/buf.c): "3.0 MiB (3145728 bytes)"; 1048575 bytes is 1.0 MiB,
+   * not 1024.0 KiB; a tenth that ties rounds to even, as printf's "%.1f"
+   * does (2359296 bytes, 2.25 MiB exactly, is 2.2 MiB). */
+  var UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
+  function tenths(v) {
+    /* v is a whole number of quarters exactly when v * 10 ends in .5 (v is
+       bytes over a power of two, so v * 4 and then v * 10 are exact) */
+    if (Number.isInteger(v * 4) && (v * 4) % 2 === 1) {
+      var t = Math.floor(v * 10);
+      if (t % 2) t++;
+      return Math.floor(t / 10) + '.' + (t % 10);
+    }
+    return v.toFixed(1); /* exact otherwise: the nearest tenth of v's value */
+  }
   function short(n) {
     n = Number(n) || 0;
     if (n < 1024) return n + (n === 1 ? ' byte' : ' bytes');
-    var u = -1;
-    do { n /= 1024; u++; } while (n >= 1024 && u < UNITS.length - 1);
-    return n.toFixed(1) + ' ' + UNITS[u];
+    var v = n / 1024, u = 0;
+    while (v >= 1023.95 && u < UNITS.length - 1) { v /= 1024; u++; }
+    return tenths(v) + ' ' + UNITS[u];
   }
+  /* the bytes in full: past 2^53 a number's every digit, not its shortest form */
+  function whole(n) { return Number.isSafeInteger(n) || !Number.isInteger(n) ? String(n) : BigInt(n).toString(); }
   function size(n) {
     n = Number(n) || 0;
-    return n < 1024 ? short(n) : short(n) + ' (' + n + ' bytes)';
+    return n < 1024 ? short(n) : short(n) + ' (' + whole(n) + ' bytes)';
   }
   function plural(n, word) { return n + ' ' + word + (Number(n) === 1 ? '' : 's'); }
   function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(a / b < 0.1 ? 2 : 1) + '%' : '-'; }
