@@ -246,6 +246,13 @@ done
 { [ $rc = 1 ] && has "not JSON (a JSON object expected at byte 0)" "$WORK/err" && [ ! -e "$WORK/zero.html" ]; } || miss="$miss zero(rc $rc)"
 [ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a report without its parts or with one of another type (a list as a number, a null frame, a series without samples, bytes as a string, a key written with an escape), a newer schema, a missing file, /dev/zero and a page over the report itself: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
+# the page a view writes is mode 0600, as the run's (whatever the umask); a
+# page written over keeps its file's mode
+rm -f "$WORK/mode.html"; printf 'old\n' >"$WORK/mode644.html"; chmod 0644 "$WORK/mode644.html"
+if (umask 022; "$GMG" view "$FJ" -o "$WORK/mode.html" >/dev/null 2>&1 && "$GMG" view "$FJ" -o "$WORK/mode644.html" >/dev/null 2>&1) \
+   && [ "$(stat -c %a "$WORK/mode.html")" = 600 ] && [ "$(stat -c %a "$WORK/mode644.html")" = 644 ] && cmp -s "$WORK/mode644.html" "$FH"; then
+    ok "view writes its page mode 0600 under umask 022, as the run writes it; a file written over keeps its mode"
+else bad "view's page mode: $(stat -c %a "$WORK/mode.html" "$WORK/mode644.html" 2>&1 | tr '\n' ' ')"; fi
 # a page that cannot be written: status 1 and why; a device is never removed
 if [ -c /dev/full ] && [ -w /dev/full ]; then
     "$GMG" view "$FJ" -o /dev/full >"$WORK/out" 2>"$WORK/err"; rc=$?

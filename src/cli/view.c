@@ -15,6 +15,7 @@
 #include "base/page.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -913,7 +914,12 @@ int gmg_view_main(int argc, char **argv)
             rc = 1;
         }
     } else {
-        FILE *f = fopen(out, "wb");
+        /* mode 0600, as the run writes the same report and page (a program's
+         * names and paths); a file that is there keeps its own mode */
+        int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+        if (fd >= 0 && !f)
+            close(fd);
         struct stat st;
         int regular = f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
         int ok = f && fwrite(page.p, 1, page.len, f) == page.len;
