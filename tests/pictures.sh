@@ -335,6 +335,17 @@ if "$GMG" view "$WORK/big.json" -o "$WORK/big.html" >/dev/null 2>"$WORK/err" && 
     else bad "html timeline scale: script error or not drawn" "$WORK/big.why"; fi
 elif [ -n "$CHROME" ]; then bad "view of a report with a huge refusal" "$WORK/err"; fi
 
+# a device that held nothing: an axis of five distinct sizes from 0 bytes
+jq '.devices = [(.devices[0] | .device = 0 | .limit = 0 | .in_use = 0 | .peak = 0)]
+    | .timeline = {"start_unix_ms": 1764072000000, "interval_ms": 10, "group": null, "events": [],
+                   "devices": [{"device": 0, "samples": [[0,0],[10,0],[20,0]]}]}' "$FJ" >"$WORK/zero.json"
+if [ -n "$CHROME" ] && "$GMG" view "$WORK/zero.json" -o "$WORK/zero.html" >/dev/null 2>"$WORK/err" && browse "$WORK/zero.html" zeroaxis; then
+    axis=$(grep -o '<text x="64"[^>]*>[^<]*</text>' "$WORK/zeroaxis.dom" | sed 's/<[^>]*>//g' | tr '\n' '|')
+    [ "$axis" = "0 bytes|256 bytes|512 bytes|768 bytes|1.0 KiB|" ] \
+        && ok "html timeline of a device that held nothing: an axis of 0 bytes to 1.0 KiB" \
+        || bad "html timeline of a device that held nothing: axis $axis" "$WORK/zeroaxis.why"
+elif [ -n "$CHROME" ]; then bad "view of a device that held nothing" "$WORK/err"; fi
+
 # ------------------------------------- a clean run: every section says so
 guarded GPUMEM_REPORT="$WORK/clean.html" GPUMEM_REPORT_FORMAT=html "$T/apitest" direct nulls
 if [ -n "$CHROME" ] && [ -s "$WORK/clean.html" ]; then

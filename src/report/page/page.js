@@ -190,7 +190,9 @@
       return [empty('No samples for this device: the run ended before the first sample was taken.')];
     var samples = series ? series.samples : [];
     var gsamples = gseries ? gseries.samples : [];
-    var tmax = 1, ymax = Math.max(1, dev.peak || 0, dev.limit || 0);
+    /* at least 1 KiB: a device that held nothing (or a few bytes) gets an
+       axis of five distinct sizes, not "0 bytes | 0 bytes | 1 byte ..." */
+    var tmax = 1, ymax = Math.max(1024, dev.peak || 0, dev.limit || 0);
     samples.concat(gsamples).forEach(function (s) { tmax = Math.max(tmax, s[0]); ymax = Math.max(ymax, s[1]); });
     /* a peak's bytes are in use; a refusal's or an out of memory's are the call's (marked at the top): a
        refused 1 TiB must not flatten the in-use line */
