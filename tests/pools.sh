@@ -321,6 +321,27 @@ if [ $rc = 23 ] && has "nvtxpool heap handle is its address: yes" "$WORK/out" &&
     ok "NVTX: nvtxMemHeapRegister returns the heap's address, and a region registered in the heap named by its address is its"
 else bad "NVTX: heap by address (rc $rc)" "$WORK/err"; fi
 
+# memviz: a heap's segment with no region registered is the pool's cached
+# room (inactive); a heap over mapped physical memory (expandable segments)
+# is a segment too; torch's segment_pool_id and allocator_settings are there
+nv GPUMEM_REPORT_FORMAT=memviz,json GPUMEM_REPORT="$WORK/nvmc" "$T/nvtxpool" clean
+cp "$WORK/nvmc.pickle" "$WORK/nvmc.keep.pickle"; cp "$WORK/nvmc.json" "$WORK/nvmc.keep.json"
+nv GPUMEM_REPORT_FORMAT=memviz,json GPUMEM_REPORT="$WORK/nvmv" "$T/nvtxpool" vmm
+got=$(python3 - "$WORK/nvmc.keep.pickle" "$WORK/nvmv.pickle" <<'PY' 2>&1
+import pickle, sys
+for f in sys.argv[1:]:
+    s = pickle.load(open(f, "rb"))
+    print(s["allocator_settings"], [(seg["total_size"], seg["is_expandable"], seg["segment_pool_id"], seg["allocated_size"],
+           [(b["state"], b["size"]) for b in seg["blocks"]]) for seg in s["segments"]])
+PY
+)
+want="{} [(8388608, False, (0, 0), 0, [('inactive', 8388608)])]
+{} [(4194304, True, (0, 0), 0, [('inactive', 4194304)])]"
+if [ "$got" = "$want" ] && python3 tests/python/memviz_read.py "$WORK/nvmc.keep.pickle" "$WORK/nvmc.keep.json" >"$WORK/out" 2>&1 \
+   && python3 tests/python/memviz_read.py "$WORK/nvmv.pickle" "$WORK/nvmv.json" >>"$WORK/out" 2>&1; then
+    ok "memviz: a heap's segment with no region is the pool's room (inactive); a heap over mapped memory is an expandable segment; segment_pool_id and allocator_settings as torch writes them"
+else bad "memviz of a pool's empty segment and of a heap over mapped memory: $got" "$WORK/out"; fi
+
 # memviz: regions left outside any allocation (their segment freed) are
 # segments of their own in their place: by device, then address
 nv GPUMEM_REPORT_FORMAT=memviz GPUMEM_REPORT="$WORK/orph.pickle" "$T/nvtxpool" orphan

@@ -4,21 +4,23 @@
  *
  *   {"segments": [{"device", "address", "total_size", "allocated_size",
  *                  "active_size", "requested_size", "stream", "segment_type",
- *                  "is_expandable", "frames",
+ *                  "is_expandable", "segment_pool_id": (0, 0), "frames",
  *                  "blocks": [{"address", "size", "requested_size",
  *                              "state": "active_allocated", "frames"}]}],
- *    "device_traces": [[], ...]}                       (one list per device)
+ *    "device_traces": [[], ...],                       (one list per device)
+ *    "allocator_settings": {}}
  *
  * A segment is one live allocation of the driver's allocator (the device
  * pointers fragmentation counts), by device and address, its size granted
  * (the request rounded up to 512 bytes). Its blocks tile it: the NVTX
  * regions a pool registered inside it (active_allocated, each with the
  * stack that registered it) and the room between them (inactive, no
- * frames); an allocation with no region is one block, itself. Frames are {"filename", "line", "name"}, innermost
+ * frames); an allocation with no region is one block, itself; an NVTX
+ * heap over mapped physical memory is a segment too, expandable. Frames are {"filename", "line", "name"}, innermost
  * first: the native frames, then the Python ones. memory_viz's own reader
  * (MemoryViz.js) knows only some opcodes: this writes PROTO 2, EMPTY_DICT,
  * EMPTY_LIST, MARK, SETITEMS, APPENDS, BINUNICODE, BININT1, BININT2,
- * BININT, LONG1, NEWFALSE, LONG_BINPUT and LONG_BINGET (a stack's frames
+ * BININT, LONG1, NEWTRUE, NEWFALSE, TUPLE2, LONG_BINPUT and LONG_BINGET (a stack's frames
  * are written once and fetched from the memo after), and never the
  * "category" key. No history is recorded, so device_traces are empty.
  */
@@ -206,14 +208,15 @@ static int by_place(const void *x, const void *y, void *arg)
 /* A segment: a live allocation of the driver's allocator. Its blocks tile
  * it: the NVTX regions registered inside it (`reg`, by address), each
  * with the stack that registered it, and the room between them; an
- * allocation without regions is one block. */
+ * allocation without regions is one block, unless an NVTX heap lies over
+ * it (`pooled`): then its room is inactive, as a pool's cached segment. */
 static void segment(const struct gmg_report *r, struct gmg_buf *b, struct seen *seen, const struct gmg_live *a,
-                    const struct gmg_live *const *reg, size_t nreg)
+                    const struct gmg_live *const *reg, size_t nreg, int pooled)
 {
     uint64_t granted = granted_of(a->size), active = 0;
     for (size_t k = 0; k < nreg; k++)
         active += reg[k]->size;
-    if (!nreg)
+    if (!nreg && !pooled)
         active = granted;
     op(b, '}');
     op(b, '(');
@@ -234,15 +237,19 @@ static void segment(const struct gmg_report *r, struct gmg_buf *b, struct seen *
     key(b, "segment_type");
     str(b, granted < (1u << 20) ? "small" : "large");
     key(b, "is_expandable");
-    op(b, 0x89); /* NEWFALSE */
+    op(b, a->family == GMG_FAM_VMM ? 0x88 : 0x89); /* NEWTRUE: mapped physical memory, as expandable segments */
+    key(b, "segment_pool_id");
+    integer(b, 0);
+    integer(b, 0);
+    op(b, 0x86); /* TUPLE2: (0, 0), the default pool's, as torch writes it */
     key(b, "frames");
     frames_memo(r, b, seen, a->stack);
     key(b, "blocks");
     op(b, ']');
     op(b, '(');
-    if (!nreg) {
+    if (!nreg && !pooled) {
         block(r, b, seen, a->addr, granted, a->size, a);
-    } else {
+    } else { /* a pool's segment: its regions and the room between them (all of it, when none) */
         uint64_t at = a->addr;
         for (size_t k = 0; k < nreg; k++) {
             if (reg[k]->addr > at)
@@ -257,16 +264,44 @@ static void segment(const struct gmg_report *r, struct gmg_buf *b, struct seen *
     op(b, 'u');
 }
 
+static int by_key(const void *x, const void *y)
+{
+    const struct gmg_live *a = x, *c = y;
+    if (a->device != c->device)
+        return a->device < c->device ? -1 : 1;
+    return a->addr < c->addr ? -1 : a->addr > c->addr;
+}
+
+/* An NVTX heap over mapped physical memory (cuMemCreate + cuMemMap, as
+ * PyTorch's expandable segments): a segment at the heap's address, its
+ * physical allocation's size, since no device pointer of the driver's
+ * allocator stands for it. */
+static int heap_segment(const struct gmg_report *r, size_t k, struct gmg_live *out)
+{
+    const struct gmg_heap_info *h = &r->heaps[k];
+    if (!r->heapv[k].first || h->seg_family != GMG_FAM_VMM || h->device < 0)
+        return 0;
+    *out = (struct gmg_live){ h->lo, h->seg_size, h->seg_stack, (int8_t)h->device, GMG_FAM_VMM };
+    return 1;
+}
+
 void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
 {
+    size_t nheap = 0;
+    struct gmg_live one;
+    for (size_t k = 0; k < r->nheaps; k++)
+        nheap += heap_segment(r, k, &one);
+    size_t n = r->nallocs + nheap; /* the allocations, then the heaps' segments */
+    struct gmg_live *all = n ? malloc(n * sizeof *all) : NULL;
     size_t cap = 64;
-    while (cap < 2 * (r->ngroups + r->nallocs + 1))
+    while (cap < 2 * (r->ngroups + n + 1))
         cap *= 2;
     struct seen seen = { calloc(cap, sizeof(uint32_t)), cap };
-    size_t *order = r->nallocs ? malloc(r->nallocs * sizeof *order) : NULL;
-    const struct gmg_live **reg = r->nallocs ? malloc(r->nallocs * sizeof *reg) : NULL;
-    char *placed = r->nallocs ? calloc(r->nallocs, 1) : NULL;
-    if (!seen.v || (r->nallocs && (!order || !reg || !placed))) {
+    size_t *order = n ? malloc(n * sizeof *order) : NULL;
+    const struct gmg_live **reg = n ? malloc(n * sizeof *reg) : NULL;
+    char *placed = n ? calloc(n, 1) : NULL;
+    if (!seen.v || (n && (!all || !order || !reg || !placed))) {
+        free(all);
         free(seen.v);
         free(order);
         free(reg);
@@ -274,33 +309,46 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
         b->failed = 1;
         return;
     }
-    for (size_t i = 0; i < r->nallocs; i++)
+    if (r->nallocs)
+        memcpy(all, r->allocs, r->nallocs * sizeof *all);
+    for (size_t k = 0, m = r->nallocs; k < r->nheaps; k++)
+        m += heap_segment(r, k, &all[m]);
+    /* the allocations NVTX heaps lie over (by device and address), sorted */
+    size_t nseg = 0;
+    struct gmg_live *segs = r->nheaps ? malloc(r->nheaps * sizeof *segs) : NULL;
+    for (size_t k = 0; segs && k < r->nheaps; k++)
+        if (r->heapv[k].first && r->heaps[k].seg_family != GMG_FAM_VMM)
+            segs[nseg++] = (struct gmg_live){ .addr = r->heaps[k].seg_value, .device = (int8_t)r->heaps[k].device };
+    if (nseg > 1)
+        qsort(segs, nseg, sizeof *segs, by_key);
+    for (size_t i = 0; i < n; i++)
         order[i] = i;
-    if (r->nallocs > 1)
-        qsort_r(order, r->nallocs, sizeof *order, by_place, (void *)r->allocs);
+    if (n > 1)
+        qsort_r(order, n, sizeof *order, by_place, (void *)all);
     op(b, 0x80);
     op(b, 2); /* PROTO 2 */
     op(b, '}');
     op(b, '(');
     key(b, "segments");
     op(b, ']');
-    if (r->nallocs)
+    if (n)
         op(b, '(');
     /* each allocation with the regions that lie in it, one after another
      * (a region overlapping the one before it, or outside every
      * allocation, is a segment of its own, in its place: every allocation
      * that could hold it comes before it in this order) */
-    for (size_t i = 0; i < r->nallocs; i++) {
-        const struct gmg_live *a = &r->allocs[order[i]];
+    for (size_t i = 0; i < n; i++) {
+        const struct gmg_live *a = &all[order[i]];
         if (is_region(a)) {
             if (!placed[order[i]])
-                segment(r, b, &seen, a, NULL, 0);
+                segment(r, b, &seen, a, NULL, 0, 0);
             continue;
         }
+        int pooled = order[i] >= r->nallocs || (nseg && bsearch(a, segs, nseg, sizeof *segs, by_key));
         size_t nreg = 0;
         uint64_t at = a->addr, end = a->addr + granted_of(a->size);
-        for (size_t j = i + 1; j < r->nallocs; j++) {
-            const struct gmg_live *g = &r->allocs[order[j]];
+        for (size_t j = i + 1; j < n; j++) {
+            const struct gmg_live *g = &all[order[j]];
             if (g->device != a->device || g->addr >= end)
                 break;
             if (!is_region(g) || placed[order[j]] || g->addr < at || g->size > end - g->addr)
@@ -309,9 +357,9 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
             placed[order[j]] = 1;
             at = g->addr + g->size;
         }
-        segment(r, b, &seen, a, reg, nreg);
+        segment(r, b, &seen, a, reg, nreg, pooled);
     }
-    if (r->nallocs)
+    if (n)
         op(b, 'e');
     key(b, "device_traces");
     op(b, ']');
@@ -321,8 +369,12 @@ void gmg_report_memviz(const struct gmg_report *r, struct gmg_buf *b)
             op(b, ']');
         op(b, 'e');
     }
+    key(b, "allocator_settings"); /* torch's caching allocator's: none here */
+    op(b, '}');
     op(b, 'u');
     op(b, '.');
+    free(all);
+    free(segs);
     free(seen.v);
     free(order);
     free(reg);

@@ -106,6 +106,11 @@ def unpickle(buf):
             off += 1
         elif name == "LONG_BINGET":
             stack.append(memo[u4()])
+        elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
+            k = {"TUPLE1": 1, "TUPLE2": 2, "TUPLE3": 3}[name]
+            items = tuple(stack[-k:])
+            del stack[-k:]
+            stack.append(items)
         elif name == "STOP":
             return stack.pop()
         else:
@@ -127,21 +132,24 @@ rep = json.load(open(sys.argv[2]))
 snap = unpickle(buf)
 assert snap == pickle.loads(buf), "memory_viz's reading and Python's differ"
 no_category(snap)
-assert set(snap) >= {"segments", "device_traces"}, snap.keys()
+assert set(snap) >= {"segments", "device_traces", "allocator_settings"}, snap.keys()
 assert len(snap["device_traces"]) == len(rep["devices"]), "device_traces: one list per device"
 segs = snap["segments"]
 order = [(s["device"], s["address"]) for s in segs]
 assert order == sorted(order), "segments not by device, then address"
 checked = 0
 for f in rep["fragmentation"]:
+    # the driver allocator's allocations (fragmentation's), and the NVTX
+    # heaps over mapped physical memory (expandable, as PyTorch's are)
+    alloc = [s for s in segs if s["device"] == f["device"] and not s["is_expandable"]]
     dev = [s for s in segs if s["device"] == f["device"]]
-    assert len(dev) == f["live_allocations"], (len(dev), f["live_allocations"])
-    assert sum(s["requested_size"] for s in dev) == f["requested_bytes"]
+    assert len(alloc) == f["live_allocations"], (len(alloc), f["live_allocations"])
+    assert sum(s["requested_size"] for s in alloc) == f["requested_bytes"]
     start = int(f["span_start"], 16)
     if f["live_allocations"] and not f["map_merged"]:
-        assert sorted(s["address"] for s in dev) == sorted(start + m[0] for m in f["map"]), "addresses"
+        assert sorted(s["address"] for s in alloc) == sorted(start + m[0] for m in f["map"]), "addresses"
     for s in dev:
-        assert s["stream"] == 0 and s["is_expandable"] is False and s["total_size"] >= s["requested_size"]
+        assert s["stream"] == 0 and s["segment_pool_id"] == (0, 0) and s["total_size"] >= s["requested_size"]
         addr = s["address"]
         active = 0
         for b in s["blocks"]:  # memory_viz's layout: blocks tile their segment
