@@ -144,6 +144,17 @@ for spec in GPUMEM_PYTHON=on GPUMEM_METRICS_INTERVAL=0 GPUMEM_METRICS=; do
         || bad "$spec (rc $rc)" "$WORK/err"
 done
 
+# whole numbers with white space before them (strtol would skip it) are refused too
+bad_ws=""
+for name in GPUMEM_METRICS_INTERVAL GPUMEM_STACK_DEPTH GPUMEM_EXITCODE; do
+    for v in $'\t1' $'\n1' $'\v1' ' 1'; do
+        guarded "$name=$v" "$T/nulls"; rc=$?
+        [ $rc = 2 ] && has "$name=" "$WORK/err" || bad_ws="$bad_ws $name=$(printf %q "$v")(rc $rc)"
+    done
+done
+[ -z "$bad_ws" ] && ok "GPUMEM_METRICS_INTERVAL, GPUMEM_STACK_DEPTH, GPUMEM_EXITCODE with a tab, newline, vertical tab or blank before the number: refused" \
+    || bad "white space before a number accepted:$bad_ws" "$WORK/err"
+
 # a mistyped setting stops the process, naming the nearest one
 guarded GPUMEM_LIMT=4G "$T/nulls"; rc=$?
 [ $rc = 2 ] && has "GPUMEM_LIMT is not a setting of the guard; did you mean GPUMEM_LIMIT?" "$WORK/err" && ! has "nulls:" "$WORK/out" \

@@ -32,6 +32,11 @@ struct gmg_config gmg_cfg = {
 /* The gpumemguard command's option that set `var` to `val`
  * (GPUMEMGUARD_CLI_OPTIONS, "GPUMEM_LIMIT=limit/HASH ..."), into opt; 0
  * when none did, or the variable has been set since to another value. */
+/* A whole number's text starts with a digit: strtol would also take
+ * leading white space (a tab, a newline) and a sign, which a setting never
+ * has. */
+static int first_digit(const char *v) { return v[0] >= '0' && v[0] <= '9'; }
+
 static int cli_option(const char *var, const char *val, char *opt, size_t n)
 {
     const char *list = getenv("GPUMEMGUARD_CLI_OPTIONS");
@@ -213,7 +218,7 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         char *end;
         errno = 0;
         long d = strtol(v, &end, 10);
-        if (!*v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ')
+        if (!*v || *end || !first_digit(v))
             return bad(err, errlen, "GPUMEM_STACK_DEPTH", v,
                        !*end && v[0] == '-' && v[1] ? "negative (0 turns stacks off)" : "not a whole number",
                        "0 (stacks off) to 256; default 32");
@@ -261,7 +266,7 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         char *end;
         errno = 0;
         long sec = strtol(v, &end, 10);
-        if (!*v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ' || errno == ERANGE || sec < 1 || sec > 86400)
+        if (!*v || *end || !first_digit(v) || errno == ERANGE || sec < 1 || sec > 86400)
             return bad(err, errlen, "GPUMEM_METRICS_INTERVAL", v, "not a whole number of seconds from 1 to 86400",
                        "seconds between rewrites of GPUMEM_METRICS (default 15)");
         c->metrics_interval = (unsigned)sec;
@@ -283,7 +288,7 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         char *end;
         errno = 0;
         long code = strtol(v, &end, 10);
-        if (!*v || *end || v[0] == '-' || v[0] == '+' || v[0] == ' ' || errno == ERANGE || code > 255)
+        if (!*v || *end || !first_digit(v) || errno == ERANGE || code > 255)
             return bad(err, errlen, "GPUMEM_EXITCODE", v, "not a whole number from 0 to 255",
                        "0 (default: the program's own status) or 1-255, the status when leaks are found");
         c->exitcode = (int)code;

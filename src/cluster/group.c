@@ -243,15 +243,36 @@ static void start_clean_locked(void)
 
 /* Is our descriptor still the segment? (A program may close descriptors it
  * does not own, as a child about to exec often does.) */
+/* A group file cut short by another process (truncate, ': >') is made
+ * whole again before anything reads past its end: the mapping would fault
+ * there (SIGBUS) in every member. Its numbers, zeroes now, start again,
+ * said once. 0 when it is short and could not be made whole. `st`: the
+ * file's, as fstat gave it. */
+static int seg_whole(const struct stat *st)
+{
+    if (!__atomic_load_n(&seg, __ATOMIC_ACQUIRE) || (size_t)st->st_size >= sizeof(struct gmg_group_seg))
+        return 1;
+    static int said;
+    int ok = ftruncate(seg_fd, (off_t)sizeof(struct gmg_group_seg)) == 0;
+    if (!said) {
+        said = 1;
+        gmg_error("GPUMEM_GROUP=%s: the group's file /dev/shm%s was cut short by another process%s", gmg_cfg.group,
+                  shm_name,
+                  ok ? ": made whole again; the group's numbers start again from here (what its members held "
+                       "before is no longer counted)"
+                     : "; its members may fault on it");
+    }
+    return ok;
+}
+
+/* Whether seg_fd is still the group's file (not removed and made again),
+ * and whole. */
 static int fd_is_ours(void)
 {
     struct stat st;
-    return seg_fd >= 0 && fstat(seg_fd, &st) == 0 && st.st_dev == seg_dev && st.st_ino == seg_ino;
+    return seg_fd >= 0 && fstat(seg_fd, &st) == 0 && st.st_dev == seg_dev && st.st_ino == seg_ino && seg_whole(&st);
 }
 
-/* The segment opened again (O_NOFOLLOW), its descriptor out of the
- * program's way (base/fd.h): at 0, 1 or 2 (a program started with one of
- * them closed) the program's own output would be written into it. */
 static int seg_open(void)
 {
     char p[200];
@@ -524,6 +545,13 @@ static int g_reserve(int dev, uint64_t bytes, uint64_t mine_limit, int warn, int
                     reclaimed = 1;
                     continue;
                 }
+                /* over the budget: another member's add that does not
+                 * fit, which it takes back in a moment (preempted there,
+                 * at its next time slice) */
+                if (before > budget && conflicts++ < CONFLICT_TRIES) {
+                    sched_yield();
+                    continue;
+                }
                 return 0;
             }
         }
@@ -574,9 +602,21 @@ static void g_release(int dev, uint64_t bytes)
 
 /* The group's bytes; while the segment is not made, this member's own,
  * counted until it joins (owed). */
+/* Before a reader off the allocation path (the report thread's samples,
+ * metrics, cuMemGetInfo) reads the segment: a file cut short is made whole
+ * first (fd_is_ours). */
+static int seg_readable(void)
+{
+    struct stat st;
+    if (!seg_pending_try())
+        return 0;
+    /* a file replaced meanwhile: the mapping is still the old file's, whole */
+    return seg_fd < 0 || fstat(seg_fd, &st) != 0 || st.st_dev != seg_dev || st.st_ino != seg_ino || seg_whole(&st);
+}
+
 static uint64_t g_used(int dev)
 {
-    if (seg_pending_try())
+    if (seg_readable())
         return sum_slots(dev);
     return mine() ? __atomic_load_n(&owed[dev], __ATOMIC_ACQUIRE) : 0;
 }
@@ -591,13 +631,15 @@ static void g_refresh(void)
 
 static uint64_t g_peak(int dev)
 {
-    return seg_pending_try() ? __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE) : 0;
+    return seg_readable() ? __atomic_load_n(&seg->dev[dev].peak, __ATOMIC_ACQUIRE) : 0;
 }
 
 /* An allocation was made: the group's peak, raised here rather than at the
  * reservation (which the driver may fail), from the group's bytes now. A
- * sum that another member's passing reservation took above the budget
- * (which it takes back) is the budget. */
+ * sum above the budget holds another member's passing add, which it takes
+ * back: no moment the group held, so no peak (taking it for the budget
+ * claimed a peak the group never reached); the allocations it held are
+ * counted by their own commits. */
 static void g_commit(int dev)
 {
     if (__atomic_load_n(&joined, __ATOMIC_ACQUIRE) != 1 || __atomic_load_n(&left, __ATOMIC_ACQUIRE) || !mine())
@@ -605,13 +647,13 @@ static void g_commit(int dev)
     struct gmg_group_dev *d = &seg->dev[dev];
     uint64_t now = sum_slots(dev), budget = __atomic_load_n(&d->budget, __ATOMIC_ACQUIRE);
     if (budget && budget != GMG_GROUP_NOLIMIT && now > budget && gmg_cfg.on_limit != GMG_ON_LIMIT_WARN)
-        now = budget;
+        return;
     raise_peak(&d->peak, now);
 }
 
 static unsigned g_members(void)
 {
-    if (!seg_pending_try())
+    if (!seg_readable())
         return 0;
     unsigned n = 0;
     uint32_t hi = slots_in_use();

@@ -266,8 +266,16 @@ int gmg_metrics_write(const char *path, gmg_site_namer name_site)
         return -1;
     }
     char tmp[PATH_MAX + 64];
-    temp_name(tmp, sizeof tmp, path);
-    int fd = gmg_open_high(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = -1;
+    /* a stale temporary of this pid's name (left by a process killed
+     * mid-write, whose pid this one has again: pods reuse low pids) is
+     * stepped over; anything else is final */
+    for (int tries = 0; fd < 0 && tries < 100; tries++) {
+        temp_name(tmp, sizeof tmp, path);
+        fd = gmg_open_high(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
     /* readable by node_exporter, which runs as another user: 0644 whatever
      * the umask (077 would make it 0600) */
     int rc = fd < 0 || fchmod(fd, 0644) != 0 ? -1 : gmg_write_all(fd, b.p, b.len);

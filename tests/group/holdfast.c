@@ -25,6 +25,7 @@
  *                                   each refusal taken as it comes; print "asking"
  *   holdfast steps BYTES N          4 threads each allocate and free BYTES N times; print
  *                                   "refused R of 4N"
+ *   holdfast turns BYTES N          the same on one thread: "refused R of N"
  *   holdfast pendfork BYTES         started while the segment is being made (pending): a
  *                                   child made by _Fork at once; the parent then holds BYTES
  *                                   (tried until it joins), and only then the child asks
@@ -256,11 +257,16 @@ static void *stepper(void *arg)
     return NULL;
 }
 
-static void steps(size_t bytes, int n)
+static void steps(size_t bytes, int n, int threads)
 {
     ask_bytes = bytes;
     steps_n = n;
     pthread_t t[4];
+    if (threads == 1) { /* on this thread: members taking turns, one call at a time each */
+        stepper(NULL);
+        printf("refused %llu of %d\n", (unsigned long long)steps_refused, n);
+        return;
+    }
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, stepper, NULL);
     for (int i = 0; i < 4; i++)
@@ -351,7 +357,9 @@ int main(int argc, char **argv)
     else if (!strcmp(m, "overask") && argc > 2)
         overask(strtoull(argv[2], NULL, 0));
     else if (!strcmp(m, "steps") && argc > 3)
-        steps(strtoull(argv[2], NULL, 0), atoi(argv[3]));
+        steps(strtoull(argv[2], NULL, 0), atoi(argv[3]), 4);
+    else if (!strcmp(m, "turns") && argc > 3)
+        steps(strtoull(argv[2], NULL, 0), atoi(argv[3]), 1);
     else if (!strcmp(m, "pendfork") && argc > 2)
         pendfork(strtoull(argv[2], NULL, 0));
     else if (!strcmp(m, "vforksig"))

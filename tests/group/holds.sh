@@ -181,6 +181,33 @@ if [ "$refused" = 0 ] && [ -n "$peak" ] && [ "$peak" -le 4194304 ]; then
     ok "group: 3 members asking for more than the budget for ever: another's 20,000 allocations of 1 MiB are never refused, the group's peak stays $peak"
 else bad "group: members asking too much (refused $refused, peak $peak)" "$WORK/out"; fi
 
+# ------------------------------- two members taking turns at 2.5 MiB under
+# a 4 MiB budget: they can never hold two at once, so the group's peak is
+# 2.5 MiB; a sum another's passing add took over the budget is no peak
+G=${HP}t
+gbg t1 GPUMEM_GROUP=$G GPUMEM_LIMIT=4M "$HF" turns 2621440 300000; t1=$!
+gbg t2 GPUMEM_GROUP=$G GPUMEM_LIMIT=4M "$HF" turns 2621440 300000; t2=$!
+wait $t1 $t2
+read -r _ used _ peak _ <<<"$(peek $G)"
+if [ "$used" = 0 ] && [ "$peak" = 2621440 ]; then
+    ok "group: two members taking turns at 2.5 MiB under 4 MiB, 300,000 times each: the group's peak is 2.5 MiB, never the budget"
+else bad "group: turns at 2.5 MiB (used $used, peak $peak)" "$WORK/t1.out"; fi
+
+# ------------------------------- the group's file cut short by another
+# process (truncate): made whole again, said; no member faults on it
+G=${HP}c
+gbg c1 GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" poll 1048576; c1=$!
+gbg c2 GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" poll 0; c2=$!
+await "$WORK/c1.out" polling && await "$WORK/c2.out" polling
+truncate -s 0 "/dev/shm/$(seg $G)"
+sleep 2
+alive=0
+for p in $c1 $c2; do kill -0 $p 2>/dev/null && alive=$((alive + 1)); done
+reap $c1 $c2
+if [ $alive = 2 ] && [ "$(stat -c %s "/dev/shm/$(seg $G)")" -gt 0 ] && has "was cut short by another process: made whole again" "$WORK/c1.err"; then
+    ok "group: its file truncated under two members (one holding 1 MiB, one polling cuMemGetInfo): made whole again, said, neither faults"
+else bad "group: file truncated under its members ($alive of 2 alive)" "$WORK/c1.err"; fi
+
 # --------------------------------------- a member holding the membership lock
 # (as one stopped by SIGSTOP or a debugger at the wrong moment would): a new
 # process starts and allocates after a short bounded wait

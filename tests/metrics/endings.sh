@@ -37,3 +37,12 @@ if [ $rc = 0 ] && [ -p "$WORK/fifo.prom" ] && [ "$(grep -c "GPUMEM_METRICS" "$WO
    && has "a device, FIFO or socket" "$WORK/fifo.err"; then
     ok "metrics: a FIFO at GPUMEM_METRICS is said once and left a FIFO (never replaced by the file)"
 else bad "metrics: FIFO at the path (rc $rc; $(stat -c %F "$WORK/fifo.prom" 2>&1))" "$WORK/fifo.err"; fi
+
+# a stale temporary of this pid's name (a process of the same pid killed
+# mid-write, as pods reuse low pids): stepped over, the file written
+rm -rf "$WORK/stale"; mkdir "$WORK/stale"
+bash -c ': >"$1/.gpumem-metrics.$$.0.tmp"; exec env LD_PRELOAD="$2" GPUMEM_METRICS="$1/x.prom" GPUMEM_REPORT=none "$3" </dev/null' \
+    _ "$WORK/stale" "$PRELOAD" "$T/interval" >"$WORK/stale.out" 2>"$WORK/stale.err"
+if [ -f "$WORK/stale/x.prom" ] && ! has "cannot write" "$WORK/stale.err"; then
+    ok "metrics: a stale temporary of the same pid's name is stepped over; the file is written"
+else bad "metrics with a stale temporary of the same pid: $(ls -A "$WORK/stale")" "$WORK/stale.err"; fi
