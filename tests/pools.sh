@@ -280,13 +280,17 @@ else bad "NVTX, stacks off, two heaps over one segment (rc $rc): $got" "$WORK/ou
 
 # segments of one call site made from three call addresses (one source
 # line): one site, one pool, as the report's groups are by site
-nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json,text GPUMEM_REPORT="$WORK/nvl" "$T/nvtxpool" oneline; rc=$?
-got=$(jq_ "$WORK/nvl.json" 'r["totals"]["retained_bytes"], sorted((h["name"], h["pool"], h["retained_bytes"]) for h in r["heaps"]), sorted(g.get("pool") or "-" for g in r["live"])')
-want="(8912896, [('arena', 'arena', 6291456), ('first', 'first', 1048576), ('later', 'first', 524288)], ['-', '-', '-', 'arena', 'first'])"
-if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool api: leaked 2621440 2621440, retained 8912896 8912896" "$WORK/out" \
-   && has "nvtxpool since, no pools: 2621440 bytes in 3" "$WORK/out" && [ "$(grep -c "^  NVTX heap \[" "$WORK/nvl.txt")" = 3 ]; then
-    ok "NVTX: segments of one call site from several call addresses are one pool; report, public API and since agree"
-else bad "NVTX: one site, several call addresses (rc $rc): $got" "$WORK/out"; fi
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "NVTX: one site, several call addresses" "no file:line for clang-built programs (known symbolizer gap, see reports.sh): each address is a site"
+else
+    nv GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json,text GPUMEM_REPORT="$WORK/nvl" "$T/nvtxpool" oneline; rc=$?
+    got=$(jq_ "$WORK/nvl.json" 'r["totals"]["retained_bytes"], sorted((h["name"], h["pool"], h["retained_bytes"]) for h in r["heaps"]), sorted(g.get("pool") or "-" for g in r["live"])')
+    want="(8912896, [('arena', 'arena', 6291456), ('first', 'first', 1048576), ('later', 'first', 524288)], ['-', '-', '-', 'arena', 'first'])"
+    if [ $rc = 23 ] && [ "$got" = "$want" ] && has "nvtxpool api: leaked 2621440 2621440, retained 8912896 8912896" "$WORK/out" \
+       && has "nvtxpool since, no pools: 2621440 bytes in 3" "$WORK/out" && [ "$(grep -c "^  NVTX heap \[" "$WORK/nvl.txt")" = 3 ]; then
+        ok "NVTX: segments of one call site from several call addresses are one pool; report, public API and since agree"
+    else bad "NVTX: one site, several call addresses (rc $rc): $got" "$WORK/out"; fi
+fi
 # reports built on four threads at once (the public API's), with many heaps
 nv GPUMEM_REPORT=none "$T/nvtxpool" queries; rc=$?
 [ $rc = 0 ] && has "nvtxpool api: leaked 2097152 2097152, retained 6291456 6291456" "$WORK/out" \
