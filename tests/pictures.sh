@@ -246,6 +246,12 @@ done
 { [ $rc = 1 ] && has "not JSON (a JSON object expected at byte 0)" "$WORK/err" && [ ! -e "$WORK/zero.html" ]; } || miss="$miss zero(rc $rc)"
 [ -z "$miss" ] && ok "view refuses plain text, other JSON, a cut report, an array, members without a comma between them, a report without its parts or with one of another type (a list as a number, a null frame, a series without samples, bytes as a string, a key written with an escape), a newer schema, a missing file, /dev/zero and a page over the report itself: status 1, a message saying which, no page" \
     || bad "view refusals:$miss"
+# a report of an earlier version: native frames without "lang" (before
+# Python frames), which the page reads as native
+sed 's/"lang":"native",//g' "$FJ" >"$WORK/oldlang.json"
+if ! grep -q '"lang":"native"' "$WORK/oldlang.json" && "$GMG" view "$WORK/oldlang.json" -o "$WORK/oldlang.html" >"$WORK/out" 2>"$WORK/err"; then
+    ok "view draws a report of an earlier version, whose native frames have no \"lang\""
+else bad "view of a report without frames' lang" "$WORK/err"; fi
 # the page a view writes is mode 0600, as the run's (whatever the umask); a
 # page written over keeps its file's mode
 rm -f "$WORK/mode.html"; printf 'old\n' >"$WORK/mode644.html"; chmod 0644 "$WORK/mode644.html"

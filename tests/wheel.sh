@@ -155,6 +155,7 @@ wh_run() {
     cp tests/wheel/setup/conftest.py tests/wheel/setup/sample_setup.py "$WORK/away/setup/"
     cp tests/wheel/setup/run_from_script.py tests/wheel/setup/cmdline_probe.py tests/wheel/setup/dispatch.py \
        tests/wheel/setup/run_as_module.py "$WORK/away/"
+    cp -r tests/wheel/setup/dirprog "$WORK/away/"
     (cd "$WORK/away/setup" && env -i HOME="$HOME" PATH="$WORK/wvenv/bin:/usr/local/bin:/usr/bin:/bin" \
         LD_LIBRARY_PATH="$ROOT/$B/sim" GPUMEM_REPORT=none pytest -p no:cacheprovider --gpumem -rA sample_setup.py) \
         >"$WORK/ps.out" 2>&1; rc=$?
@@ -186,12 +187,14 @@ wh_run() {
     wh_clean GPUMEM_REPORT=none python dispatch.py test -p no:cacheprovider -q --gpumem setup/sample_setup.py -k passes \
         >"$WORK/pds.out" 2>&1; local rcd=$?
     wh_clean GPUMEM_REPORT=none python -m run_as_module >"$WORK/pmo.out" 2>&1; local rcm=$?
+    wh_clean PWD="$WORK/away" GPUMEM_REPORT=none python dirprog >"$WORK/pdp.out" 2>&1; local rcdp=$?
     if [ $rc = 0 ] && has "2 passed" "$WORK/prs.out" && [ $rcp = 0 ] \
        && [ "$probe" = "True True True ['-m', 'cmdline_probe', 'one', 'two words'] True" ] \
-       && [ $rcd = 0 ] && has "2 passed" "$WORK/pds.out" && [ $rcm = 0 ] && has "2 passed" "$WORK/pmo.out"; then
-        ok "pytest --gpumem run again: from a script that changed directory first, from a tool that shifted sys.argv, from python -m of a module that changed directory; without sys.orig_argv, python -X dev -W ... -m MODULE made again with its flags, -m and arguments"
+       && [ $rcd = 0 ] && has "2 passed" "$WORK/pds.out" && [ $rcm = 0 ] && has "2 passed" "$WORK/pmo.out" \
+       && [ $rcdp = 0 ] && has "2 passed" "$WORK/pdp.out"; then
+        ok "pytest --gpumem run again: from a script that changed directory first, from a tool that shifted sys.argv, from python -m of a module and from a directory program that changed directory (a conftest's directory in front of sys.path by then); without sys.orig_argv, python -X dev -W ... -m MODULE made again with its flags, -m and arguments"
     else
-        bad "pytest --gpumem run again: script (rc $rc), shifted sys.argv (rc $rcd), -m (rc $rcm), command line without sys.orig_argv (rc $rcp): $probe" "$WORK/prs.out"
+        bad "pytest --gpumem run again: script (rc $rc), shifted sys.argv (rc $rcd), -m (rc $rcm), directory (rc $rcdp), command line without sys.orig_argv (rc $rcp): $probe" "$WORK/prs.out"
     fi
 
     # under pytest-xdist: each worker guarded, the same verdicts and messages

@@ -105,7 +105,7 @@ def _program_file(path):
     base = os.path.basename(path.rstrip(os.sep))
     if f and os.path.isabs(f) and os.path.basename(f) == base:  # a script (3.9+: absolute)
         return f
-    p0 = sys.path[0] if sys.path else ""
+    p0 = _PATH0  # as pytest started: a conftest's directory goes in front of it since
     if p0 and os.path.isabs(p0):
         if os.path.basename(p0.rstrip(os.sep)) == base and os.path.exists(p0):  # a directory or zip file run
             return p0

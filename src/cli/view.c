@@ -500,7 +500,7 @@ static int each_in(struct shape *c, const char *key, const char *v, int (*check)
 static int frame(struct shape *c, const char *v)
 {
     static const struct field f[] = {
-        { "lang", T_STR, 1 }, { "function", T_STR | T_NULL, 1 }, { "file", T_STR | T_NULL, 0 },
+        { "lang", T_STR, 0 }, { "function", T_STR | T_NULL, 1 }, { "file", T_STR | T_NULL, 0 },
         { "line", T_INT, 0 }, { "module", T_STR | T_NULL, 0 }, { "offset", T_STR, 0 }, { "pc", T_STR, 0 },
         { "unloaded", T_BOOL, 0 }, { "left_out", T_UINT, 0 },
     };

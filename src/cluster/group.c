@@ -248,10 +248,16 @@ static void start_clean_locked(void)
  * there (SIGBUS) in every member. Its numbers, zeroes now, start again,
  * said once. 0 when it is short and could not be made whole. `st`: the
  * file's, as fstat gave it. */
+static void rejoin_after_cut(void);
+
 static int seg_whole(const struct stat *st)
 {
-    if (!__atomic_load_n(&seg, __ATOMIC_ACQUIRE) || (size_t)st->st_size >= sizeof(struct gmg_group_seg))
+    if (!__atomic_load_n(&seg, __ATOMIC_ACQUIRE))
         return 1;
+    if ((size_t)st->st_size >= sizeof(struct gmg_group_seg)) {
+        rejoin_after_cut(); /* made whole by another member: this one's slot again */
+        return 1;
+    }
     static int said;
     int ok = ftruncate(seg_fd, (off_t)sizeof(struct gmg_group_seg)) == 0;
     if (!said) {
@@ -262,7 +268,43 @@ static int seg_whole(const struct stat *st)
                        "before is no longer counted)"
                      : "; its members may fault on it");
     }
+    if (ok)
+        rejoin_after_cut();
     return ok;
+}
+
+/* A file made whole after it was cut short is zeroes: its header, this
+ * member's slot (state, pid, the group's high mark over it) written again,
+ * without clearing what any member has counted since; the budget is set
+ * again by the next reservation, as in a new group. Every member does it
+ * for itself at its next look (each second, on its report thread). What a
+ * member held before the cut is no longer in its slot (its frees of it
+ * stop at zero). */
+static void rejoin_after_cut(void)
+{
+    struct gmg_group_seg *s = __atomic_load_n(&seg, __ATOMIC_ACQUIRE);
+    int i = __atomic_load_n(&my_slot, __ATOMIC_ACQUIRE);
+    if (!s || i < 0 || !mine() || __atomic_load_n(&left, __ATOMIC_ACQUIRE))
+        return;
+    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == 0) { /* the same values from every member */
+        s->version = GMG_GROUP_VERSION;
+        s->size = (uint32_t)sizeof *s;
+        s->slots = GMG_GROUP_SLOTS;
+        s->devices = GMG_GROUP_DEVICES;
+        s->uid = (uint32_t)geteuid();
+        snprintf(s->name, sizeof s->name, "%s", gmg_cfg.group);
+        __atomic_store_n(&s->magic, GMG_GROUP_MAGIC, __ATOMIC_RELEASE);
+    }
+    struct gmg_group_slot *sl = &s->slot[i];
+    if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == 1)
+        return;
+    uint32_t hi = __atomic_load_n(&s->hi, __ATOMIC_SEQ_CST);
+    while (hi < (uint32_t)i + 1 &&
+           !__atomic_compare_exchange_n(&s->hi, &hi, (uint32_t)i + 1, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+    sl->pid = (int32_t)getpid();
+    sl->joined = (uint64_t)time(NULL);
+    __atomic_store_n(&sl->state, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Whether seg_fd is still the group's file (not removed and made again),

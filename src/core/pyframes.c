@@ -64,13 +64,15 @@ static const struct py_layout layouts[] = {
  * runs a sub-interpreter's code (3.12 binds the state swapped in): the
  * walk must find the state running (subinterp_state). */
 struct py_interps {
-    int minor, rt_head, interp_next, interp_threads, ts_next, ts_thread_id;
+    int minor, rt_mutex, rt_head, rt_next_id, interp_next, interp_threads, ts_next, ts_thread_id;
 };
 static const struct py_interps interps_layouts[] = {
-    { 10, 32, 0, 8, 8, 176 },
-    { 11, 40, 0, 16, 8, 152 },
+    { 10, 24, 32, 48, 0, 8, 8, 176 },
+    { 11, 32, 40, 56, 0, 16, 8, 152 },
 };
 static const struct py_interps *LI;
+static int (*lock_acquire)(void *, int);   /* PyThread_acquire_lock, _release_lock */
+static void (*lock_release)(void *);
 
 /* The fixed object header of a default (not debug, not free-threaded)
  * build, and the string and bytes fields that 3.10 to 3.13 share. */
@@ -191,7 +193,9 @@ static void detect(void)
                    major, minor);
     } else {
         L = lay;
-        for (size_t i = 0; i < sizeof interps_layouts / sizeof interps_layouts[0]; i++)
+        lock_acquire = (int (*)(void *, int))dlsym(RTLD_DEFAULT, "PyThread_acquire_lock");
+        lock_release = (void (*)(void *))dlsym(RTLD_DEFAULT, "PyThread_release_lock");
+        for (size_t i = 0; lock_acquire && lock_release && i < sizeof interps_layouts / sizeof interps_layouts[0]; i++)
             if (interps_layouts[i].minor == minor)
                 LI = &interps_layouts[i];
         get_tstate = (void *(*)(void))gts;
@@ -703,23 +707,31 @@ static const char *current_frame(const char *ts)
  * gilstate names its state in the main interpreter; when another
  * interpreter exists and holds a state of this thread with frames, that
  * one runs (swapped in from inside the main one's call, which stands
- * still below it). One load when the process has one interpreter. The
- * lists are read without their lock: a state of another thread may go
- * meanwhile (its memory stays mapped: malloc's), and the walks are
- * bounded. */
+ * still below it). One load in a process that never made a sub-interpreter
+ * (the runtime's next interpreter id is still 1). Otherwise the lists are
+ * walked under the runtime's HEAD_LOCK, as CPython walks them (a state of
+ * another thread is unlinked under it before it is freed); taken after the
+ * GIL, as CPython takes it, and never held while anything else is. */
 static const char *subinterp_state(const char *ts)
 {
-    const char *head = RD(const char *, runtime, LI->rt_head);
-    if (!aligned_ptr(head) || !aligned_ptr(RD(const char *, head, LI->interp_next)))
+    if (RD(int64_t, runtime, LI->rt_next_id) <= 1)
+        return ts;
+    void *mu = RD(void *, runtime, LI->rt_mutex);
+    if (!mu || !lock_acquire(mu, 1))
         return ts;
     unsigned long me = (unsigned long)pthread_self();
+    const char *found = ts;
     unsigned n = 0;
-    for (const char *in = head; aligned_ptr(in) && n < 4096; in = RD(const char *, in, LI->interp_next), n++)
+    for (const char *in = RD(const char *, runtime, LI->rt_head); aligned_ptr(in) && n < 4096 && found == ts;
+         in = RD(const char *, in, LI->interp_next), n++)
         for (const char *t = RD(const char *, in, LI->interp_threads); aligned_ptr(t) && n < 4096;
              t = RD(const char *, t, LI->ts_next), n++)
-            if (t != ts && RD(unsigned long, t, LI->ts_thread_id) == me && aligned_ptr(current_frame(t)))
-                return t;
-    return ts;
+            if (t != ts && RD(unsigned long, t, LI->ts_thread_id) == me && aligned_ptr(current_frame(t))) {
+                found = t;
+                break;
+            }
+    lock_release(mu);
+    return found;
 }
 
 /* 3.11-3.13: an interpreter frame (_PyInterpreterFrame). */

@@ -199,14 +199,21 @@ G=${HP}c
 gbg c1 GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" poll 1048576; c1=$!
 gbg c2 GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$HF" poll 0; c2=$!
 await "$WORK/c1.out" polling && await "$WORK/c2.out" polling
+read -r _ _ _ _ _ _ _ before _ <<<"$(peek $G)"
 truncate -s 0 "/dev/shm/$(seg $G)"
-sleep 2
+sleep 2.5
 alive=0
 for p in $c1 $c2; do kill -0 $p 2>/dev/null && alive=$((alive + 1)); done
-reap $c1 $c2
-if [ $alive = 2 ] && [ "$(stat -c %s "/dev/shm/$(seg $G)")" -gt 0 ] && has "was cut short by another process: made whole again" "$WORK/c1.err"; then
-    ok "group: its file truncated under two members (one holding 1 MiB, one polling cuMemGetInfo): made whole again, said, neither faults"
-else bad "group: file truncated under its members ($alive of 2 alive)" "$WORK/c1.err"; fi
+read -r _ _ _ _ _ _ _ members _ <<<"$(peek $G)"
+# the budget holds again: 6 MiB held by a newcomer, another 6 MiB refused
+gbg c3 GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" hold 6291456; c3=$!
+await "$WORK/c3.out" held
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=8M "$GT" take 6291456 0
+reap $c1 $c2 $c3
+if [ $alive = 2 ] && [ -n "$before" ] && [ "$members" = "$before" ] && has "refused" "$WORK/out" \
+   && cat "$WORK/c1.err" "$WORK/c2.err" | grep -q "was cut short by another process: made whole again"; then
+    ok "group: its file truncated under two members (one holding 1 MiB, one polling cuMemGetInfo): made whole again, said, neither faults; its members are members again, the budget held (6 MiB of 8 held, 6 more refused)"
+else bad "group: file truncated under its members ($alive of 2 alive, members '$before' then '$members', $(cat "$WORK/out"))" "$WORK/c1.err"; fi
 
 # --------------------------------------- a member holding the membership lock
 # (as one stopped by SIGSTOP or a debugger at the wrong moment would): a new
