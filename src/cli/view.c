@@ -453,11 +453,15 @@ static int fields(struct shape *c, const char *v, const struct field *f, size_t 
             if (key_is(&m, f[i].key))
                 val[i] = m.v;
     for (size_t i = 0; i < n; i++) {
+        if (val[i] ? (type_of(val[i]) & f[i].types) != 0 : !f[i].required)
+            continue; /* the path is written only for what is wrong */
         size_t was = enter(c, ".%s", f[i].key, 0);
-        int bad = val[i] ? is(c, val[i], f[i].types) : f[i].required ? missing(c, f[i].types) : 0;
+        if (val[i])
+            is(c, val[i], f[i].types);
+        else
+            missing(c, f[i].types);
         leave(c, was);
-        if (bad)
-            return -1;
+        return -1;
     }
     return 0;
 }
