@@ -386,7 +386,8 @@ static long program_of(long pid)
  * extension, which is the format's (`ext`) when it writes several;
  * relative to its working directory. n 0: not known yet (the pattern, %n
  * said). */
-static void report_path(char *out, size_t size, const char *pattern, long pid, unsigned n, const char *ext)
+static void report_path(char *out, size_t size, const char *pattern, long pid, unsigned n, const char *ext,
+                        int pid_named)
 {
     char exp[PATH_MAX], cwd[PATH_MAX] = "";
     size_t k = 0;
@@ -426,11 +427,14 @@ static void report_path(char *out, size_t size, const char *pattern, long pid, u
                  has_n ? " (%n: the dump's number)" : " (or, after the first dump, with .N before its extension)");
         return;
     }
-    char insert[32] = "", tail[64] = "";
+    char insert[48] = "", tail[64] = "";
     struct stat st;
     int stream = !ext && lstat(full, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode));
+    size_t m = 0;
+    if (pid_named && !stream) /* a forked child's: its pid before the number, as the library names it */
+        m += (size_t)snprintf(insert + m, sizeof insert - m, ".%ld", pid);
     if (!has_n && n > 1 && !stream)
-        snprintf(insert, sizeof insert, ".%u", n);
+        snprintf(insert + m, sizeof insert - m, ".%u", n);
     if (ext) {
         snprintf(tail, sizeof tail, "%s", ext);
     } else if (insert[0]) {
@@ -447,7 +451,8 @@ static void report_path(char *out, size_t size, const char *pattern, long pid, u
 
 /* The files of dump n, one per format of GPUMEM_REPORT_FORMAT (`formats`,
  * NULL: text), in the order the library writes them, ", "-separated. */
-static void report_paths(char *out, size_t size, const char *pattern, const char *formats, long pid, unsigned n)
+static void report_paths(char *out, size_t size, const char *pattern, const char *formats, long pid, unsigned n,
+                         int pid_named)
 {
     static const char *const order[] = { "text", "json", "folded", "html", "memviz", "trace" };
     static const char *const exts[] = { ".txt", ".json", ".folded", ".html", ".pickle", ".trace.json" };
@@ -455,7 +460,7 @@ static void report_paths(char *out, size_t size, const char *pattern, const char
     size_t k = 0;
     out[0] = 0;
     if (!several || !n) {
-        report_path(out, size, pattern, pid, n, NULL);
+        report_path(out, size, pattern, pid, n, NULL, pid_named);
         return;
     }
     for (size_t i = 0; i < sizeof order / sizeof order[0] && k + 8 < size; i++) {
@@ -471,7 +476,7 @@ static void report_paths(char *out, size_t size, const char *pattern, const char
             continue;
         if (k)
             k += (size_t)snprintf(out + k, size - k, ", ");
-        report_path(out + k, size - k, pattern, pid, n, exts[i]);
+        report_path(out + k, size - k, pattern, pid, n, exts[i], pid_named);
         k = strlen(out);
     }
 }
@@ -656,6 +661,9 @@ static int dump(int argc, char **argv, const char *sigopt)
         fail(1, "dump: cannot signal process %ld: %s", pid, strerror(errno));
     int to_file = report && strcmp(report, "stderr") && strcmp(report, "stdout") && strcmp(report, "none");
     long n = dump_answer(pid, 10);
+    int pid_named = n > 0 && (n & GMG_DUMP_REPLY_PID), fell_back = n > 0 && (n & GMG_DUMP_REPLY_STDERR);
+    if (n > 0)
+        n &= GMG_DUMP_REPLY_NUMBER;
     const char *formats = env ? environ_get(env, envlen, "GPUMEM_REPORT_FORMAT") : NULL;
     char where[4 * PATH_MAX + 128];
     if (!report || strcmp(report, "stderr") == 0)
@@ -665,7 +673,7 @@ static int dump(int argc, char **argv, const char *sigopt)
     else if (strcmp(report, "none") == 0)
         snprintf(where, sizeof where, "nowhere (GPUMEM_REPORT=none)");
     else
-        report_paths(where, sizeof where, report, formats, pid, n > 0 ? (unsigned)n : 0);
+        report_paths(where, sizeof where, report, formats, pid, n > 0 ? (unsigned)n : 0, pid_named);
     free(env);
     sb[0] = 0;
     signame(sig, sb, sizeof sb);
@@ -673,7 +681,10 @@ static int dump(int argc, char **argv, const char *sigopt)
         printf("gpumemguard: sent %s to process %ld; it ended before writing the report\n", sb, pid);
         return 1;
     }
-    if (n > 0 && to_file)
+    if (fell_back)
+        printf("gpumemguard: sent %s to process %ld; its report could not be written to %s: it went to the "
+               "process's standard error\n", sb, pid, where);
+    else if (n > 0 && to_file)
         printf("gpumemguard: sent %s to process %ld; its report is written: %s\n", sb, pid, where);
     else if (n >= 0)
         printf("gpumemguard: sent %s to process %ld; its report is written to %s\n", sb, pid, where);

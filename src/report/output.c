@@ -58,6 +58,12 @@ int gmg_report_stream_trylock(void) { return pthread_mutex_trylock(&stream_mu) =
 void gmg_report_stream_unlock(void) { pthread_mutex_unlock(&stream_mu); }
 
 static int descendant;                    /* a forked child */
+/* Under report_mu: a report of this one went to stderr, its file not
+ * written; and the last signal dump's number and whether its files were
+ * written (gmg_report_signal_dump: read by the signal dumps' thread, which
+ * makes them one at a time). */
+static int fell_back;
+static struct signal_dump { unsigned dump; int to_file; } signal_dump;
 static unsigned tmp_count;
 static __thread unsigned busy __attribute__((tls_model("initial-exec"))); /* gmg_report_busy */
 
@@ -312,6 +318,7 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
             gmg_buf_free(&b);
             return 0;
         }
+        fell_back = 1;
         if (!dir_still_told(path)) /* else said once already, at the first CUDA use */
             gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
     }
@@ -322,6 +329,13 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
     gmg_report_stream_unlock();
     gmg_buf_free(&b);
     return rc == 0 ? 0 : -1;
+}
+
+unsigned gmg_report_signal_dump(int *to_file, int *pid_named)
+{
+    *to_file = signal_dump.to_file;
+    *pid_named = descendant && !strstr(gmg_cfg.report, "%p");
+    return signal_dump.dump;
 }
 
 uint64_t gmg_report_now(enum gmg_trigger trigger)
@@ -336,6 +350,7 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
     }
     pthread_mutex_lock(&report_mu);
     gmg_report_busy_enter();
+    fell_back = 0;
     if (gmg_report_build(&r, trigger) == 0) {
         leaks = gmg_report_leaks(&r);
         int several = (gmg_cfg.formats & (gmg_cfg.formats - 1)) != 0;
@@ -378,6 +393,8 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
             else
                 gmg_track_marks_keep();
         }
+        if (trigger == GMG_TRIGGER_SIGNAL) /* for `gpumemguard dump`'s answer: this dump's own number */
+            signal_dump = (struct signal_dump){ r.dump, !streamed && strcmp(gmg_cfg.report, "none") != 0 && !fell_back };
         gmg_report_free(&r);
     }
     gmg_report_busy_leave();

@@ -220,6 +220,11 @@ extern struct gmg_device_ops gmg_report_dev;
 /* Build, write to every configured destination and format, free. Returns
  * the report's unsuppressed leaks (gmg_report_leaks). */
 uint64_t gmg_report_now(enum gmg_trigger trigger);
+/* The last signal dump (GMG_TRIGGER_SIGNAL) gmg_report_now made: its
+ * number; *to_file whether its files were written (not a stream, not
+ * none, none fell back to stderr); *pid_named whether their names carry
+ * the pid (a forked child's, its pattern without %p). */
+unsigned gmg_report_signal_dump(int *to_file, int *pid_named);
 
 /* Is the calling thread in the middle of a report or a refusal message,
  * holding the report side's locks? exit() called there (by a signal

@@ -124,8 +124,11 @@ static void answer(pid_t pid)
     if (gmg_read_small(path, comm, sizeof comm) <= 0 || strncmp(comm, "gpumemguard\n", 12) != 0)
         return;
     const char *rep = gmg_cfg.report;
-    int to_file = strcmp(rep, "stderr") && strcmp(rep, "stdout") && strcmp(rep, "none");
-    union sigval v = { .sival_int = to_file ? (int)gmg_report_dumps_made() : 0 };
+    int to_file, pid_named;
+    unsigned n = gmg_report_signal_dump(&to_file, &pid_named); /* this dump's, not a later one's */
+    int streamed = !strcmp(rep, "stderr") || !strcmp(rep, "stdout") || !strcmp(rep, "none");
+    union sigval v = { .sival_int = streamed ? 0 : !to_file ? GMG_DUMP_REPLY_STDERR
+                                                    : (int)(n & GMG_DUMP_REPLY_NUMBER) | (pid_named ? GMG_DUMP_REPLY_PID : 0) };
     sigqueue(pid, GMG_DUMP_REPLY_SIG, v);
 }
 
