@@ -29,14 +29,14 @@ struct gmg_config gmg_cfg = {
     .pools = 1,
 };
 
-/* The gpumemguard command's option that set `var` to `val`
- * (GPUMEMGUARD_CLI_OPTIONS, "GPUMEM_LIMIT=limit/HASH ..."), into opt; 0
- * when none did, or the variable has been set since to another value. */
 /* A whole number's text starts with a digit: strtol would also take
  * leading white space (a tab, a newline) and a sign, which a setting never
  * has. */
 static int first_digit(const char *v) { return v[0] >= '0' && v[0] <= '9'; }
 
+/* The gpumemguard command's option that set `var` to `val`
+ * (GPUMEMGUARD_CLI_OPTIONS, "GPUMEM_LIMIT=limit/HASH ..."), into opt; 0
+ * when none did, or the variable has been set since to another value. */
 static int cli_option(const char *var, const char *val, char *opt, size_t n)
 {
     const char *list = getenv("GPUMEMGUARD_CLI_OPTIONS");

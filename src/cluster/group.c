@@ -241,14 +241,41 @@ static void start_clean_locked(void)
     __atomic_add_fetch(&seg->starts, 1, __ATOMIC_RELEASE);
 }
 
-/* Is our descriptor still the segment? (A program may close descriptors it
- * does not own, as a child about to exec often does.) */
 /* A group file cut short by another process (truncate, ': >') is made
  * whole again before anything reads past its end: the mapping would fault
  * there (SIGBUS) in every member. Its numbers, zeroes now, start again,
  * said once. 0 when it is short and could not be made whole. `st`: the
  * file's, as fstat gave it. */
 static void rejoin_after_cut(void);
+
+/* A segment's header, its magic last (a reader trusts nothing before it). */
+static void write_header(struct gmg_group_seg *s, const char *name)
+{
+    s->version = GMG_GROUP_VERSION;
+    s->size = (uint32_t)sizeof *s;
+    s->slots = GMG_GROUP_SLOTS;
+    s->devices = GMG_GROUP_DEVICES;
+    s->uid = (uint32_t)geteuid();
+    snprintf(s->name, sizeof s->name, "%s", name);
+    __atomic_store_n(&s->magic, GMG_GROUP_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* The group's high mark raised over slot i: the sums look at it. */
+static void cover_slot(struct gmg_group_seg *s, int i)
+{
+    uint32_t hi = __atomic_load_n(&s->hi, __ATOMIC_SEQ_CST);
+    while (hi < (uint32_t)i + 1 &&
+           !__atomic_compare_exchange_n(&s->hi, &hi, (uint32_t)i + 1, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+        ;
+}
+
+/* A slot marked this process's: its pid, when it joined, its state last. */
+static void mark_slot_mine(struct gmg_group_slot *s)
+{
+    s->pid = (int32_t)getpid();
+    s->joined = (uint64_t)time(NULL);
+    __atomic_store_n(&s->state, 1, __ATOMIC_SEQ_CST);
+}
 
 static int seg_whole(const struct stat *st)
 {
@@ -286,35 +313,25 @@ static void rejoin_after_cut(void)
     int i = __atomic_load_n(&my_slot, __ATOMIC_ACQUIRE);
     if (!s || i < 0 || !mine() || __atomic_load_n(&left, __ATOMIC_ACQUIRE))
         return;
-    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == 0) { /* the same values from every member */
-        s->version = GMG_GROUP_VERSION;
-        s->size = (uint32_t)sizeof *s;
-        s->slots = GMG_GROUP_SLOTS;
-        s->devices = GMG_GROUP_DEVICES;
-        s->uid = (uint32_t)geteuid();
-        snprintf(s->name, sizeof s->name, "%s", gmg_cfg.group);
-        __atomic_store_n(&s->magic, GMG_GROUP_MAGIC, __ATOMIC_RELEASE);
-    }
-    struct gmg_group_slot *sl = &s->slot[i];
-    if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) == 1)
+    if (__atomic_load_n(&s->magic, __ATOMIC_ACQUIRE) == 0) /* the same values from every member */
+        write_header(s, gmg_cfg.group);
+    if (__atomic_load_n(&s->slot[i].state, __ATOMIC_ACQUIRE) == 1)
         return;
-    uint32_t hi = __atomic_load_n(&s->hi, __ATOMIC_SEQ_CST);
-    while (hi < (uint32_t)i + 1 &&
-           !__atomic_compare_exchange_n(&s->hi, &hi, (uint32_t)i + 1, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-        ;
-    sl->pid = (int32_t)getpid();
-    sl->joined = (uint64_t)time(NULL);
-    __atomic_store_n(&sl->state, 1, __ATOMIC_SEQ_CST);
+    cover_slot(s, i);
+    mark_slot_mine(&s->slot[i]);
 }
 
-/* Whether seg_fd is still the group's file (not removed and made again),
- * and whole. */
+/* Is our descriptor still the segment (a program may close descriptors it
+ * does not own, as a child about to exec often does), and whole? */
 static int fd_is_ours(void)
 {
     struct stat st;
     return seg_fd >= 0 && fstat(seg_fd, &st) == 0 && st.st_dev == seg_dev && st.st_ino == seg_ino && seg_whole(&st);
 }
 
+/* The segment opened again (O_NOFOLLOW), its descriptor out of the
+ * program's way (base/fd.h): at 0, 1 or 2 (a program started with one of
+ * them closed) the program's own output would be written into it. */
 static int seg_open(void)
 {
     char p[200];
@@ -332,15 +349,9 @@ static int claim_slot(int i)
     struct gmg_group_slot *s = &seg->slot[i];
     if (setlk(F_WRLCK, GMG_GROUP_LOCK_SLOT(i), 1) != 0)
         return 0;
-    /* ours now: the sums must look at it before it holds a byte */
-    uint32_t hi = __atomic_load_n(&seg->hi, __ATOMIC_SEQ_CST);
-    while (hi < (uint32_t)i + 1 && !__atomic_compare_exchange_n(&seg->hi, &hi, (uint32_t)i + 1, 1,
-                                                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-        ;
+    cover_slot(seg, i); /* ours now: the sums must look at it before it holds a byte */
     empty_slot(s); /* a dead member's, not reclaimed yet; nothing, normally */
-    s->pid = (int32_t)getpid();
-    s->joined = (uint64_t)time(NULL);
-    __atomic_store_n(&s->state, 1, __ATOMIC_SEQ_CST);
+    mark_slot_mine(s);
     return 1;
 }
 
@@ -642,8 +653,6 @@ static void g_release(int dev, uint64_t bytes)
         slot_sub(&seg->slot[slot].bytes[dev], bytes);
 }
 
-/* The group's bytes; while the segment is not made, this member's own,
- * counted until it joins (owed). */
 /* Before a reader off the allocation path (the report thread's samples,
  * metrics, cuMemGetInfo) reads the segment: a file cut short is made whole
  * first (fd_is_ours). */
@@ -656,6 +665,8 @@ static int seg_readable(void)
     return seg_fd < 0 || fstat(seg_fd, &st) != 0 || st.st_dev != seg_dev || st.st_ino != seg_ino || seg_whole(&st);
 }
 
+/* The group's bytes; while the segment is not made, this member's own,
+ * counted until it joins (owed). */
 static uint64_t g_used(int dev)
 {
     if (seg_readable())
@@ -757,13 +768,7 @@ void gmg_group_atfork_child(void)
 static void init_locked(struct gmg_group_seg *s, const char *name)
 {
     memset(s, 0, sizeof *s);
-    s->version = GMG_GROUP_VERSION;
-    s->size = (uint32_t)sizeof *s;
-    s->slots = GMG_GROUP_SLOTS;
-    s->devices = GMG_GROUP_DEVICES;
-    s->uid = (uint32_t)geteuid();
-    snprintf(s->name, sizeof s->name, "%s", name);
-    __atomic_store_n(&s->magic, GMG_GROUP_MAGIC, __ATOMIC_RELEASE);
+    write_header(s, name);
 }
 
 /* An initialised segment: is it this guard's, this user's and this group's? */

@@ -69,13 +69,14 @@ void gmg_heaps_each(void (*fn)(const struct gmg_heap_info *, void *), void *arg)
 const char *gmg_heap_name(const char *s, unsigned maxlen);
 void gmg_heaps_atfork_child(void);
 
+/* The most stream-ordered pools a report lists: every pool the hooks
+ * remember (hooks/mempool.c) and each device's current one. */
+#define GMG_MEMPOOLS_MAX (1024 + 64)
+
 /* A stream-ordered memory pool as the driver sees it at a report
  * (cuMemPoolGetAttribute): what it reserves from the device, what of that
  * is in use, and its release threshold. reserved - used is what the pool
  * retains. */
-/* The most stream-ordered pools a report lists: every pool the hooks
- * remember (hooks/mempool.c) and each device's current one. */
-#define GMG_MEMPOOLS_MAX (1024 + 64)
 struct gmg_mempool_use {
     uint64_t pool;
     int device;

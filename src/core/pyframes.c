@@ -689,10 +689,6 @@ int gmg_py_left_out(uintptr_t w)
 
 /* ---- the walk --------------------------------------------------------- */
 
-/* What a frame holds: 1 with its code and the byte offset of its
- * instruction (-1: out of the code, its first line); 0 to skip it; -1 to
- * end the walk. */
-
 /* A thread state's current frame, or NULL (3.10: a frame object). */
 static const char *current_frame(const char *ts)
 {
@@ -733,6 +729,10 @@ static const char *subinterp_state(const char *ts)
     lock_release(mu);
     return found;
 }
+
+/* What a frame holds: 1 with its code and the byte offset of its
+ * instruction (-1: out of the code, its first line); 0 to skip it; -1 to
+ * end the walk. */
 
 /* 3.11-3.13: an interpreter frame (_PyInterpreterFrame). */
 static int interpreter_frame(const char *frame, const char **code_out, int64_t *offset_out)

@@ -16,12 +16,13 @@
  * regions a pool registered inside it (active_allocated, each with the
  * stack that registered it) and the room between them (inactive, no
  * frames); an allocation with no region is one block, itself; an NVTX
- * heap over mapped physical memory is a segment too, expandable. Frames are {"filename", "line", "name"}, innermost
- * first: the native frames, then the Python ones. memory_viz's own reader
- * (MemoryViz.js) knows only some opcodes: this writes PROTO 2, EMPTY_DICT,
- * EMPTY_LIST, MARK, SETITEMS, APPENDS, BINUNICODE, BININT1, BININT2,
- * BININT, LONG1, NEWTRUE, NEWFALSE, TUPLE2, LONG_BINPUT and LONG_BINGET (a stack's frames
- * are written once and fetched from the memo after), and never the
+ * heap over mapped physical memory is a segment too, expandable. Frames
+ * are {"filename", "line", "name"}, innermost first: the native frames,
+ * then the Python ones. memory_viz's own reader (MemoryViz.js) knows only
+ * some opcodes: this writes PROTO 2, EMPTY_DICT, EMPTY_LIST, MARK,
+ * SETITEMS, APPENDS, BINUNICODE, BININT1, BININT2, BININT, LONG1, NEWTRUE,
+ * NEWFALSE, TUPLE2, LONG_BINPUT and LONG_BINGET (a stack's frames are
+ * written once and fetched from the memo after), and never the
  * "category" key. No history is recorded, so device_traces are empty.
  */
 #define _GNU_SOURCE /* qsort_r */

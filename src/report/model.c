@@ -34,11 +34,6 @@
 
 static unsigned dumps;           /* reports made by this process */
 
-unsigned gmg_report_dumps_made(void)
-{
-    return __atomic_load_n(&dumps, __ATOMIC_ACQUIRE);
-}
-
 void gmg_report_model_atfork_child(void)
 {
     dumps = 0;

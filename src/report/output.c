@@ -58,12 +58,12 @@ int gmg_report_stream_trylock(void) { return pthread_mutex_trylock(&stream_mu) =
 void gmg_report_stream_unlock(void) { pthread_mutex_unlock(&stream_mu); }
 
 static int descendant;                    /* a forked child */
-/* Under report_mu: a report of this one went to stderr, its file not
- * written; and the last signal dump's number and whether its files were
- * written (gmg_report_signal_dump: read by the signal dumps' thread, which
- * makes them one at a time). */
+/* Under report_mu: a format of the report being written fell back to
+ * stderr, its file not written; and the last signal dump's number (0: no
+ * file named) and whether it fell back (gmg_report_signal_dump: read by
+ * the thread that makes the signal dumps, one at a time). */
 static int fell_back;
-static struct signal_dump { unsigned dump; int to_file; } signal_dump;
+static struct signal_dump { unsigned dump; int fell_back; } signal_dump;
 static unsigned tmp_count;
 static __thread unsigned busy __attribute__((tls_model("initial-exec"))); /* gmg_report_busy */
 
@@ -331,9 +331,9 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
     return rc == 0 ? 0 : -1;
 }
 
-unsigned gmg_report_signal_dump(int *to_file, int *pid_named)
+unsigned gmg_report_signal_dump(int *fell_back_out, int *pid_named)
 {
-    *to_file = signal_dump.to_file;
+    *fell_back_out = signal_dump.fell_back;
     *pid_named = descendant && !strstr(gmg_cfg.report, "%p");
     return signal_dump.dump;
 }
@@ -394,7 +394,7 @@ uint64_t gmg_report_now(enum gmg_trigger trigger)
                 gmg_track_marks_keep();
         }
         if (trigger == GMG_TRIGGER_SIGNAL) /* for `gpumemguard dump`'s answer: this dump's own number */
-            signal_dump = (struct signal_dump){ r.dump, !streamed && strcmp(gmg_cfg.report, "none") != 0 && !fell_back };
+            signal_dump = (struct signal_dump){ streamed || !strcmp(gmg_cfg.report, "none") ? 0 : r.dump, fell_back };
         gmg_report_free(&r);
     }
     gmg_report_busy_leave();

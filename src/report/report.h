@@ -221,10 +221,11 @@ extern struct gmg_device_ops gmg_report_dev;
  * the report's unsuppressed leaks (gmg_report_leaks). */
 uint64_t gmg_report_now(enum gmg_trigger trigger);
 /* The last signal dump (GMG_TRIGGER_SIGNAL) gmg_report_now made: its
- * number; *to_file whether its files were written (not a stream, not
- * none, none fell back to stderr); *pid_named whether their names carry
- * the pid (a forked child's, its pattern without %p). */
-unsigned gmg_report_signal_dump(int *to_file, int *pid_named);
+ * number, or 0 when GPUMEM_REPORT names no file (a stream, none);
+ * *fell_back when a file of it could not be written (stderr had it);
+ * *pid_named when their names carry the pid (a forked child's, its
+ * pattern without %p). */
+unsigned gmg_report_signal_dump(int *fell_back, int *pid_named);
 
 /* Is the calling thread in the middle of a report or a refusal message,
  * holding the report side's locks? exit() called there (by a signal
@@ -360,8 +361,6 @@ void gmg_report_orphan_child(void);
 void gmg_report_model_atfork_child(void);
 
 const char *gmg_trigger_name(enum gmg_trigger t);
-/* Reports made by this process so far: the number of the latest. */
-unsigned gmg_report_dumps_made(void);
 int gmg_group_is_allocation(int family);   /* not a VA range or a mapping (core/ranges.h) */
 /* The one order of groups, for qsort: biggest first, then by count, and
  * equal ones by key; and the key alone: stack, family, device. */

@@ -123,12 +123,10 @@ static void answer(pid_t pid)
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
     if (gmg_read_small(path, comm, sizeof comm) <= 0 || strncmp(comm, "gpumemguard\n", 12) != 0)
         return;
-    const char *rep = gmg_cfg.report;
-    int to_file, pid_named;
-    unsigned n = gmg_report_signal_dump(&to_file, &pid_named); /* this dump's, not a later one's */
-    int streamed = !strcmp(rep, "stderr") || !strcmp(rep, "stdout") || !strcmp(rep, "none");
-    union sigval v = { .sival_int = streamed ? 0 : !to_file ? GMG_DUMP_REPLY_STDERR
-                                                    : (int)(n & GMG_DUMP_REPLY_NUMBER) | (pid_named ? GMG_DUMP_REPLY_PID : 0) };
+    int fell_back, pid_named;
+    unsigned n = gmg_report_signal_dump(&fell_back, &pid_named); /* this dump's, not a later one's */
+    union sigval v = { .sival_int = fell_back ? GMG_DUMP_REPLY_STDERR
+                                              : (int)(n & GMG_DUMP_REPLY_NUMBER) | (n && pid_named ? GMG_DUMP_REPLY_PID : 0) };
     sigqueue(pid, GMG_DUMP_REPLY_SIG, v);
 }
 

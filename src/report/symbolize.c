@@ -157,9 +157,6 @@ static int fds_still_kept(const struct gmg_symbolizer *s)
     return 1;
 }
 
-/* libdwfl's own callbacks, each descriptor they hand it noted. A file
- * found by name only (no descriptor) is opened here, as libdwfl would
- * open it, so that it is noted too. */
 /* /proc/PID/maps, which libdwfl reads the modules' paths from, writes a
  * newline in a path as \012 (the one character it escapes): a module whose
  * path has one is opened by its real name, which then names its file. */
@@ -189,6 +186,9 @@ static int open_unescaped(const char *modname, char **file_name)
     return fd;
 }
 
+/* libdwfl's own callbacks, each descriptor they hand it noted. A file
+ * found by name only (no descriptor) is opened here, as libdwfl would
+ * open it, so that it is noted too. */
 static int find_elf_noted(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
                           char **file_name, Elf **elfp)
 {
