@@ -38,29 +38,31 @@ shot() {
 embedded() { sed -z 's/.*<script type="application\/json" id="gmg-data">//; s/<\/script>.*//' "$1"; }
 # dom_has NAME TEXT...: every TEXT is in the DOM of page NAME; the missing ones in $miss
 dom_has() { local n=$1 t; shift; for t in "$@"; do grep -qF -- "$t" "$WORK/$n.dom" || miss="$miss [$t]"; done; }
+# scripted PAGE NAME: PAGE in Chromium with the script on standard input run
+# once the page is loaded (before </body>); its DOM in $WORK/NAME.dom
+scripted() {
+    python3 -c 'import sys; h = open(sys.argv[1]).read(); i = h.rfind("</body>"); open(sys.argv[2], "w").write(h[:i] + "<script>" + sys.stdin.read() + "</script>" + h[i:])' \
+        "$1" "$WORK/$2-scripted.html"
+    rm -rf "$WORK/chrome-$2"
+    HOME=$WORK timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+        --user-data-dir="$WORK/chrome-$2" --virtual-time-budget=3000 --dump-dom "file://$WORK/$2-scripted.html" \
+        >"$WORK/$2.dom" 2>/dev/null
+}
 # roots PAGE NAME: PAGE in Chromium with each flame graph's top-left frame
 # (its root) hovered; the tooltips, one line per graph, in $WORK/NAME.roots
 roots() {
-    python3 - "$1" "$WORK/$2-hover.html" <<'PYEOF'
-import sys
-h = open(sys.argv[1]).read()
-js = """<script>window.addEventListener('load', function () { setTimeout(function () {
+    scripted "$1" "$2" <<'JSEOF'
+window.addEventListener('load', function () { setTimeout(function () {
   var out = [];
   document.querySelectorAll('canvas').forEach(function (c, i) {
     var r = c.getBoundingClientRect();
     c.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + 5, clientY: r.top + 9, bubbles: true}));
     var t = document.querySelector('.tip');
-    out.push('canvas ' + i + ': ' + (t ? t.textContent.replace(/\\n/g, ' / ') : 'no tip'));
+    out.push('canvas ' + i + ': ' + (t ? t.textContent.replace(/\n/g, ' / ') : 'no tip'));
   });
-  var p = document.createElement('pre'); p.id = 'roots-out'; p.textContent = out.join('\\n'); document.body.appendChild(p);
-}, 300); });</script>"""
-i = h.rfind('</body>')
-open(sys.argv[2], 'w').write(h[:i] + js + h[i:])
-PYEOF
-    rm -rf "$WORK/chrome-$2"
-    HOME=$WORK timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
-        --user-data-dir="$WORK/chrome-$2" --virtual-time-budget=3000 --dump-dom "file://$WORK/$2-hover.html" \
-        >"$WORK/$2.dom" 2>/dev/null
+  var p = document.createElement('pre'); p.id = 'roots-out'; p.textContent = out.join('\n'); document.body.appendChild(p);
+}, 300); });
+JSEOF
     grep -o 'canvas [0-9]*: [^<]*' "$WORK/$2.dom" >"$WORK/$2.roots"
 }
 
@@ -108,22 +110,14 @@ if [ -n "$CHROME" ]; then
     else bad "html in Chromium: script error or not drawn" "$WORK/fam.why"; fi
     shot "$FH" "$PICS/report.png" && ok "html: screenshot in $PICS/report.png" || bad "html screenshot"
     # the group table sorted by a column in which rows tie: the tied rows biggest first, in either direction
-    python3 - "$FH" "$WORK/sortclick.html" <<'PYEOF'
-import sys
-h = open(sys.argv[1]).read()
-js = """<script>window.addEventListener('load', function () { setTimeout(function () {
+    scripted "$FH" sort <<'JSEOF'
+window.addEventListener('load', function () { setTimeout(function () {
   var out = [], th = [].filter.call(document.querySelectorAll('#gmg-groups th'), function (t) { return t.textContent === 'allocations'; })[0];
   function rows() { return [].map.call(document.querySelectorAll('#gmg-groups tbody tr'), function (r) { return r.children[2].textContent + ':' + r.children[1].textContent; }).join(' '); }
   th.click(); out.push('desc ' + rows()); th.click(); out.push('asc ' + rows());
-  var p = document.createElement('pre'); p.id = 'sort-out'; p.textContent = out.join('\\n'); document.body.appendChild(p);
-}, 200); });</script>"""
-i = h.rfind('</body>')
-open(sys.argv[2], 'w').write(h[:i] + js + h[i:])
-PYEOF
-    rm -rf "$WORK/chrome-sort"
-    HOME=$WORK timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
-        --user-data-dir="$WORK/chrome-sort" --virtual-time-budget=3000 --dump-dom "file://$WORK/sortclick.html" \
-        >"$WORK/sort.dom" 2>/dev/null
+  var p = document.createElement('pre'); p.id = 'sort-out'; p.textContent = out.join('\n'); document.body.appendChild(p);
+}, 200); });
+JSEOF
     if python3 - "$WORK/sort.dom" <<'PYEOF'
 import re, sys
 dom = open(sys.argv[1]).read()
