@@ -53,6 +53,7 @@ build test_group_fork tests/unit/test_group_fork.c src/base/fd.c src/base/log.c 
     src/base/limit_parse.c src/base/buf.c src/base/signame.c -Isrc
 build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c src/base/exe.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
+build test_refusal_sites tests/unit/test_refusal_sites.c src/hooks/refusal.c -Isrc
 build test_utf8 tests/unit/test_utf8.c src/base/buf.c -Isrc
 build test_pcmap tests/unit/test_pcmap.c src/report/pcmap.c -Isrc
 build test_metrics tests/unit/test_metrics.c src/cluster/metrics.c src/base/fd.c src/base/buf.c src/base/exe.c src/base/config.c src/base/suppress.c \
@@ -467,6 +468,9 @@ else bad "naming frames (tests/unit/test_symbolize.c)" "$WORK/out"; fi
 if "$T/test_signame" >"$WORK/out" 2>&1; then
     ok "GPUMEM_SIGNAL's grammar, shared with the command: every name as its number, every signal taken can be armed: $(tail -1 "$WORK/out")"
 else bad "the GPUMEM_SIGNAL grammar (tests/unit/test_signame.c)" "$WORK/out"; fi
+if "$T/test_refusal_sites" >"$WORK/out" 2>&1; then
+    ok "call sites explained once: a site whose refusal or out of memory was dropped (too many at once) is explained at its next one, however often, and drops never fill the set: $(tail -1 "$WORK/out")"
+else bad "the set of explained call sites (tests/unit/test_refusal_sites.c)" "$WORK/out"; fi
 if timeout 60 "$T/test_pcmap" >"$WORK/out" 2>&1; then
     ok "the report's map of code addresses: $(tail -1 "$WORK/out") (tests/unit/test_pcmap.c)"
 else bad "the report's map of code addresses (tests/unit/test_pcmap.c)" "$WORK/out"; fi

@@ -167,7 +167,9 @@ CUresult gmg_begin(struct gmg_op *op, int family, int dev, uint64_t bytes, int c
  * and its least are no cost of the others. */
 CUresult gmg_begin_least(struct gmg_op *op, int family, int dev, uint64_t bytes, uint64_t least, int counted)
 {
-    op->asked = least; /* what the call asked for; the driver picks the pitch */
+    /* what the call asked for, its rows at the usual pitch (the driver
+     * picks the pitch; width x height would name less than it needed) */
+    op->asked = bytes;
     if (!begin_setup(op, family, dev, counted))
         return CUDA_SUCCESS;
     dev = op->dev;

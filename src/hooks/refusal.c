@@ -28,30 +28,49 @@ static uint32_t *probe(struct site_set *set, uint32_t stack, uint32_t i)
     return &set->sites[(stack * 2654435761u + i) % SITES];
 }
 
+/* 1: the stack is new to the set, and now in it. A tombstone (a site
+ * forgotten) is taken again by the first new stack whose probe passes it,
+ * so that forgotten sites never fill the set. Two threads may put one new
+ * stack in two slots when a slot turns into a tombstone between their
+ * probes: both then explain it, and the report's own set of explained
+ * sites (report/sites.c) writes one message. */
 static int first_in(struct site_set *set, uint32_t stack)
 {
     if (stack == 0)
         return !__atomic_exchange_n(&set->zero_seen, 1, __ATOMIC_RELAXED);
-    for (uint32_t i = 0; i < SITES; i++) {
-        uint32_t *slot = probe(set, stack, i);
-        uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-        if (cur == stack)
-            return 0;
-        if (cur == 0) {
-            if (__atomic_compare_exchange_n(slot, &cur, stack, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-                return 1;
+    for (int tries = 0; tries < 8; tries++) {
+        uint32_t *tomb = NULL, *slot = NULL, cur = 0;
+        for (uint32_t i = 0; i < SITES; i++) {
+            slot = probe(set, stack, i);
+            cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
             if (cur == stack)
                 return 0;
+            if (cur == TOMB && !tomb)
+                tomb = slot;
+            if (cur == 0)
+                break;
         }
+        if (tomb) {
+            slot = tomb;
+            cur = TOMB;
+        } else if (cur != 0) {
+            return 0; /* set full: stay quiet rather than flood */
+        }
+        if (__atomic_compare_exchange_n(slot, &cur, stack, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return 1;
+        if (cur == stack)
+            return 0;
+        /* another stack took the slot first: probe again */
     }
-    return 0; /* set full: stay quiet rather than flood */
+    return 0;
 }
 
 static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
 
 /* A site whose refusal was dropped unexplained (more at once than the
  * reporter's queue holds): not explained after all, so that its next
- * refusal is. Its slot becomes a tombstone, which probes step over. */
+ * refusal is. Its slot becomes a tombstone, which probes step over and
+ * first_in takes again. */
 static void forget(struct site_set *set, uint32_t stack)
 {
     if (stack == 0) {

@@ -84,7 +84,7 @@ static unsigned ring_head, ring_tail;   /* under ring_mu */
 static unsigned ring_written;           /* under ring_mu: entries before it are written; a slot is free again
                                          * only then (its first writer is settled), not when popped */
 static pthread_cond_t written_cv;       /* CLOCK_MONOTONIC; made with the thread */
-static unsigned long dropped;           /* under ring_mu */
+static unsigned long dropped[2];        /* under ring_mu: the quota's refusals, the driver's out of memory */
 static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static sem_t wake_sem;                  /* posted: something is pending */
@@ -204,11 +204,14 @@ static void drain(void)
         written(seq);
     }
     pthread_mutex_lock(&ring_mu);
-    unsigned long lost = dropped;
-    dropped = 0;
+    unsigned long lost = dropped[0], lost_oom = dropped[1];
+    dropped[0] = dropped[1] = 0;
     pthread_mutex_unlock(&ring_mu);
     if (lost)
         gmg_error("%lu more refusal(s) at new call sites were counted, not explained (too many at once)", lost);
+    if (lost_oom)
+        gmg_error("%lu more of the driver's out-of-memory answers at new call sites were counted, not explained "
+                  "(too many at once)", lost_oom);
     pthread_mutex_unlock(&explain_mu);
 }
 
@@ -519,7 +522,7 @@ static void reset(void)
     __atomic_store_n(&dumps_asked, 0, __ATOMIC_SEQ_CST); /* before orphaned() reads asked_in */
     dumps_done = 0;
     ring_head = ring_tail = ring_written = 0;
-    dropped = 0;
+    dropped[0] = dropped[1] = 0;
 }
 
 /* Is this a process forked without fork handlers (glibc's _Fork(), a raw
@@ -621,7 +624,7 @@ void gmg_reporter_wake(void)
 static int enqueue(const struct gmg_refusal_state *st, enum first_writer how, unsigned *seq)
 {
     if (ring_head - ring_written >= RING) {
-        dropped++;
+        dropped[st->ev.driver != 0]++;
         return 0;
     }
     *seq = ring_head;

@@ -26,6 +26,9 @@ for oom_api in cuMemAlloc cuMemAllocPitch cuMemAllocManaged cuMemAllocAsync cuMe
     grep -q "^gpumemguard: the driver refused $oom_api of .* out of memory; this process holds .*, the device has .* free" \
         "$WORK/err" || oom_miss="$oom_miss $oom_api"
 done
+# a pitch names its rows at the usual pitch (1 MiB + 1 byte wide: 1 MiB + 512), what the driver needed
+grep -q "^gpumemguard: the driver refused cuMemAllocPitch of 100.0 GiB (107426611200 bytes) on device 0" "$WORK/err" \
+    || oom_miss="$oom_miss cuMemAllocPitch-at-its-pitch"
 grep -q "^gpumemguard: the driver refused cuMemHostAlloc of .* in host memory: out of memory; this process holds .* of pinned host memory" \
     "$WORK/err" || oom_miss="$oom_miss cuMemHostAlloc"
 # linear, pitch, managed, async, pool, vmm, array, host, and linear from a second site

@@ -40,7 +40,7 @@ static __attribute__((noinline)) CUresult oom_pitch(void)
 {
     CUdeviceptr p;
     size_t pitch;
-    return cuMemAllocPitch_v2(&p, &pitch, 1u << 20, 100u << 10, 4);
+    return cuMemAllocPitch_v2(&p, &pitch, (1u << 20) + 1, 100u << 10, 4); /* rows of 1 MiB + 512 at the usual pitch */
 }
 static __attribute__((noinline)) CUresult oom_managed(void) { CUdeviceptr p; return cuMemAllocManaged(&p, BIG, CU_MEM_ATTACH_GLOBAL); }
 static __attribute__((noinline)) CUresult oom_async(void) { CUdeviceptr p; return cuMemAllocAsync(&p, BIG, 0); }

@@ -1,6 +1,6 @@
 /*
  * slowfirst.c - a preloaded write() that holds the first refusal message it
- * writes for 8 s, once in the process (a child forked after it does not
+ * writes (the quota's or the driver's out of memory) for 8 s, once in the process (a child forked after it does not
  * wait): the report thread stays inside that write while refusals at new
  * call sites pile up past its queue. For tests/refusals/fork_dropped.sh.
  */
@@ -16,9 +16,10 @@ ssize_t write(int fd, const void *buf, size_t n)
     static int held;
     if (!real)
         real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-    static const char refused[] = "gpumemguard: refused";
+    static const char refused[] = "gpumemguard: refused", oom[] = "gpumemguard: the driver refused";
     ssize_t w = real(fd, buf, n);
-    if (w > 0 && memmem(buf, (size_t)w, refused, sizeof refused - 1) && !__atomic_exchange_n(&held, 1, __ATOMIC_RELAXED)) {
+    if (w > 0 && (memmem(buf, (size_t)w, refused, sizeof refused - 1) || memmem(buf, (size_t)w, oom, sizeof oom - 1)) &&
+        !__atomic_exchange_n(&held, 1, __ATOMIC_RELAXED)) {
         struct timespec ts = { 8, 0 };
         while (nanosleep(&ts, &ts) != 0)
             ;
