@@ -44,8 +44,8 @@ else skip "--help to a full disk" "no /dev/full"; fi
 # refused before anything runs: status 2 and a message naming the problem
 for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G" "missing PROGRAM|" \
             "'--limit' needs a value|--limit" "unknown option '-x'|-x true" \
-            "'256' is not a whole number from 0 to 255|--error-exitcode 256 true" \
-            "'x1' is not a whole number|--error-exitcode=x1 true" "dump: missing PID|dump" \
+            "--error-exitcode '256' (GPUMEM_EXITCODE) is not a whole number from 0 to 255|--error-exitcode 256 true" \
+            "'x1' (GPUMEM_EXITCODE) is not a whole number|--error-exitcode=x1 true" "dump: missing PID|dump" \
             "'abc' is not a process id|dump abc" "has no meaning there|--limit 1G dump 1" \
             "'--report' needs a value|--report -- true" "'--report' needs a value|--report --limit 4G -- true" \
             "'--limit' needs a value|--limit -- true" "'--group' needs a value|--group -- true" \
@@ -119,6 +119,11 @@ else bad "SIGTERM to the command (rc $rc, program ${prog:-none})" "$WORK/err"; k
 cli "$WORK/no-such-program"; rc=$?
 [ $rc = 127 ] && has "cannot run '$WORK/no-such-program': No such file or directory" "$WORK/err" \
     && ok "a program that does not exist: status 127 and why" || bad "missing program (rc $rc)" "$WORK/err"
+printf '#!/no/such/interpreter -x\necho hi\n' >"$WORK/badinterp"; chmod 0755 "$WORK/badinterp"
+cli "$WORK/badinterp"; rc=$?
+[ $rc = 126 ] && has "cannot run '$WORK/badinterp': its interpreter '/no/such/interpreter' (#!): bad interpreter" "$WORK/err" \
+    && ok "a script whose #! interpreter is missing: status 126, the interpreter named (not 'No such file' for a file that is there)" \
+    || bad "a script with a missing interpreter (rc $rc)" "$WORK/err"
 printf 'not a program\n' >"$WORK/notexec"; chmod 0644 "$WORK/notexec"
 cli "$WORK/notexec"; rc=$?
 [ $rc = 126 ] && has "Permission denied" "$WORK/err" \

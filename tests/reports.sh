@@ -88,6 +88,12 @@ guarded GPUMEM_REPORT="$WORK/link" "$T/apitest" direct reset
 if [ ! -e "$WORK/target" ] && has "symbolic link: refused" "$WORK/err" && has "SUMMARY: gpumemguard" "$WORK/err"; then
     ok "report path through a symlink is refused, report goes to stderr"
 else bad "symlink destination" "$WORK/err"; fi
+if [ -L /dev/stdout ]; then
+    guarded GPUMEM_REPORT=/dev/stdout "$T/apitest" direct reset
+    has "cannot write report to /dev/stdout (it is a symbolic link: refused; the word stdout names the stream): writing to stderr" "$WORK/err" \
+        && ok "GPUMEM_REPORT=/dev/stdout, a symlink, is refused with the word that names the stream" \
+        || bad "GPUMEM_REPORT=/dev/stdout" "$WORK/err"
+fi
 guarded GPUMEM_REPORT=/dev/full "$T/apitest" direct reset; rc=$?
 if [ $rc = 0 ] && has "cannot write report to /dev/full" "$WORK/err" && has "SUMMARY: gpumemguard" "$WORK/err"; then
     ok "/dev/full as destination falls back to stderr without harm"

@@ -128,11 +128,14 @@ int gmg_suppressions_load(const char *path, struct gmg_suppressions *out, char *
         if (!len)
             continue;
         int pool = strncmp(p, "pool:", 5) == 0;
-        if ((!pool && strncmp(p, "leak:", 5) != 0) || !p[5]) {
+        char *pat = p + 5; /* blanks after the colon are layout ("leak: main"), no name begins with one */
+        while (*pat == ' ' || *pat == '\t')
+            pat++;
+        if ((!pool && strncmp(p, "leak:", 5) != 0) || !*pat) {
             snprintf(err, errlen, "line %u: '%.200s' is not 'leak:PATTERN' or 'pool:PATTERN'", lineno, p);
             goto fail;
         }
-        if (add(pool ? &out->pools : &out->patterns, pool ? &out->npools : &out->n, pool ? &pcap : &cap, p + 5))
+        if (add(pool ? &out->pools : &out->patterns, pool ? &out->npools : &out->n, pool ? &pcap : &cap, pat))
             goto nomem;
     }
     if (errno == ENOMEM && !ferror(f))

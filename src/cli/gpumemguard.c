@@ -700,15 +700,68 @@ static int dump(int argc, char **argv, const char *sigopt)
  * The program runs as the command's child, and the command waits for it.
  * Signals that a process sends to the command (kill, a batch system's
  * SIGTERM at the end of a job, `kill -USR1` for a dump) go on to the
- * program; those the kernel sends (the terminal's ^C and ^\ reach the whole
- * foreground process group, the program too) are not sent twice; one a
- * process sends to the whole group (kill -TERM -PGID) reaches the program
- * directly and through the command, twice. They are taken with sigwaitinfo, blocked meanwhile: no handler runs. The dump
- * signal goes on only to a program that catches it (the guard arms it at
- * the first CUDA call): before that it would kill the program.
+ * program: every signal but SIGKILL and SIGSTOP (which cannot be caught)
+ * and SIGCHLD (the command's own news of the program); a fault of the
+ * command's own code (SIGSEGV) still ends it, blocked or not. Those the
+ * kernel sends (the terminal's ^C, ^\ and ^Z reach the whole foreground
+ * process group, the program too) are not sent twice; one a process sends
+ * to the whole group (kill -TERM -PGID) reaches the program directly and
+ * through the command, twice. They are taken with sigwaitinfo, blocked
+ * meanwhile: no handler runs. A stop signal (SIGTSTP, SIGTTIN, SIGTTOU),
+ * passed on or not, then stops the command too, as it would have stopped
+ * without the command; SIGCONT continues both. The dump signal goes on only
+ * to a program that catches it (the guard arms it at the first
+ * CUDA call): before that it would kill the program.
  */
-static const int passed_on[] = { SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF,
-                                 SIGWINCH, SIGXCPU };
+static int passed_on(int sig)
+{
+    switch (sig) {
+    case SIGKILL: case SIGSTOP: case SIGCHLD:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The command stops as a stop signal's default would stop it, and goes on
+ * once continued. */
+static void stop_too(int sig)
+{
+    struct sigaction dfl, was;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, &was);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    raise(sig); /* pending: blocked */
+    sigprocmask(SIG_UNBLOCK, &one, NULL); /* stopped here until continued */
+    sigprocmask(SIG_BLOCK, &one, NULL);
+    sigaction(sig, &was, NULL);
+}
+
+/* The interpreter a script's "#!" line names, into out: 1, or 0 when the
+ * file cannot be read or does not start with "#!". */
+static int script_interpreter(const char *path, char *out, size_t n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char head[256];
+    ssize_t got = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (got < 3 || head[0] != '#' || head[1] != '!')
+        return 0;
+    head[got] = 0;
+    char *p = head + 2;
+    p += strspn(p, " \t");
+    size_t len = strcspn(p, " \t\n");
+    if (!len)
+        return 0;
+    snprintf(out, n, "%.*s", (int)len, p);
+    return 1;
+}
 
 static int run(char **argv)
 {
@@ -716,12 +769,9 @@ static int run(char **argv)
     int dumpsig = sv ? gmg_parse_signal(sv) : SIGUSR1; /* <= 0: none, or a bad value the library refuses */
     sigset_t set, old;
     sigemptyset(&set);
-    for (size_t k = 0; k < sizeof passed_on / sizeof passed_on[0]; k++)
-        sigaddset(&set, passed_on[k]);
-    for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
-        sigaddset(&set, sig);
-    if (dumpsig > 0)
-        sigaddset(&set, dumpsig);
+    for (int sig = 1; sig <= SIGRTMAX; sig++)
+        if (passed_on(sig) && (sig < 32 || sig >= SIGRTMIN)) /* not the C library's own real-time signals */
+            sigaddset(&set, sig);
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, &old);
     /* SIGCHLD ignored (or SA_NOCLDWAIT), as a parent may leave it across
@@ -748,6 +798,13 @@ static int run(char **argv)
         int err = errno;
         struct stat st; /* a directory by the path given: the kernel's EACCES says only "Permission denied" */
         int dir = err == EACCES && strchr(argv[0], '/') && stat(argv[0], &st) == 0 && S_ISDIR(st.st_mode);
+        char interp[256];
+        if (err == ENOENT && strchr(argv[0], '/') && script_interpreter(argv[0], interp, sizeof interp)) {
+            /* the script is there, its #! interpreter is not: as a shell says it */
+            fprintf(stderr, "gpumemguard: cannot run '%s': its interpreter '%s' (#!): bad interpreter: %s\n", argv[0],
+                    interp, strerror(err));
+            _exit(126);
+        }
         fprintf(stderr, "gpumemguard: cannot run '%s': %s\n", argv[0], dir ? "it is a directory" : strerror(err));
         _exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
     }
@@ -764,8 +821,14 @@ static int run(char **argv)
                 return 128 + WTERMSIG(st);
             return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
         }
-        if (si.si_code > 0 || si.si_pid == child)
-            continue; /* the kernel's (the program has it too), or the program's own */
+        int stop = sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+        if (si.si_code > 0 || si.si_pid == child || si.si_pid == getpid()) {
+            /* the kernel's (the program has it too), the program's own, or
+             * the command's (a write to a closed pipe: SIGPIPE) */
+            if (stop && si.si_pid != child)
+                stop_too(sig);
+            continue;
+        }
         if (sig == dumpsig && caught_by(child, sig) == 0) {
             char sb[32];
             fprintf(stderr, "gpumemguard: %s not passed on: process %ld does not catch it yet (the guard arms it "
@@ -774,6 +837,8 @@ static int run(char **argv)
             continue;
         }
         kill(child, sig);
+        if (stop)
+            stop_too(sig);
     }
 }
 
@@ -789,6 +854,26 @@ static void supp_remove(void)
 {
     if (supp_copy[0])
         unlink(supp_copy);
+}
+
+/* A relative path in `var` made absolute, from the directory the command
+ * runs in: every process of the job (one that changes directory, `make
+ * -C`, a test runner) then reads and writes the same files. A relative
+ * suppressions file that is not there is left as typed, for the library
+ * to name as the user wrote it; so is a path that would grow too long. */
+static void absolute_env(const char *var, int must_exist)
+{
+    const char *v = getenv(var);
+    struct stat st;
+    char cwd[PATH_MAX], full[4000];
+    if (!v || !*v || *v == '/' || (must_exist && stat(v, &st) != 0) || !getcwd(cwd, sizeof cwd))
+        return;
+    if (strcmp(var, "GPUMEM_REPORT") == 0 && (!strcmp(v, "stderr") || !strcmp(v, "stdout") || !strcmp(v, "none")))
+        return;
+    if ((size_t)snprintf(full, sizeof full, "%s/%s", strcmp(cwd, "/") ? cwd : "", v) >= sizeof full)
+        return;
+    if (setenv(var, full, 1) != 0)
+        fail(1, "cannot set %s: %s", var, strerror(errno));
 }
 
 static void copy_suppressions(void)
@@ -904,7 +989,7 @@ static void check_exitcode(const char *v)
     errno = 0;
     long n = strtol(v, &end, 10);
     if (!isdigit((unsigned char)v[0]) || *end || errno || n < 0 || n > 255)
-        usage_error("--error-exitcode '%s' is not a whole number from 0 to 255", v);
+        usage_error("--error-exitcode '%s' (GPUMEM_EXITCODE) is not a whole number from 0 to 255", v);
 }
 
 int main(int argc, char **argv)
@@ -992,6 +1077,9 @@ int main(int argc, char **argv)
         fail(1, "cannot set NVTX_INJECTION64_PATH: %s", strerror(errno));
     if (tensors && gmg_tensors_setenv() != 0)
         fail(1, "cannot set the --tensors settings: %s", strerror(errno));
+    absolute_env("GPUMEM_SUPPRESSIONS", 1);
+    absolute_env("GPUMEM_REPORT", 0);
+    absolute_env("GPUMEM_METRICS", 0);
     copy_suppressions();
     char *preload = build_preload(lib, getenv("LD_PRELOAD"));
     if (setenv("LD_PRELOAD", preload, 1) != 0)

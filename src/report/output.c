@@ -180,7 +180,10 @@ static int write_file(const char *path, const struct gmg_buf *b, const char **wh
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
-            *why = "it is a symbolic link: refused";
+            /* /dev/stdout is one: the words name the streams */
+            *why = strcmp(path, "/dev/stdout") == 0 ? "it is a symbolic link: refused; the word stdout names the stream"
+                 : strcmp(path, "/dev/stderr") == 0 ? "it is a symbolic link: refused; the word stderr names the stream"
+                                                   : "it is a symbolic link: refused";
             return -1;
         }
         if (S_ISDIR(st.st_mode)) {

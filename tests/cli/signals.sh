@@ -1,5 +1,6 @@
 # signals.sh - the command passes on what other processes send it, each
-# signal checked (HUP, INT, QUIT, USR2, WINCH), and never bounces back to the
+# signal checked (HUP, INT, QUIT, USR2, WINCH, PIPE, PWR, IO, URG, ABRT), a
+# stop signal stops both and SIGCONT continues both, and never bounces back to the
 # program a signal the program sent it (kill -USR2 $PPID: a program without a
 # handler would die of it). Sourced by tests/run.sh (its helpers, $B, $WORK).
 if [ -n "${GMG_SANITIZER:-}" ]; then
@@ -8,7 +9,7 @@ else
 GMG_CMD=$ROOT/$B/gpumemguard
 sig_prog=$WORK/sigprog.sh
 cat >"$sig_prog" <<'PROG'
-for s in HUP INT QUIT USR2 WINCH; do trap "echo got $s >>\"$1\"" $s; done
+for s in HUP INT QUIT USR2 WINCH PIPE PWR IO URG ABRT; do trap "echo got $s >>\"$1\"" $s; done
 echo ready >>"$1"
 while :; do sleep 0.05 & wait $!; done
 PROG
@@ -20,17 +21,34 @@ PROG
 env --default-signal=HUP,INT,QUIT "$GMG_CMD" -- bash "$sig_prog" "$WORK/sig.log" >/dev/null 2>"$WORK/sig.err" & sig_cmd=$!
 for _ in $(seq 100); do grep -q ready "$WORK/sig.log" && break; sleep 0.05; done
 sig_miss=""
-for s in HUP INT QUIT USR2 WINCH; do
+for s in HUP INT QUIT USR2 WINCH PIPE PWR IO URG ABRT; do
     kill -$s $sig_cmd
     for _ in $(seq 100); do grep -q "got $s" "$WORK/sig.log" && break; sleep 0.05; done
     grep -q "got $s" "$WORK/sig.log" || sig_miss="$sig_miss $s"
 done
 kill -TERM $sig_cmd; wait $sig_cmd; sig_rc=$?
 if [ -z "$sig_miss" ] && [ $sig_rc = 143 ]; then
-    ok "the command passes on SIGHUP, SIGINT, SIGQUIT, SIGUSR2 and SIGWINCH from another process, each reaching the program's handler; SIGTERM ends it (143)"
+    ok "the command passes on SIGHUP, SIGINT, SIGQUIT, SIGUSR2, SIGWINCH, SIGPIPE, SIGPWR, SIGIO, SIGURG and SIGABRT from another process, each reaching the program's handler; SIGTERM ends it (143)"
 else
     echo "missing:$sig_miss rc $sig_rc" >>"$WORK/sig.log"; bad "signals passed on by the command" "$WORK/sig.log"
 fi
+# a stop signal sent to the command stops the program and the command;
+# SIGCONT continues both
+state() { sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
+"$GMG_CMD" --report none -- sleep 30 2>"$WORK/err" & stop_cmd=$!
+for _ in $(seq 100); do [ -n "$(cat "/proc/$stop_cmd/task/$stop_cmd/children" 2>/dev/null)" ] && break; sleep 0.05; done
+stop_prog=$(cat "/proc/$stop_cmd/task/$stop_cmd/children" 2>/dev/null | tr -d ' ')
+stop_seen=""
+for s in TSTP CONT; do
+    kill -$s $stop_cmd
+    want=$([ $s = TSTP ] && echo T || echo S)
+    for _ in $(seq 100); do [ "$(state $stop_cmd)$(state $stop_prog)" = "$want$want" ] && break; sleep 0.05; done
+    stop_seen="$stop_seen $s:$(state $stop_cmd)$(state $stop_prog)"
+done
+kill -TERM $stop_cmd; wait $stop_cmd; stop_rc=$?
+if [ -n "$stop_prog" ] && [ "$stop_seen" = " TSTP:TT CONT:SS" ] && [ $stop_rc = 143 ]; then
+    ok "SIGTSTP sent to the command stops the program and the command; SIGCONT continues both"
+else bad "a stop signal to the command (states:$stop_seen, rc $stop_rc)" "$WORK/err"; fi
 # the program signals the command itself: nothing comes back to it
 "$GMG_CMD" -- sh -c 'kill -USR2 $PPID; sleep 0.3; kill -HUP $PPID; sleep 0.3; echo alive' >"$WORK/out" 2>"$WORK/err"; sig_rc=$?
 if [ $sig_rc = 0 ] && has alive "$WORK/out"; then

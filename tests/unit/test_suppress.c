@@ -89,6 +89,15 @@ int main(void)
     start(0);
     CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == 0 && s.n == 3, "three patterns");
     CHECK(s.n == 3 && strcmp(s.patterns[1], "*beta*") == 0, "blanks and comments cut");
+    gmg_suppressions_free(&s);
+
+    /* 1b. blanks after the colon are layout: "leak: train_step" suppresses train_step; "leak:  " is no pattern */
+    write_file("leak: alpha\npool:\tbeta\n");
+    CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == 0 && s.n == 1 && s.npools == 1
+          && strcmp(s.patterns[0], "alpha") == 0 && strcmp(s.pools[0], "beta") == 0, "blanks after the colon cut");
+    gmg_suppressions_free(&s);
+    write_file("leak:alpha\nleak:   \n");
+    CHECK(gmg_suppressions_load(path, &s, err, sizeof err) == -1 && strstr(err, "line 2"), "a pattern of blanks refused");
 
     /* 2. a line that is not valid: -1, named by its number */
     write_file("leak:alpha\nleek:beta\n");
