@@ -625,6 +625,7 @@ static int totals(struct shape *c, const char *v)
         { "live_bytes", T_UINT, 1 }, { "live_allocations", T_UINT, 1 }, { "reclaimed_bytes", T_UINT, 0 },
         { "reclaimed_allocations", T_UINT, 0 }, { "refused", T_UINT, 0 }, { "unknown_frees", T_UINT, 0 },
         { "allocations_made", T_UINT, 0 }, { "retained_bytes", T_UINT, 0 }, { "retained_allocations", T_UINT, 0 },
+        { "host_driver_oom", T_UINT, 0 },
     };
     const char *val[sizeof f / sizeof *f];
     return FIELDS(c, v, f, val);

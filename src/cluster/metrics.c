@@ -179,6 +179,9 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
             series(b, m[i].name, d, common, v);
         }
     }
+    metric(b, "gpumem_host_driver_oom_total", "counter",
+           "Pinned host memory allocations the driver itself refused with CUDA_ERROR_OUT_OF_MEMORY (no device's).");
+    gmg_buf_printf(b, "gpumem_host_driver_oom_total{%s} %llu\n", common, (unsigned long long)gmg_quota_host_driver_oom());
     struct gmg_live_site top[SITES];
     uint64_t live[GMG_MAX_DEVICES] = { 0 }, dropped;
     size_t k = gmg_live_sites_top(top, SITES, live, &dropped);

@@ -581,6 +581,10 @@ uint64_t gmg_quota_peak(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].p
 uint64_t gmg_quota_refused(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].refused, __ATOMIC_ACQUIRE) : 0; }
 uint64_t gmg_quota_driver_oom(int dev) { return valid(dev) ? __atomic_load_n(&q[dev].driver_oom, __ATOMIC_ACQUIRE) : 0; }
 
+static uint64_t host_driver_oom;
+void gmg_quota_count_host_driver_oom(void) { __atomic_fetch_add(&host_driver_oom, 1, __ATOMIC_RELAXED); }
+uint64_t gmg_quota_host_driver_oom(void) { return __atomic_load_n(&host_driver_oom, __ATOMIC_ACQUIRE); }
+
 void gmg_quota_count_driver_oom(int dev)
 {
     if (valid(dev)) {
@@ -619,6 +623,7 @@ void gmg_quota_reset(void)
         q[i].driver_oom = 0;
         q[i].xfer = 0;
     }
+    host_driver_oom = 0;
     /* only this thread lives on in the child: every credit and count gone */
     pthread_mutex_init(&credit_mu, NULL);
     memset(slots, 0, sizeof slots);

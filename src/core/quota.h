@@ -70,6 +70,9 @@ void gmg_quota_count_refusal(int dev);
 /* The driver's own CUDA_ERROR_OUT_OF_MEMORY on an allocation of dev's. */
 void gmg_quota_count_driver_oom(int dev);
 uint64_t gmg_quota_driver_oom(int dev);
+/* The same for pinned host memory, which is no device's. */
+void gmg_quota_count_host_driver_oom(void);
+uint64_t gmg_quota_host_driver_oom(void);
 /* Allocations and frees made on a device (core/counts.h; count_alloc also
  * notes the highest device seen). allocs(-1): on every device. */
 void gmg_quota_count_alloc(int dev);

@@ -37,6 +37,12 @@ enum gmg_family {
     GMG_FAM_COUNT
 };
 
+/* Pinned host memory, on no device's quota: its out of memory is no device's. */
+static inline int gmg_family_host(int family)
+{
+    return family == GMG_FAM_HOST || family == GMG_FAM_HOST_REGISTER || family == GMG_FAM_VMM_HOST;
+}
+
 /* The table's key: the value and its space, 9 contiguous bytes from
  * `value` (GMG_KEY_LEN), hashed and compared as they lie in the record. */
 #define GMG_KEY_LEN 9

@@ -109,7 +109,10 @@ static struct gmg_refusal event(const struct gmg_op *op, uint64_t bytes)
 
 void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t dev_free)
 {
-    gmg_quota_count_driver_oom(op->dev);
+    if (gmg_family_host(op->family))
+        gmg_quota_count_host_driver_oom();
+    else
+        gmg_quota_count_driver_oom(op->dev);
     if (!first_in(&driver_sites, op->stack))
         return;
     struct gmg_refusal ev = event(op, bytes);

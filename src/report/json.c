@@ -179,12 +179,13 @@ void gmg_report_json_capped(const struct gmg_report *r, struct gmg_buf *b, size_
     }
     gmg_buf_printf(b, ",\n\"totals\":{\"live_bytes\":%llu,\"live_allocations\":%llu,\"reclaimed_bytes\":%llu,"
                       "\"reclaimed_allocations\":%llu,\"refused\":%llu,\"unknown_frees\":%llu,"
-                      "\"allocations_made\":%llu,\"retained_bytes\":%llu,\"retained_allocations\":%llu}",
+                      "\"allocations_made\":%llu,\"retained_bytes\":%llu,\"retained_allocations\":%llu,"
+                      "\"host_driver_oom\":%llu}",
                    (unsigned long long)r->live_bytes, (unsigned long long)r->live_allocs,
                    (unsigned long long)r->reclaimed_bytes, (unsigned long long)r->reclaimed_allocs,
                    (unsigned long long)r->refused, (unsigned long long)r->unknown_frees,
                    (unsigned long long)r->total_allocs, (unsigned long long)r->retained_bytes,
-                   (unsigned long long)r->retained_allocs);
+                   (unsigned long long)r->retained_allocs, (unsigned long long)r->host_driver_oom);
     gmg_report_json_owners(r, b);
     groups(r, b, "live", r->groups, r->ngroups, 1, cap, 1);
     groups(r, b, "reclaimed", r->reclaimed, r->nreclaimed, 1, cap, 1);

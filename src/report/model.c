@@ -285,6 +285,8 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->dev[d].group_used = gmg_quota_charged(d);
         r->dev[d].group_peak = gmg_quota_group_peak(d);
     }
+    r->host_driver_oom = gmg_quota_host_driver_oom();
+    r->driver_oom += r->host_driver_oom;
     /* ranges' first: each of those is in unknown_frees by then (intercept.c
      * counts it there first), so that a range freed meanwhile never makes
      * the frees of allocations too few, and untracked_live too many */
@@ -400,14 +402,9 @@ static int counts_on_device(int family)
     }
 }
 
-static int host_family(int family)
-{
-    return family == GMG_FAM_HOST || family == GMG_FAM_HOST_REGISTER || family == GMG_FAM_VMM_HOST;
-}
-
 /* The driver's out of memory for pinned host memory: explained by host
  * memory, not by a device's. */
-static int host_oom(const struct gmg_refusal *ev) { return ev->driver && host_family(ev->family); }
+static int host_oom(const struct gmg_refusal *ev) { return ev->driver && gmg_family_host(ev->family); }
 
 /* Keep the GMG_REFUSAL_STACKS biggest live groups of one device, from the
  * live totals: only those that hold its quota, which is what the message
@@ -419,7 +416,7 @@ static void top_add(uint32_t stack, int device, int family, uint64_t bytes, uint
     struct gmg_refusal_state *t = arg;
     if (!bytes) /* a sparse array holds none */
         return;
-    if (host_oom(&t->ev) ? !host_family(family) : device != t->ev.device || !counts_on_device(family))
+    if (host_oom(&t->ev) ? !gmg_family_host(family) : device != t->ev.device || !counts_on_device(family))
         return;
     struct gmg_group g = { .stack = stack, .family = family, .device = device, .bytes = bytes, .count = count };
     t->live_bytes += bytes;

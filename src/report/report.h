@@ -104,7 +104,8 @@ struct gmg_report {
     uint64_t live_bytes, live_allocs;           /* allocations (not VA/maps) */
     uint64_t reclaimed_bytes, reclaimed_allocs;
     uint64_t refused, unknown_frees, total_allocs;
-    uint64_t driver_oom;        /* all devices */
+    uint64_t driver_oom;        /* all devices, and pinned host memory */
+    uint64_t host_driver_oom;   /* pinned host memory's */
     /* the run's peak per device; signal and API dumps: also the peak since
      * the previous such dump (report/atpeak.h) */
     struct gmg_at_peak *at_peak; size_t nat_peak;

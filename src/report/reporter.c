@@ -198,7 +198,8 @@ static void drain(void)
     pthread_mutex_lock(&explain_mu);
     while (pop(&ev, &seq)) {
         /* marked as explained: once per call site, as the messages */
-        if (gmg_report_refusal(&ev, claim_whole, &seq) && !ev.ev.abort) /* (an abort's is marked there) */
+        if (gmg_report_refusal(&ev, claim_whole, &seq) && !ev.ev.abort /* (an abort's is marked there) */
+            && !(ev.ev.driver && gmg_family_host(ev.ev.family))) /* a device's timeline: not pinned host memory's */
             gmg_timeline_event_at(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes,
                                   ev.ev.mono_ms);
         written(seq);

@@ -229,6 +229,9 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
             gmg_buf_printf(b, "==%d== device %d: the driver refused %llu allocation%s: out of memory\n", r->pid, d,
                            (unsigned long long)r->dev[d].driver_oom, plural(r->dev[d].driver_oom));
     }
+    if (r->host_driver_oom)
+        gmg_buf_printf(b, "==%d== pinned host memory: the driver refused %llu allocation%s: out of memory\n", r->pid,
+                       (unsigned long long)r->host_driver_oom, plural(r->host_driver_oom));
     for (int d = 0; r->grouped && d < r->ndev; d++) { /* GPUMEM_GROUP: the budget the limit above is */
         gmg_buf_printf(b, "==%d== group %s, device %d: limit %s", r->pid, gmg_cfg.group, d,
                        r->dev[d].limit ? gmg_fmt_size(s1, sizeof s1, r->dev[d].limit) : "none");

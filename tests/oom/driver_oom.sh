@@ -37,10 +37,12 @@ oom_first=$(grep -n -m1 "^gpumemguard: the driver refused cuMemAlloc of 100.0 Gi
 oom_ret=$(grep -n -m1 "^ROUTE linear returned" "$WORK/err" | cut -d: -f1)
 if [ -z "$oom_miss" ] && [ "$oom_n" = 9 ] && cmp -s "$WORK/oom_alone" "$WORK/out" && ! grep -q "rc 0" "$WORK/out" \
    && [ -n "$oom_first" ] && [ -n "$oom_ret" ] && [ "$oom_first" -lt "$oom_ret" ] \
-   && has "==$(grep -m1 -o '^==[0-9]*==' "$WORK/err" | tr -d =)== device 0: the driver refused 17 allocations: out of memory" "$WORK/err" \
-   && grep -q '^gpumem_driver_oom_total{.*device="0".*} 17$' "$WORK/oom.prom" \
+   && has "==$(grep -m1 -o '^==[0-9]*==' "$WORK/err" | tr -d =)== device 0: the driver refused 15 allocations: out of memory" "$WORK/err" \
+   && has "==$(grep -m1 -o '^==[0-9]*==' "$WORK/err" | tr -d =)== pinned host memory: the driver refused 2 allocations: out of memory" "$WORK/err" \
+   && grep -q '^gpumem_driver_oom_total{.*device="0".*} 15$' "$WORK/oom.prom" \
+   && grep -q '^gpumem_host_driver_oom_total{.*} 2$' "$WORK/oom.prom" \
    && ! grep -Eiq "died|killed|crash|abort|terminat" "$WORK/err"; then
-    ok "the driver's out of memory on every route (linear, pitch, managed, async, pool, cuMemCreate, arrays, pinned host): once per call site, before the call returns, answers unchanged, 17 counted in the header and metrics"
+    ok "the driver's out of memory on every route (linear, pitch, managed, async, pool, cuMemCreate, arrays, pinned host): once per call site, before the call returns, answers unchanged, counted in the header and metrics: 15 on device 0, 2 of pinned host memory apart"
 else
     bad "the driver's out of memory: missing [$oom_miss], $oom_n messages, first at line $oom_first, linear returned at line $oom_ret; answers: $(tr '\n' ' ' <"$WORK/out")" "$WORK/err"
 fi
@@ -55,9 +57,9 @@ fi
 
 # JSON: devices[].driver_oom
 guarded GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G GPUMEM_REPORT="$WORK/oom.json" GPUMEM_REPORT_FORMAT=json "$T/driverooms" routes
-if jq -e '.devices[0].driver_oom == 17 and .devices[0].refused == 0
-          and ([.timeline.events[] | select(.kind == "driver_oom")] | length) == 9' "$WORK/oom.json" >/dev/null 2>&1; then
-    ok "the driver's out of memory in JSON: devices[0].driver_oom 17, nine marks on the timeline (one per call site explained)"
+if jq -e '.devices[0].driver_oom == 15 and .devices[0].refused == 0 and .totals.host_driver_oom == 2
+          and ([.timeline.events[] | select(.kind == "driver_oom")] | length) == 8' "$WORK/oom.json" >/dev/null 2>&1; then
+    ok "the driver's out of memory in JSON: devices[0].driver_oom 15, totals.host_driver_oom 2 (pinned host memory, no device's), eight marks on device 0's timeline (one per device call site explained)"
 else
     bad "the driver's out of memory in JSON: $(jq -c '{d: .devices, e: [.timeline.events[]?.kind]}' "$WORK/oom.json" 2>&1 | head -c 400)"
 fi

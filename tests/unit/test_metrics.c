@@ -66,6 +66,7 @@ uint64_t gmg_quota_limit(int dev) { (void)dev; return 0; }
 uint64_t gmg_peak_run(int dev) { (void)dev; return 7; }
 uint64_t gmg_quota_refused(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_driver_oom(int dev) { (void)dev; return 0; }
+uint64_t gmg_quota_host_driver_oom(void) { return 0; }
 uint64_t gmg_quota_allocs(int dev) { (void)dev; return 5050; }
 uint64_t gmg_quota_frees(int dev) { (void)dev; return 0; }
 int gmg_quota_pooled(void) { return 0; }

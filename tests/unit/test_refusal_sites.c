@@ -34,6 +34,7 @@ uint64_t gmg_quota_charged(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_limit(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_used(int dev) { (void)dev; return 0; }
 void gmg_quota_count_driver_oom(int dev) { (void)dev; }
+void gmg_quota_count_host_driver_oom(void) {}
 void gmg_quota_count_refusal(int dev) { (void)dev; }
 
 static int drop;         /* the upcall's answer: 0 dropped, 1 explained */
