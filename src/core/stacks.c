@@ -16,6 +16,7 @@
  */
 #define _GNU_SOURCE
 #include "core/stacks.h"
+#include "core/walkstack.h"
 
 #include "core/peak.h"
 #include "core/pyframes.h"
@@ -126,10 +127,12 @@ static struct gmg_stack *find(struct gmg_stack *s, uint64_t h, const uintptr_t *
  * only a module seen for the first time takes modules_mu and copies its
  * path. */
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
-static int same_module(const struct gmg_module *m, const struct dl_find_object *fo, const char *name)
+static int same_module(const struct gmg_module *m, const struct dl_find_object *fo, const char *name,
+                       const uint8_t *id, size_t idlen)
 {
     return m->map == fo->dlfo_link_map && m->start == (uintptr_t)fo->dlfo_map_start &&
-           m->end == (uintptr_t)fo->dlfo_map_end && strcmp(m->path, name) == 0;
+           m->end == (uintptr_t)fo->dlfo_map_end && strcmp(m->path, name) == 0 && m->build_id_len == idlen &&
+           memcmp(m->build_id, id, idlen) == 0;
 }
 #endif
 
@@ -140,18 +143,22 @@ static uint16_t module_of(uintptr_t pc)
     if (_dl_find_object((void *)(pc - 1), &fo) != 0)
         return 0;
     /* glibc reuses both a closed library's link_map and its addresses for
-     * the next one: the path and extent tell them apart */
+     * the next one: the path and extent tell them apart, and the build ID
+     * a library rebuilt and loaded again from the same path */
     const struct link_map *lm = fo.dlfo_link_map;
     const char *name = lm && lm->l_name ? lm->l_name : "";
+    uint8_t bid[GMG_BUILD_ID_MAX];
+    size_t bidlen = gmg_build_id((uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end, lm ? (uintptr_t)lm->l_addr : 0,
+                                 bid);
     unsigned n = __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE);
     for (unsigned i = 1; i < n; i++)
-        if (same_module(&modules[i], &fo, name))
+        if (same_module(&modules[i], &fo, name, bid, bidlen))
             return (uint16_t)i;
     char *path = strdup(name);
     uint16_t id = 0;
     pthread_mutex_lock(&modules_mu);
     for (unsigned i = 1; i < nmodules && !id; i++)
-        if (same_module(&modules[i], &fo, name))
+        if (same_module(&modules[i], &fo, name, bid, bidlen))
             id = (uint16_t)i;
     if (!id && path && nmodules < MAX_MODULES) {
         struct gmg_module *m = &modules[nmodules];
@@ -160,6 +167,8 @@ static uint16_t module_of(uintptr_t pc)
         m->end = (uintptr_t)fo.dlfo_map_end;
         m->bias = lm ? (uintptr_t)lm->l_addr : 0;
         m->path = path;
+        memcpy(m->build_id, bid, bidlen);
+        m->build_id_len = (uint8_t)bidlen;
         path = NULL;
         id = (uint16_t)nmodules;
         __atomic_store_n(&nmodules, nmodules + 1, __ATOMIC_RELEASE);
@@ -346,15 +355,16 @@ static int skip_internal(void **b, int n)
 }
 
 /* libunwind's walk takes about 16 KiB of stack below the guard's frame (its
- * cursor and context, its first lazy bindings): on a stack with less left
- * than this it would run past the end (a signal handler on an alternate
- * stack of SIGSTKSZ, a thread of 16 KiB), into a guard page or, worse,
- * into memory below. */
+ * cursor and context, its first lazy bindings): it runs on the thread's
+ * walk stack (core/walkstack.h). Only where that stack is in use (a signal
+ * handler interrupted a walk) does it run in place, and then not on a stack
+ * with less left than this (an alternate signal stack of SIGSTKSZ, a
+ * thread of 16 KiB), into a guard page or, worse, into memory below, nor on
+ * a stack whose room cannot be known (a coroutine's). */
 #define SLOW_WALK_ROOM (32u << 10)
 
 /* Whether the stack this runs on has too little room below for
- * libunwind's walk: the thread's own stack, or the alternate signal stack
- * in use; a stack of unknown size (a makecontext coroutine's) is trusted. */
+ * libunwind's walk in place, or room that cannot be known. */
 static int too_little_room(void)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo, hi;
@@ -364,36 +374,72 @@ static int too_little_room(void)
         return sp - (uintptr_t)ss.ss_sp < SLOW_WALK_ROOM;
     if (gmg_unwind_stack_bounds(&lo, &hi) && sp >= lo && sp < hi)
         return sp - lo < SLOW_WALK_ROOM;
-    return 0;
+    return 1;
 }
 
-/* libunwind's walk, as gmg_unwind gives it from the caller; step by
- * step (no trace cache) once a library was unloaded: unw_backtrace's
- * per-thread cache keeps the rules of a return address for good, and a
- * library mapped where an unloaded one was would inherit them. No walk
- * (0, the stack counted as not kept) where the stack has too little room
- * left for it. */
+/* libunwind's walk from a context taken in slow_walk, step by step (no
+ * trace cache: unw_backtrace's per-thread cache keeps the rules of a
+ * return address for good, and a library mapped where an unloaded one was
+ * would inherit them). A frame whose code has no unwind information (a
+ * JIT's, a library built without unwind tables) ends the stack: libunwind
+ * would go on by its frame pointer, a guess, and a stack is the frames
+ * that were there. */
+struct slow {
+    unw_context_t uc;
+    void **buf;
+    int max, n;
+};
+
+_Static_assert(sizeof(struct slow) <= 4096, "the walk stack keeps at most 4 KiB at its top for its taker");
+
+static void slow_steps(void *arg)
+{
+    struct slow *w = arg;
+    unw_cursor_t cur;
+    unw_word_t ip;
+    if (unw_init_local(&cur, &w->uc) != 0)
+        return;
+    int signal = 0;
+    while (w->n < w->max && unw_step(&cur) > 0 && unw_get_reg(&cur, UNW_REG_IP, &ip) == 0) {
+        w->buf[w->n++] = (void *)(uintptr_t)ip;
+        /* past a signal frame, ip is the instruction interrupted, not a
+         * return address: the code at ip itself */
+        if (!gmg_unwind_described(signal ? ip : ip - 1) && !gmg_unwind_described(ip))
+            break;
+        signal = unw_is_signal_frame(&cur) > 0;
+    }
+}
+
+/* The same walk on the program's own stack, where it has room. */
+static __attribute__((noinline)) int slow_walk_in_place(void **buf, int max)
+{
+    struct slow w = { .buf = buf, .max = max, .n = 0 };
+    if (unw_getcontext(&w.uc) == 0)
+        slow_steps(&w);
+    return w.n;
+}
+
+/* libunwind's walk, as gmg_unwind gives it from the caller (and the
+ * guard's own frames, which the caller skips). Its context and cursor live
+ * on the walk stack, so that the program's stack gives it no more than
+ * this frame. No walk (0, the stack counted as not kept) where it can run
+ * neither there nor in place. */
 static __attribute__((noinline)) int slow_walk(void **buf, int max)
 {
-    if (too_little_room()) {
-        lost_one();
-        return 0;
-    }
     if (!gmg_walkgate_enter()) /* not while another thread forks */
         return 0;
     int n = 0;
-    if (__builtin_expect(gmg_unwind_generation() == 0, 1)) {
-        /* from here, it gives one frame more: this one's */
-        n = unw_backtrace(buf, max + 1);
-        if (n > 0)
-            memmove(buf, buf + 1, (size_t)--n * sizeof *buf);
+    struct slow *w = gmg_walkstack_take(sizeof *w);
+    if (w) {
+        *w = (struct slow){ .buf = buf, .max = max, .n = 0 };
+        if (unw_getcontext(&w->uc) == 0)
+            gmg_walkstack_run(slow_steps, w);
+        n = w->n;
+        gmg_walkstack_give_back();
+    } else if (too_little_room()) {
+        lost_one();
     } else {
-        unw_context_t uc;
-        unw_cursor_t cur;
-        unw_word_t ip;
-        if (unw_getcontext(&uc) == 0 && unw_init_local(&cur, &uc) == 0)
-            while (n < max && unw_step(&cur) > 0 && unw_get_reg(&cur, UNW_REG_IP, &ip) == 0)
-                buf[n++] = (void *)(uintptr_t)ip;
+        n = slow_walk_in_place(buf, max);
     }
     gmg_walkgate_leave();
     return n;

@@ -11,6 +11,8 @@
 
 #include <stdint.h>
 
+#include "base/buildid.h"
+
 #define GMG_MAX_STACK_DEPTH 256
 
 /* A loaded object, as it was when a stack first pointed into it: so that a
@@ -21,6 +23,8 @@ struct gmg_module {
     uintptr_t start, end;    /* where it was mapped               */
     uintptr_t bias;          /* its load bias (l_addr)            */
     const char *path;        /* its file ("" for the main program) */
+    uint8_t build_id[GMG_BUILD_ID_MAX]; /* its build ID then (base/buildid.h) */
+    uint8_t build_id_len;    /* 0: it had none                    */
 };
 
 struct gmg_stack {

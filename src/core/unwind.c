@@ -389,8 +389,10 @@ static int run(struct rd *r, struct row *w, const struct row *init, uintptr_t lo
 
 /* The rule for the frame whose return address is ra (the call is at
  * ra - 1); kind OTHER when there is none to be had here. 1 when ra lies in
- * a loaded module (the rule may be cached); 0 when it does not. */
-static int learn(uintptr_t ra, struct rule *out)
+ * a loaded module (the rule may be cached); 0 when it does not. *found
+ * (when not NULL): whether the module's .eh_frame has an entry for the
+ * code at ra - 1, whatever its rule. */
+static int learn_found(uintptr_t ra, struct rule *out, int *found)
 {
     out->kind = OTHER;
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
@@ -452,7 +454,7 @@ static int learn(uintptr_t ra, struct rule *out)
     int64_t data_align = sleb(&c);
     uint64_t ra_reg = version == 1 ? u8(&c) : uleb(&c);
     uint8_t fde_enc = 0;
-    int zed = 0;
+    int zed = 0, signal_frame = 0;
     if (aug[0] == 'z') {
         zed = 1;
         uint64_t n = uleb(&c);
@@ -467,8 +469,12 @@ static int learn(uintptr_t ra, struct rule *out)
             } else if (*a == 'P') {
                 uint8_t pe = (uint8_t)u8(&c);
                 (void)encoded(&c, pe & 0x7f, 0);
+            } else if (*a == 'S') {
+                signal_frame = 1; /* a signal frame: libunwind's to walk */
             } else {
-                return 1; /* 'S' (a signal frame) and anything unknown */
+                if (found) /* an entry there is, which this cannot read: libunwind can */
+                    *found = 1;
+                return 1;
             }
         }
         c.p = after;
@@ -482,6 +488,10 @@ static int learn(uintptr_t ra, struct rule *out)
     uintptr_t begin = encoded(&f, fde_enc, 0);
     uintptr_t range = encoded(&f, fde_enc & 0x0f, 0);
     if (f.bad || target < begin || target - begin >= range)
+        return 1;
+    if (found)
+        *found = 1;
+    if (signal_frame)
         return 1;
     if (zed) {
         uint64_t n = uleb(&f);
@@ -513,8 +523,19 @@ static int learn(uintptr_t ra, struct rule *out)
     return 1;
 #else
     (void)ra;
+    (void)found;
     return 0;
 #endif
+}
+
+static int learn(uintptr_t ra, struct rule *out) { return learn_found(ra, out, NULL); }
+
+int gmg_unwind_described(uintptr_t pc)
+{
+    struct rule r;
+    int found = 0;
+    (void)learn_found(pc + 1, &r, &found);
+    return found;
 }
 
 /* ---- the walk ------------------------------------------------------------ */

@@ -45,6 +45,12 @@
  * same nonzero number gave the same frames. */
 int gmg_unwind(void **buf, int max, int stop_at_interp, uintptr_t skip_lo, uintptr_t skip_hi, unsigned *memo_seq);
 
+/* Whether the code at pc has unwind information: an entry of its
+ * module's .eh_frame (found through .eh_frame_hdr), whatever its rule. 0
+ * for code in no module (a JIT's), in a module without that table, or
+ * built without unwind tables: a walk past such a frame could only guess. */
+int gmg_unwind_described(uintptr_t pc);
+
 /* The calling thread's own stack [*lo, *hi): 1, or 0 when it cannot be had. */
 int gmg_unwind_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 

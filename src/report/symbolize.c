@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "report/symbolize.h"
 
+#include "base/buildid.h"
 #include "base/exe.h"
 #include "base/fd.h"
 #include "base/hashtab.h" /* uthash, non-fatal out of memory */
@@ -435,7 +436,10 @@ static int still_loaded(const struct gmg_module *m, uintptr_t look)
         (uintptr_t)fo.dlfo_map_start != m->start || (uintptr_t)fo.dlfo_map_end != m->end)
         return 0;
     const struct link_map *lm = fo.dlfo_link_map;
-    return strcmp(lm->l_name ? lm->l_name : "", m->path) == 0;
+    uint8_t bid[GMG_BUILD_ID_MAX];
+    size_t bidlen = gmg_build_id(m->start, m->end, (uintptr_t)lm->l_addr, bid);
+    return strcmp(lm->l_name ? lm->l_name : "", m->path) == 0 && bidlen == m->build_id_len &&
+           memcmp(bid, m->build_id, bidlen) == 0;
 #else
     (void)m;
     (void)look;
@@ -444,6 +448,16 @@ static int still_loaded(const struct gmg_module *m, uintptr_t look)
 }
 
 static void name_of(struct gmg_symbolizer *s, const char *fn, struct gmg_frame_info *fi);
+
+/* Is the file at fd the build of the library that was loaded (its build
+ * ID)? Where either build ID cannot be read, they cannot be told apart:
+ * taken. */
+static int same_build(int fd, const struct gmg_module *m)
+{
+    uint8_t bid[GMG_BUILD_ID_MAX];
+    size_t n = m->build_id_len ? gmg_build_id_of_file(fd, bid) : 0;
+    return !m->build_id_len || !n || (n == m->build_id_len && memcmp(bid, m->build_id, n) == 0);
+}
 
 /* A frame of an unloaded library: its names come from its file, loaded
  * offline at the address it had (the pc may be another library's now). */
@@ -462,10 +476,16 @@ static void symbolize_unloaded(struct gmg_symbolizer *s, uintptr_t pc, const str
         o = o->next;
     if (!o && *m->path && (o = calloc(1, sizeof *o)) != NULL) {
         o->mod = m;
-        o->dwfl = dwfl_begin(&offline_callbacks);
+        /* opened here, not by libdwfl, to be noted; it keeps it on success */
+        int fd = gmg_open_high(m->path, O_RDONLY | O_CLOEXEC, 0);
+        if (fd >= 0 && !same_build(fd, m)) { /* another build at its path now: its names would be another's */
+            close(fd);
+            fd = -1;
+        }
+        o->dwfl = fd >= 0 ? dwfl_begin(&offline_callbacks) : NULL;
+        if (!o->dwfl && fd >= 0)
+            close(fd);
         if (o->dwfl) {
-            /* opened here, not by libdwfl, to be noted; it keeps it on success */
-            int fd = gmg_open_high(m->path, O_RDONLY | O_CLOEXEC, 0);
             dwfl_report_begin(o->dwfl);
             o->m = fd >= 0 ? dwfl_report_elf(o->dwfl, base_name(m->path), m->path, fd, m->bias, false) : NULL;
             dwfl_report_end(o->dwfl, NULL, NULL);

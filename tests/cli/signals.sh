@@ -35,7 +35,11 @@ fi
 # a stop signal sent to the command stops the program and the command;
 # SIGCONT continues both
 state() { sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null; }
+# (a job of its own: in a process group with no parent in the session, an
+# orphaned one as under setsid, the kernel drops stop signals of default action)
+set -m
 "$GMG_CMD" --report none -- sleep 30 2>"$WORK/err" & stop_cmd=$!
+set +m
 for _ in $(seq 100); do [ -n "$(cat "/proc/$stop_cmd/task/$stop_cmd/children" 2>/dev/null)" ] && break; sleep 0.05; done
 stop_prog=$(cat "/proc/$stop_cmd/task/$stop_cmd/children" 2>/dev/null | tr -d ' ')
 stop_seen=""

@@ -3,13 +3,16 @@
  * unloaded with dlclose, another library loaded after it (maybe where the
  * first was) that leaks too.
  *
- *   unloaded LIB1 LIB2
+ *   unloaded LIB1 LIB2 [NEW]
+ *
+ * With NEW, the file NEW is renamed over LIB1 once LIB1 is unloaded (a
+ * plugin rebuilt and loaded again from its path: LIB2 names LIB1's path).
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
 #include "../integration/testlib.h"
 
-static void dlclose_case(const char *lib1, const char *lib2)
+static void dlclose_case(const char *lib1, const char *lib2, const char *replace)
 {
     void *h = dlopen(lib1, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -19,6 +22,10 @@ static void dlclose_case(const char *lib1, const char *lib2)
     void (*leak)(void) = (void (*)(void))dlsym(h, "module_leak");
     leak();
     dlclose(h);
+    if (replace && rename(replace, lib1) != 0) {
+        perror("rename");
+        exit(1);
+    }
     void *h2 = dlopen(lib2, RTLD_NOW | RTLD_LOCAL);
     if (!h2) {
         fprintf(stderr, "%s\n", dlerror());
@@ -32,11 +39,11 @@ static void dlclose_case(const char *lib1, const char *lib2)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: unloaded LIB1 LIB2\n");
+        fprintf(stderr, "usage: unloaded LIB1 LIB2 [NEW]\n");
         return 2;
     }
     tl_setup(0);
-    dlclose_case(argv[1], argv[2]);
+    dlclose_case(argv[1], argv[2], argc > 3 ? argv[3] : NULL);
     fflush(stdout);
     return 0;
 }

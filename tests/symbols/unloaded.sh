@@ -15,6 +15,17 @@ if grep -q "in module_leak_inner .*(libgmgmod1.so+0x[0-9a-f]*, unloaded)" <<<"$g
     ok "frames of a library unloaded with dlclose keep its names; the library loaded after it keeps its own"
 else bad "frames of an unloaded library" "$WORK/err"; fi
 
+# a plugin rebuilt and loaded again from its path (the same link_map and
+# addresses): the first build's frames are never named from the second's
+# file; left unnamed, with their module and offset
+cp "$ROOT/$T/libgmgmod1.so" "$WORK/plug.so"; cp "$ROOT/$T/libgmgmod2.so" "$WORK/plug.new"
+guarded "$T/unloaded" "$WORK/plug.so" "$WORK/plug.so" "$WORK/plug.new"
+gone=$(grep -m1 -A2 "(795648 bytes) in 1 allocation" "$WORK/err"); live=$(grep -m1 -A2 "(568320 bytes) in 1 allocation" "$WORK/err")
+if grep -q "#0 0x[0-9a-f]* in ?? (plug.so+0x[0-9a-f]*, unloaded)$" <<<"$gone" && ! grep -q "other_\|module.c" <<<"$gone" \
+   && grep -q " in other_inner .*(plug.so+0x[0-9a-f]*)$" <<<"$live"; then
+    ok "a plugin rebuilt and loaded again from its path: the first build's frames are not named from the new file (its build ID differs), the new build's are"
+else bad "frames of a plugin rebuilt at its path" "$WORK/err"; fi
+
 # frames name a library as the program loaded it (here through a symlink
 # of another name), not by the file it resolves to
 ln -sf "$ROOT/$T/libgmgmod2.so" "$WORK/libalias.so"

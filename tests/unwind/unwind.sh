@@ -78,8 +78,10 @@ else bad "the thread's last capture: runs of call sites" "$WORK/err"; fi
 
 
 # where little stack is left (a handler on an alternate stack of SIGSTKSZ, a
-# thread of 16 KiB through code without unwind information): no walk that
-# runs off the stack; the allocation is kept, its stack counted as not kept
+# thread of 16 KiB through code without unwind information): libunwind's
+# walk runs on the guard's own walk stack, so no walk runs off the program's;
+# the handler's stack goes on past its signal frame to main, and the
+# thread's ends at the stub without unwind information (nothing guessed)
 build shortstack tests/unwind/shortstack.c -L"$B/sim" -l:libcuda.so.1
 if [ -n "${GMG_SANITIZER:-}" ]; then
     skip "allocations on a short stack" "a $GMG_SANITIZER build takes several times the stack itself: sized for the release build"
@@ -88,12 +90,42 @@ else
     for c in "alt 8192" "alt 16384" "thread 16384" "altlocal 8192"; do
         guarded GPUMEM_REPORT=stderr "$T/shortstack" $c; rc=$?
         m=${c% *}; [ "$m" = altlocal ] && m=alt
-        { [ $rc = 0 ] && has "shortstack $m allocated" "$WORK/out" && has "shortstack done" "$WORK/out" \
-          && has "Some call stacks or Python frames were not kept" "$WORK/err"; } || ss_bad="$ss_bad [$c: rc $rc]"
+        if [ $m = alt ]; then
+            frames() { grep -A12 "(4001 bytes) in 1 allocation" "$WORK/err" | grep -q " in on_usr1 " \
+                       && grep -A12 "(4001 bytes) in 1 allocation" "$WORK/err" | grep -q " in main "; }
+        else
+            frames() { grep -A3 "(3001 bytes) in 1 allocation" "$WORK/err" | grep -q " in thread_alloc " \
+                       && ! grep -A12 "(3001 bytes) in 1 allocation" "$WORK/err" | grep -q " in thread_main "; }
+        fi
+        { [ $rc = 0 ] && has "shortstack $m allocated" "$WORK/out" && has "shortstack done" "$WORK/out" && frames \
+          && ! has "Some call stacks or Python frames were not kept" "$WORK/err"; } || ss_bad="$ss_bad [$c: rc $rc]"
     done
-    [ -z "$ss_bad" ] && ok "a stack with little room left (a handler on an 8 or 16 KiB alternate stack, one inside the thread's own stack, a 16 KiB thread): no crash, the allocation kept, its stack said not kept" \
+    [ -z "$ss_bad" ] && ok "a stack with little room left (a handler on an 8 or 16 KiB alternate stack, one inside the thread's own stack, a 16 KiB thread): no crash, the allocation and its stack kept, walked on the guard's own stack; through code without unwind information, the stack ends there" \
         || bad "allocations on a short stack:$ss_bad" "$WORK/err"
 fi
+
+# a coroutine on a small stack (malloc'd: no bounds the guard can know; or
+# mapped above an inaccessible page): walked on the guard's own stack, never
+# past the coroutine's; through a library built without unwind tables, the
+# stack ends there, no frame guessed by its frame pointer
+ucc -O2 -fomit-frame-pointer -fno-asynchronous-unwind-tables -fno-unwind-tables -fPIC -shared \
+    -o "$U/libnounwind.so" tests/unwind/nounwind.c
+ucc -O1 -o "$U/coroutine" tests/unwind/coroutine.c -L"$U" -lnounwind -Wl,-rpath,"$ROOT/$U" -L"$B/sim" -l:libcuda.so.1
+co_bad=""
+co_cases="heap 8192|mapped 8192|heap 4096"
+[ -n "${GMG_SANITIZER:-}" ] && co_cases="heap 65536|mapped 65536" # a sanitized build takes several times the stack itself
+IFS='|' read -r -a co_list <<<"$co_cases"
+for c in "${co_list[@]}"; do
+    guarded GPUMEM_REPORT=stderr "$U/coroutine" $c; rc=$?
+    { [ $rc = 0 ] && has "coroutine stack allocated" "$WORK/out" && has "coroutine done" "$WORK/out" \
+      && grep -A4 "(4097 bytes) in 1 allocation (cuMemAlloc" "$WORK/err" | grep -q " in co_body " \
+      && ! has "Some call stacks or Python frames were not kept" "$WORK/err"; } || co_bad="$co_bad [$c: rc $rc]"
+done
+guarded GPUMEM_REPORT=stderr "$U/coroutine" nounwind; rc=$?
+nw=$(grep -m1 -A8 "(4097 bytes) in 1 allocation (cuMemAlloc" "$WORK/err" | sed "/^$/q" | sed -n 's/.* in \([a-z_]*\) .*/\1/p' | tr '\n' ' ')
+[ $rc = 0 ] && [ "$nw" = "do_alloc nounw_inner " ] || co_bad="$co_bad [nounwind: rc $rc, frames: $nw]"
+[ -z "$co_bad" ] && ok "a coroutine on a 4 or 8 KiB stack (malloc'd, or mapped above a guard page): no crash, its stack kept; through a library without unwind tables the stack ends there (do_alloc, nounw_inner), nothing guessed" \
+    || bad "coroutines and code without unwind tables:$co_bad" "$WORK/err"
 
 # a plug-in unloaded by a loader opened with RTLD_DEEPBIND (its dlclose the C
 # library's, not the guard's), another mapped in its place with another
