@@ -18,8 +18,9 @@ ssize_t write(int fd, const void *buf, size_t n)
         real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
     static const char refused[] = "gpumemguard: refused", oom[] = "gpumemguard: the driver refused";
     ssize_t w = real(fd, buf, n);
-    if (w > 0 && (memmem(buf, (size_t)w, refused, sizeof refused - 1) || memmem(buf, (size_t)w, oom, sizeof oom - 1)) &&
-        !__atomic_exchange_n(&held, 1, __ATOMIC_RELAXED)) {
+    int ours = w > 0 && buf &&
+               (memmem(buf, (size_t)w, refused, sizeof refused - 1) || memmem(buf, (size_t)w, oom, sizeof oom - 1));
+    if (ours && !__atomic_exchange_n(&held, 1, __ATOMIC_RELAXED)) {
         struct timespec ts = { 8, 0 };
         while (nanosleep(&ts, &ts) != 0)
             ;
