@@ -10,8 +10,10 @@
  * wrapper, or the first wrapper call) starts the reporter thread and arms
  * the dump signal; a refusal goes to the reporter.
  * The exit report runs from the library destructor, after the program's
- * atexit handlers and the CUDA runtime's own teardown: what that teardown
- * reclaimed is still reported, as reclaimed.
+ * atexit handlers and the teardown of a CUDA runtime linked into it: what
+ * that teardown reclaimed is still reported, as reclaimed. Shared libraries
+ * the program links or loads are finalized after it (it is loaded first);
+ * GPUMEM_EXITCODE's status waits for them (exit_with_code).
  */
 #define _GNU_SOURCE
 #include "../include/gpumemguard.h"
@@ -412,6 +414,22 @@ static void take_over_at_exit(void)
     gmg_report_orphan_child(); /* the parent's report thread may have held the timeline's lock at the fork */
 }
 
+/* The exit status of GPUMEM_EXITCODE, last. exit() would flush the
+ * program's stdio streams after this: _exit skips that, so flush them as
+ * exit does (glibc's fcloseall is _IO_cleanup, which takes no stream's
+ * lock), or the program's buffered output to a file or pipe is lost. */
+static void exit_with_code(void *arg)
+{
+    (void)arg;
+    fcloseall();
+    _exit(gmg_cfg.exitcode);
+}
+
+/* glibc's, as atexit() calls it; with no object's handle, the handler is
+ * run by exit() itself, not by the finalization of this library (which
+ * runs its own object's handlers at once) */
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso_handle);
+
 __attribute__((destructor)) static void gmg_stop(void)
 {
     if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
@@ -472,13 +490,14 @@ __attribute__((destructor)) static void gmg_stop(void)
     gmg_status_remove();
     gmg_group_leave(); /* its memory goes with the process */
     if (leaks && gmg_cfg.exitcode) {
-        /* as LeakSanitizer's exitcode: the job fails on a leak. exit() would
-         * flush the program's stdio streams after this destructor: _exit
-         * skips that, so flush them as exit does (glibc's fcloseall is
-         * _IO_cleanup, which takes no stream's lock), or the program's
-         * buffered output to a file or pipe is lost */
-        fcloseall();
-        _exit(gmg_cfg.exitcode);
+        /* as LeakSanitizer's exitcode: the job fails on a leak. The
+         * libraries finalized after this one (the program's own shared
+         * libraries, loaded after it: a static destructor that closes a
+         * log file) still run: the status is set by an exit handler
+         * registered now, which exit() runs once every library is
+         * finalized (it runs handlers registered meanwhile) */
+        if (__cxa_atexit(exit_with_code, NULL, NULL) != 0)
+            exit_with_code(NULL);
     }
 }
 

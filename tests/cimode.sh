@@ -58,13 +58,18 @@ if [ -z "${GMG_SANITIZER:-}" ]; then
     else bad "--suppressions from a pipe through a shell (rc $rc)" "$WORK/err"; fi
     # relative paths, from the directory the command ran in, for a process
     # of the job that runs in another (make -C, a test runner, cd)
-    mkdir -p "$WORK/job/sub"; printf 'leak:leak_before_exit\n' >"$WORK/job/known.supp"
-    (cd "$WORK/job" && "$ROOT/$B/gpumemguard" --error-exitcode 23 --suppressions known.supp --report rel.%p.txt \
+    # (a directory whose name has a %, which is no escape of the report's)
+    job="$WORK/job%20x"; mkdir -p "$job/sub"; printf 'leak:leak_before_exit\n' >"$job/known.supp"
+    (cd "$job" && "$ROOT/$B/gpumemguard" --error-exitcode 23 --suppressions known.supp --report rel.%p.txt \
         --metrics rel.prom -- sh -c 'cd sub && exec "$0" dumps 0' "$ROOT/$T/dumps") >"$WORK/out" 2>"$WORK/err"; rc=$?
-    if [ $rc = 0 ] && grep -qsE "^ +1 +197520 leak_before_exit$" "$WORK"/job/rel.*.txt && [ -s "$WORK/job/rel.prom" ] \
-       && ! ls "$WORK/job/sub" | grep -q .; then
-        ok "gpumemguard with relative --suppressions, --report and --metrics, the program in another directory: read and written where the command ran"
-    else bad "relative paths through the command (rc $rc): $(ls -R "$WORK/job" | tr '\n' ' ')" "$WORK/err"; fi
+    if [ $rc = 0 ] && grep -qsE "^ +1 +197520 leak_before_exit$" "$job"/rel.*.txt && [ -s "$job/rel.prom" ] \
+       && ! ls "$job/sub" | grep -q .; then
+        ok "gpumemguard with relative --suppressions, --report and --metrics, the program in another directory: read and written where the command ran (a % in its name too)"
+    else bad "relative paths through the command (rc $rc): $(ls -R "$job" | tr '\n' ' ')" "$WORK/err"; fi
+    # a mistyped report word stays as typed through the command: refused, no file made
+    (cd "$job" && "$ROOT/$B/gpumemguard" --report STDOUT -- "$ROOT/$T/nulls") >"$WORK/out" 2>"$WORK/err"; rc=$?
+    [ $rc = 2 ] && has "--report 'STDOUT' (GPUMEM_REPORT) is not valid" "$WORK/err" && [ ! -e "$job/STDOUT" ] \
+        && ok "gpumemguard --report STDOUT: refused as typed, not made a file's path" || bad "--report STDOUT through the command (rc $rc)" "$WORK/err"
     "$B/gpumemguard" --suppressions <(printf 'leak:x\nbogus\n') -- "$T/nulls" >"$WORK/out" 2>"$WORK/err"; rc=$?
     if [ $rc = 2 ] && grep -q "^gpumemguard: --suppressions /dev/fd/[0-9]*: line 2: 'bogus' is not" "$WORK/err"; then
         ok "gpumemguard --suppressions <(...) with a bad line: status 2, named by the path given and the line"

@@ -584,6 +584,7 @@ fi
 . tests/settings/percent.sh
 . tests/settings/secure.sh
 . tests/exitcode/buffered_stdout.sh
+. tests/exitcode/closing.sh
 . tests/api/devices.sh
 . tests/cli/dump.sh
 . tests/docs/accepted_values.sh

@@ -47,28 +47,44 @@ static int readable(const Elf64_Phdr *phs, unsigned n, uintptr_t bias, uintptr_t
     return 0;
 }
 
+size_t gmg_build_id_phdrs(const void *phdrs, unsigned n, uintptr_t bias, uint8_t out[GMG_BUILD_ID_MAX])
+{
+    const Elf64_Phdr *phs = phdrs;
+    for (unsigned i = 0; phs && i < n; i++) {
+        Elf64_Phdr ph;
+        memcpy(&ph, &phs[i], sizeof ph);
+        uintptr_t p = bias + ph.p_vaddr;
+        if (ph.p_type != PT_NOTE || p < bias || !readable(phs, n, bias, p, ph.p_filesz))
+            continue;
+        size_t got = notes_build_id((const uint8_t *)p, ph.p_filesz, out);
+        if (got)
+            return got;
+    }
+    return 0;
+}
+
 size_t gmg_build_id(uintptr_t start, uintptr_t end, uintptr_t bias, uint8_t out[GMG_BUILD_ID_MAX])
 {
     Elf64_Ehdr eh;
     if (!start || end <= start || !inside(start, end, start, sizeof eh))
         return 0;
     memcpy(&eh, (const void *)start, sizeof eh);
+    /* the program headers within the first page: mapped with the header
+     * wherever the first segment is (glibc also takes objects whose
+     * headers lie elsewhere, maybe in no segment: no ID is read for them) */
+    uint64_t phlen = (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr);
     if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-        eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 256 ||
-        !inside(start, end, start + eh.e_phoff, (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr)))
+        eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == 0 || eh.e_phnum > 256 || eh.e_phoff > 4096 ||
+        phlen > 4096 - eh.e_phoff || !inside(start, end, start + eh.e_phoff, phlen))
         return 0;
     const Elf64_Phdr *phs = (const Elf64_Phdr *)(start + eh.e_phoff);
-    for (unsigned i = 0; i < eh.e_phnum; i++) {
+    for (unsigned i = 0; i < eh.e_phnum; i++) { /* every note within the object's extent */
         Elf64_Phdr ph;
         memcpy(&ph, &phs[i], sizeof ph);
-        uintptr_t p = bias + ph.p_vaddr;
-        if (ph.p_type != PT_NOTE || !inside(start, end, p, ph.p_filesz) || !readable(phs, eh.e_phnum, bias, p, ph.p_filesz))
-            continue;
-        size_t n = notes_build_id((const uint8_t *)p, ph.p_filesz, out);
-        if (n)
-            return n;
+        if (ph.p_type == PT_NOTE && !inside(start, end, bias + ph.p_vaddr, ph.p_filesz))
+            return 0;
     }
-    return 0;
+    return gmg_build_id_phdrs(phs, eh.e_phnum, bias, out);
 }
 
 size_t gmg_build_id_of_file(int fd, uint8_t out[GMG_BUILD_ID_MAX])

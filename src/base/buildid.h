@@ -18,6 +18,9 @@
  * be read. Reads nothing outside [start, end); no lock, no allocation. */
 size_t gmg_build_id(uintptr_t start, uintptr_t end, uintptr_t bias, uint8_t out[GMG_BUILD_ID_MAX]);
 
+/* The same from the object's program headers (dl_iterate_phdr's copy,
+ * n of them) and load bias: its notes in readable loaded segments. */
+size_t gmg_build_id_phdrs(const void *phdrs, unsigned n, uintptr_t bias, uint8_t out[GMG_BUILD_ID_MAX]);
 /* The same, read from an ELF file (its PT_NOTE segments). */
 size_t gmg_build_id_of_file(int fd, uint8_t out[GMG_BUILD_ID_MAX]);
 

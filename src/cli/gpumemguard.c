@@ -707,9 +707,12 @@ static int dump(int argc, char **argv, const char *sigopt)
  * process group, the program too) are not sent twice; one a process sends
  * to the whole group (kill -TERM -PGID) reaches the program directly and
  * through the command, twice. They are taken with sigwaitinfo, blocked
- * meanwhile: no handler runs. A stop signal (SIGTSTP, SIGTTIN, SIGTTOU),
- * passed on or not, then stops the command too, as it would have stopped
- * without the command; SIGCONT continues both. The dump signal goes on only
+ * meanwhile: no handler runs. When the program stops (a stop signal
+ * passed on or from the terminal, or its own kill(0, SIGTSTP) as vim's ^Z)
+ * the command stops too, by the same signal: its shell sees the job
+ * stopped, as it would without the command; SIGCONT continues both. A
+ * program that ignores a stop signal goes on, and so does the command. The
+ * dump signal goes on only
  * to a program that catches it (the guard arms it at the first
  * CUDA call): before that it would kill the program.
  */
@@ -727,6 +730,10 @@ static int passed_on(int sig)
  * once continued. */
 static void stop_too(int sig)
 {
+    if (sig == SIGSTOP) {
+        raise(SIGSTOP);
+        return;
+    }
     struct sigaction dfl, was;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -815,20 +822,18 @@ static int run(char **argv)
             continue; /* EINTR: a stop and continue */
         if (sig == SIGCHLD) {
             int st;
-            if (waitpid(child, &st, WNOHANG) != child)
-                continue; /* stopped, continued */
+            if (waitpid(child, &st, WNOHANG | WUNTRACED) != child)
+                continue; /* continued, or nothing new */
+            if (WIFSTOPPED(st)) { /* the program stopped: the command too, as the job it stands for */
+                stop_too(WSTOPSIG(st));
+                continue;
+            }
             if (WIFSIGNALED(st))
                 return 128 + WTERMSIG(st);
             return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
         }
-        int stop = sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-        if (si.si_code > 0 || si.si_pid == child || si.si_pid == getpid()) {
-            /* the kernel's (the program has it too), the program's own, or
-             * the command's (a write to a closed pipe: SIGPIPE) */
-            if (stop && si.si_pid != child)
-                stop_too(sig);
-            continue;
-        }
+        if (si.si_code > 0 || si.si_pid == child || si.si_pid == getpid())
+            continue; /* the kernel's (the program has it too), the program's own, or the command's (SIGPIPE) */
         if (sig == dumpsig && caught_by(child, sig) == 0) {
             char sb[32];
             fprintf(stderr, "gpumemguard: %s not passed on: process %ld does not catch it yet (the guard arms it "
@@ -837,8 +842,6 @@ static int run(char **argv)
             continue;
         }
         kill(child, sig);
-        if (stop)
-            stop_too(sig);
     }
 }
 
@@ -861,16 +864,27 @@ static void supp_remove(void)
  * -C`, a test runner) then reads and writes the same files. A relative
  * suppressions file that is not there is left as typed, for the library
  * to name as the user wrote it; so is a path that would grow too long. */
-static void absolute_env(const char *var, int must_exist)
+static void absolute_env(const char *var, int must_exist, int escapes)
 {
     const char *v = getenv(var);
     struct stat st;
     char cwd[PATH_MAX], full[4000];
     if (!v || !*v || *v == '/' || (must_exist && stat(v, &st) != 0) || !getcwd(cwd, sizeof cwd))
         return;
-    if (strcmp(var, "GPUMEM_REPORT") == 0 && (!strcmp(v, "stderr") || !strcmp(v, "stdout") || !strcmp(v, "none")))
+    /* the report's words, and what the library refuses as a mistyped one
+     * (STDOUT, '-'), stay as typed: the library says so */
+    if (strcmp(var, "GPUMEM_REPORT") == 0 &&
+        (!strcasecmp(v, "stderr") || !strcasecmp(v, "stdout") || !strcasecmp(v, "none") || !strcmp(v, "-")))
         return;
-    if ((size_t)snprintf(full, sizeof full, "%s/%s", strcmp(cwd, "/") ? cwd : "", v) >= sizeof full)
+    size_t n = 0;
+    for (const char *c = strcmp(cwd, "/") ? cwd : ""; *c; c++) { /* a % of the directory's is no escape */
+        if (n + 3 >= sizeof full)
+            return;
+        full[n++] = *c;
+        if (*c == '%' && escapes)
+            full[n++] = '%';
+    }
+    if ((size_t)snprintf(full + n, sizeof full - n, "/%s", v) >= sizeof full - n)
         return;
     if (setenv(var, full, 1) != 0)
         fail(1, "cannot set %s: %s", var, strerror(errno));
@@ -1077,9 +1091,9 @@ int main(int argc, char **argv)
         fail(1, "cannot set NVTX_INJECTION64_PATH: %s", strerror(errno));
     if (tensors && gmg_tensors_setenv() != 0)
         fail(1, "cannot set the --tensors settings: %s", strerror(errno));
-    absolute_env("GPUMEM_SUPPRESSIONS", 1);
-    absolute_env("GPUMEM_REPORT", 0);
-    absolute_env("GPUMEM_METRICS", 0);
+    absolute_env("GPUMEM_SUPPRESSIONS", 1, 0);
+    absolute_env("GPUMEM_REPORT", 0, 1);
+    absolute_env("GPUMEM_METRICS", 0, 1);
     copy_suppressions();
     char *preload = build_preload(lib, getenv("LD_PRELOAD"));
     if (setenv("LD_PRELOAD", preload, 1) != 0)

@@ -127,48 +127,74 @@ static struct gmg_stack *find(struct gmg_stack *s, uint64_t h, const uintptr_t *
  * only a module seen for the first time takes modules_mu and copies its
  * path. */
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
-static int same_module(const struct gmg_module *m, const struct dl_find_object *fo, const char *name,
-                       const uint8_t *id, size_t idlen)
+/* The object found, and its build ID once read (read only when needed). */
+struct found {
+    struct dl_find_object fo;
+    const char *name;
+    uintptr_t bias;
+    int id_read;
+    size_t idlen;
+    uint8_t id[GMG_BUILD_ID_MAX];
+};
+
+static void read_id(struct found *f)
 {
-    return m->map == fo->dlfo_link_map && m->start == (uintptr_t)fo->dlfo_map_start &&
-           m->end == (uintptr_t)fo->dlfo_map_end && strcmp(m->path, name) == 0 && m->build_id_len == idlen &&
-           memcmp(m->build_id, id, idlen) == 0;
+    if (!f->id_read)
+        f->idlen = gmg_build_id((uintptr_t)f->fo.dlfo_map_start, (uintptr_t)f->fo.dlfo_map_end, f->bias, f->id);
+    f->id_read = 1;
+}
+
+/* Is m the object found? Its link_map, extent and path, and, once a
+ * library was unloaded since m was recorded (a rebuilt one may have been
+ * loaded again from the same path, at the same addresses), its build ID. */
+static int same_module(const struct gmg_module *m, struct found *f, unsigned gen)
+{
+    if (m->map != f->fo.dlfo_link_map || m->start != (uintptr_t)f->fo.dlfo_map_start ||
+        m->end != (uintptr_t)f->fo.dlfo_map_end || strcmp(m->path, f->name) != 0)
+        return 0;
+    if (m->gen == gen)
+        return 1;
+    read_id(f);
+    return m->build_id_len == f->idlen && memcmp(m->build_id, f->id, f->idlen) == 0;
 }
 #endif
 
 static uint16_t module_of(uintptr_t pc)
 {
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
-    struct dl_find_object fo;
-    if (_dl_find_object((void *)(pc - 1), &fo) != 0)
+    struct found f;
+    if (_dl_find_object((void *)(pc - 1), &f.fo) != 0)
         return 0;
     /* glibc reuses both a closed library's link_map and its addresses for
      * the next one: the path and extent tell them apart, and the build ID
-     * a library rebuilt and loaded again from the same path */
-    const struct link_map *lm = fo.dlfo_link_map;
-    const char *name = lm && lm->l_name ? lm->l_name : "";
-    uint8_t bid[GMG_BUILD_ID_MAX];
-    size_t bidlen = gmg_build_id((uintptr_t)fo.dlfo_map_start, (uintptr_t)fo.dlfo_map_end, lm ? (uintptr_t)lm->l_addr : 0,
-                                 bid);
+     * a library rebuilt and loaded again from the same path (the frame's
+     * code keeps the object mapped while it is read) */
+    const struct link_map *lm = f.fo.dlfo_link_map;
+    f.name = lm && lm->l_name ? lm->l_name : "";
+    f.bias = lm ? (uintptr_t)lm->l_addr : 0;
+    f.id_read = 0;
+    unsigned gen = gmg_unwind_generation();
     unsigned n = __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE);
     for (unsigned i = 1; i < n; i++)
-        if (same_module(&modules[i], &fo, name, bid, bidlen))
+        if (same_module(&modules[i], &f, gen))
             return (uint16_t)i;
-    char *path = strdup(name);
+    char *path = strdup(f.name);
+    read_id(&f);
     uint16_t id = 0;
     pthread_mutex_lock(&modules_mu);
     for (unsigned i = 1; i < nmodules && !id; i++)
-        if (same_module(&modules[i], &fo, name, bid, bidlen))
+        if (same_module(&modules[i], &f, gen))
             id = (uint16_t)i;
     if (!id && path && nmodules < MAX_MODULES) {
         struct gmg_module *m = &modules[nmodules];
-        m->map = fo.dlfo_link_map;
-        m->start = (uintptr_t)fo.dlfo_map_start;
-        m->end = (uintptr_t)fo.dlfo_map_end;
-        m->bias = lm ? (uintptr_t)lm->l_addr : 0;
+        m->map = f.fo.dlfo_link_map;
+        m->start = (uintptr_t)f.fo.dlfo_map_start;
+        m->end = (uintptr_t)f.fo.dlfo_map_end;
+        m->bias = f.bias;
         m->path = path;
-        memcpy(m->build_id, bid, bidlen);
-        m->build_id_len = (uint8_t)bidlen;
+        memcpy(m->build_id, f.id, f.idlen);
+        m->build_id_len = (uint8_t)f.idlen;
+        m->gen = gen;
         path = NULL;
         id = (uint16_t)nmodules;
         __atomic_store_n(&nmodules, nmodules + 1, __ATOMIC_RELEASE);
@@ -360,7 +386,8 @@ static int skip_internal(void **b, int n)
  * handler interrupted a walk) does it run in place, and then not on a stack
  * with less left than this (an alternate signal stack of SIGSTKSZ, a
  * thread of 16 KiB), into a guard page or, worse, into memory below, nor on
- * a stack whose room cannot be known (a coroutine's). */
+ * a stack whose room cannot be known (a coroutine's); on the walk stack
+ * itself, where the handler runs, with what is left of it. */
 #define SLOW_WALK_ROOM (32u << 10)
 
 /* Whether the stack this runs on has too little room below for
@@ -374,7 +401,8 @@ static int too_little_room(void)
         return sp - (uintptr_t)ss.ss_sp < SLOW_WALK_ROOM;
     if (gmg_unwind_stack_bounds(&lo, &hi) && sp >= lo && sp < hi)
         return sp - lo < SLOW_WALK_ROOM;
-    return 1;
+    long room = gmg_walkstack_room(sp); /* a handler that interrupted a walk, on the walk stack */
+    return room < (long)SLOW_WALK_ROOM;
 }
 
 /* libunwind's walk from a context taken in slow_walk, step by step (no
@@ -404,7 +432,7 @@ static void slow_steps(void *arg)
         w->buf[w->n++] = (void *)(uintptr_t)ip;
         /* past a signal frame, ip is the instruction interrupted, not a
          * return address: the code at ip itself */
-        if (!gmg_unwind_described(signal ? ip : ip - 1) && !gmg_unwind_described(ip))
+        if (!gmg_unwind_described(signal ? ip : ip - 1))
             break;
         signal = unw_is_signal_frame(&cur) > 0;
     }

@@ -1,14 +1,18 @@
 /*
  * walkstack.c - see walkstack.h.
  *
- * The switch is a few instructions of x86_64 assembly: the caller's stack
- * pointer is kept in a callee-saved register, the walk stack's top made the
- * stack pointer, fn called, the caller's stack pointer restored. fn's
- * frames above it (the walk's) then live on the walk stack, while what the
- * walk reads (the program's stack, from a context taken before the switch)
- * stays where it was. A thread's walk stack is in use while fn runs: a
- * signal handler on the same thread that walks meanwhile is told no, and
- * walks in place (core/stacks.c).
+ * The switch is a small function of x86_64 assembly with its own call frame
+ * information: it saves the caller's frame pointer, keeps the caller's
+ * stack pointer in it, makes the walk stack's top the stack pointer, calls
+ * fn, and restores both. Its CFI says the caller's frame is at rbp + 16 for
+ * the whole call, so that anything unwinding through it (libunwind in a
+ * signal handler that interrupts a walk, a profiler, gdb) goes from fn's
+ * frames on the walk stack back to the program's stack exactly. fn's frames
+ * (the walk's) live on the walk stack; what the walk reads (the program's
+ * stack, from a context taken before the switch) stays where it was. A
+ * thread's walk stack is in use while fn runs: a signal handler on the same
+ * thread that walks meanwhile is told no, and walks in place
+ * (core/stacks.c), with the room gmg_walkstack_room says is left.
  */
 #define _GNU_SOURCE
 #include "core/walkstack.h"
@@ -17,11 +21,39 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
-#define WALK_STACK (64u << 10)
+/* libunwind's walk takes about 16 KiB; the rest is for the program's own
+ * signal handlers that interrupt a walk and run here (untouched pages cost
+ * no memory). */
+#define WALK_STACK (256u << 10)
 #define GUARD_PAGE 4096u
+#define OWN_MAX 4096u
 
 #if defined(__x86_64__)
+/* gmg_walkstack_call(arg, fn, top): fn(arg) with the stack pointer at top. */
+void gmg_walkstack_call(void *arg, void (*fn)(void *), void *top);
+__asm__(".text\n"
+        ".p2align 4\n"
+        ".globl gmg_walkstack_call\n"
+        ".hidden gmg_walkstack_call\n"
+        ".type gmg_walkstack_call, @function\n"
+        "gmg_walkstack_call:\n"
+        ".cfi_startproc\n"
+        "\tpushq %rbp\n"
+        ".cfi_def_cfa_offset 16\n"
+        ".cfi_offset %rbp, -16\n"
+        "\tmovq %rsp, %rbp\n"
+        ".cfi_def_cfa_register %rbp\n"
+        "\tmovq %rdx, %rsp\n"
+        "\tcall *%rsi\n"
+        "\tmovq %rbp, %rsp\n"
+        "\tpopq %rbp\n"
+        ".cfi_def_cfa %rsp, 8\n"
+        "\tret\n"
+        ".cfi_endproc\n"
+        ".size gmg_walkstack_call, .-gmg_walkstack_call\n");
+
 static __thread char *tl_stack __attribute__((tls_model("initial-exec")));
+static __thread char *tl_top __attribute__((tls_model("initial-exec"))); /* below the taker's bytes */
 static __thread int tl_busy __attribute__((tls_model("initial-exec")));
 static pthread_key_t key;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -52,9 +84,6 @@ static char *stack_of_thread(void)
     return tl_stack = p;
 }
 
-#define OWN_MAX 4096u
-static __thread char *tl_top __attribute__((tls_model("initial-exec"))); /* below the caller's bytes */
-
 void *gmg_walkstack_take(size_t n)
 {
     if (tl_busy || n > OWN_MAX)
@@ -67,28 +96,24 @@ void *gmg_walkstack_take(size_t n)
         return NULL;
     }
     char *end = base + GUARD_PAGE + WALK_STACK;
-    tl_top = end - ((n + 15) & ~(size_t)15); /* 16-byte aligned: a call pushes the return address */
+    tl_top = end - ((n + 15) & ~(size_t)15); /* 16-byte aligned: the call pushes the return address */
     return tl_top;
 }
 
-void gmg_walkstack_run(void (*fn)(void *), void *arg)
-{
-    void *top = tl_top;
-    __asm__ volatile("mov %%rsp, %%rbx\n\t"
-                     "mov %[top], %%rsp\n\t"
-                     "call *%[fn]\n\t"
-                     "mov %%rbx, %%rsp"
-                     : "+D"(arg), [fn] "+r"(fn), [top] "+r"(top)
-                     :
-                     : "rbx", "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0", "xmm1",
-                       "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12",
-                       "xmm13", "xmm14", "xmm15");
-}
+void gmg_walkstack_run(void (*fn)(void *), void *arg) { gmg_walkstack_call(arg, fn, tl_top); }
 
 void gmg_walkstack_give_back(void)
 {
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
     tl_busy = 0;
+}
+
+long gmg_walkstack_room(uintptr_t sp)
+{
+    char *base = tl_stack;
+    if (!base || sp < (uintptr_t)base + GUARD_PAGE || sp >= (uintptr_t)base + GUARD_PAGE + WALK_STACK)
+        return -1;
+    return (long)(sp - ((uintptr_t)base + GUARD_PAGE));
 }
 #else
 void *gmg_walkstack_take(size_t n)
@@ -98,4 +123,9 @@ void *gmg_walkstack_take(size_t n)
 }
 void gmg_walkstack_run(void (*fn)(void *), void *arg) { fn(arg); }
 void gmg_walkstack_give_back(void) {}
+long gmg_walkstack_room(uintptr_t sp)
+{
+    (void)sp;
+    return -1;
+}
 #endif

@@ -33,6 +33,7 @@
 #include "base/fd.h"
 #include "base/hashtab.h" /* uthash, non-fatal out of memory */
 #include "core/pyframes.h"
+#include "core/unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -63,6 +64,12 @@ struct offline {             /* an unloaded library, read from its file */
 };
 
 /* A descriptor a Dwfl keeps, and the file it was opened on. */
+struct rebuilt {             /* a module's build checked against the object loaded where it was */
+    const struct gmg_module *mod;
+    int same;
+    struct rebuilt *next;
+};
+
 struct kept_fd {
     int fd;
     dev_t dev;
@@ -85,6 +92,7 @@ struct gmg_symbolizer {
     struct offline *offline; /* one Dwfl each: two may have had one address */
     struct entry *cache;
     struct entry *uncached;  /* out of memory for the cache: linked by hh.next, freed with it */
+    struct rebuilt *rebuilt; /* modules whose build was checked against the one loaded now */
     unsigned long lost;      /* names it could not keep (out of memory), since it was made */
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
@@ -427,8 +435,50 @@ static const char *keep(struct gmg_symbolizer *sym, const char *s)
     return c;
 }
 
-/* Is the module a frame was captured in still the one mapped there? */
-static int still_loaded(const struct gmg_module *m, uintptr_t look)
+struct build_look {
+    const struct gmg_module *mod;
+    int found, same;
+};
+
+/* Under the loader's lock (dl_iterate_phdr): the object loaded at the
+ * module's bias from its path, its notes read through the loader's own
+ * copy of its program headers, while no dlclose can unmap it. */
+static int build_of_loaded(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct build_look *l = arg;
+    if (info->dlpi_addr != l->mod->bias || strcmp(info->dlpi_name ? info->dlpi_name : "", l->mod->path) != 0)
+        return 0;
+    uint8_t bid[GMG_BUILD_ID_MAX];
+    size_t n = gmg_build_id_phdrs(info->dlpi_phdr, info->dlpi_phnum, (uintptr_t)info->dlpi_addr, bid);
+    l->found = 1;
+    l->same = n == l->mod->build_id_len && memcmp(bid, l->mod->build_id, n) == 0;
+    return 1;
+}
+
+/* Is the object loaded where m was the build m was? Once per module and
+ * symbolizer (a symbolizer lives as long as no library is loaded or
+ * unloaded). Out of memory: asked again. */
+static int same_build_loaded(struct gmg_symbolizer *s, const struct gmg_module *m)
+{
+    for (struct rebuilt *r = s->rebuilt; r; r = r->next)
+        if (r->mod == m)
+            return r->same;
+    struct build_look l = { m, 0, 0 };
+    dl_iterate_phdr(build_of_loaded, &l);
+    int same = l.found && l.same;
+    struct rebuilt *r = malloc(sizeof *r);
+    if (r) {
+        *r = (struct rebuilt){ m, same, s->rebuilt };
+        s->rebuilt = r;
+    }
+    return same;
+}
+
+/* Is the module a frame was captured in still the one mapped there? Its
+ * link_map, extent and path; and its build, when a library was unloaded
+ * since it was recorded (a rebuilt one loaded again from its path). */
+static int still_loaded(struct gmg_symbolizer *s, const struct gmg_module *m, uintptr_t look)
 {
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
     struct dl_find_object fo;
@@ -436,11 +486,11 @@ static int still_loaded(const struct gmg_module *m, uintptr_t look)
         (uintptr_t)fo.dlfo_map_start != m->start || (uintptr_t)fo.dlfo_map_end != m->end)
         return 0;
     const struct link_map *lm = fo.dlfo_link_map;
-    uint8_t bid[GMG_BUILD_ID_MAX];
-    size_t bidlen = gmg_build_id(m->start, m->end, (uintptr_t)lm->l_addr, bid);
-    return strcmp(lm->l_name ? lm->l_name : "", m->path) == 0 && bidlen == m->build_id_len &&
-           memcmp(bid, m->build_id, bidlen) == 0;
+    if (strcmp(lm->l_name ? lm->l_name : "", m->path) != 0)
+        return 0;
+    return !m->build_id_len || m->gen == gmg_unwind_generation() || same_build_loaded(s, m);
 #else
+    (void)s;
     (void)m;
     (void)look;
     return 1;
@@ -577,7 +627,7 @@ static void symbolize_frame(struct gmg_symbolizer *s, uintptr_t pc, const struct
         loader_names(pc, out);
         return;
     }
-    if (mod && pc && !still_loaded(mod, pc - 1)) {
+    if (mod && pc && !still_loaded(s, mod, pc - 1)) {
         symbolize_unloaded(s, pc, mod, out);
         return;
     }
@@ -688,6 +738,11 @@ void gmg_symbolizer_free(struct gmg_symbolizer *s)
         if (o->dwfl && end)
             dwfl_end(o->dwfl);
         free(o);
+    }
+    while (s->rebuilt) {
+        struct rebuilt *r = s->rebuilt;
+        s->rebuilt = r->next;
+        free(r);
     }
     free(s->fds);
     free(s);

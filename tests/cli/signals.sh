@@ -53,6 +53,22 @@ kill -TERM $stop_cmd; wait $stop_cmd; stop_rc=$?
 if [ -n "$stop_prog" ] && [ "$stop_seen" = " TSTP:TT CONT:SS" ] && [ $stop_rc = 143 ]; then
     ok "SIGTSTP sent to the command stops the program and the command; SIGCONT continues both"
 else bad "a stop signal to the command (states:$stop_seen, rc $stop_rc)" "$WORK/err"; fi
+# the program stops itself and its group (vim's ^Z: kill(0, SIGTSTP)): the
+# command stops with it; a program that ignores SIGTSTP sent to the command
+# goes on, and so does the command
+set -m
+"$GMG_CMD" --report none -- sh -c 'kill -TSTP 0; sleep 30' 2>"$WORK/err" & self_cmd=$!
+"$GMG_CMD" --report none -- sh -c 'trap "" TSTP; sleep 30' 2>>"$WORK/err" & ign_cmd=$!
+set +m
+for _ in $(seq 100); do [ -n "$(cat "/proc/$ign_cmd/task/$ign_cmd/children" 2>/dev/null)" ] && break; sleep 0.05; done
+sleep 0.2; kill -TSTP $ign_cmd
+for _ in $(seq 100); do [ "$(state $self_cmd)" = T ] && break; sleep 0.05; done
+sleep 0.3
+self_state=$(state $self_cmd); ign_state=$(state $ign_cmd)
+kill -KILL $self_cmd $ign_cmd 2>/dev/null; wait $self_cmd $ign_cmd 2>/dev/null
+if [ "$self_state" = T ] && [ "$ign_state" = S ]; then
+    ok "a program that stops its own group (kill 0 SIGTSTP, as vim's ^Z): the command stops with it; one that ignores SIGTSTP sent to the command: both go on"
+else bad "the command mirrors the program's stops (stopping itself: $self_state, ignoring: $ign_state)" "$WORK/err"; fi
 # the program signals the command itself: nothing comes back to it
 "$GMG_CMD" -- sh -c 'kill -USR2 $PPID; sleep 0.3; kill -HUP $PPID; sleep 0.3; echo alive' >"$WORK/out" 2>"$WORK/err"; sig_rc=$?
 if [ $sig_rc = 0 ] && has alive "$WORK/out"; then
