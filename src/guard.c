@@ -54,6 +54,7 @@
 
 static int touched;
 static int inert;          /* another copy of the guard was loaded first: see earlier_copy */
+static int copy_said_at_exit; /* this copy is that other one: it says so at exit, if CUDA was used */
 static int forked_child;   /* metrics stay the parent's: one file, one process */
 static int secure_group;   /* GPUMEM_GROUP not used: secure execution */
 static int group_pending;  /* GPUMEM_GROUP's segment was being made by a stopped process at start-up */
@@ -322,18 +323,31 @@ static void driver_first_notice(void)
                at.dli_fname ? at.dli_fname : "the CUDA driver");
 }
 
+/* Two copies of the guard, this one loaded after the other: said once the
+ * process is done, and only if it used CUDA (the driver is loaded), so
+ * that a job's every process that never touches CUDA (a shell, ls, a pipe
+ * of tools) prints nothing. */
+static void say_other_copy(void)
+{
+    void *first = earlier_copy("gpumemguard_version");
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!first || !driver)
+        return;
+    dlclose(driver);
+    Dl_info mine, theirs;
+    dladdr((void *)copy_marker, &mine);
+    dladdr(first, &theirs);
+    gmg_notice("another copy of the guard was loaded first (%s): this one (%s) stayed out of its way",
+               theirs.dli_fname, mine.dli_fname);
+}
+
 __attribute__((constructor)) static void gmg_start(void)
 {
     char err[2048];
     void *first = earlier_copy("gpumemguard_version");
     if (first) {
-        Dl_info mine, theirs; /* both found by earlier_copy just now */
         inert = 1;
-        dladdr((void *)copy_marker, &mine);
-        dladdr(first, &theirs);
-        if (!log_quiet())
-            gmg_notice("another copy of the guard is loaded first (%s): this one (%s) stays out of its way",
-                      theirs.dli_fname, mine.dli_fname);
+        copy_said_at_exit = !log_quiet(); /* by a process that used CUDA, at its exit (gmg_stop) */
         return;
     }
     if (!in_global_scope()) {
@@ -432,6 +446,8 @@ extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso_handle);
 
 __attribute__((destructor)) static void gmg_stop(void)
 {
+    if (inert && copy_said_at_exit)
+        say_other_copy();
     if (inert || !__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         return;
     if (!gmg_self_owns()) {

@@ -15,7 +15,12 @@ timeout 60 env LD_PRELOAD="$PRELOAD $WORK/copy/libgpumemguard.so" "$T/guard_copi
     >"$WORK/out" 2>"$WORK/err"
 if [ "$(grep -c "^SUMMARY: gpumemguard: 1048576 bytes in 1 allocation still live at exit" "$WORK/err")" = 1 ] \
    && [ "$(grep -c "SUMMARY" "$WORK/err")" = 1 ] && has "copy: live 1048576" "$WORK/out" \
-   && [ "$(grep -c "another copy of the guard is loaded first" "$WORK/err")" = 1 ]; then
+   && [ "$(grep -c "another copy of the guard was loaded first" "$WORK/err")" = 1 ]; then
     ok "two copies of the guard: one exit report, the other copy says so once and answers with the first's numbers"
 else bad "two copies of the guard in one process" "$WORK/err"; fi
+# a process of the job that never uses CUDA (a shell, ls, a pipe) prints nothing
+timeout 60 env LD_PRELOAD="$PRELOAD $WORK/copy/libgpumemguard.so" sh -c 'echo captured' >"$WORK/out" 2>"$WORK/err"
+[ ! -s "$WORK/err" ] && [ "$(cat "$WORK/out")" = captured ] \
+    && ok "two copies of the guard in a process that never uses CUDA: nothing printed" \
+    || bad "two copies of the guard, no CUDA: printed" "$WORK/err"
 fi
