@@ -539,6 +539,7 @@ fi
 . tests/teardown/during_free.sh
 . tests/teardown/primary.sh
 . tests/teardown/host_memory.sh
+. tests/lifecycle/main_exits.sh
 . tests/sim/selftest.sh
 # the guard out of memory
 . tests/oom/untracked.sh

@@ -33,6 +33,7 @@
 #include "cli/view.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -295,6 +296,51 @@ static char *read_proc(const char *path, size_t *lenp)
     if (lenp)
         *lenp = len;
     return buf;
+}
+
+/* /proc/PID/NAME, or, when it reads empty or not at all (a main thread
+ * ended by pthread_exit is a zombie: its maps read empty, its environ
+ * not), the first of the process's other threads' that reads. */
+static char *read_proc_any_thread(long pid, const char *name, size_t *lenp, char *path, size_t pathlen)
+{
+    snprintf(path, pathlen, "/proc/%ld/%s", pid, name);
+    size_t len = 0;
+    char *text = read_proc(path, &len);
+    int err = errno;
+    if (text && len) {
+        if (lenp)
+            *lenp = len;
+        return text;
+    }
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/task", pid);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9' || atol(e->d_name) == pid)
+            continue;
+        char tpath[64];
+        if ((size_t)snprintf(tpath, sizeof tpath, "%s/%s/%s", dir, e->d_name, name) >= sizeof tpath ||
+            strlen(tpath) >= pathlen)
+            continue;
+        size_t tlen = 0;
+        char *t = read_proc(tpath, &tlen);
+        if (t && tlen) {
+            free(text);
+            text = t;
+            len = tlen;
+            snprintf(path, pathlen, "%s", tpath);
+            break;
+        }
+        free(t);
+    }
+    if (d)
+        closedir(d);
+    if (lenp)
+        *lenp = len;
+    if (!text)
+        errno = err; /* the process's own file's error, as it is named */
+    return text;
 }
 
 /* Does a line of /proc/PID/maps name libgpumemguard.so? */
@@ -592,8 +638,7 @@ static int dump(int argc, char **argv, const char *sigopt)
         pid = program;
     }
 
-    snprintf(path, sizeof path, "/proc/%ld/maps", pid);
-    char *maps = read_proc(path, NULL);
+    char *maps = read_proc_any_thread(pid, "maps", NULL, path, sizeof path);
     if (!maps)
         fail(1, "dump: cannot read %s: %s%s; not signalling a process that may not be guarded", path,
              strerror(errno), errno == EACCES ? " (another user's process?)" : "");
@@ -609,8 +654,7 @@ static int dump(int argc, char **argv, const char *sigopt)
     const char *own_from = "the default";
     const char *report = NULL;
     size_t envlen = 0;
-    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-    char *env = read_proc(path, &envlen);
+    char *env = read_proc_any_thread(pid, "environ", &envlen, path, sizeof path);
     if (env) {
         report = environ_get(env, envlen, "GPUMEM_REPORT");
         const char *v = environ_get(env, envlen, "GPUMEM_SIGNAL");

@@ -408,6 +408,20 @@ long long gmg_reporter_cpu_ns(void)
     return w >= 0 ? w : cpu_now();
 }
 
+/* Is this thread the process's last one alive: the main thread ended by
+ * pthread_exit (a zombie, /proc/self/stat's state) and no thread of the
+ * program's left (field 20, the threads, counts the zombie and this one)?
+ * glibc then makes the last thread to end call exit(0); this thread, which
+ * never ends, would keep the process alive for ever, every signal blocked. */
+static int last_thread_alive(void)
+{
+    char buf[1024];
+    if (gmg_read_small("/proc/self/stat", buf, sizeof buf) <= 0)
+        return 0;
+    const char *state = gmg_proc_stat_field(buf, 3), *threads = gmg_proc_stat_field(buf, 20);
+    return state && threads && *state == 'Z' && strtol(threads, NULL, 10) <= 2;
+}
+
 static void *reporter(void *arg)
 {
     (void)arg;
@@ -427,7 +441,13 @@ static void *reporter(void *arg)
         heap_give_back();
     }
     struct timespec next_tick = after_ms(0); /* the first at once: the status page appears as the driver is used */
+    struct timespec next_alone = after_ms(1000);
     for (;;) {
+        if (passed(&next_alone)) { /* once a second, between passes: no lock held, no work under way */
+            if (last_thread_alive())
+                exit(0); /* as glibc's last thread does: the exit handlers, the exit report, then the end */
+            next_alone = after_ms(1000);
+        }
         void (*tick)(void) = __atomic_load_n(&tick_fn, __ATOMIC_ACQUIRE);
         /* the timeline's next sample (report/timeline.h), or the tick if
          * sooner; during a fork's preparation, a millisecond */
@@ -438,6 +458,8 @@ static void *reporter(void *arg)
             work_leave(in);
         }
         struct timespec until = after_ms(ms);
+        if (next_alone.tv_sec < until.tv_sec || (next_alone.tv_sec == until.tv_sec && next_alone.tv_nsec < until.tv_nsec))
+            until = next_alone;
         if (tick && (next_tick.tv_sec < until.tv_sec ||
                      (next_tick.tv_sec == until.tv_sec && next_tick.tv_nsec < until.tv_nsec)))
             until = next_tick;

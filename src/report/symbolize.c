@@ -48,6 +48,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 struct entry {
@@ -400,6 +401,21 @@ static Dwfl *proc_dwfl(struct gmg_symbolizer *s)
     size_t modules = 0;
     if (rc == 0 && dwfl_report_end(s->dwfl, NULL, NULL) != 0)
         rc = -1;
+    if (rc != 0 || dwfl_getmodules(s->dwfl, count_module, &modules, 0) != 0 || !modules) {
+        /* the main thread ended by pthread_exit: /proc/PID/maps, its own,
+         * reads empty; this thread's view of the same maps does not */
+        char path[64];
+        snprintf(path, sizeof path, "/proc/self/task/%ld/maps", (long)syscall(SYS_gettid));
+        FILE *f = fopen(path, "re");
+        if (f) {
+            dwfl_report_begin(s->dwfl);
+            rc = dwfl_linux_proc_maps_report(s->dwfl, f);
+            fclose(f);
+            modules = 0;
+            if (rc == 0 && dwfl_report_end(s->dwfl, NULL, NULL) != 0)
+                rc = -1;
+        }
+    }
     if (rc == 0 && (dwfl_getmodules(s->dwfl, count_module, &modules, 0) != 0 || !modules))
         snprintf(s->dwfl_why, sizeof s->dwfl_why, "no module found in /proc/%d/maps", (int)getpid());
     else if (rc != 0)
