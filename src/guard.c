@@ -428,6 +428,16 @@ static void take_over_at_exit(void)
     gmg_report_orphan_child(); /* the parent's report thread may have held the timeline's lock at the fork */
 }
 
+/* While a fatal signal's report is pending, its thread ends the process by
+ * the signal once the report is out: wait for that, 30 s at most. */
+static void wait_fatal_report(void)
+{
+    for (int i = 0; i < 3000 && gmg_reporter_fatal_pending(); i++) {
+        struct timespec nap = { 0, 10000000 };
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* The exit status of GPUMEM_EXITCODE, last. exit() would flush the
  * program's stdio streams after this: _exit skips that, so flush them as
  * exit does (glibc's fcloseall is _IO_cleanup, which takes no stream's
@@ -480,10 +490,7 @@ __attribute__((destructor)) static void gmg_stop(void)
          * ends the process by the signal once it is out, as it would have
          * ended at once without the guard. Not for ever: a report stuck
          * for good lets the exit go on. */
-        for (int i = 0; i < 3000 && gmg_reporter_fatal_pending(); i++) {
-            struct timespec nap = { 0, 10000000 };
-            nanosleep(&nap, NULL);
-        }
+        wait_fatal_report();
         if (gmg_reporter_fatal_pending()) { /* stuck for good: no exit report waits behind it */
             gmg_status_remove();
             gmg_group_leave();
@@ -505,6 +512,10 @@ __attribute__((destructor)) static void gmg_stop(void)
         write_metrics();
     gmg_status_remove();
     gmg_group_leave(); /* its memory goes with the process */
+    /* a fatal signal (SIGTERM at a job's time limit) that came during the
+     * exit report: its report's thread ends the process by it, status
+     * 128+N, as the signal would have without the guard */
+    wait_fatal_report();
     if (leaks && gmg_cfg.exitcode) {
         /* as LeakSanitizer's exitcode: the job fails on a leak. The
          * libraries finalized after this one (the program's own shared

@@ -569,6 +569,7 @@ fi
 . tests/signals/storm.sh
 . tests/signals/flags.sh
 . tests/signals/early.sh
+. tests/signals/term_in_exit.sh
 . tests/signals/installers.sh
 . tests/signals/fork.sh
 . tests/signals/late_cuda.sh
