@@ -12,6 +12,10 @@
  *         (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_live_bytes");
  *     if (live)
  *         printf("%llu bytes on the GPU\n", live(-1));
+ *
+ * A library loaded without LD_PRELOAD (by dlopen, or as NVTX's injection
+ * library) sees none of the process's CUDA calls: it says so at start-up,
+ * its counts stay 0 and gpumemguard_dump() returns -1.
  */
 #ifndef GPUMEMGUARD_H
 #define GPUMEMGUARD_H
@@ -30,7 +34,8 @@ const char *gpumemguard_version(void);
 
 /* Write a report now, to GPUMEM_REPORT in GPUMEM_REPORT_FORMAT, with the
  * growth since the previous dump. Returns 0; -1 (no report) in a child made
- * without fork handlers (_Fork, a raw clone), whose records are its parent's. */
+ * without fork handlers (_Fork, a raw clone), whose records are its parent's,
+ * and in a library that guards nothing (loaded without LD_PRELOAD). */
 int gpumemguard_dump(void);
 
 /* Bytes this process has counted against the quota on a device now; device
