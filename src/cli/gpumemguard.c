@@ -588,6 +588,37 @@ static long dump_answer(long pid, int secs)
  * that starts so is given as --opt=VALUE. */
 static int is_long_option(const char *w) { return w[0] == '-' && w[1] == '-'; }
 
+/* Does every thread of pid block sig (SigBlk of /proc/PID/task/TID/status)? */
+static int blocked_everywhere(long pid, int sig)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/task", pid);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int threads = 0, blocking = 0;
+    while (d && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[64];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s/status", dir, e->d_name) >= sizeof path)
+            continue;
+        char *st = read_proc(path, NULL), *blk = st ? strstr(st, "\nSigBlk:") : NULL;
+        if (st && strstr(st, "\nState:\tZ")) { /* a zombie main thread takes no signal */
+            free(st);
+            continue;
+        }
+        threads++;
+        if (blk) {
+            unsigned long long mask = strtoull(blk + 8, NULL, 16);
+            blocking += sig >= 1 && sig <= 64 && (mask >> (sig - 1)) & 1;
+        }
+        free(st);
+    }
+    if (d)
+        closedir(d);
+    return threads > 0 && blocking == threads;
+}
+
 static int dump(int argc, char **argv, const char *sigopt)
 {
     const char *pidarg = NULL;
@@ -704,7 +735,8 @@ static int dump(int argc, char **argv, const char *sigopt)
     if (sigqueue((pid_t)pid, sig, ask) != 0)
         fail(1, "dump: cannot signal process %ld: %s", pid, strerror(errno));
     int to_file = report && strcmp(report, "stderr") && strcmp(report, "stdout") && strcmp(report, "none");
-    long n = dump_answer(pid, 10);
+    int blocked = blocked_everywhere(pid, sig); /* the report waits for the program: no answer to wait for */
+    long n = blocked ? -1 : dump_answer(pid, 10);
     int pid_named = n > 0 && (n & GMG_DUMP_REPLY_PID), fell_back = n > 0 && (n & GMG_DUMP_REPLY_STDERR);
     if (n > 0)
         n &= GMG_DUMP_REPLY_NUMBER;
@@ -732,6 +764,9 @@ static int dump(int argc, char **argv, const char *sigopt)
         printf("gpumemguard: sent %s to process %ld; its report is written: %s\n", sb, pid, where);
     else if (n >= 0)
         printf("gpumemguard: sent %s to process %ld; its report is written to %s\n", sb, pid, where);
+    else if (blocked)
+        printf("gpumemguard: sent %s to process %ld; its report goes to %s once a thread of it unblocks %s "
+               "(every thread blocks it now)\n", sb, pid, where, sb);
     else
         printf("gpumemguard: sent %s to process %ld; its report goes to %s (not written within 10 s: the "
                "process may be busy, or its guard older than this command)\n", sb, pid, where);

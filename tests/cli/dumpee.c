@@ -63,6 +63,11 @@ int main(int argc, char **argv)
     pthread_t t;
     if (!strcmp(mode, "busy"))
         pthread_create(&t, NULL, dumper, NULL);
+    if (!strcmp(mode, "blocked")) { /* every signal blocked, the dump signal too */
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+    }
     printf("pid %d\n", (int)getpid());
     fflush(stdout);
     wait_secs(secs);
