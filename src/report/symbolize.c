@@ -382,6 +382,18 @@ static void dwfl_failed(struct gmg_symbolizer *s, int rc)
         snprintf(s->dwfl_why, sizeof s->dwfl_why, "unknown error");
 }
 
+/* Does /proc/self/maps read empty (the main thread is a zombie)? */
+static int maps_empty(void)
+{
+    char c;
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, &c, 1);
+    close(fd);
+    return n == 0;
+}
+
 /* The running process's modules, reported once per symbolizer; NULL when
  * libdw cannot read them, or finds none (frames are then named by dladdr
  * alone, from the dynamic symbol tables: s->dwfl_why says why, and each
@@ -401,7 +413,7 @@ static Dwfl *proc_dwfl(struct gmg_symbolizer *s)
     size_t modules = 0;
     if (rc == 0 && dwfl_report_end(s->dwfl, NULL, NULL) != 0)
         rc = -1;
-    if (rc != 0 || dwfl_getmodules(s->dwfl, count_module, &modules, 0) != 0 || !modules) {
+    if ((rc != 0 || dwfl_getmodules(s->dwfl, count_module, &modules, 0) != 0 || !modules) && maps_empty()) {
         /* the main thread ended by pthread_exit: /proc/PID/maps, its own,
          * reads empty; this thread's view of the same maps does not */
         char path[64];
@@ -482,7 +494,10 @@ static int same_build_loaded(struct gmg_symbolizer *s, const struct gmg_module *
             return r->same;
     struct build_look l = { m, 0, 0 };
     dl_iterate_phdr(build_of_loaded, &l);
-    int same = l.found && l.same;
+    /* not found: _dl_find_object has just found it, and the iteration is
+     * not the loader's own (ThreadSanitizer's leaves dlopen'ed objects
+     * out): it cannot be told apart, taken */
+    int same = !l.found || l.same;
     struct rebuilt *r = malloc(sizeof *r);
     if (r) {
         *r = (struct rebuilt){ m, same, s->rebuilt };
