@@ -144,16 +144,16 @@ static void read_id(struct found *f)
     f->id_read = 1;
 }
 
-/* Is m the object found? Its link_map, extent and path, and, once a
- * library was unloaded since m was recorded (a rebuilt one may have been
- * loaded again from the same path, at the same addresses), its build ID. */
-static int same_module(const struct gmg_module *m, struct found *f, unsigned gen)
+/* Is m the object found? Its link_map, extent and path, and its build ID
+ * (a rebuilt library may have been loaded again from the same path, at the
+ * same addresses; whether one was unloaded meanwhile cannot be known here
+ * for sure: a dlclose that does not come through the guard's is seen late).
+ * Read once per call, only when the rest matches: a new stack's frames. */
+static int same_module(const struct gmg_module *m, struct found *f)
 {
     if (m->map != f->fo.dlfo_link_map || m->start != (uintptr_t)f->fo.dlfo_map_start ||
         m->end != (uintptr_t)f->fo.dlfo_map_end || strcmp(m->path, f->name) != 0)
         return 0;
-    if (m->gen == gen)
-        return 1;
     read_id(f);
     return m->build_id_len == f->idlen && memcmp(m->build_id, f->id, f->idlen) == 0;
 }
@@ -173,17 +173,16 @@ static uint16_t module_of(uintptr_t pc)
     f.name = lm && lm->l_name ? lm->l_name : "";
     f.bias = lm ? (uintptr_t)lm->l_addr : 0;
     f.id_read = 0;
-    unsigned gen = gmg_unwind_generation();
     unsigned n = __atomic_load_n(&nmodules, __ATOMIC_ACQUIRE);
     for (unsigned i = 1; i < n; i++)
-        if (same_module(&modules[i], &f, gen))
+        if (same_module(&modules[i], &f))
             return (uint16_t)i;
     char *path = strdup(f.name);
     read_id(&f);
     uint16_t id = 0;
     pthread_mutex_lock(&modules_mu);
     for (unsigned i = 1; i < nmodules && !id; i++)
-        if (same_module(&modules[i], &f, gen))
+        if (same_module(&modules[i], &f))
             id = (uint16_t)i;
     if (!id && path && nmodules < MAX_MODULES) {
         struct gmg_module *m = &modules[nmodules];
@@ -194,7 +193,6 @@ static uint16_t module_of(uintptr_t pc)
         m->path = path;
         memcpy(m->build_id, f.id, f.idlen);
         m->build_id_len = (uint8_t)f.idlen;
-        m->gen = gen;
         path = NULL;
         id = (uint16_t)nmodules;
         __atomic_store_n(&nmodules, nmodules + 1, __ATOMIC_RELEASE);

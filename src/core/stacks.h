@@ -25,7 +25,6 @@ struct gmg_module {
     const char *path;        /* its file ("" for the main program) */
     uint8_t build_id[GMG_BUILD_ID_MAX]; /* its build ID then (base/buildid.h) */
     uint8_t build_id_len;    /* 0: it had none                    */
-    unsigned gen;            /* libraries unloaded before it was recorded (core/unwind.h) */
 };
 
 struct gmg_stack {

@@ -33,7 +33,6 @@
 #include "base/fd.h"
 #include "base/hashtab.h" /* uthash, non-fatal out of memory */
 #include "core/pyframes.h"
-#include "core/unwind.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -494,10 +493,15 @@ static int same_build_loaded(struct gmg_symbolizer *s, const struct gmg_module *
             return r->same;
     struct build_look l = { m, 0, 0 };
     dl_iterate_phdr(build_of_loaded, &l);
-    /* not found: _dl_find_object has just found it, and the iteration is
-     * not the loader's own (ThreadSanitizer's leaves dlopen'ed objects
-     * out): it cannot be told apart, taken */
-    int same = !l.found || l.same;
+    if (!l.found) {
+        /* _dl_find_object has just found it: the iteration is not the
+         * loader's own (ThreadSanitizer's leaves dlopen'ed objects out).
+         * Read from its mapping, as the capture did */
+        uint8_t bid[GMG_BUILD_ID_MAX];
+        size_t n = gmg_build_id(m->start, m->end, m->bias, bid);
+        l.same = n == m->build_id_len && memcmp(bid, m->build_id, n) == 0;
+    }
+    int same = l.same;
     struct rebuilt *r = malloc(sizeof *r);
     if (r) {
         *r = (struct rebuilt){ m, same, s->rebuilt };
@@ -507,8 +511,8 @@ static int same_build_loaded(struct gmg_symbolizer *s, const struct gmg_module *
 }
 
 /* Is the module a frame was captured in still the one mapped there? Its
- * link_map, extent and path; and its build, when a library was unloaded
- * since it was recorded (a rebuilt one loaded again from its path). */
+ * link_map, extent and path; and its build (a rebuilt one loaded again
+ * from its path). */
 static int still_loaded(struct gmg_symbolizer *s, const struct gmg_module *m, uintptr_t look)
 {
 #ifdef DLFO_STRUCT_HAS_EH_DBASE
@@ -519,7 +523,7 @@ static int still_loaded(struct gmg_symbolizer *s, const struct gmg_module *m, ui
     const struct link_map *lm = fo.dlfo_link_map;
     if (strcmp(lm->l_name ? lm->l_name : "", m->path) != 0)
         return 0;
-    return !m->build_id_len || m->gen == gmg_unwind_generation() || same_build_loaded(s, m);
+    return !m->build_id_len || same_build_loaded(s, m);
 #else
     (void)s;
     (void)m;

@@ -115,9 +115,6 @@ int gmg_py_left_out(uintptr_t w)
     return 0;
 }
 
-/* core/unwind.c, stubbed: no library unloaded */
-unsigned gmg_unwind_generation(void) { return 0; }
-
 static int checks, failed;
 #define CHECK(cond, what) do { checks++; if (!(cond)) { failed++; printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, what); } } while (0)
 
