@@ -735,8 +735,8 @@ static int dump(int argc, char **argv, const char *sigopt)
     if (sigqueue((pid_t)pid, sig, ask) != 0)
         fail(1, "dump: cannot signal process %ld: %s", pid, strerror(errno));
     int to_file = report && strcmp(report, "stderr") && strcmp(report, "stdout") && strcmp(report, "none");
-    int blocked = blocked_everywhere(pid, sig); /* the report waits for the program: no answer to wait for */
-    long n = blocked ? -1 : dump_answer(pid, 10);
+    long n = dump_answer(pid, 10);
+    int blocked = n == -1 && blocked_everywhere(pid, sig); /* the report waits for the program to unblock it */
     int pid_named = n > 0 && (n & GMG_DUMP_REPLY_PID), fell_back = n > 0 && (n & GMG_DUMP_REPLY_STDERR);
     if (n > 0)
         n &= GMG_DUMP_REPLY_NUMBER;
@@ -766,7 +766,7 @@ static int dump(int argc, char **argv, const char *sigopt)
         printf("gpumemguard: sent %s to process %ld; its report is written to %s\n", sb, pid, where);
     else if (blocked)
         printf("gpumemguard: sent %s to process %ld; its report goes to %s once a thread of it unblocks %s "
-               "(every thread blocks it now)\n", sb, pid, where, sb);
+               "(not written within 10 s: every thread blocks it)\n", sb, pid, where, sb);
     else
         printf("gpumemguard: sent %s to process %ld; its report goes to %s (not written within 10 s: the "
                "process may be busy, or its guard older than this command)\n", sb, pid, where);

@@ -42,14 +42,12 @@ done
 kill $db 2>/dev/null; wait $db 2>/dev/null
 [ $wrongn = 0 ] && ok "gpumemguard dump while the program dumps through the public API: each time the signal dump's own file" \
     || bad "dump named another report's file $wrongn times of 6" "$WORK/db.cmd"
-# a program that blocks the dump signal in every thread: said at once, not
-# after a 10 s wait for a report that waits for the program
-env LD_PRELOAD="$PRELOAD" "$T/dumpee" blocked 4 >"$WORK/db.out" 2>"$WORK/db.err" & db=$!
+# a program that blocks the dump signal in every thread: after the wait,
+# said so (not "busy")
+env LD_PRELOAD="$PRELOAD" "$T/dumpee" blocked 20 >"$WORK/db.out" 2>"$WORK/db.err" & db=$!
 dwait "$WORK/db.out" pid
-db_start=$(date +%s)
 "$B/gpumemguard" dump $db >"$WORK/db.cmd" 2>&1
-db_took=$(( $(date +%s) - db_start ))
 kill -KILL $db 2>/dev/null; wait $db 2>/dev/null
-has "once a thread of it unblocks SIGUSR1 (every thread blocks it now)" "$WORK/db.cmd" && [ $db_took -lt 5 ] \
-    && ok "gpumemguard dump of a process that blocks the dump signal in every thread: said so at once" \
-    || bad "dump of a process blocking the signal (took $db_took s)" "$WORK/db.cmd"
+has "once a thread of it unblocks SIGUSR1 (not written within 10 s: every thread blocks it)" "$WORK/db.cmd" \
+    && ok "gpumemguard dump of a process that blocks the dump signal in every thread: says so, not that it may be busy" \
+    || bad "dump of a process blocking the signal" "$WORK/db.cmd"
