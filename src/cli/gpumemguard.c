@@ -298,6 +298,24 @@ static char *read_proc(const char *path, size_t *lenp)
     return buf;
 }
 
+/* The threads of pid: open with tasks_open, each tid from next_task (0
+ * after the last), closed with closedir. */
+static DIR *tasks_open(long pid)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/task", pid);
+    return opendir(dir);
+}
+
+static long next_task(DIR *d)
+{
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '1' && e->d_name[0] <= '9')
+            return atol(e->d_name);
+    return 0;
+}
+
 /* /proc/PID/NAME, or, when it reads empty or not at all (a main thread
  * ended by pthread_exit is a zombie: its maps read empty, its environ
  * not), the first of the process's other threads' that reads. */
@@ -312,16 +330,11 @@ static char *read_proc_any_thread(long pid, const char *name, size_t *lenp, char
             *lenp = len;
         return text;
     }
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%ld/task", pid);
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9' || atol(e->d_name) == pid)
-            continue;
+    DIR *d = tasks_open(pid);
+    for (long tid; (tid = next_task(d)) != 0;) {
         char tpath[64];
-        if ((size_t)snprintf(tpath, sizeof tpath, "%s/%s/%s", dir, e->d_name, name) >= sizeof tpath ||
-            strlen(tpath) >= pathlen)
+        if (tid == pid || (size_t)snprintf(tpath, sizeof tpath, "/proc/%ld/task/%ld/%s", pid, tid, name) >= sizeof tpath
+            || strlen(tpath) >= pathlen)
             continue;
         size_t tlen = 0;
         char *t = read_proc(tpath, &tlen);
@@ -591,17 +604,11 @@ static int is_long_option(const char *w) { return w[0] == '-' && w[1] == '-'; }
 /* Does every thread of pid block sig (SigBlk of /proc/PID/task/TID/status)? */
 static int blocked_everywhere(long pid, int sig)
 {
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%ld/task", pid);
-    DIR *d = opendir(dir);
-    struct dirent *e;
+    DIR *d = tasks_open(pid);
     int threads = 0, blocking = 0;
-    while (d && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '1' || e->d_name[0] > '9')
-            continue;
+    for (long tid; (tid = next_task(d)) != 0;) {
         char path[64];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s/status", dir, e->d_name) >= sizeof path)
-            continue;
+        snprintf(path, sizeof path, "/proc/%ld/task/%ld/status", pid, tid);
         char *st = read_proc(path, NULL), *blk = st ? strstr(st, "\nSigBlk:") : NULL;
         if (st && strstr(st, "\nState:\tZ")) { /* a zombie main thread takes no signal */
             free(st);
@@ -791,9 +798,8 @@ static int dump(int argc, char **argv, const char *sigopt)
  * the command stops too, by the same signal: its shell sees the job
  * stopped, as it would without the command; SIGCONT continues both. A
  * program that ignores a stop signal goes on, and so does the command. The
- * dump signal goes on only
- * to a program that catches it (the guard arms it at the first
- * CUDA call): before that it would kill the program.
+ * dump signal goes on only to a program that catches it (the guard arms it
+ * at the first CUDA call): before that it would kill the program.
  */
 static int passed_on(int sig)
 {

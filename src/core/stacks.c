@@ -155,7 +155,7 @@ static int same_module(const struct gmg_module *m, struct found *f)
         m->end != (uintptr_t)f->fo.dlfo_map_end || strcmp(m->path, f->name) != 0)
         return 0;
     read_id(f);
-    return m->build_id_len == f->idlen && memcmp(m->build_id, f->id, f->idlen) == 0;
+    return gmg_module_build_is(m, f->id, f->idlen);
 }
 #endif
 

@@ -1,15 +1,18 @@
 /*
  * stacks.h - call stacks of allocations: capture and the stack depot (core).
  *
- * A stack is captured with libunwind's unw_backtrace (return addresses only,
- * no symbolization), the guard's own leading frames dropped, and interned in
+ * A stack is captured by the guard's own walker, or libunwind's where that
+ * gives it up (core/unwind.h; return addresses only, no symbolization), the
+ * guard's own leading frames dropped, and interned in
  * a depot so that equal stacks are stored once and named by a small id.
  * Depot entries live until exit; ids are stable across fork.
  */
 #ifndef GMG_CORE_STACKS_H
 #define GMG_CORE_STACKS_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/buildid.h"
 
@@ -26,6 +29,12 @@ struct gmg_module {
     uint8_t build_id[GMG_BUILD_ID_MAX]; /* its build ID then (base/buildid.h) */
     uint8_t build_id_len;    /* 0: it had none                    */
 };
+
+/* Is the build ID bid (n bytes, 0: none read) the module's? */
+static inline int gmg_module_build_is(const struct gmg_module *m, const uint8_t *bid, size_t n)
+{
+    return n == m->build_id_len && memcmp(bid, m->build_id, n) == 0;
+}
 
 struct gmg_stack {
     uint32_t id;

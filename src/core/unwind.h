@@ -57,9 +57,8 @@ int gmg_unwind_stack_bounds(uintptr_t *lo, uintptr_t *hi);
 /* Every thread forgets the rules it learnt, before its next walk, and
  * libunwind its caches: a library was unloaded (hooks/unload.c). */
 void gmg_unwind_forget(void);
-/* How many times that happened since start-up. libunwind's own per-thread
- * trace cache (unw_backtrace's) is never forgotten: once a library was
- * unloaded, libunwind walks step by step (core/stacks.c). */
+/* How many times that happened since start-up (a stack captured after it
+ * is another stack, even at the same addresses: core/stacks.c). */
 unsigned gmg_unwind_generation(void);
 
 #endif

@@ -408,6 +408,11 @@ long long gmg_reporter_cpu_ns(void)
     return w >= 0 ? w : cpu_now();
 }
 
+static struct timespec sooner(struct timespec a, struct timespec b)
+{
+    return b.tv_sec < a.tv_sec || (b.tv_sec == a.tv_sec && b.tv_nsec < a.tv_nsec) ? b : a;
+}
+
 /* Is this thread the process's last one alive: the main thread ended by
  * pthread_exit (a zombie, /proc/self/stat's state) and no thread of the
  * program's left (field 20, the threads, counts the zombie and this one)?
@@ -457,12 +462,9 @@ static void *reporter(void *arg)
             ms = gmg_timeline_tick();
             work_leave(in);
         }
-        struct timespec until = after_ms(ms);
-        if (next_alone.tv_sec < until.tv_sec || (next_alone.tv_sec == until.tv_sec && next_alone.tv_nsec < until.tv_nsec))
-            until = next_alone;
-        if (tick && (next_tick.tv_sec < until.tv_sec ||
-                     (next_tick.tv_sec == until.tv_sec && next_tick.tv_nsec < until.tv_nsec)))
-            until = next_tick;
+        struct timespec until = sooner(after_ms(ms), next_alone);
+        if (tick)
+            until = sooner(until, next_tick);
         if (wait_for_work(&until)) {
             if (!work_enter(&in)) { /* after the fork: the work stays posted */
                 if (__atomic_load_n(&fork_wait_cpu, __ATOMIC_RELAXED) < 0)

@@ -63,13 +63,13 @@ struct offline {             /* an unloaded library, read from its file */
     struct offline *next;
 };
 
-/* A descriptor a Dwfl keeps, and the file it was opened on. */
 struct rebuilt {             /* a module's build checked against the object loaded where it was */
     const struct gmg_module *mod;
     int same;
     struct rebuilt *next;
 };
 
+/* A descriptor a Dwfl keeps, and the file it was opened on. */
 struct kept_fd {
     int fd;
     dev_t dev;
@@ -479,7 +479,7 @@ static int build_of_loaded(struct dl_phdr_info *info, size_t size, void *arg)
     uint8_t bid[GMG_BUILD_ID_MAX];
     size_t n = gmg_build_id_phdrs(info->dlpi_phdr, info->dlpi_phnum, (uintptr_t)info->dlpi_addr, bid);
     l->found = 1;
-    l->same = n == l->mod->build_id_len && memcmp(bid, l->mod->build_id, n) == 0;
+    l->same = gmg_module_build_is(l->mod, bid, n);
     return 1;
 }
 
@@ -498,8 +498,7 @@ static int same_build_loaded(struct gmg_symbolizer *s, const struct gmg_module *
          * loader's own (ThreadSanitizer's leaves dlopen'ed objects out).
          * Read from its mapping, as the capture did */
         uint8_t bid[GMG_BUILD_ID_MAX];
-        size_t n = gmg_build_id(m->start, m->end, m->bias, bid);
-        l.same = n == m->build_id_len && memcmp(bid, m->build_id, n) == 0;
+        l.same = gmg_module_build_is(m, bid, gmg_build_id(m->start, m->end, m->bias, bid));
     }
     int same = l.same;
     struct rebuilt *r = malloc(sizeof *r);
@@ -541,7 +540,7 @@ static int same_build(int fd, const struct gmg_module *m)
 {
     uint8_t bid[GMG_BUILD_ID_MAX];
     size_t n = m->build_id_len ? gmg_build_id_of_file(fd, bid) : 0;
-    return !m->build_id_len || !n || (n == m->build_id_len && memcmp(bid, m->build_id, n) == 0);
+    return !m->build_id_len || !n || gmg_module_build_is(m, bid, n);
 }
 
 /* A frame of an unloaded library: its names come from its file, loaded
