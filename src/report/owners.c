@@ -60,7 +60,7 @@ static const struct rule rules[] = {
      * NativeCachingAllocator::allocate itself: under
      * PYTORCH_NO_CUDA_MEMORY_CACHING=1 it calls cudaMalloc per tensor. */
     { "PyTorch", "^c10::cuda::CUDACachingAllocator::*DeviceCachingAllocator::", NULL, NULL, 1 },
-    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(", NULL, NULL, 1 },
+    { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc$", NULL, NULL, 1 },
     { "PyTorch", "^c10::cuda::CUDACachingAllocator::Native::ExpandableSegment::", NULL, NULL, 1 },
     { "PyTorch", "^c10::cuda::CUDACachingAllocator::THCCachingAllocator::", NULL, NULL, 1 },
     /* TSL's best-fit-with-coalescing allocator (BFCAllocator::Extend grows it;
@@ -72,15 +72,15 @@ static const struct rule rules[] = {
      * cuBLAS workspaces it keeps per handle and stream: under its
      * cudaMallocAsync backend each is an allocation of its own */
     { "PyTorch", "^at::cuda::*CUDACachingHostAllocatorImpl::", NULL, NULL, 1 },
-    { "PyTorch", "^at::CachingHostAllocatorImpl<", NULL, NULL, 1 },
-    { "PyTorch", "^at::cuda::setWorkspaceForHandle(", NULL, NULL, 1 },
-    { "PyTorch", "^at::cuda::getCUDABlasLtWorkspace(", NULL, NULL, 1 },
+    { "PyTorch", "^at::CachingHostAllocatorImpl::", NULL, NULL, 1 },
+    { "PyTorch", "^at::cuda::setWorkspaceForHandle$", NULL, NULL, 1 },
+    { "PyTorch", "^at::cuda::getCUDABlasLtWorkspace$", NULL, NULL, 1 },
     /* CuPy's memory pool (Cython: __pyx_..._SingleDeviceMemoryPool_...), and
      * its pinned host memory pool. The wheels are stripped of the pool's
      * names: what is left is cupy.cuda.memory.Memory, through which the pool
      * takes each segment (as cupy.cuda.set_allocator(None) takes each array) */
-    { "CuPy", "*SingleDeviceMemoryPool*", NULL, NULL, 1 },
-    { "CuPy", "*PinnedMemoryPool*", NULL, NULL, 1 },
+    { "CuPy", "*_4cupy_4cuda_6memory_22SingleDeviceMemoryPool_*", NULL, NULL, 1 },
+    { "CuPy", "*_4cupy_4cuda_13pinned_memory_16PinnedMemoryPool_*", NULL, NULL, 1 },
     { "CuPy", "*_4cupy_4cuda_6memory_6Memory_*", NULL, NULL, 1 },
     /* what a library handle allocates when it is made, kept until the handle
      * is destroyed: frameworks keep theirs for the process's life */
@@ -88,10 +88,14 @@ static const struct rule rules[] = {
     { "cuBLASLt", "^cublasLtCreate$", NULL, NULL, 1 },
     { "cuDNN", "^cudnnCreate$", NULL, NULL, 1 },
     /* RMM's sub-allocating resources: pool_memory_resource<Upstream> (and
-     * detail::pool_memory_resource_impl), arena, fixed_size */
-    { "RMM", "rmm::*mr::*pool_memory_resource", NULL, NULL, 1 },
-    { "RMM", "rmm::*mr::*arena", NULL, NULL, 1 },
-    { "RMM", "rmm::*mr::*fixed_size_memory_resource", NULL, NULL, 1 },
+     * detail::pool_memory_resource_impl), arena, fixed_size, and the base
+     * that pool and fixed_size grow through (detail::stream_ordered_memory_
+     * resource<PoolResource, FreeList>: where the header-only code is
+     * inlined, its do_allocate may be the frame that is left) */
+    { "RMM", "^rmm::*mr::*pool_memory_resource", NULL, NULL, 1 },
+    { "RMM", "^rmm::*mr::*stream_ordered_memory_resource::", NULL, NULL, 1 },
+    { "RMM", "^rmm::*mr::*arena", NULL, NULL, 1 },
+    { "RMM", "^rmm::*mr::*fixed_size_memory_resource", NULL, NULL, 1 },
     /* MXNet's pooled storage: GPUPooledStorageManager,
      * GPUPooledRoundedStorageManager, PooledStorageManager<...> */
     { "MXNet", "^mxnet::storage::*Pooled*StorageManager", NULL, NULL, 1 },
@@ -192,13 +196,58 @@ static const char *package_path(const char *p)
     return from;
 }
 
-static int rule_match(const struct rule *u, const struct gmg_frame_info *fi)
+/* A demangled C++ name as the table's function patterns see it: its scope
+ * and name alone, without template arguments, parameter list or a function
+ * template's return type ("unsigned long app::upload<rmm::mr::x>(rmm::mr::
+ * pool_memory_resource<...>&)" is "app::upload"), so that a type a function
+ * takes or is instantiated with never makes it that type's code. The
+ * entity a local one lies in keeps its name ("f(int)::{lambda()#1}::
+ * operator()()" is "f"). A C name is itself. Cut to the buffer. */
+static const char *scope_of(const char *fn, char *out, size_t cap)
+{
+    size_t n = 0, from = 0;
+    int angle = 0;
+    for (const char *p = fn; *p && n + 1 < cap; p++) {
+        if (strncmp(p, "(anonymous namespace)", 21) == 0) {
+            size_t k = 21 < cap - 1 - n ? 21 : cap - 1 - n;
+            if (!angle)
+                memcpy(out + n, p, k), n += k;
+            p += 20;
+            continue;
+        }
+        if (!angle && strncmp(p, "operator", 8) == 0 && (p == fn || p[-1] == ':' || p[-1] == ' ')) {
+            /* operator(), operator<<, operator new[]: its symbols are its name */
+            const char *q = p + 8;
+            q += strncmp(q, "()", 2) == 0 ? 2 : strcspn(q, "(");
+            for (; p < q && n + 1 < cap; p++)
+                out[n++] = *p;
+            p--;
+            continue;
+        }
+        if (*p == '<') {
+            angle++;
+        } else if (*p == '>' && angle) {
+            angle--;
+        } else if (!angle && *p == '(') {
+            break; /* the parameter list */
+        } else if (!angle && *p == ' ') {
+            from = n + 1; /* what came before was a return type */
+            out[n++] = ' ';
+        } else if (!angle) {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+    return out + (from <= n ? from : n);
+}
+
+static int rule_match(const struct rule *u, const struct gmg_frame_info *fi, const char *scope)
 {
     if (fi->python)
         return u->pyfile && fi->file && gmg_template_match(u->pyfile, package_path(fi->file));
     if (u->pyfile || (!u->function && !u->module))
         return 0;
-    if (u->function && !gmg_template_match(u->function, fi->function))
+    if (u->function && !gmg_template_match(u->function, scope))
         return 0;
     return !u->module || (fi->module_path && gmg_template_match(u->module, package_path(fi->module_path)));
 }
@@ -207,12 +256,14 @@ static void verdict(const struct gmg_frame_info *fi, int16_t *owner, int16_t *po
 {
     *owner = O_NONE;
     *pool = P_NONE;
+    char buf[1024];
+    const char *scope = fi->function && !fi->python ? scope_of(fi->function, buf, sizeof buf) : NULL;
     if (fi->python ? any_match(glue_pyfiles, sizeof glue_pyfiles / sizeof *glue_pyfiles, fi->file)
                    : (!fi->function && !fi->module_path) || (fi->function && glue_function(fi->function)) ||
                          any_match(glue_modules, sizeof glue_modules / sizeof *glue_modules, fi->module_path))
         *owner = O_GLUE;
     for (int k = 0; *owner == O_NONE && k < NRULES; k++)
-        if (rule_match(&rules[k], fi))
+        if (rule_match(&rules[k], fi, scope))
             *owner = (int16_t)k;
     if (!gmg_cfg.pools)
         return;
@@ -226,7 +277,7 @@ static void verdict(const struct gmg_frame_info *fi, int16_t *owner, int16_t *po
     if (*owner >= 0 && rules[*owner].pool)
         *pool = *owner;
     for (int k = 0; *pool == P_NONE && k < NRULES && rules[k].pool; k++) /* a pool row behind an earlier owner row */
-        if (rule_match(&rules[k], fi))
+        if (rule_match(&rules[k], fi, scope))
             *pool = (int16_t)k;
 }
 

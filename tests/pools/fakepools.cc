@@ -63,6 +63,35 @@ template struct pool_memory_resource<cuda_memory_resource>;
 } // namespace mr
 } // namespace rmm
 
+// RMM's pool and fixed-size resources grow through this base; where its
+// header-only code is inlined its do_allocate is the frame left
+namespace rmm {
+namespace mr {
+namespace detail {
+template <class Resource, class FreeList> struct stream_ordered_memory_resource {
+    __attribute__((noinline)) static CUdeviceptr do_allocate(size_t n) { ALLOC(n); }
+};
+template struct stream_ordered_memory_resource<pool_memory_resource<cuda_memory_resource>, int>;
+} // namespace detail
+} // namespace mr
+} // namespace rmm
+
+// A program's own code whose parameter and template argument types, or
+// whose class names, contain a pool's names: none of it is a pool
+struct SingleDeviceMemoryPoolStats {};
+namespace app {
+__attribute__((noinline)) CUdeviceptr upload(rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource> &, size_t n)
+{
+    ALLOC(n);
+}
+template <class Resource> __attribute__((noinline)) CUdeviceptr fill(size_t n) { ALLOC(n); }
+template CUdeviceptr fill<rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>>(size_t);
+__attribute__((noinline)) CUdeviceptr report_stats(const SingleDeviceMemoryPoolStats &, size_t n) { ALLOC(n); }
+struct PinnedMemoryPoolTuner {
+    __attribute__((noinline)) static CUdeviceptr scratch(size_t n) { ALLOC(n); }
+};
+} // namespace app
+
 namespace mxnet {
 namespace storage {
 struct GPUPooledStorageManager { // src/storage/pooled_storage_manager.h
@@ -128,4 +157,13 @@ FAKE(sgemm, cublasSgemm_v2)
 FAKE(ltmatmul, cublasLtMatmul)
 FAKE(conv, cudnnConvolutionForward)
 FAKE(plain, plain_alloc)
+FAKE(rmm_base, (rmm::mr::detail::stream_ordered_memory_resource<rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>,
+                                                             int>::do_allocate))
+static rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource> a_pool;
+static CUdeviceptr upload_to_pool(size_t n) { return app::upload(a_pool, n); }
+FAKE(app_param, upload_to_pool)
+FAKE(app_template, app::fill<rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>>)
+static CUdeviceptr stats(size_t n) { return app::report_stats(SingleDeviceMemoryPoolStats(), n); }
+FAKE(app_stats, stats)
+FAKE(app_class, app::PinnedMemoryPoolTuner::scratch)
 }
