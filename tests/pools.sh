@@ -456,6 +456,21 @@ if [ $rc = 0 ] && has "many: retained before 104857600; cuMemAlloc 0; retained a
    && [ "$got" = "(100, 104857600)" ]; then
     ok "100 stream-ordered pools keeping 1 MiB each: under GPUMEM_LIMIT=100M all are trimmed before a 90 MiB request; a report lists all 100"
 else bad "many stream-ordered pools (rc $rc $rc2): $got" "$WORK/apm.out"; fi
+# managed memory from a managed pool counts against the limit: the pool is trimmed too
+guarded GPUMEM_LIMIT=64M GPUMEM_REPORT=none "$T/asyncpool" managed; rc=$?
+if [ $rc = 0 ] && has "managed: reserved before 50331648; allocated 0; reserved after 41943040" "$WORK/out"; then
+    ok "under GPUMEM_LIMIT=64M a managed pool keeping 48 MiB freed is trimmed before a 40 MiB managed request from it (40 MiB reserved after, not 88)"
+else bad "a managed pool under the limit (rc $rc)" "$WORK/out"; fi
+# pools of pinned host and of managed memory are listed with the device's
+guarded GPUMEM_REPORT_FORMAT=text,json GPUMEM_REPORT="$WORK/apk" "$T/asyncpool" kinds; rc=$?
+got=$(jq_ "$WORK/apk.json" 'sorted((p["memory"], p["device"], p["retained_bytes"]) for p in r["stream_pools"])')
+if [ $rc = 0 ] && has "kinds: 8388608 4194304 2097152" "$WORK/out" \
+   && [ "$got" = "[('device', 0, 2097152), ('host', -1, 8388608), ('managed', 0, 4194304)]" ] \
+   && grep -q "^Stream-ordered pool 0x[0-9a-f]*, pinned host memory: 8.0 MiB (8388608 bytes) reserved" "$WORK/apk.txt" \
+   && grep -q "^Stream-ordered pool 0x[0-9a-f]*, managed memory, device 0 preferred: 4.0 MiB (4194304 bytes) reserved" "$WORK/apk.txt" \
+   && grep -q "^Stream-ordered pool 0x[0-9a-f]*, device 0: 2.0 MiB (2097152 bytes) reserved" "$WORK/apk.txt"; then
+    ok "stream-ordered pools of pinned host memory (8 MiB retained) and of managed memory (4 MiB) are listed beside the device's (2 MiB), with their memory in JSON"
+else bad "pools of host and managed memory in reports (rc $rc): $got" "$WORK/apk.txt"; fi
 guarded "$T/asyncpool" quota; rc=$?
 has "quota: retained before 6291456; cuMemAlloc 0; guard 6291456 retained 6291456" "$WORK/out" \
     && ok "without a limit the pool keeps what it retains (no trim)" || bad "no limit, no trim (rc $rc)" "$WORK/out"

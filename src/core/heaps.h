@@ -77,9 +77,11 @@ void gmg_heaps_atfork_child(void);
  * (cuMemPoolGetAttribute): what it reserves from the device, what of that
  * is in use, and its release threshold. reserved - used is what the pool
  * retains. */
+enum gmg_mempool_memory { GMG_POOL_DEVICE_MEMORY, GMG_POOL_HOST_MEMORY, GMG_POOL_MANAGED_MEMORY };
 struct gmg_mempool_use {
     uint64_t pool;
-    int device;
+    int device;          /* -1: pinned host memory, or managed memory with no preferred device */
+    int memory;          /* enum gmg_mempool_memory */
     uint64_t reserved, used, threshold;
 };
 

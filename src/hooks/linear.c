@@ -154,10 +154,15 @@ GMG_EXPORT CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *
 }
 
 /* A stream-ordered allocation freed, by either free, goes back to its pool,
- * which may keep it: the trim before a refusal hears of it (poolstats.c). */
+ * which may keep it: the trim before a refusal hears of it (poolstats.c).
+ * Managed memory counted by the quota may come from a managed pool (the
+ * record does not say; a hint after cuMemAllocManaged's free costs at most
+ * one needless trim, near the limit). */
 static inline void to_pool(const struct gmg_free *f, uint64_t *bytes, int *dev)
 {
-    *bytes = f->fr.a && f->fr.a->family == GMG_FAM_ASYNC ? f->fr.a->size : 0;
+    *bytes = f->fr.a && (f->fr.a->family == GMG_FAM_ASYNC || (f->fr.a->family == GMG_FAM_MANAGED && f->fr.a->counted))
+                 ? f->fr.a->size
+                 : 0;
     *dev = f->fr.a ? f->fr.a->device : -1;
 }
 

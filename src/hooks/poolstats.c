@@ -11,7 +11,8 @@
  * trim (one atomic add per asynchronous free). A counted reservation that
  * finds a hint, and that would bring the bytes counted plus the request
  * plus the hint past the limit, first trims the device's pools to what is
- * in use (cuMemPoolTrimTo 0): requests and what pools retain then stay
+ * in use (cuMemPoolTrimTo 0), and the managed pools whose memory it may
+ * count (GPUMEM_COUNT_MANAGED): requests and what pools retain then stay
  * within the limit. What a pool keeps of frees still pending on a stream
  * is released by the driver at that stream's next synchronisation.
  */
@@ -55,9 +56,9 @@ struct list {
     int dev;                 /* only this device's (trims), or -1 */
 };
 
-static void add(struct list *l, CUmemoryPool p, int dev)
+static void add(struct list *l, CUmemoryPool p, int dev, int memory)
 {
-    if (!p || dev < 0 || (l->dev >= 0 && dev != l->dev))
+    if (!p || (dev < 0 && memory == GMG_POOL_DEVICE_MEMORY) || (l->dev >= 0 && dev != l->dev))
         return;
     for (size_t i = 0; i < l->n; i++)
         if (l->v[i].pool == (uint64_t)(uintptr_t)p)
@@ -67,23 +68,29 @@ static void add(struct list *l, CUmemoryPool p, int dev)
     memset(&l->v[l->n], 0, sizeof l->v[l->n]);
     l->v[l->n].pool = (uint64_t)(uintptr_t)p;
     l->v[l->n].device = dev;
+    l->v[l->n].memory = memory;
     l->n++;
 }
 
 static void add_known(CUmemoryPool p, enum gmg_mempool_kind kind, int dev, void *arg)
 {
     if (kind == GMG_MEMPOOL_DEVICE)
-        add(arg, p, dev);
+        add(arg, p, dev, GMG_POOL_DEVICE_MEMORY);
+    else if (kind == GMG_MEMPOOL_HOST)
+        add(arg, p, -1, GMG_POOL_HOST_MEMORY);
+    else if (kind == GMG_MEMPOOL_MANAGED)
+        add(arg, p, dev, GMG_POOL_MANAGED_MEMORY);
 }
 
-/* The device pools: each device's current one, and those remembered. */
+/* The pools: each device's current one, and those remembered (device,
+ * pinned host and managed memory). */
 static void pools_of(struct list *l)
 {
     int ndev = gmg_quota_devices_seen();
     for (int d = 0; d < ndev; d++) {
         CUmemoryPool p = NULL;
         if ((l->dev < 0 || d == l->dev) && REAL(cuDeviceGetMemPool) && REAL(cuDeviceGetMemPool)(&p, d) == CUDA_SUCCESS)
-            add(l, p, d);
+            add(l, p, d, GMG_POOL_DEVICE_MEMORY);
     }
     gmg_mempool_each(add_known, l);
 }
@@ -113,9 +120,12 @@ size_t gmg_mempools_use(struct gmg_mempool_use *out, size_t max)
     return k;
 }
 
+/* A device's pools, and the managed pools that prefer it or no device
+ * (their memory counts against the device it was allocated on). */
 static void trim_known(CUmemoryPool p, enum gmg_mempool_kind kind, int dev, void *arg)
 {
-    if (kind == GMG_MEMPOOL_DEVICE && p && dev == *(int *)arg)
+    if (p && ((kind == GMG_MEMPOOL_DEVICE && dev == *(int *)arg) ||
+              (kind == GMG_MEMPOOL_MANAGED && (dev < 0 || dev == *(int *)arg))))
         REAL(cuMemPoolTrimTo)(p, 0);
 }
 

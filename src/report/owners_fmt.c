@@ -12,6 +12,7 @@
  */
 #include "report/report.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int same(const char *a, const char *b)
@@ -80,9 +81,18 @@ void gmg_report_text_pools(const struct gmg_report *r, struct gmg_buf *b)
     for (size_t i = 0; i < r->nmempools; i++) {
         const struct gmg_mempool_use *m = &r->mempools[i];
         char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN], s3[GMG_SIZE_LEN];
-        gmg_buf_printf(b, "Stream-ordered pool %#llx, device %d: %s reserved, %s in use: %s retained by the pool "
+        char where[64];
+        if (m->memory == GMG_POOL_HOST_MEMORY)
+            snprintf(where, sizeof where, "pinned host memory");
+        else if (m->memory == GMG_POOL_MANAGED_MEMORY && m->device < 0)
+            snprintf(where, sizeof where, "managed memory");
+        else if (m->memory == GMG_POOL_MANAGED_MEMORY)
+            snprintf(where, sizeof where, "managed memory, device %d preferred", m->device);
+        else
+            snprintf(where, sizeof where, "device %d", m->device);
+        gmg_buf_printf(b, "Stream-ordered pool %#llx, %s: %s reserved, %s in use: %s retained by the pool "
                           "(release threshold %llu bytes)\n",
-                       (unsigned long long)m->pool, m->device, gmg_fmt_size(s1, sizeof s1, m->reserved),
+                       (unsigned long long)m->pool, where, gmg_fmt_size(s1, sizeof s1, m->reserved),
                        gmg_fmt_size(s2, sizeof s2, m->used),
                        gmg_fmt_size(s3, sizeof s3, m->reserved > m->used ? m->reserved - m->used : 0),
                        (unsigned long long)m->threshold);
@@ -118,9 +128,11 @@ void gmg_report_json_owners(const struct gmg_report *r, struct gmg_buf *b)
     gmg_buf_printf(b, "],\n\"stream_pools\":[");
     for (size_t i = 0; i < r->nmempools; i++) {
         const struct gmg_mempool_use *m = &r->mempools[i];
-        gmg_buf_printf(b, "%s{\"pool\":\"%#llx\",\"device\":%d,\"reserved_bytes\":%llu,\"used_bytes\":%llu,"
-                          "\"retained_bytes\":%llu,\"release_threshold\":%llu}",
-                       i ? "," : "", (unsigned long long)m->pool, m->device, (unsigned long long)m->reserved,
+        static const char *const memory[] = { "device", "host", "managed" };
+        gmg_buf_printf(b, "%s{\"pool\":\"%#llx\",\"memory\":\"%s\",\"device\":%d,\"reserved_bytes\":%llu,"
+                          "\"used_bytes\":%llu,\"retained_bytes\":%llu,\"release_threshold\":%llu}",
+                       i ? "," : "", (unsigned long long)m->pool, memory[m->memory < 0 || m->memory > 2 ? 0 : m->memory],
+                       m->device, (unsigned long long)m->reserved,
                        (unsigned long long)m->used,
                        (unsigned long long)(m->reserved > m->used ? m->reserved - m->used : 0),
                        (unsigned long long)m->threshold);

@@ -12,6 +12,12 @@
  *   many    100 pools of the program's, each keeping the 1 MiB freed into
  *           it, then a 90 MiB cuMemAlloc (under GPUMEM_LIMIT=100M: every
  *           pool trimmed first): prints what the pools still reserve
+ *   managed under GPUMEM_LIMIT=64M: a managed pool (device 0 preferred)
+ *           that keeps everything keeps 48 MiB freed, then 40 MiB of
+ *           managed memory from it: prints what it still reserves
+ *   kinds   pools of pinned host memory (8 MiB kept), managed memory (4 MiB
+ *           kept) and device memory (2 MiB kept), each listed by the report
+ *           (4 KiB leaked, so that the text report is written)
  * Prints one line of numbers per case.
  */
 #include "../integration/testlib.h"
@@ -35,6 +41,27 @@ static unsigned long long retained(CUmemoryPool pool)
     TL_CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &res));
     TL_CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
     return (unsigned long long)(res - used);
+}
+
+static CUmemoryPool pool_of(CUmemAllocationType type, CUmemLocationType where, int id)
+{
+    CUmemoryPool pool;
+    CUmemPoolProps p;
+    memset(&p, 0, sizeof p);
+    p.allocType = type;
+    p.location.type = where;
+    p.location.id = id;
+    TL_CHECK(cuMemPoolCreate(&pool, &p));
+    cuuint64_t all = UINT64_MAX;
+    TL_CHECK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &all));
+    return pool;
+}
+
+static unsigned long long reserved(CUmemoryPool pool)
+{
+    cuuint64_t res = 0;
+    TL_CHECK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &res));
+    return (unsigned long long)res;
 }
 
 int main(int argc, char **argv)
@@ -82,6 +109,27 @@ int main(int argc, char **argv)
         for (int i = 0; i < N; i++)
             after += retained(pools[i]);
         printf("many: retained before %llu; cuMemAlloc %d; retained after %llu\n", before, (int)r, after);
+    } else if (strcmp(c, "managed") == 0) {
+        CUmemoryPool m = pool_of(CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        TL_CHECK(cuMemAllocFromPoolAsync(&a, 48 * MiB, m, 0));
+        TL_CHECK(cuMemFreeAsync(a, 0));
+        TL_CHECK(cuStreamSynchronize(0));
+        unsigned long long before = reserved(m);
+        CUresult r = cuMemAllocFromPoolAsync(&b, 40 * MiB, m, 0);
+        printf("managed: reserved before %llu; allocated %d; reserved after %llu\n", before, (int)r, reserved(m));
+    } else if (strcmp(c, "kinds") == 0) {
+        CUmemoryPool h = pool_of(CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST, 0);
+        CUmemoryPool m = pool_of(CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        CUmemoryPool d = pool_of(CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE, 0);
+        CUmemoryPool ps[3] = { h, m, d };
+        size_t sz[3] = { 8 * MiB, 4 * MiB, 2 * MiB };
+        for (int i = 0; i < 3; i++) {
+            TL_CHECK(cuMemAllocFromPoolAsync(&a, sz[i], ps[i], 0));
+            TL_CHECK(cuMemFreeAsync(a, 0));
+        }
+        TL_CHECK(cuStreamSynchronize(0));
+        TL_CHECK(cuMemAlloc(&b, 4096)); /* a leak: the text report is written (a clean run's is quiet) */
+        printf("kinds: %llu %llu %llu\n", reserved(h), reserved(m), reserved(d));
     } else if (strcmp(c, "quota") == 0 || strcmp(c, "quotafree") == 0) {
         TL_CHECK(cuMemAllocAsync(&a, 6 * MiB, 0));
         if (strcmp(c, "quota") == 0)
