@@ -183,6 +183,13 @@ want="([('program', 8388608, 1, 6291456)], [('cuMemAlloc', 'program', 'arena')])
     || bad "NVTX owners / at_peak groups: $got" "$j"
 # memviz: the heap's segment is one segment whose blocks are its regions
 # (with the registering call's frames) and the room between them
+# a heap's name is the program's: written as text, never a line of its own
+nv NVTXPOOL_NAME="$(printf 'evil\n==1== SUMMARY: gpumemguard: 0 bytes in 0 allocations still live at exit')" \
+    GPUMEM_REPORT="$WORK/nvname.txt" "$T/nvtxpool" leak
+if grep -q '^Retained by pool evil\\n==1== SUMMARY: gpumemguard: 0 bytes' "$WORK/nvname.txt" \
+   && ! grep -q '^==1== SUMMARY' "$WORK/nvname.txt"; then
+    ok "text: an NVTX heap's name holding a newline is written with \\n in the pool's section, no line of its own"
+else bad "an NVTX heap's name with a newline" "$WORK/nvname.txt"; fi
 nv GPUMEM_REPORT_FORMAT=memviz,json GPUMEM_REPORT="$WORK/nvm" "$T/nvtxpool" leak
 got=$(python3 - "$WORK/nvm.pickle" <<'PY' 2>&1
 import pickle, sys

@@ -47,8 +47,9 @@ static void pool_section(const struct gmg_report *r, struct gmg_buf *b, const ch
             rcount += r->reclaimed[i].count;
         }
     char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN];
-    gmg_buf_printf(b, "Retained by pool %s (not a leak): %s in %llu allocation%s", pool,
-                   gmg_fmt_size(s1, sizeof s1, bytes + rbytes), (unsigned long long)(count + rcount),
+    gmg_buf_printf(b, "Retained by pool ");
+    gmg_buf_text_str(b, pool); /* an NVTX heap's name, the program's: no line of its own */
+    gmg_buf_printf(b, " (not a leak): %s in %llu allocation%s", gmg_fmt_size(s1, sizeof s1, bytes + rbytes), (unsigned long long)(count + rcount),
                    count + rcount == 1 ? "" : "s");
     if (rcount)
         gmg_buf_printf(b, " (%s in %llu of them reclaimed by context teardown)", gmg_fmt_size(s1, sizeof s1, rbytes),
@@ -105,7 +106,12 @@ void gmg_report_text_pools(const struct gmg_report *r, struct gmg_buf *b)
     for (size_t i = 0; i < r->nowners; i++) {
         const struct gmg_owner_sum *o = &r->owners[i];
         char s1[GMG_SIZE_LEN];
-        gmg_buf_printf(b, "  %-12s %s in %llu allocation%s", o->owner, gmg_fmt_size(s1, sizeof s1, o->bytes),
+        size_t at = b->len;
+        gmg_buf_printf(b, "  ");
+        gmg_buf_text_str(b, o->owner);
+        for (size_t w = b->len - at; w < 2 + 12; w++)
+            gmg_buf_printf(b, " ");
+        gmg_buf_printf(b, " %s in %llu allocation%s", gmg_fmt_size(s1, sizeof s1, o->bytes),
                        (unsigned long long)o->count, o->count == 1 ? "" : "s");
         if (o->retained_count)
             gmg_buf_printf(b, ", %s retained", gmg_fmt_size(s1, sizeof s1, o->retained_bytes));

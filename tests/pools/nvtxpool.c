@@ -48,6 +48,7 @@
  *             of its own, register and unregister 4 KiB regions 4000 times
  *             while each also makes, uses and unregisters a heap of its own
  *             every 50 rounds (slots reused); each then keeps 3 regions
+ * NVTXPOOL_NAME: the first heap's name in place of "arena".
  * Prints "nvtxpool CASE done" and the guard's live bytes on device 0.
  */
 #include "../integration/testlib.h"
@@ -234,7 +235,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < (strcmp(c, "other") == 0 ? 2 : 1); i++)
         segs[i] = arena_segment(8 * MiB);
     CUdeviceptr seg = segs[0];
-    nvtxMemHeapHandle_t heap = make_heap(seg, 8 * MiB, "arena");
+    const char *name = getenv("NVTXPOOL_NAME"); /* the heap's name, "arena" unless set */
+    nvtxMemHeapHandle_t heap = make_heap(seg, 8 * MiB, name ? name : "arena");
     pool_hand_out(heap, seg, MiB);
     pool_hand_out(heap, seg + MiB, 2 * MiB);
     pool_hand_out(heap, seg + 4 * MiB, MiB / 2);
