@@ -24,6 +24,9 @@ enum gmg_space {
                               since two devices can hand out the same 32 bits */
     GMG_SPACE_NVTX,        /* NVTX memory regions inside a pool's segment
                               (core/heaps.h): the region's address         */
+    GMG_SPACE_NVTX_UNDER,  /* a region an inner heap's region at its address
+                              covers (heaps nested): back in GMG_SPACE_NVTX
+                              when that one goes (hooks/nvtx.c)            */
 };
 
 enum gmg_family {
@@ -90,7 +93,8 @@ _Static_assert(__builtin_offsetof(struct gmg_alloc, space) == 8, "the key is 9 c
  * region's ninth word is no size: their mapping count, handle and heap). */
 static inline uint64_t gmg_alloc_requested(const struct gmg_alloc *a)
 {
-    return a->has_aux && a->space != GMG_SPACE_VMM && a->space != GMG_SPACE_MAP && a->space != GMG_SPACE_NVTX
+    return a->has_aux && a->space != GMG_SPACE_VMM && a->space != GMG_SPACE_MAP && a->space != GMG_SPACE_NVTX &&
+                   a->space != GMG_SPACE_NVTX_UNDER
                ? a->aux[0]
                : a->size;
 }

@@ -55,7 +55,7 @@
 
 #define MAX_BATCH ((size_t)1 << 28)
 
-enum { W_DESC, W_HEAP, W_OUTSIDE, W_HEAP_PAST, W_RESIZED_OUT, W_UNKNOWN, W_UNTRACKED, W_KINDS };
+enum { W_DESC, W_HEAP, W_OUTSIDE, W_HEAP_PAST, W_RESIZED_OUT, W_UNKNOWN, W_UNTRACKED, W_NESTED, W_KINDS };
 static int warned[W_KINDS];
 
 __attribute__((noinline, cold)) static void warn(int kind, const char *what)
@@ -214,8 +214,35 @@ static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapD
     return (nvtxMemHeapHandle_t)(uintptr_t)lo; /* the heap's address is its handle */
 }
 
-/* Take out every region in [lo, lo + size). */
+/* Heaps nest: a pool hands a block (a region of its heap) to another
+ * sub-allocator, which registers a heap over it and regions in it. A region
+ * of the inner heap at the block's address has the block's key: the block
+ * then waits under it (GMG_SPACE_NVTX_UNDER), still registered and counted
+ * in its heap, and comes back when the inner region goes (unregistered,
+ * its heap reset or unregistered). An unregister of that address takes the
+ * innermost region, the one registered last. */
+static void region_back(uint64_t ptr)
+{
+    struct gmg_alloc a;
+    uint64_t heap = 0;
+    struct gmg_gone g;
+    if (!gmg_track_lookup(GMG_SPACE_NVTX_UNDER, ptr, &a, &heap) || !gmg_track_remove(GMG_SPACE_NVTX_UNDER, ptr, &g))
+        return;
+    a.space = GMG_SPACE_NVTX;
+    a.has_aux = 1;
+    struct gmg_gone stale;
+    if (gmg_track_insert(&a, g.aux, &stale) != 0) /* out of memory, or registered there meanwhile */
+        gmg_heap_regions_add(g.aux, -(int64_t)g.size);
+}
+
+/* A region taken out with its heap: one it covered comes back. */
 static void drop_region(const struct gmg_gone *g, void *arg)
+{
+    (void)arg;
+    region_back(g->value);
+}
+
+static void drop_under(const struct gmg_gone *g, void *arg)
 {
     (void)g;
     (void)arg;
@@ -224,6 +251,7 @@ static void drop_region(const struct gmg_gone *g, void *arg)
 static void heap_clear(const struct gmg_heap_info *h, uintptr_t id)
 {
     uint64_t mine = id; /* its own regions: another heap over the same bytes keeps its */
+    gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, &mine, drop_under, NULL);
     gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, &mine, drop_region, NULL);
 }
 
@@ -241,7 +269,8 @@ static void collect(const struct gmg_heap_info *h, void *arg)
 
 static void region_drop_any(const struct gmg_heap_info *h)
 {
-    gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, NULL, drop_region, NULL);
+    gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, NULL, drop_under, NULL);
+    gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, NULL, drop_under, NULL);
 }
 
 static void heap_reset(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
@@ -299,6 +328,30 @@ static void region_insert(uint64_t ptr, uint64_t size, uint32_t stack, const str
     int got = gmg_track_insert(&t, id, &stale);
     if (got >= 0)
         gmg_heap_regions_add(id, (int64_t)size);
+    if (got == 1 && stale.aux != id && h->lo >= stale.value && h->lo - stale.value < stale.size &&
+        h->size <= stale.size - (h->lo - stale.value)) {
+        /* the region of an outer heap that this region's heap lies in: it waits under this one */
+        struct gmg_heap_info oh;
+        struct gmg_alloc u;
+        memset(&u, 0, offsetof(struct gmg_alloc, hh));
+        u.value = stale.value;
+        u.space = GMG_SPACE_NVTX_UNDER;
+        u.size = stale.size;
+        u.ctx = gmg_heap_get(stale.aux, &oh) ? oh.ctx : h->ctx;
+        u.stack = stale.stack;
+        u.device = (int8_t)stale.device;
+        u.family = GMG_FAM_NVTX_REGION;
+        u.has_aux = 1;
+        struct gmg_gone older;
+        int under = gmg_track_insert(&u, stale.aux, &older);
+        if (under == 1 || under == GMG_INSERT_FAILED_STALE) { /* a third heap at one address: the oldest goes */
+            gmg_heap_regions_add(older.aux, -(int64_t)older.size);
+            warn(W_NESTED, "regions of more than two nested heaps at one address: the outermost one is dropped");
+        }
+        if (under < 0)
+            gmg_heap_regions_add(stale.aux, -(int64_t)stale.size);
+        return;
+    }
     if (got == 1 || got == GMG_INSERT_FAILED_STALE) { /* registered again without an unregister */
         gmg_heap_regions_add(stale.aux, -(int64_t)stale.size);
         warn(W_UNKNOWN, "a region registered again without being unregistered: the newer one is kept");
@@ -364,6 +417,7 @@ static void regions_unregister(nvtxDomainHandle_t domain, nvtxMemRegionsUnregist
             continue;
         }
         gmg_heap_regions_add(g.aux, -(int64_t)g.size); /* its own heap's */
+        region_back(v);
     }
 }
 

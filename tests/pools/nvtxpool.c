@@ -16,6 +16,12 @@
  *             a region of inner registered and unregistered, one of arena
  *             inside inner's range kept, inner unregistered (arena's
  *             region stays, arena's bytes are arena's)
+ *   block     as leak, and a 2 MiB region of arena at 6 MiB handed to an
+ *             inner sub-allocator: a heap "inner" over it, a 512 KiB region
+ *             of inner at the block's address registered and unregistered,
+ *             inner unregistered: arena's block stays registered (a leak);
+ *             blockheap: the same without the inner region's unregister
+ *             (it goes with its heap)
  *   sameaddr  as leak, and a heap "head" over the segment's first 1 MiB,
  *             at arena's address: a region at 6 MiB, registered in the
  *             heap of that address, is arena's (head cannot hold it)
@@ -271,6 +277,14 @@ int main(int argc, char **argv)
         pool_hand_out(inner, seg + 6 * MiB, MiB);
         pool_hand_out(heap, seg + 7 * MiB, MiB / 2); /* arena's, in inner's range */
         pool_take_back(seg + 6 * MiB);
+        nvtxMemHeapUnregister(dom, inner);
+    } else if (strcmp(c, "block") == 0 || strcmp(c, "blockheap") == 0) {
+        /* arena hands a 2 MiB block to an inner sub-allocator, never given back */
+        pool_hand_out(heap, seg + 6 * MiB, 2 * MiB);
+        nvtxMemHeapHandle_t inner = make_heap(seg + 6 * MiB, 2 * MiB, "inner");
+        pool_hand_out(inner, seg + 6 * MiB, MiB / 2); /* at the block's own address */
+        if (strcmp(c, "block") == 0)
+            pool_take_back(seg + 6 * MiB); /* the inner region, the one registered last */
         nvtxMemHeapUnregister(dom, inner);
     } else if (strcmp(c, "sameaddr") == 0 || strcmp(c, "sameleak") == 0) {
         make_heap(seg, MiB, "head");
