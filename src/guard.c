@@ -388,6 +388,7 @@ __attribute__((constructor)) static void gmg_start(void)
     static const struct gmg_upcalls up = {
         .first_use = first_use,
         .refused = refused,
+        .marked = gmg_reporter_marked,
     };
     gmg_upcalls_install(&up);
     gmg_routes_on_contact(first_use);

@@ -23,3 +23,9 @@ int gmg_upcall_refused(const struct gmg_refusal *r)
 {
     return up.refused ? up.refused(r) : 1;
 }
+
+void gmg_upcall_marked(const struct gmg_refusal *r)
+{
+    if (up.marked)
+        up.marked(r);
+}

@@ -36,6 +36,9 @@ struct gmg_upcalls {
      * returning once it is explained (bounded: the caller may hold locks).
      * Must not build a full report on the calling thread unless abort. */
     int (*refused)(const struct gmg_refusal *r); /* 0: not explained, nor will it be (too many at once) */
+    /* A refusal at a call site explained before, first on this device:
+     * mark the device's timeline, no message. Must not wait. */
+    void (*marked)(const struct gmg_refusal *r);
 };
 
 void gmg_upcalls_install(const struct gmg_upcalls *u);
@@ -47,5 +50,6 @@ int gmg_upcalls_installed(void);
 
 void gmg_upcall_first_use(void);
 int gmg_upcall_refused(const struct gmg_refusal *r); /* the upcall's answer; 1 without one */
+void gmg_upcall_marked(const struct gmg_refusal *r);
 
 #endif

@@ -12,20 +12,29 @@
 #include <time.h>
 
 #define SITES 4096
-#define TOMB UINT32_MAX /* a slot once a site's, forgotten */
+#define TOMB UINT64_MAX /* a slot once a site's, forgotten */
 
-/* Call sites already explained: an open-addressed set of stack ids; one
- * for the quota's refusals, one for the driver's out of memory. */
+/* Call sites already explained: an open-addressed set of keys (a stack id;
+ * for marks, a stack id and a device); one for the quota's refusals, one
+ * for the driver's out of memory, and one of each for the timeline's marks:
+ * a site explained on one device is marked on each other device's
+ * timeline the first time it is refused there (no second message). */
 struct site_set {
-    uint32_t sites[SITES];
+    uint64_t sites[SITES];
     int zero_seen;
 };
-static struct site_set quota_sites, driver_sites;
+static struct site_set quota_sites, driver_sites, quota_marks, driver_marks;
 
-/* The i-th slot a stack's probe visits. */
-static uint32_t *probe(struct site_set *set, uint32_t stack, uint32_t i)
+/* The i-th slot a key's probe visits. */
+static uint64_t *probe(struct site_set *set, uint64_t key, uint32_t i)
 {
-    return &set->sites[(stack * 2654435761u + i) % SITES];
+    return &set->sites[((uint32_t)(key ^ key >> 29) * 2654435761u + i) % SITES];
+}
+
+/* A mark's key: the site on its device. */
+static uint64_t on_device(const struct gmg_op *op)
+{
+    return (uint64_t)(uint32_t)(op->dev + 1) << 32 | op->stack;
 }
 
 /* 1: the stack is new to the set, and now in it. A tombstone (a site
@@ -34,12 +43,12 @@ static uint32_t *probe(struct site_set *set, uint32_t stack, uint32_t i)
  * stack in two slots when a slot turns into a tombstone between their
  * probes: both then explain it, and the report's own set of explained
  * sites (report/sites.c) writes one message. */
-static int first_in(struct site_set *set, uint32_t stack)
+static int first_in(struct site_set *set, uint64_t stack)
 {
     if (stack == 0)
         return !__atomic_exchange_n(&set->zero_seen, 1, __ATOMIC_RELAXED);
     for (int tries = 0; tries < 8; tries++) {
-        uint32_t *tomb = NULL, *slot = NULL, cur = 0;
+        uint64_t *tomb = NULL, *slot = NULL, cur = 0;
         for (uint32_t i = 0; i < SITES; i++) {
             slot = probe(set, stack, i);
             cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
@@ -71,15 +80,15 @@ static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
  * reporter's queue holds): not explained after all, so that its next
  * refusal is. Its slot becomes a tombstone, which probes step over and
  * first_in takes again. */
-static void forget(struct site_set *set, uint32_t stack)
+static void forget(struct site_set *set, uint64_t stack)
 {
     if (stack == 0) {
         __atomic_store_n(&set->zero_seen, 0, __ATOMIC_RELAXED);
         return;
     }
     for (uint32_t i = 0; i < SITES; i++) {
-        uint32_t *slot = probe(set, stack, i);
-        uint32_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+        uint64_t *slot = probe(set, stack, i);
+        uint64_t cur = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         if (cur == stack) {
             __atomic_store_n(slot, TOMB, __ATOMIC_RELEASE);
             return;
@@ -113,18 +122,25 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t 
         gmg_quota_count_host_driver_oom();
     else
         gmg_quota_count_driver_oom(op->dev);
-    if (!first_in(&driver_sites, op->stack))
+    int site = first_in(&driver_sites, op->stack), here = first_in(&driver_marks, on_device(op));
+    if (!site && !here)
         return;
     struct gmg_refusal ev = event(op, bytes);
     ev.driver = 1;
+    if (!site) {
+        gmg_upcall_marked(&ev);
+        return;
+    }
     /* what it holds: the allocations the driver made, not the quota's
      * counter, which also holds other threads' reservations under way (a
      * thread asking for 1 GiB at the same moment, which fails too) */
     ev.own = gmg_peak_tracked(op->dev);
     ev.free_known = free_known;
     ev.dev_free = dev_free;
-    if (!gmg_upcall_refused(&ev))
+    if (!gmg_upcall_refused(&ev)) {
         forget(&driver_sites, op->stack);
+        forget(&driver_marks, on_device(op));
+    }
 }
 
 CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
@@ -136,8 +152,13 @@ CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
         gmg_upcall_refused(&ev);
         abort();
     }
-    if (first_time(op->stack) && !gmg_upcall_refused(&ev))
+    int site = first_time(op->stack), here = first_in(&quota_marks, on_device(op));
+    if (site && !gmg_upcall_refused(&ev)) {
         forget(&quota_sites, op->stack);
+        forget(&quota_marks, on_device(op));
+    } else if (!site && here) {
+        gmg_upcall_marked(&ev);
+    }
     return CUDA_ERROR_OUT_OF_MEMORY;
 }
 

@@ -85,6 +85,12 @@ static unsigned ring_written;           /* under ring_mu: entries before it are 
                                          * only then (its first writer is settled), not when popped */
 static pthread_cond_t written_cv;       /* CLOCK_MONOTONIC; made with the thread */
 static unsigned long dropped[2];        /* under ring_mu: the quota's refusals, the driver's out of memory */
+/* Timeline marks of refusals at call sites explained before, on a device
+ * whose timeline has no mark of the site yet (gmg_reporter_marked): under
+ * ring_mu, taken by drain(); more at once than MARKS are not marked. */
+#define MARKS 64
+static struct gmg_refusal marks[MARKS];
+static unsigned nmarks;
 static pthread_mutex_t explain_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
 static sem_t wake_sem;                  /* posted: something is pending */
@@ -204,10 +210,17 @@ static void drain(void)
                                   ev.ev.mono_ms);
         written(seq);
     }
+    struct gmg_refusal m[MARKS];
     pthread_mutex_lock(&ring_mu);
     unsigned long lost = dropped[0], lost_oom = dropped[1];
     dropped[0] = dropped[1] = 0;
+    unsigned nm = nmarks;
+    memcpy(m, marks, nm * sizeof *m);
+    nmarks = 0;
     pthread_mutex_unlock(&ring_mu);
+    for (unsigned i = 0; i < nm; i++)
+        gmg_timeline_event_at(m[i].driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, m[i].device, m[i].bytes,
+                              m[i].mono_ms);
     if (lost)
         gmg_error("%lu more refusal(s) at new call sites were counted, not explained (too many at once)", lost);
     if (lost_oom)
@@ -548,6 +561,7 @@ static void reset(void)
     dumps_done = 0;
     ring_head = ring_tail = ring_written = 0;
     dropped[0] = dropped[1] = 0;
+    nmarks = 0;
 }
 
 /* Is this a process forked without fork handlers (glibc's _Fork(), a raw
@@ -773,6 +787,17 @@ int gmg_reporter_refused(const struct gmg_refusal *r)
     }
     pthread_setcancelstate(cancel, NULL);
     return queued;
+}
+
+void gmg_reporter_marked(const struct gmg_refusal *r)
+{
+    if (orphaned() != 0 || r->abort || (r->driver && gmg_family_host(r->family)))
+        return; /* no thread to mark it (or its state being taken over); a device's timeline only */
+    pthread_mutex_lock(&ring_mu);
+    if (nmarks < MARKS)
+        marks[nmarks++] = *r;
+    pthread_mutex_unlock(&ring_mu);
+    wake();
 }
 
 void gmg_reporter_flush(void)

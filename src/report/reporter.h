@@ -52,6 +52,9 @@ void gmg_reporter_dump_for(pid_t pid);
  * is written at exit. Under abort, explained at once with a whole report,
  * on the calling thread, which then aborts. */
 int gmg_reporter_refused(const struct gmg_refusal *r); /* 0: dropped (too many at once), counted only */
+/* A refusal at a call site explained before, on a device whose timeline has
+ * no mark of that site: marked by the thread, no message. Does not wait. */
+void gmg_reporter_marked(const struct gmg_refusal *r);
 
 /* Exit: explain the refusals still queued and write a dump still asked
  * for, before the exit report. */

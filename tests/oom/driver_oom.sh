@@ -55,6 +55,18 @@ else
     bad "the driver's out of memory: message out of order" "$WORK/err"
 fi
 
+# one call site refused on device 0, then on device 1: one message, a mark
+# on each device's timeline (the quota's refusal and the driver's alike)
+for kind in refusal driver_oom; do
+    if [ $kind = refusal ]; then lim=1M; else lim=0; fi
+    guarded GPUSIM_DEVICES=2 GPUSIM_MEM=64M GPUMEM_LIMIT=$lim GPUMEM_REPORT="$WORK/two.json" GPUMEM_REPORT_FORMAT=json "$T/driverooms" twodev
+    if has "twodev: 2 2 2" "$WORK/out" && [ "$(grep -c "refused cuMemAlloc of 100.0 MiB" "$WORK/err")" = 1 ] \
+       && jq -e --arg k $kind '[.timeline.events[] | select(.kind == $k) | .device] == [0, 1]
+              and ([.devices[] | (if $k == "refusal" then .refused else .driver_oom end)] == [1, 2])' "$WORK/two.json" >/dev/null; then
+        ok "a call site's $kind on device 0, then twice on device 1: one message, one mark on each device's timeline"
+    else bad "$kind on two devices: $(jq -c '[.timeline.events[]?], [.devices[]? | [.refused, .driver_oom]]' "$WORK/two.json" 2>&1 | head -c 400)" "$WORK/err"; fi
+done
+
 # JSON: devices[].driver_oom
 guarded GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G GPUMEM_REPORT="$WORK/oom.json" GPUMEM_REPORT_FORMAT=json "$T/driverooms" routes
 if jq -e '.devices[0].driver_oom == 15 and .devices[0].refused == 0 and .totals.host_driver_oom == 2

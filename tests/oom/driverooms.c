@@ -243,6 +243,31 @@ static void hostoom(void)
     printf("hostoom: %d\n", (int)pin_more());
 }
 
+/* One call site refused on device 0, then twice on device 1 (under
+ * GPUMEM_LIMIT=1M: the quota's; without, 100 MiB past GPUSIM_MEM: the
+ * driver's), with a context current on each in turn. */
+NI static CUresult too_big(void)
+{
+    CUdeviceptr p;
+    return cuMemAlloc_v2(&p, 100u << 20);
+}
+
+static void twodev(void)
+{
+    CUdevice dev;
+    CUcontext ctx;
+    int r[3];
+    for (int i = 0; i < 3; i++) { /* one call site */
+        if (i == 1) {
+            TL_CHECK(cuDeviceGet(&dev, 1));
+            TL_CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+            TL_CHECK(cuCtxSetCurrent(ctx));
+        }
+        r[i] = (int)too_big();
+    }
+    printf("twodev: %d %d %d\n", r[0], r[1], r[2]);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "routes";
@@ -262,6 +287,8 @@ int main(int argc, char **argv)
         slowdump();
     else if (strcmp(mode, "hostoom") == 0)
         hostoom();
+    else if (strcmp(mode, "twodev") == 0)
+        twodev();
     fflush(stdout);
     return 0;
 }

@@ -46,16 +46,28 @@ int gmg_upcall_refused(const struct gmg_refusal *r)
     return !drop;
 }
 
-/* Was a refusal at `stack` handed up to be explained? */
-static int handed_up(int driver, uint32_t stack)
+static unsigned marked; /* refusals handed up to be marked only */
+void gmg_upcall_marked(const struct gmg_refusal *r)
 {
-    struct gmg_op op = { .family = 0, .dev = 0, .stack = stack, .counted = 1 };
+    (void)r;
+    marked++;
+}
+
+/* Was a refusal at `stack` handed up to be explained? */
+static int handed_up_on(int driver, uint32_t stack, int dev)
+{
+    struct gmg_op op = { .family = 0, .dev = dev, .stack = stack, .counted = 1 };
     unsigned before = handed;
     if (driver)
         gmg_driver_oom(&op, 1u << 20, 0, 0);
     else
         gmg_refuse(&op, 1u << 20);
     return handed != before;
+}
+
+static int handed_up(int driver, uint32_t stack)
+{
+    return handed_up_on(driver, stack, 0);
 }
 
 int main(void)
@@ -68,6 +80,12 @@ int main(void)
         drop = 0;
         CHECK(handed_up(driver, base + 1), "%s: a dropped site is handed up again", what);
         CHECK(!handed_up(driver, base + 1), "%s: an explained site is not handed up again", what);
+        /* the same site on another device: marked on that device's timeline, no second message */
+        unsigned m = marked;
+        CHECK(!handed_up_on(driver, base + 1, 1) && marked == m + 1,
+              "%s: an explained site refused on device 1 is marked there, not explained again", what);
+        CHECK(!handed_up_on(driver, base + 1, 1) && !handed_up(driver, base + 1) && marked == m + 1,
+              "%s: and marked there once", what);
 
         /* 2,000 sites, each dropped 10 times over */
         drop = 1;
