@@ -232,7 +232,7 @@ static void segment(const struct gmg_report *r, struct gmg_buf *b, struct seen *
     key(b, "active_size");
     integer(b, active);
     key(b, "requested_size");
-    integer(b, a->size);
+    integer(b, a->requested);
     key(b, "stream");
     integer(b, 0);
     key(b, "segment_type");
@@ -249,7 +249,7 @@ static void segment(const struct gmg_report *r, struct gmg_buf *b, struct seen *
     op(b, ']');
     op(b, '(');
     if (!nreg && !pooled) {
-        block(r, b, seen, a->addr, granted, a->size, a);
+        block(r, b, seen, a->addr, granted, a->requested, a);
     } else { /* a pool's segment: its regions and the room between them (all of it, when none) */
         uint64_t at = a->addr;
         for (size_t k = 0; k < nreg; k++) {
@@ -282,7 +282,7 @@ static int heap_segment(const struct gmg_report *r, size_t k, struct gmg_live *o
     const struct gmg_heap_info *h = &r->heaps[k];
     if (!r->heapv[k].first || h->seg_family != GMG_FAM_VMM || h->device < 0)
         return 0;
-    *out = (struct gmg_live){ h->lo, h->seg_size, h->seg_stack, (int8_t)h->device, GMG_FAM_VMM };
+    *out = (struct gmg_live){ h->lo, h->seg_size, h->seg_size, h->seg_stack, (int8_t)h->device, GMG_FAM_VMM };
     return 1;
 }
 

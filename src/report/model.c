@@ -218,7 +218,8 @@ static void live_note(struct gmg_report *r, const struct gmg_alloc *a)
         r->allocs = v;
         r->allocs_cap = cap;
     }
-    r->allocs[r->nallocs++] = (struct gmg_live){ a->value, gmg_alloc_requested(a), a->stack, a->device, a->family };
+    r->allocs[r->nallocs++] =
+        (struct gmg_live){ a->value, a->size, gmg_alloc_requested(a), a->stack, a->device, a->family };
 }
 
 struct walk {

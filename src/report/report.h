@@ -120,7 +120,9 @@ struct gmg_report {
     /* GPUMEM_REPORT_FORMAT=memviz only: each live device allocation of the
      * driver's allocator (as fragmentation counts them), in the table's order (the
      * memviz format sorts them by device and address) */
-    struct gmg_live { uint64_t addr, size; uint32_t stack; int8_t device; uint8_t family; } *allocs;
+    /* size: what the driver holds (a pitched allocation's pitch x height);
+     * requested: what the call asked for (its width x height) */
+    struct gmg_live { uint64_t addr, size, requested; uint32_t stack; int8_t device; uint8_t family; } *allocs;
     size_t nallocs, allocs_cap;
     /* Pools' segments (GPUMEM_POOLS): live or reclaimed groups with a pool,
      * kept in the lists above but out of their totals and the leaks */

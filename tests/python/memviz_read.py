@@ -145,6 +145,8 @@ for f in rep["fragmentation"]:
     dev = [s for s in segs if s["device"] == f["device"]]
     assert len(alloc) == f["live_allocations"], (len(alloc), f["live_allocations"])
     assert sum(s["requested_size"] for s in alloc) == f["requested_bytes"]
+    # what the driver holds: a pitched allocation's pitch x height, not its width x height
+    assert sum(s["total_size"] for s in alloc) == f["granted_bytes"], (sum(s["total_size"] for s in alloc), f["granted_bytes"])
     start = int(f["span_start"], 16)
     if f["live_allocations"] and not f["map_merged"]:
         assert sorted(s["address"] for s in alloc) == sorted(start + m[0] for m in f["map"]), "addresses"
