@@ -198,6 +198,7 @@ head -c 300 "$FJ" >"$WORK/cut.json"
 jq -c '.schema = 99' "$FJ" >"$WORK/newer.json"
 printf '[1,2]' >"$WORK/array.json"
 printf '{"tool":"gpumemguard" "schema":1}' >"$WORK/nocomma.json"
+jq -c '.schema = "1"' "$FJ" >"$WORK/strschema.json"
 # JSON with the report's tool and schema but not its shape: the page would
 # draw a clean run of nothing, or its script would throw
 printf '{"tool":"gpumemguard","schema":1}' >"$WORK/bare.json"
@@ -211,6 +212,7 @@ for c in "text:is not a gpumemguard JSON report: not JSON" "other:is JSON but no
          "cut:is not a gpumemguard JSON report: not JSON (" "array:is not a gpumemguard JSON report" \
          "newer:is a report of schema 99, which this gpumemguard" "missing:cannot read $WORK/missing.json" \
          "nocomma:not JSON (',' or '}' expected at byte 22)" \
+         "strschema:is JSON but not a gpumemguard report (it has no \"schema\" that is a number)" \
          "bare:is not a whole gpumemguard report: .trigger is missing (a string is expected)" \
          "devnum:is not a whole gpumemguard report: .devices is a whole number of 0 or more, where a list is expected" \
          "nullframe:is not a whole gpumemguard report: .live[0].frames[0] is null, where an object is expected" \
@@ -280,9 +282,9 @@ jq '.devices[0].limit = 33554432 | .devices[0].driver_oom = 2 | .cmdline = "pyth
 if "$GMG" view "$WORK/tl.json" -o "$WORK/tl.html" >/dev/null 2>"$WORK/err" && [ -n "$CHROME" ]; then
     if browse "$WORK/tl.html" tl; then
         miss=""
-        dom_has tl 'class="timeline"' "limit 32.0 MiB" "refusal at 0.15 s: 8.0 MiB (8388608 bytes)" \
-            "driver out of memory at 0.25 s: 1.0 MiB (1048576 bytes)" "peak at 0.30 s: 22.4 MiB (23450880 bytes)" \
-            "dump at 0.45 s: 20.0 MiB (20971520 bytes)" "6 samples, every 100 ms" "driver out of memory 2" \
+        dom_has tl 'class="timeline"' "limit 32.0 MiB" "refusal at 150 ms: 8.0 MiB (8388608 bytes)" \
+            "driver out of memory at 250 ms: 1.0 MiB (1048576 bytes)" "peak at 300 ms: 22.4 MiB (23450880 bytes)" \
+            "dump at 450 ms: 20.0 MiB (20971520 bytes)" "6 samples, every 100 ms" "driver out of memory 2" \
             "Device 0: 22.4 MiB (23450880 bytes) at the peak" "retained by pool PyTorch" \
             "<td>libnccl.so.2</td>" 'id="gmg-owners"' "Retained by pools: " '<p class="sub" id="gmg-program">python train.py --lr 3e-4</p>'
         [ "$(grep -o '<canvas' "$WORK/tl.dom" | wc -l)" = 2 ] || miss="$miss [two flame graphs]"
@@ -298,18 +300,19 @@ elif [ -n "$CHROME" ]; then bad "view of a report with a timeline" "$WORK/err"; 
 # edge of each (1023.95), ties of a tenth (2.25 MiB is 2.2, 2.75 is 2.8)
 build fmt_size tests/unit/fmt_size.c src/base/buf.c -Isrc
 SIZES="0 1 2 1023 1024 1025 1075 1177 1536 1048524 1048525 1048575 1048576 1310720 2359296 2883584 1073689395
-       1073689396 1610612736 1099511627776 1125899906842624 9007199254740991 1152921504606846976 9223372036854775808"
+       1073689396 1610612736 1099511627776 1125899906842624 9007199254740991 1152921504606846976 9223372036854775808
+       18446744073709551515"
 jq --arg s "$SIZES" '.live[0] as $g | .live = [$s | split(" ") | map(select(length > 0))[] | tonumber as $b
     | $g | .bytes = $b | .count = 1]' "$FJ" >"$WORK/sizes.json"
 # (jq's numbers are doubles: set the two past 2^53 by hand, as the run writes them)
-sed -i 's/1152921504606847000/1152921504606846976/; s/9223372036854776000/9223372036854775808/' "$WORK/sizes.json"
+sed -i 's/1152921504606847000/1152921504606846976/; s/9223372036854776000/9223372036854775808/; s/18446744073709552000/18446744073709551515/' "$WORK/sizes.json"
 if [ -n "$CHROME" ] && "$GMG" view "$WORK/sizes.json" -o "$WORK/sizes.html" >/dev/null 2>"$WORK/err"; then
     miss=""
     browse "$WORK/sizes.html" sizes || miss="$miss [not drawn]"
     "$T/fmt_size" $SIZES >"$WORK/sizes.want"
     while read -r want; do grep -qF "title=\"$want\"" "$WORK/sizes.dom" || miss="$miss [$want]"; done <"$WORK/sizes.want"
-    [ "$(wc -l <"$WORK/sizes.want")" = 24 ] || miss="$miss [$(wc -l <"$WORK/sizes.want") sizes]"
-    [ -z "$miss" ] && ok "html: 24 sizes from 0 bytes to 8.0 EiB written exactly as the text report writes them (1048575 bytes is 1.0 MiB, 2.25 MiB is 2.2)" \
+    [ "$(wc -l <"$WORK/sizes.want")" = 25 ] || miss="$miss [$(wc -l <"$WORK/sizes.want") sizes]"
+    [ -z "$miss" ] && ok "html: 25 sizes from 0 bytes to 16.0 EiB written exactly as the text report writes them (1048575 bytes is 1.0 MiB, 2.25 MiB is 2.2; 18446744073709551515 to its last digit, past a double's precision)" \
         || bad "html sizes unlike the text report's:$miss" "$WORK/sizes.why"
 elif [ -n "$CHROME" ]; then bad "view of a report of many sizes" "$WORK/err"; fi
 
@@ -327,13 +330,29 @@ jq '.devices = [(.devices[0] | .device = 0 | .limit = 67108864 | .peak = 5033164
 if "$GMG" view "$WORK/big.json" -o "$WORK/big.html" >/dev/null 2>"$WORK/err" && [ -n "$CHROME" ]; then
     if browse "$WORK/big.html" big; then
         miss=""
-        dom_has big ">64.0 MiB</text>" "limit 64.0 MiB" "refusal at 0.25 s: 1.0 TiB (1099511627776 bytes)" '>300 ms</text>' \
+        dom_has big ">64.0 MiB</text>" "limit 64.0 MiB" "refusal at 250 ms: 1.0 TiB (1099511627776 bytes)" '>300 ms</text>' \
             '<circle cx="' 'fill="var(--use)"></circle>'
         grep -q 'TiB</text>' "$WORK/big.dom" && miss="$miss [an axis in TiB]"
         [ -z "$miss" ] && ok "html timeline: a refused 1 TiB is marked at the top, the scale stays the in-use's and the limit's; one sample is drawn as a point; a short run's times in ms" \
             || bad "html timeline scale and one sample: missing$miss" "$WORK/big.why"
     else bad "html timeline scale: script error or not drawn" "$WORK/big.why"; fi
 elif [ -n "$CHROME" ]; then bad "view of a report with a huge refusal" "$WORK/err"; fi
+
+# what the text report says and the page must too: pinned host memory's
+# out of memory, suppressed allocations; the groups not listed summed in
+# the kinds line; parts a report lacks said to be missing, not empty
+jq '.totals.host_driver_oom = 2 | .suppressions = [{"template": "do_alloc", "count": 1, "bytes": 4096}]
+    | .live_folded = {"groups": 300, "bytes": 786432, "count": 300} | del(.fragmentation) | del(.group)' "$FJ" >"$WORK/facts.json"
+if [ -n "$CHROME" ] && "$GMG" view "$WORK/facts.json" -o "$WORK/facts.html" >/dev/null 2>"$WORK/err" && browse "$WORK/facts.html" facts; then
+    miss=""
+    dom_has facts "the driver refused 2 allocations: out of memory" \
+        "4.0 KiB (4096 bytes) in 1 live allocation, not listed (GPUMEM_SUPPRESSIONS: do_alloc)" \
+        "Not listed (smaller groups): </b>768.0 KiB (786432 bytes) in 300 allocations, 300 groups" \
+        '<p class="empty">This report carries no fragmentation section.</p>' "<dd>not in this report</dd>"
+    grep -q '<p class="empty">No device: nothing to map.</p>' "$WORK/facts.dom" && miss="$miss [an empty map claimed]"
+    [ -z "$miss" ] && ok "html: pinned host memory's out of memory and the suppressed allocations in the summary, the groups not listed in the kinds line, a report without fragmentation or group said to lack them" \
+        || bad "html facts:$miss" "$WORK/facts.why"
+elif [ -n "$CHROME" ]; then bad "view of a report with host out of memory and suppressions" "$WORK/err"; fi
 
 # a device that held nothing: an axis of five distinct sizes from 0 bytes
 jq '.devices = [(.devices[0] | .device = 0 | .limit = 0 | .in_use = 0 | .peak = 0)]
@@ -397,7 +416,7 @@ embedded "$WORK/manyd.1.view.html" | jq -e '(.growth | length) == 1000 and .grow
     || bad "view of a report over many stacks:$miss" "$WORK/err"
 if [ -n "$CHROME" ]; then
     miss=""; browse "$WORK/many.html" many && dom_has many "200 smaller groups (200.0 KiB (204800 bytes)) are folded into" \
-        "Showing the first 300 of 1000 groups" "split at the 1999 largest gaps" && [ -z "$miss" ] \
+        "Showing the first 300 of 1000 groups" "(the allocations lie side by side: no gap)" && [ -z "$miss" ] \
         && ok "html over many stacks in Chromium: says what it folded and what it does not list" \
         || bad "html over many stacks in Chromium:${miss:-} " "$WORK/many.why"
 fi

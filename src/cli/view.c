@@ -27,7 +27,7 @@ struct reader {
     const char *why;        /* the first error */
     int depth;
     /* the top-level object's "tool" and "schema" */
-    int tool_ok, have_schema;
+    int tool_ok, have_schema; /* have_schema: 1 a number, -1 a value of another type */
     double schema;
 };
 
@@ -166,6 +166,10 @@ static int object(struct reader *r, int top)
             if (number(r, &r->schema) < 0)
                 return -1;
             r->have_schema = 1;
+        } else if (top && kn == 6 && memcmp(ks, "schema", 6) == 0) { /* a string, null ...: not a number */
+            if (value(r, 0) < 0)
+                return -1;
+            r->have_schema = -1;
         } else if (value(r, 0) < 0) {
             return -1;
         }
@@ -858,9 +862,10 @@ int gmg_view_main(int argc, char **argv)
         free(json);
         return 1;
     }
-    if (!r.tool_ok || !r.have_schema) {
+    if (!r.tool_ok || r.have_schema != 1) {
         fprintf(stderr, "gpumemguard view: %s is JSON but not a gpumemguard report (it has no %s); write one with "
-                "GPUMEM_REPORT_FORMAT=json\n", in, !r.tool_ok ? "\"tool\": \"gpumemguard\"" : "\"schema\"");
+                "GPUMEM_REPORT_FORMAT=json\n", in,
+                !r.tool_ok ? "\"tool\": \"gpumemguard\"" : r.have_schema ? "\"schema\" that is a number" : "\"schema\"");
         free(json);
         return 1;
     }

@@ -61,8 +61,14 @@
     while (v >= 1023.95 && u < UNITS.length - 1) { v /= 1024; u++; }
     return tenths(v) + ' ' + UNITS[u];
   }
-  /* the bytes in full: past 2^53 a number's every digit, not its shortest form */
-  function whole(n) { return Number.isSafeInteger(n) || !Number.isInteger(n) ? String(n) : BigInt(n).toString(); }
+  /* the bytes in full: past 2^53 a number's every digit as the report wrote
+   * them (JSON.parse has rounded the number: its source text, kept by the
+   * reviver where the browser gives it, EXACT; else its value's digits) */
+  var EXACT = new Map();
+  function whole(n) {
+    if (Number.isSafeInteger(n) || !Number.isInteger(n)) return String(n);
+    return EXACT.has(n) ? EXACT.get(n) : BigInt(n).toString();
+  }
   function size(n) {
     n = Number(n) || 0;
     return n < 1024 ? short(n) : short(n) + ' (' + whole(n) + ' bytes)';
@@ -78,7 +84,11 @@
 
   var R;
   try {
-    R = JSON.parse(document.getElementById('gmg-data').textContent);
+    R = JSON.parse(document.getElementById('gmg-data').textContent, function (k, v, ctx) {
+      if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && ctx && /^[0-9]+$/.test(ctx.source))
+        EXACT.set(v, ctx.source);
+      return v;
+    });
   } catch (e) {
     fatal('The data embedded in this page is not JSON: ' + e.message);
     return;
@@ -154,13 +164,21 @@
       if (d.driver_oom !== undefined) s += ', driver out of memory ' + d.driver_oom;
       fact('device ' + d.device, s, 'gmg-dev-' + d.device);
     });
+    if (t.host_driver_oom)
+      fact('pinned host memory', 'the driver refused ' + plural(t.host_driver_oom, 'allocation') + ': out of memory', 'gmg-host-oom');
+    if (Array.isArray(R.suppressions) && R.suppressions.length) {
+      var sb = 0, sc = 0;
+      R.suppressions.forEach(function (u) { sb += u.bytes || 0; sc += u.count || 0; });
+      fact('suppressed', size(sb) + ' in ' + plural(sc, 'live allocation') + ', not listed (GPUMEM_SUPPRESSIONS: ' +
+        R.suppressions.map(function (u) { return u.template; }).join(', ') + ')', 'gmg-suppressed');
+    }
     if (R.group) {
       fact('group', R.group.name + ', ' + plural(R.group.members, 'member'));
       (R.group.devices || []).forEach(function (d) {
         fact('group, device ' + d.device, 'limit ' + (d.limit ? size(d.limit) : 'none') + ', in use ' + size(d.in_use) + ', peak ' + size(d.peak));
       });
     } else {
-      fact('group', 'none');
+      fact('group', R.group === null ? 'none' : 'not in this report');
     }
     app.appendChild(card('Summary', [facts]));
     if (R.schema > 1) app.appendChild(el('p', { cls: 'warn', text: 'This report has schema ' + R.schema + ', newer than this page knows (1): parts may be missing.' }));
@@ -237,7 +255,7 @@
       g.appendChild(svg('line', { x1: x, x2: x, y1: T, y2: H - B, stroke: st.color, 'stroke-width': 1, opacity: 0.5 }));
       if (e.kind === 'peak') g.appendChild(svg('circle', { cx: x, cy: y, r: 5, fill: st.color }));
       else g.appendChild(svg('path', { d: 'M' + (x - 5) + ' ' + T + ' L' + (x + 5) + ' ' + T + ' L' + x + ' ' + (T + 9) + ' Z', fill: st.color })); /* at the top: its bytes are the call's, not the in-use */
-      svgTitle(g, st.label + ' at ' + seconds(e.t_ms) + (e.bytes !== undefined ? ': ' + size(e.bytes) : ''));
+      svgTitle(g, st.label + ' at ' + (tmax < 1000 ? e.t_ms + ' ms' : seconds(e.t_ms)) + (e.bytes !== undefined ? ': ' + size(e.bytes) : ''));
       s.appendChild(g);
     });
     body.push(s);
@@ -455,6 +473,14 @@
       var name = k === 'leak' ? 'Leaks' : k === 'live' ? 'Live' : k === 'retained' ? 'Retained by pools' : k === 'reclaimed' ? 'Reclaimed by context teardown' : 'Address ranges';
       line.appendChild(el('span', {}, [el('b', { text: name + ': ' }), size(sums[k].bytes) + ' in ' + plural(sums[k].count, 'allocation') + ', ' + plural(sums[k].groups, 'group')]));
     });
+    /* the lists' folded rests (their kinds unknown): so that the line sums to the report's */
+    var rest = { bytes: 0, count: 0, groups: 0 };
+    ['live_folded', 'reclaimed_folded', 'address_ranges_folded'].forEach(function (k) {
+      var f = R[k];
+      if (f && f.groups) { rest.bytes += net(f); rest.count += f.count || 0; rest.groups += f.groups; }
+    });
+    if (rest.groups)
+      line.appendChild(el('span', {}, [el('b', { text: 'Not listed (smaller groups): ' }), size(rest.bytes) + ' in ' + plural(rest.count, 'allocation') + ', ' + plural(rest.groups, 'group')]));
     if (!rows.length) { app.appendChild(card('Groups', [empty(R.trigger === 'exit' ? 'Nothing live at exit: no leak.' : 'Nothing live.')])); return; }
     kids.push(line);
     var filter = el('input', { type: 'search', placeholder: 'filter: function, file, module, API, owner', 'aria-label': 'filter' });
@@ -562,10 +588,18 @@
 
   /* ---- fragmentation ---- */
   function hex(s) { return String(s); }
+  /* where a merged map's blocks part: at every gap, or at the biggest */
+  function splits(f) {
+    var n = 0;
+    for (var i = 1; i < f.map.length; i++) if (f.map[i][0] > f.map[i - 1][0] + f.map[i - 1][1]) n++;
+    if (!f.gaps) return ' (the allocations lie side by side: no gap)';
+    return n >= f.gaps ? ', split at every gap (' + n + ')' : ', split at the ' + plural(n, 'largest gap') + ' of ' + f.gaps;
+  }
   function fragmentation() {
     var list = R.fragmentation || [];
     var kids = [];
-    if (!list.length) kids.push(empty('No device: nothing to map.'));
+    if (!Array.isArray(R.fragmentation)) kids.push(empty('This report carries no fragmentation section.'));
+    else if (!list.length) kids.push(empty('No device: nothing to map.'));
     list.forEach(function (f) {
       kids.push(el('h3', { text: 'Device ' + f.device }));
       if (!f.live_allocations) { kids.push(empty('No live device allocation: the address span is empty.')); return; }
@@ -593,7 +627,7 @@
       s.appendChild(svg('text', { x: W, y: H + 13, 'text-anchor': 'end' }, hex(f.span_end)));
       kids.push(s);
       kids.push(el('p', { cls: 'note', text: 'The address span drawn to scale: blue is allocated, grey is a gap. ' +
-        (f.map_merged ? 'This device has more live allocations than the map keeps one by one: neighbours are merged into blocks (lighter where a block holds gaps too), split at the ' + (f.map.length - 1) + ' largest gaps.' : 'Each block is one allocation; hover for its size.') }));
+        (f.map_merged ? 'This device has more live allocations than the map keeps one by one: neighbours are merged into blocks (lighter where a block holds gaps too)' + splits(f) + '.' : 'Each block is one allocation; hover for its size.') }));
     });
     app.appendChild(card('Fragmentation: the address span of live allocations', kids));
   }
