@@ -227,6 +227,9 @@ nvtx() { for _ in 1 2 3; do env "$@" "$B/bench" nvtx 400000 32; done | min; }
 nu=$(nvtx); no=$(nvtx LD_PRELOAD="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUMEM_STACK_DEPTH=0)
 nf=$(nvtx LD_PRELOAD="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUMEM_STACK_DEPTH=32)
 echo "NVTX region register+unregister pair (CPU ns, 32 frames deep): unguarded $nu; guarded, stacks off $no (added $(calc "$no - $nu")); 32 frames $nf (added $(calc "$nf - $nu"))"
+# the same, each pair in the next of 1000 heaps in turn (the heap is found by its address)
+hu=$(nvtx BENCH_HEAPS=1000); hf=$(nvtx BENCH_HEAPS=1000 LD_PRELOAD="$LIB" NVTX_INJECTION64_PATH="$LIB" GPUMEM_STACK_DEPTH=32)
+echo "NVTX pair, 1000 heaps in turn (CPU ns, 32 frames deep): unguarded $hu; guarded, 32 frames $hf (added $(calc "$hf - $hu"))"
 echo
 
 # Python: pairs made through ctypes from 10 and 50 Python frames, on every

@@ -51,7 +51,26 @@ static struct slot *chunks[MAX_SLOTS / CHUNK];
 static uint32_t nslots;       /* slots in use so far (their chunks exist) */
 static unsigned live;
 static uint64_t serials;      /* under mu */
-static uint64_t version;      /* bumped by every add and remove (gmg_heap_at's memo) */
+static uint64_t version;      /* +2 by every add and remove (gmg_heap_at's memo); odd while the index changes */
+
+/* An index of the live heaps by start address, for gmg_heap_at on the
+ * region calls' path (a scan of every slot costs microseconds at 1000
+ * heaps): per start, the slot of the latest heap registered there, in an
+ * open-addressed table (linear probing). It changes under mu only, inside
+ * a sequence lock: `version` is odd meanwhile, and a reader that saw it odd
+ * or changed by its end scans the slots instead (latest_at). A start no
+ * heap holds keeps its entry (slot 0) until the table is rebuilt. A table
+ * that grows is never freed (a reader may still be in it); each is at
+ * least twice the last, so together they take at most twice the biggest. */
+struct ix_entry {
+    uint64_t lo;              /* 0: empty */
+    uint32_t slot;            /* index + 1 of the latest live heap at lo; 0: none */
+};
+struct ix_table {
+    uint32_t cap, used;       /* used: entries with a start (under mu) */
+    struct ix_entry e[];
+};
+static struct ix_table *ix;
 
 /* The calling thread's last gmg_heap_at answer, good while no heap came or
  * went (a heap's range, device, context and name never change) */
@@ -81,6 +100,117 @@ static struct slot *find(uintptr_t handle, uint32_t *gen_out)
         return NULL;
     *gen_out = gen;
     return s;
+}
+
+static uint32_t ix_home(const struct ix_table *t, uint64_t lo)
+{
+    return (uint32_t)((lo >> 8) * 0x9E3779B97F4A7C15ull >> 32) & (t->cap - 1);
+}
+
+/* The entry of lo, or the empty one where it goes; NULL: full. */
+static struct ix_entry *ix_find(struct ix_table *t, uint64_t lo)
+{
+    for (uint32_t k = 0, i = ix_home(t, lo); k < t->cap; k++, i = (i + 1) & (t->cap - 1)) {
+        uint64_t key = __atomic_load_n(&t->e[i].lo, __ATOMIC_RELAXED);
+        if (key == lo || !key)
+            return &t->e[i];
+    }
+    return NULL;
+}
+
+/* Under mu, version odd: lo's entry names `slot` (0: none). */
+static void ix_set(uint64_t lo, uint32_t slot);
+
+/* Under mu, version odd: every live heap's start anew, in a table big
+ * enough for them (a new one when the current is too small). */
+static void ix_rebuild(uint32_t more)
+{
+    uint32_t want = 64;
+    while (want < 2 * (live + more) + 2)
+        want *= 2;
+    struct ix_table *t = ix;
+    if (!t || t->cap < want) {
+        struct ix_table *n = calloc(1, sizeof *n + (size_t)want * sizeof n->e[0]);
+        if (!n) { /* out of memory: an empty table (reads scan); or none */
+            if (t) {
+                for (uint32_t i = 0; i < t->cap; i++)
+                    __atomic_store_n(&t->e[i].slot, 0, __ATOMIC_RELAXED);
+            }
+            return;
+        }
+        n->cap = want;
+        __atomic_store_n(&ix, n, __ATOMIC_RELEASE);
+        t = n;
+    } else {
+        for (uint32_t i = 0; i < t->cap; i++) {
+            __atomic_store_n(&t->e[i].lo, 0, __ATOMIC_RELAXED);
+            __atomic_store_n(&t->e[i].slot, 0, __ATOMIC_RELAXED);
+        }
+    }
+    t->used = 0;
+    for (uint32_t i = 0; i < nslots; i++) {
+        struct slot *sl = slot_at(i);
+        if (!(sl->gen & 1) || !sl->lo)
+            continue;
+        struct ix_entry *e = ix_find(t, sl->lo);
+        uint32_t cur = e ? e->slot : 0;
+        if (e && (!cur || slot_at(cur - 1)->serial < sl->serial))
+            ix_set(sl->lo, i + 1);
+    }
+}
+
+static void ix_set(uint64_t lo, uint32_t slot)
+{
+    if (!lo)
+        return; /* a heap at 0 is found by the scan */
+    if (!ix || (ix->used + 1) * 4 > ix->cap * 3) {
+        if (!slot)
+            return; /* nothing to say of a start the table does not hold */
+        ix_rebuild(1);
+        if (!ix)
+            return;
+    }
+    struct ix_entry *e = ix_find(ix, lo);
+    if (!e || (!e->lo && !slot))
+        return;
+    if (!e->lo) {
+        ix->used++;
+        __atomic_store_n(&e->lo, lo, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&e->slot, slot, __ATOMIC_RELAXED);
+}
+
+/* The sequence lock around a change of the index (under mu). */
+static void ix_begin(void)
+{
+    __atomic_store_n(&version, version + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void ix_end(void)
+{
+    __atomic_store_n(&version, version + 1, __ATOMIC_RELEASE);
+}
+
+/* The latest live heap at lo by the index; *ok 0 when the index could not
+ * say (changing meanwhile, or none): then the caller scans. */
+static uintptr_t ix_lookup(uint64_t lo, int *ok)
+{
+    uint64_t v = __atomic_load_n(&version, __ATOMIC_ACQUIRE);
+    struct ix_table *t = __atomic_load_n(&ix, __ATOMIC_ACQUIRE);
+    *ok = 0;
+    if ((v & 1) || !t || !lo)
+        return 0;
+    struct ix_entry *e = ix_find(t, lo);
+    uint32_t slot = e && __atomic_load_n(&e->lo, __ATOMIC_RELAXED) == lo ? __atomic_load_n(&e->slot, __ATOMIC_RELAXED)
+                                                                       : 0;
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&version, __ATOMIC_RELAXED) != v)
+        return 0;
+    *ok = 1;
+    struct slot *s = slot ? slot_at(slot - 1) : NULL;
+    uint32_t gen = s ? LD(s->gen) : 0;
+    return (gen & 1) && LD(s->lo) == lo ? (uintptr_t)gen << 20 | slot : 0;
 }
 
 static void copy_out(const struct slot *s, struct gmg_heap_info *h)
@@ -132,7 +262,9 @@ uintptr_t gmg_heap_add(const struct gmg_heap_info *h)
     ST(s->serial, ++serials);
     ST(s->gen, gen);
     __atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&version, 1, __ATOMIC_RELEASE);
+    ix_begin();
+    ix_set(h->lo, i + 1); /* the latest at its start */
+    ix_end();
     pthread_mutex_unlock(&mu);
     return (uintptr_t)gen << 20 | (i + 1);
 }
@@ -173,11 +305,14 @@ static uintptr_t latest_at(uint64_t lo, int fits, uint64_t ptr, uint64_t size)
 uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out)
 {
     uint64_t v = LD(version);
-    if (tl_at.handle && tl_at.lo == lo && tl_at.version == v) {
+    if (tl_at.handle && tl_at.lo == lo && tl_at.version == v && !(v & 1)) {
         *out = tl_at.info; /* a sub-allocator's regions, one heap after another */
         return tl_at.handle;
     }
-    uintptr_t best = latest_at(lo, 0, 0, 0);
+    int ok;
+    uintptr_t best = ix_lookup(lo, &ok);
+    if (!ok)
+        best = latest_at(lo, 0, 0, 0);
     if (!best || !gmg_heap_get(best, out))
         return 0;
     tl_at.lo = lo;
@@ -200,7 +335,19 @@ int gmg_heap_remove(uintptr_t handle)
     if (s) {
         ST(s->gen, (gen + 1) & GEN_MASK); /* even: free */
         __atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
-        __atomic_add_fetch(&version, 1, __ATOMIC_RELEASE);
+        ix_begin();
+        struct ix_entry *e = ix && s->lo ? ix_find(ix, s->lo) : NULL;
+        if (e && e->lo == s->lo && e->slot == (uint32_t)(handle & 0xfffff)) {
+            /* its start's entry was this heap's: the latest left there, if any */
+            uint32_t best = 0;
+            for (uint32_t i = 0; i < nslots; i++) {
+                struct slot *o = slot_at(i);
+                if ((o->gen & 1) && o->lo == s->lo && (!best || slot_at(best - 1)->serial < o->serial))
+                    best = i + 1;
+            }
+            ix_set(s->lo, best);
+        }
+        ix_end();
     }
     pthread_mutex_unlock(&mu);
     return s != NULL;
@@ -360,5 +507,10 @@ void gmg_heaps_atfork_child(void)
             s->gen = (s->gen + 1) & GEN_MASK;
     }
     live = 0;
-    version++;
+    version = (version | 1) + 1; /* even: no change of the index under way here */
+    if (ix) {
+        for (uint32_t i = 0; i < ix->cap; i++)
+            ix->e[i].lo = 0, ix->e[i].slot = 0;
+        ix->used = 0;
+    }
 }

@@ -40,7 +40,7 @@ int gmg_heap_get(uintptr_t handle, struct gmg_heap_info *out);
  * that do, or 0 when none does; *out its description as gmg_heap_get
  * gives it, but for region_bytes and the seg_ fields, which may be older
  * (a region's path reads neither). No lock: memoised per thread while no
- * heap comes or goes. */
+ * heap comes or goes, else found in an index by address (O(1)). */
 uintptr_t gmg_heap_at(uint64_t lo, struct gmg_heap_info *out);
 /* The same, the latest of those that also hold [ptr, ptr + size): of two
  * heaps at one address (a layout inside a sub-allocator's), the one a

@@ -290,8 +290,12 @@ static int mode_pairs(long live, int threads)
 /* bench nvtx PAIRS DEPTH: nvtxMemRegionsRegister + nvtxMemRegionsUnregister
  * pairs of 4 KiB regions in one heap over a 64 MiB segment, DEPTH frames
  * deep; prints the least CPU ns per pair of 40 rounds. Without an NVTX
- * injection (NVTX_INJECTION64_PATH unset) the calls are NVTX's no-ops. */
-static nvtxMemHeapHandle_t nvtx_heap;
+ * injection (NVTX_INJECTION64_PATH unset) the calls are NVTX's no-ops.
+ * BENCH_HEAPS=N (up to 1024): N heaps of 64 KiB over the segment, each
+ * pair in the next heap in turn. */
+#define NVTX_HEAPS_MAX 1024
+static nvtxMemHeapHandle_t nvtx_heaps[NVTX_HEAPS_MAX];
+static unsigned nvtx_nheaps = 1;
 static CUdeviceptr nvtx_seg;
 
 static long nvtx_loop(void *arg)
@@ -301,9 +305,12 @@ static long nvtx_loop(void *arg)
     for (int r = 0; r < ROUNDS; r++) {
         double c0 = cpu_now();
         for (long i = 0; i < per; i++) {
-            nvtxMemVirtualRangeDesc_t d = { 4096, (void *)(uintptr_t)(nvtx_seg + (uint64_t)(i & 1023) * 4096) };
+            unsigned k = (unsigned)i % nvtx_nheaps;
+            uint64_t at = nvtx_nheaps == 1 ? (uint64_t)(i & 1023) * 4096
+                                           : (uint64_t)k * 65536 + (uint64_t)((i / nvtx_nheaps) & 15) * 4096;
+            nvtxMemVirtualRangeDesc_t d = { 4096, (void *)(uintptr_t)(nvtx_seg + at) };
             nvtxMemRegionsRegisterBatch_t b = { NVTX_EXT_COMPATID_MEM, sizeof b, NVTX_MEM_TYPE_VIRTUAL_ADDRESS,
-                                                nvtx_heap, 1, sizeof d, &d, NULL };
+                                                nvtx_heaps[k], 1, sizeof d, &d, NULL };
             nvtxMemRegionsRegister(NULL, &b);
             nvtxMemRegionRef_t ref;
             ref.pointer = d.ptr;
@@ -324,16 +331,22 @@ static int mode_nvtx(long n)
     start();
     if (cuMemAlloc_v2(&nvtx_seg, 64 << 20) != CUDA_SUCCESS)
         return 1;
-    nvtxMemVirtualRangeDesc_t range = { 64 << 20, (void *)(uintptr_t)nvtx_seg };
-    nvtxMemHeapDesc_t h;
-    memset(&h, 0, sizeof h);
-    h.extCompatID = NVTX_EXT_COMPATID_MEM;
-    h.structSize = sizeof h;
-    h.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
-    h.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
-    h.typeSpecificDescSize = sizeof range;
-    h.typeSpecificDesc = &range;
-    nvtx_heap = nvtxMemHeapRegister(NULL, &h);
+    const char *e = getenv("BENCH_HEAPS");
+    if (e && atoi(e) > 1)
+        nvtx_nheaps = atoi(e) < NVTX_HEAPS_MAX ? (unsigned)atoi(e) : NVTX_HEAPS_MAX;
+    for (unsigned k = 0; k < nvtx_nheaps; k++) {
+        nvtxMemVirtualRangeDesc_t range = { nvtx_nheaps == 1 ? 64 << 20 : 65536,
+                                            (void *)(uintptr_t)(nvtx_seg + (uint64_t)k * 65536) };
+        nvtxMemHeapDesc_t h;
+        memset(&h, 0, sizeof h);
+        h.extCompatID = NVTX_EXT_COMPATID_MEM;
+        h.structSize = sizeof h;
+        h.usage = NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR;
+        h.type = NVTX_MEM_TYPE_VIRTUAL_ADDRESS;
+        h.typeSpecificDescSize = sizeof range;
+        h.typeSpecificDesc = &range;
+        nvtx_heaps[k] = nvtxMemHeapRegister(NULL, &h);
+    }
     deep(depth, nvtx_loop, &n);
     return 0;
 }
