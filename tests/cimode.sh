@@ -201,10 +201,20 @@ guarded GPUMEM_EXITCODE=abc "$T/nulls"; rc=$?
 
 # GPUMEM_METRICS: a Prometheus text file, rewritten every interval and at exit
 rm -f "$WORK/m.prom"
-env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/m.prom" GPUMEM_METRICS_INTERVAL=1 "$T/dumps" dumps 8 >"$WORK/out" 2>"$WORK/err" &
+# (the program holds its leak until its input ends: the file is seen while it runs, however slow the machine)
+rm -f "$WORK/hold.fifo"; mkfifo "$WORK/hold.fifo"
+env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/m.prom" GPUMEM_METRICS_INTERVAL=1 "$T/dumps" hold <"$WORK/hold.fifo" >"$WORK/out" 2>"$WORK/err" &
 mpid=$!
-sleep 1.7
-mid=$(grep -c '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="dumps"} 197520$' "$WORK/m.prom" 2>/dev/null)
+exec 7>"$WORK/hold.fifo"
+mid=0
+for _ in $(seq 200); do
+    if grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="dumps"} 197520$' "$WORK/m.prom" 2>/dev/null; then
+        kill -0 $mpid 2>/dev/null && mid=1
+        break
+    fi
+    sleep 0.1
+done
+exec 7>&-
 wait $mpid
 promok=1
 if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$WORK/m.prom" >"$WORK/prom" 2>&1 || promok=0; fi

@@ -7,6 +7,7 @@
  *   dumps dumps N          N signal dumps, one at a time, then exit
  *   dumps apidumps N       4 threads x N gpumemguard_dump() at once
  *   dumps stale_tmp PATH   stale temporaries for this pid exist beside PATH
+ *   dumps hold             the leak, then wait for the end of standard input
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -67,6 +68,14 @@ static void stale_tmp(const char *path)
     leak_before_exit();
 }
 
+static void hold(void)
+{
+    leak_before_exit();
+    char b[64];
+    while (read(0, b, sizeof b) > 0)
+        ;
+}
+
 static int dumps_mode(int argc, char **argv)
 {
     const char *m = argv[1];
@@ -75,6 +84,7 @@ static int dumps_mode(int argc, char **argv)
     else if (!strcmp(m, "dumps")) dumps(n);
     else if (!strcmp(m, "apidumps")) apidumps(n);
     else if (!strcmp(m, "stale_tmp") && argc > 2) stale_tmp(argv[2]);
+    else if (!strcmp(m, "hold")) hold();
     else return 0;
     return 1;
 }

@@ -112,11 +112,14 @@ static void free_reuse(int rounds)
     printf("free and reuse: %d rounds, %d with the guard below the driver\n", rounds, wrong);
 }
 
-/* A frees p (200 ms in the driver); B frees p from 150 ms (100 ms in the
- * driver: it reaches p at 250 ms, after A's free at 200 ms); at 220 ms
- * main allocates and gets p's address again: B's free then frees that
- * allocation. The guard must see it gone: nothing left counted, the whole
- * limit free again. */
+/* A frees p (600 ms in the driver); B frees p from 300 ms (600 ms in the
+ * driver: it reaches p at 900 ms, after A's free); once A's free is done in
+ * the driver (its count drops to 0, at 600 ms), main allocates and gets p's
+ * address again: B's free then frees that allocation. The guard must see it
+ * gone: nothing left counted, the whole limit free. Late: once B's free is
+ * done in the driver (900 ms; it returns 300 ms later, GPUSIM_AFTER_FREE_US),
+ * main allocates a third time at the address: live, and counted. The order
+ * is set by the driver's count, not by sleeps, and 300 ms apart each way. */
 static CUdeviceptr aba_p;
 static void *aba_freer(void *arg)
 {
@@ -127,17 +130,24 @@ static void *aba_freer(void *arg)
     return NULL;
 }
 
+/* Until the driver holds nothing (a free done there), at most 5 s. */
+static void driver_empty(void)
+{
+    for (int i = 0; i < 5000 && tl_sim(0).live; i++)
+        usleep(1000);
+}
+
 static void aba(int late)
 {
     CHECK(cuMemAlloc_v2(&aba_p, 1 << 20));
     pthread_t a, b;
     pthread_create(&a, NULL, aba_freer, (void *)(uintptr_t)0);
-    pthread_create(&b, NULL, aba_freer, (void *)(uintptr_t)150000);
-    usleep(220000);
+    pthread_create(&b, NULL, aba_freer, (void *)(uintptr_t)300000);
+    driver_empty();
     CUdeviceptr q, r = 0;
     CHECK(cuMemAlloc_v2(&q, 1 << 20));
-    if (late) { /* at 320 ms: B's free was done at 250 ms, and settles at 350 ms */
-        usleep(100000);
+    if (late) {
+        driver_empty();
         CHECK(cuMemAlloc_v2(&r, 1 << 20));
     }
     pthread_join(a, NULL);
