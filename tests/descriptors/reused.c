@@ -82,6 +82,8 @@ static void closefrom_case(const char *file, const char *first, const char *dump
         exit(5);
     kill(getpid(), SIGUSR1);
     usleep(1500000); /* longer than GPUMEM_METRICS_INTERVAL=1: the thread's tick runs too */
+    for (int i = 0; i < 600 && access(dump, F_OK) != 0; i++) /* and the dump is written, however loaded the machine */
+        usleep(50000);
     char buf[64];
     ssize_t n = read(p[0], buf, sizeof buf);
     struct stat st;
