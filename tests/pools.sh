@@ -34,11 +34,11 @@ done
 # whose class, carry a pool's name are no pool: their memory is a leak
 # (exit 23). RMM's base class, its pool as template argument, is the pool.
 guarded GPUMEM_EXITCODE=23 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/look.json" "$T/poolapp" "$FP" \
-    app_param=65536 app_template=131072 app_stats=196608 app_class=262144 rmm_base=327680; rc=$?
+    app_param=65536 app_template=131072 app_stats=196608 app_class=262144 rmm_base=327680 rmm_fnptr=393216; rc=$?
 got=$(jq_ "$WORK/look.json" 'sorted((g["bytes"], g["owner"], g.get("pool", "-")) for g in r["live"]), r["totals"]["live_bytes"]')
-want="([(65536, 'program', '-'), (131072, 'program', '-'), (196608, 'program', '-'), (262144, 'program', '-'), (327680, 'RMM', 'RMM')], 655360)"
+want="([(65536, 'program', '-'), (131072, 'program', '-'), (196608, 'program', '-'), (262144, 'program', '-'), (327680, 'RMM', 'RMM'), (393216, 'RMM', 'RMM')], 655360)"
 if [ $rc = 23 ] && [ "$got" = "$want" ]; then
-    ok "no pool by a parameter's or template argument's type, nor by a class named like a pool: app::upload(rmm::mr::pool_memory_resource<...>&), app::fill<rmm::mr::pool_memory_resource<...>>, SingleDeviceMemoryPoolStats, PinnedMemoryPoolTuner are leaks (23); RMM's stream_ordered_memory_resource<pool_memory_resource<...>> is its pool"
+    ok "no pool by a parameter's or template argument's type, nor by a class named like a pool: app::upload(rmm::mr::pool_memory_resource<...>&), app::fill<rmm::mr::pool_memory_resource<...>>, SingleDeviceMemoryPoolStats, PinnedMemoryPoolTuner are leaks (23); RMM's stream_ordered_memory_resource<pool_memory_resource<...>> is its pool, and so is a pool function returning a pointer to function"
 else bad "pool names in parameters (rc $rc): got $got" "$WORK/look.json"; fi
 
 # Owners that are no pools: their allocations are leaks, labelled (cuBLAS,

@@ -68,6 +68,7 @@ struct ix_entry {
 };
 struct ix_table {
     uint32_t cap, used;       /* used: entries with a start (under mu) */
+    struct ix_table *older;   /* the table it replaced: kept, and reachable */
     struct ix_entry e[];
 };
 static struct ix_table *ix;
@@ -139,6 +140,7 @@ static void ix_rebuild(uint32_t more)
             return;
         }
         n->cap = want;
+        n->older = t;
         __atomic_store_n(&ix, n, __ATOMIC_RELEASE);
         t = n;
     } else {

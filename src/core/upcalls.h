@@ -36,8 +36,9 @@ struct gmg_upcalls {
      * returning once it is explained (bounded: the caller may hold locks).
      * Must not build a full report on the calling thread unless abort. */
     int (*refused)(const struct gmg_refusal *r); /* 0: not explained, nor will it be (too many at once) */
-    /* A refusal at a call site explained before, first on this device:
-     * mark the device's timeline, no message. Must not wait. */
+    /* A refusal first on this device at a call site not explained now
+     * (explained before on another device, or past the cap on explained
+     * sites): mark the device's timeline, no message. Must not wait. */
     void (*marked)(const struct gmg_refusal *r);
 };
 

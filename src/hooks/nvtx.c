@@ -220,19 +220,96 @@ static nvtxMemHeapHandle_t heap_register(nvtxDomainHandle_t domain, nvtxMemHeapD
  * then waits under it (GMG_SPACE_NVTX_UNDER), still registered and counted
  * in its heap, and comes back when the inner region goes (unregistered,
  * its heap reset or unregistered). An unregister of that address takes the
- * innermost region, the one registered last. */
+ * innermost region, the one registered last. `under_live` counts the
+ * regions waiting so (a hint: one reclaimed with its context is still
+ * counted), so that an unregister looks under only when some may be. */
+static unsigned long under_live;
+
+/* A region's record from what the table gave back of it. */
+static void record_of(const struct gmg_gone *g, enum gmg_space space, uint32_t ctx, struct gmg_alloc *t)
+{
+    memset(t, 0, offsetof(struct gmg_alloc, hh));
+    t->value = g->value;
+    t->space = (uint8_t)space;
+    t->size = g->size;
+    t->ctx = ctx;
+    t->stack = g->stack;
+    t->device = (int8_t)g->device;
+    t->family = GMG_FAM_NVTX_REGION;
+    t->has_aux = 1;
+}
+
+/* Does region r (of another heap than id) hold heap h whole? */
+static int holds_heap(const struct gmg_gone *r, const struct gmg_heap_info *h, uintptr_t id)
+{
+    return r->aux != id && h->lo >= r->value && h->lo - r->value < r->size &&
+           h->size <= r->size - (h->lo - r->value);
+}
+
+/* An outer heap's region, taken out by an inner heap's region at its
+ * address: under it. */
+static void push_under(const struct gmg_gone *outer, uint32_t ctx_hint)
+{
+    struct gmg_heap_info oh;
+    struct gmg_alloc u;
+    record_of(outer, GMG_SPACE_NVTX_UNDER, gmg_heap_get(outer->aux, &oh) ? oh.ctx : ctx_hint, &u);
+    struct gmg_gone older;
+    int under = gmg_track_insert(&u, outer->aux, &older);
+    if (under == 0)
+        __atomic_add_fetch(&under_live, 1, __ATOMIC_RELAXED);
+    if (under == 1 || under == GMG_INSERT_FAILED_STALE) { /* a third heap at one address: the oldest goes */
+        gmg_heap_regions_add(older.aux, -(int64_t)older.size);
+        warn(W_NESTED, "regions of more than two nested heaps at one address: the outermost one is dropped");
+        if (under == GMG_INSERT_FAILED_STALE)
+            __atomic_sub_fetch(&under_live, 1, __ATOMIC_RELAXED);
+    }
+    if (under < 0) /* out of memory: the outer region is lost, its bytes with it */
+        gmg_heap_regions_add(outer->aux, -(int64_t)outer->size);
+}
+
+/* Region t of heap id (h) into the table; `add`: its bytes are new to its
+ * heap (a registration), else already counted there (a region moved back). */
+static void region_put(struct gmg_alloc *t, uintptr_t id, const struct gmg_heap_info *h, int add)
+{
+    struct gmg_gone stale;
+    int got = gmg_track_insert(t, id, &stale);
+    if (got >= 0 && add)
+        gmg_heap_regions_add(id, (int64_t)t->size);
+    if (got < 0 && !add)
+        gmg_heap_regions_add(id, -(int64_t)t->size);
+    if (got == 1 && holds_heap(&stale, h, id)) {
+        push_under(&stale, h->ctx); /* the region of an outer heap that this region's heap lies in */
+        return;
+    }
+    if (got == 1 || got == GMG_INSERT_FAILED_STALE) { /* registered again without an unregister */
+        gmg_heap_regions_add(stale.aux, -(int64_t)stale.size);
+        warn(W_UNKNOWN, "a region registered again without being unregistered: the newer one is kept");
+    }
+}
+
+/* The region at ptr went: one it covered comes back. A region registered
+ * at ptr meanwhile is an inner one: it stays on top, this one under it. */
 static void region_back(uint64_t ptr)
 {
-    struct gmg_alloc a;
-    uint64_t heap = 0;
     struct gmg_gone g;
-    if (!gmg_track_lookup(GMG_SPACE_NVTX_UNDER, ptr, &a, &heap) || !gmg_track_remove(GMG_SPACE_NVTX_UNDER, ptr, &g))
+    if (!__atomic_load_n(&under_live, __ATOMIC_RELAXED) || !gmg_track_remove(GMG_SPACE_NVTX_UNDER, ptr, &g))
         return;
-    a.space = GMG_SPACE_NVTX;
-    a.has_aux = 1;
+    __atomic_sub_fetch(&under_live, 1, __ATOMIC_RELAXED);
+    struct gmg_heap_info h;
+    struct gmg_alloc a;
+    record_of(&g, GMG_SPACE_NVTX, gmg_heap_get(g.aux, &h) ? h.ctx : 0, &a);
     struct gmg_gone stale;
-    if (gmg_track_insert(&a, g.aux, &stale) != 0) /* out of memory, or registered there meanwhile */
+    int got = gmg_track_insert(&a, g.aux, &stale);
+    if (got < 0) /* out of memory: lost, its bytes with it */
         gmg_heap_regions_add(g.aux, -(int64_t)g.size);
+    struct gmg_heap_info sh;
+    if (got == 1 && gmg_heap_get(stale.aux, &sh)) {
+        struct gmg_alloc t;
+        record_of(&stale, GMG_SPACE_NVTX, sh.ctx, &t);
+        region_put(&t, stale.aux, &sh, 0);
+    } else if (got == 1 || got == GMG_INSERT_FAILED_STALE) {
+        gmg_heap_regions_add(stale.aux, -(int64_t)stale.size);
+    }
 }
 
 /* A region taken out with its heap: one it covered comes back. */
@@ -251,7 +328,9 @@ static void drop_under(const struct gmg_gone *g, void *arg)
 static void heap_clear(const struct gmg_heap_info *h, uintptr_t id)
 {
     uint64_t mine = id; /* its own regions: another heap over the same bytes keeps its */
-    gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, &mine, drop_under, NULL);
+    size_t n = gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, &mine, drop_under, NULL);
+    if (n)
+        __atomic_sub_fetch(&under_live, n, __ATOMIC_RELAXED);
     gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, &mine, drop_region, NULL);
 }
 
@@ -269,7 +348,9 @@ static void collect(const struct gmg_heap_info *h, void *arg)
 
 static void region_drop_any(const struct gmg_heap_info *h)
 {
-    gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, NULL, drop_under, NULL);
+    size_t n = gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, NULL, drop_under, NULL);
+    if (n)
+        __atomic_sub_fetch(&under_live, n, __ATOMIC_RELAXED);
     gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, NULL, drop_under, NULL);
 }
 
@@ -324,38 +405,7 @@ static void region_insert(uint64_t ptr, uint64_t size, uint32_t stack, const str
     t.device = (int8_t)(h->device >= -1 && h->device <= INT8_MAX ? h->device : -1);
     t.family = GMG_FAM_NVTX_REGION;
     t.has_aux = 1;
-    struct gmg_gone stale;
-    int got = gmg_track_insert(&t, id, &stale);
-    if (got >= 0)
-        gmg_heap_regions_add(id, (int64_t)size);
-    if (got == 1 && stale.aux != id && h->lo >= stale.value && h->lo - stale.value < stale.size &&
-        h->size <= stale.size - (h->lo - stale.value)) {
-        /* the region of an outer heap that this region's heap lies in: it waits under this one */
-        struct gmg_heap_info oh;
-        struct gmg_alloc u;
-        memset(&u, 0, offsetof(struct gmg_alloc, hh));
-        u.value = stale.value;
-        u.space = GMG_SPACE_NVTX_UNDER;
-        u.size = stale.size;
-        u.ctx = gmg_heap_get(stale.aux, &oh) ? oh.ctx : h->ctx;
-        u.stack = stale.stack;
-        u.device = (int8_t)stale.device;
-        u.family = GMG_FAM_NVTX_REGION;
-        u.has_aux = 1;
-        struct gmg_gone older;
-        int under = gmg_track_insert(&u, stale.aux, &older);
-        if (under == 1 || under == GMG_INSERT_FAILED_STALE) { /* a third heap at one address: the oldest goes */
-            gmg_heap_regions_add(older.aux, -(int64_t)older.size);
-            warn(W_NESTED, "regions of more than two nested heaps at one address: the outermost one is dropped");
-        }
-        if (under < 0)
-            gmg_heap_regions_add(stale.aux, -(int64_t)stale.size);
-        return;
-    }
-    if (got == 1 || got == GMG_INSERT_FAILED_STALE) { /* registered again without an unregister */
-        gmg_heap_regions_add(stale.aux, -(int64_t)stale.size);
-        warn(W_UNKNOWN, "a region registered again without being unregistered: the newer one is kept");
-    }
+    region_put(&t, id, h, 1);
 }
 
 static void regions_register(nvtxDomainHandle_t domain, nvtxMemRegionsRegisterBatch_t const *b)
@@ -421,6 +471,8 @@ static void regions_unregister(nvtxDomainHandle_t domain, nvtxMemRegionsUnregist
     }
 }
 
+/* A resize, as an unregister, takes the innermost region at the address
+ * (a block covered by an inner heap's region there is not resized). */
 static void regions_resize(nvtxDomainHandle_t domain, nvtxMemRegionsResizeBatch_t const *b)
 {
     (void)domain;

@@ -202,32 +202,69 @@ static const char *package_path(const char *p)
  * pool_memory_resource<...>&)" is "app::upload"), so that a type a function
  * takes or is instantiated with never makes it that type's code. The
  * entity a local one lies in keeps its name ("f(int)::{lambda()#1}::
- * operator()()" is "f"). A C name is itself. Cut to the buffer. */
+ * operator()()" is "f"); "{...}" and "(anonymous namespace)" are copied
+ * whole, an operator's symbols are its name (and skipped inside template
+ * arguments, where their '<' and '>' count for nothing), a return type that
+ * declares a pointer to function ("void (*f())(int)") or is a decltype is
+ * left out. A C name is itself. Cut to the buffer. */
+static int ident_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The length of the operator's symbols at p (after "operator"). */
+static size_t operator_len(const char *p)
+{
+    static const char *const ops[] = { "()", "[]", "->*", "->", "<=>", "<<=", ">>=", "<<", ">>", "<=", ">=", "==",
+                                       "!=", "&&", "||", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=",
+                                       "^=", "\"\"" };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (strncmp(p, ops[i], strlen(ops[i])) == 0)
+            return strlen(ops[i]);
+    if (*p == ' ') /* new, delete, a conversion: up to the parameter list */
+        return strcspn(p, "(");
+    return *p ? 1 : 0;
+}
+
 static const char *scope_of(const char *fn, char *out, size_t cap)
 {
     size_t n = 0, from = 0;
     int angle = 0;
     for (const char *p = fn; *p && n + 1 < cap; p++) {
+        size_t whole = 0, gap = 0;
         if (strncmp(p, "(anonymous namespace)", 21) == 0) {
-            size_t k = 21 < cap - 1 - n ? 21 : cap - 1 - n;
-            if (!angle)
-                memcpy(out + n, p, k), n += k;
-            p += 20;
+            whole = 21;
+        } else if (*p == '{') { /* {lambda(int)#1}, {unnamed type#1} */
+            const char *q = strchr(p, '}');
+            whole = q ? (size_t)(q - p) + 1 : strlen(p);
+        } else if (strncmp(p, "operator", 8) == 0 && !ident_char(p[8]) && (p == fn || !ident_char(p[-1]))) {
+            whole = 8 + operator_len(p + 8);
+            gap = p[whole] == ' ' && p[whole + 1] == '<'; /* "operator<< <int>": its template arguments follow */
+        } else if (!angle && strncmp(p, "decltype", 8) == 0 && !ident_char(p[8])) {
+            const char *q = p + 8; /* a return type: left out, parentheses and all */
+            q += *q == ' ';
+            for (int depth = 0; *q; q++)
+                if (*q == '(')
+                    depth++;
+                else if (*q == ')' && --depth <= 0)
+                    break;
+            p = *q ? q : q - 1;
+            from = n;
             continue;
         }
-        if (!angle && strncmp(p, "operator", 8) == 0 && (p == fn || p[-1] == ':' || p[-1] == ' ')) {
-            /* operator(), operator<<, operator new[]: its symbols are its name */
-            const char *q = p + 8;
-            q += strncmp(q, "()", 2) == 0 ? 2 : strcspn(q, "(");
-            for (; p < q && n + 1 < cap; p++)
-                out[n++] = *p;
-            p--;
+        if (whole) {
+            for (size_t k = 0; k < whole && n + 1 < cap; k++)
+                if (!angle)
+                    out[n++] = p[k];
+            p += whole - 1 + gap;
             continue;
         }
         if (*p == '<') {
             angle++;
         } else if (*p == '>' && angle) {
             angle--;
+        } else if (!angle && *p == '(' && n == from && (p[1] == '*' || p[1] == '&')) {
+            p++; /* "void (*name(...))(int)": the declarator's name follows */
         } else if (!angle && *p == '(') {
             break; /* the parameter list */
         } else if (!angle && *p == ' ') {

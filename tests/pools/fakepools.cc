@@ -58,6 +58,13 @@ namespace mr {
 struct cuda_memory_resource {};
 template <class Upstream> struct pool_memory_resource {
     __attribute__((noinline)) static CUdeviceptr block_from_upstream(size_t n) { ALLOC(n); }
+    // a return type that declares a pointer to function: "void (*rmm::mr::pool_memory_resource<...>::grow(...))(int)"
+    __attribute__((noinline)) static void (*grow(size_t n))(int)
+    {
+        CUdeviceptr p = 0;
+        cuMemAlloc(&p, n);
+        return nullptr;
+    }
 };
 template struct pool_memory_resource<cuda_memory_resource>;
 } // namespace mr
@@ -166,4 +173,10 @@ FAKE(app_template, app::fill<rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_
 static CUdeviceptr stats(size_t n) { return app::report_stats(SingleDeviceMemoryPoolStats(), n); }
 FAKE(app_stats, stats)
 FAKE(app_class, app::PinnedMemoryPoolTuner::scratch)
+static CUdeviceptr grow_pool(size_t n)
+{
+    rmm::mr::pool_memory_resource<rmm::mr::cuda_memory_resource>::grow(n);
+    return 1;
+}
+FAKE(rmm_fnptr, grow_pool)
 }

@@ -62,16 +62,18 @@
     return tenths(v) + ' ' + UNITS[u];
   }
   /* the bytes in full: past 2^53 a number's every digit as the report wrote
-   * them (JSON.parse has rounded the number: its source text, kept by the
-   * reviver where the browser gives it, EXACT; else its value's digits) */
-  var EXACT = new Map();
+   * them. JSON.parse rounds such a number; where the browser gives the
+   * reviver its source text, the value becomes a Number object that carries
+   * it (`exact`), and reads as the number everywhere else. */
   function whole(n) {
-    if (Number.isSafeInteger(n) || !Number.isInteger(n)) return String(n);
-    return EXACT.has(n) ? EXACT.get(n) : BigInt(n).toString();
+    if (n instanceof Number && n.exact) return n.exact;
+    n = Number(n);
+    return Number.isSafeInteger(n) || !Number.isInteger(n) ? String(n) : BigInt(n).toString();
   }
   function size(n) {
+    var w = whole(n);
     n = Number(n) || 0;
-    return n < 1024 ? short(n) : short(n) + ' (' + whole(n) + ' bytes)';
+    return n < 1024 ? short(n) : short(n) + ' (' + w + ' bytes)';
   }
   function plural(n, word) { return n + ' ' + word + (Number(n) === 1 ? '' : 's'); }
   function pct(a, b) { return b > 0 ? (100 * a / b).toFixed(a / b < 0.1 ? 2 : 1) + '%' : '-'; }
@@ -87,8 +89,11 @@
     var text = document.getElementById('gmg-data').textContent;
     /* a reviver slows the parse of a big report twofold: only where a number may be past 2^53 (16 digits) */
     R = /[0-9]{16}/.test(text) ? JSON.parse(text, function (k, v, ctx) {
-      if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && ctx && /^[0-9]+$/.test(ctx.source))
-        EXACT.set(v, ctx.source);
+      if (typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && ctx && /^[0-9]+$/.test(ctx.source)) {
+        var o = new Number(v); /* eslint-disable-line no-new-wrappers */
+        o.exact = ctx.source;
+        return o;
+      }
       return v;
     }) : JSON.parse(text);
   } catch (e) {
@@ -531,7 +536,7 @@
       list.slice(0, LIMIT).forEach(function (r) {
         var tr = el('tr', { cls: 'row' }, [
           el('td', {}, [el('span', { cls: 'kind ' + r.kind, text: kindText(r) })]),
-          el('td', { cls: 'num', text: String(r.g.bytes), title: size(r.g.bytes) }),
+          el('td', { cls: 'num', text: whole(r.g.bytes), title: size(r.g.bytes) }),
           el('td', { cls: 'num', text: String(r.g.count) }),
           el('td', { text: r.g.api }),
           el('td', { cls: 'num', text: String(r.g.device) }),
@@ -576,12 +581,12 @@
     }
     if (!list.length) { app.appendChild(card('By owner', [empty('This report names no owners (the library that reached the driver for each allocation).')])); return; }
     var keys = [];
-    list.forEach(function (o) { Object.keys(o).forEach(function (k) { if (keys.indexOf(k) < 0 && typeof o[k] !== 'object') keys.push(k); }); });
+    list.forEach(function (o) { Object.keys(o).forEach(function (k) { if (keys.indexOf(k) < 0 && (typeof o[k] !== 'object' || o[k] instanceof Number)) keys.push(k); }); });
     var head = el('tr', {}, keys.map(function (k) { return el('th', { text: k.replace(/_/g, ' ') }); }));
     var body = el('tbody', {}, list.map(function (o) {
       return el('tr', {}, keys.map(function (k) {
         var v = o[k];
-        return el('td', typeof v === 'number' ? { cls: 'num', text: String(v), title: /bytes|retained|in_use/.test(k) ? size(v) : '' } : { text: v === undefined || v === null ? '' : String(v) });
+        return el('td', typeof v === 'number' || v instanceof Number ? { cls: 'num', text: whole(v), title: /bytes|retained|in_use/.test(k) ? size(v) : '' } : { text: v === undefined || v === null ? '' : String(v) });
       }));
     }));
     kids.push(el('table', { id: 'gmg-owners' }, [el('thead', {}, [head]), body]));
