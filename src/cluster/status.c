@@ -173,14 +173,17 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
         long long ms = (long long)(now.tv_sec - prev_at.tv_sec) * 1000 + (now.tv_nsec - prev_at.tv_nsec) / 1000000;
         p->interval_ms = ms > 0 ? (uint32_t)ms : 0;
     }
-    int ndev = gmg_quota_devices_seen();
+    int grouped = gmg_quota_pooled();
+    if (grouped)
+        gmg_quota_refresh();
+    int ndev = gmg_quota_devices_seen(), gdev = grouped ? gmg_quota_group_devices() : 0;
+    if (gdev > ndev) /* the group's devices: another member's too */
+        ndev = gdev;
     if (ndev > GMG_STATUS_DEVICES)
         ndev = GMG_STATUS_DEVICES;
     p->devices = (uint32_t)ndev;
     memcpy(p->command, command, sizeof p->command);
-    int grouped = gmg_quota_pooled();
     if (grouped) {
-        gmg_quota_refresh();
         snprintf(p->group, sizeof p->group, "%s", gmg_cfg.group);
         p->group_members = gmg_quota_group_members();
         p->flags |= GMG_STATUS_GROUPED;

@@ -30,6 +30,8 @@
  *                                   child made by _Fork at once; the parent then holds BYTES
  *                                   (tried until it joins), and only then the child asks
  *                                   cuMemGetInfo and exits; print "held", wait
+ *   holdfast ondev DEV BYTES        hold BYTES on device DEV (its primary context); print
+ *                                   "held", wait
  *   holdfast vforksig               install a SIGUSR1 handler, vfork a child that sets
  *                                   SIGUSR1 to SIG_DFL and execs /bin/true, then raise SIGUSR1:
  *                                   "handler ran N" (1 when the child left the parent alone)
@@ -364,6 +366,16 @@ int main(int argc, char **argv)
         pendfork(strtoull(argv[2], NULL, 0));
     else if (!strcmp(m, "vforksig"))
         vforksig();
+    else if (!strcmp(m, "ondev") && argc > 3) {
+        CUdevice dev;
+        CUcontext c;
+        TL_CHECK(cuDeviceGet(&dev, atoi(argv[2])));
+        TL_CHECK(cuDevicePrimaryCtxRetain(&c, dev));
+        TL_CHECK(cuCtxSetCurrent(c));
+        hold(strtoull(argv[3], NULL, 0));
+        printf("held\n");
+        forever();
+    }
     else {
         fprintf(stderr, "holdfast: bad mode or arguments\n");
         return 2;

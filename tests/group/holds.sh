@@ -317,4 +317,20 @@ guarded GPUMEM_GROUP=${HP}v "$GT" info; rc=$?
     && ok "group: a segment of the older layout is refused as such, never misread" \
     || bad "group: an older segment (rc $rc)" "$WORK/err"
 
+# a member that holds memory on device 1 only: another member, which used
+# device 0 alone, shows the group's device 1 too (report, metrics, status
+# page for top), not only the devices it used itself
+G=${HP}dv
+gbg dv1 GPUSIM_DEVICES=2 GPUMEM_GROUP=$G GPUMEM_LIMIT=1G "$HF" ondev 1 4194304; dpid=$!
+if await "$WORK/dv1.out" held; then
+    guarded GPUSIM_DEVICES=2 GPUMEM_GROUP=$G GPUMEM_LIMIT=1G GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/dv0.json" \
+        GPUMEM_METRICS="$WORK/dv0.prom" "$HF" turns 1048576 1; rc=$?
+    got=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print([(d["device"], d["in_use"]) for d in r["group"]["devices"]])' "$WORK/dv0.json" 2>&1)
+    if [ $rc = 0 ] && [ "$got" = "[(0, 0), (1, 4194304)]" ] \
+       && grep -q "^gpumem_group_used_bytes{device=\"1\",group=\"$G\",.*} 4194304$" "$WORK/dv0.prom"; then
+        ok "group: a member that used device 0 alone reports the group's 4 MiB on device 1, another member's (JSON group.devices, metrics)"
+    else bad "group: another member's device (rc $rc): $got" "$WORK/dv0.prom"; fi
+else bad "group: the member on device 1 never held its memory" "$WORK/dv1.err"; fi
+reap $dpid
+
 rm -rf "$SHM/gpumemguard-$GU-$HP"*
