@@ -343,6 +343,30 @@ else bad "top: a stale file at the page name: the page never showed the process'
 touch "$WORK/Z.done"; wait $PZ 2>/dev/null
 fi
 
+# a command line of 60 emoji (two columns each, U+2705) in a 100-column
+# live view of 4 rows: its line cut at the width, so the title stays on top
+if command -v tmux >/dev/null 2>&1 && [ "${GMG_SANITIZER:-}" != tsan ]; then
+    rm -f "$WORK/E.ready" "$WORK/E.done"
+    PYE=$(python3 -c 'import sys; print(sys.executable)')
+    env LD_PRELOAD="$PRELOAD" bash -c 'exec -a "$0" "$@"' "$(python3 -c 'print("\u2705" * 60)')" "$PYE" tests/top/holder.py \
+        "$WORK/E.ready" "$WORK/E.done" 1048576 >"$WORK/E.out" 2>"$WORK/E.err" &
+    PE=$!
+    if tready "$WORK/E.ready" $PE; then
+        TE="gmgtope$$"
+        tmux -f /dev/null new-session -d -s "$TE" -x 100 -y 4 "$TOPCMD top --pid $PE; sleep 5" 2>"$WORK/tmux.err"
+        for _ in $(seq 100); do
+            tmux capture-pane -p -t "$TE" >"$WORK/epane" 2>/dev/null
+            grep -q "$PE" "$WORK/epane" && break
+            sleep 0.05
+        done
+        tmux kill-session -t "$TE" 2>/dev/null
+        if head -1 "$WORK/epane" | grep -q "^gpumemguard top" && grep -q "$PE .*$(python3 -c 'print("\u2705" * 3)')" "$WORK/epane"; then
+            ok "top in a terminal (tmux): a command line of emoji (two columns each) is cut at the width; the title stays on top"
+        else bad "top in tmux with a command line of emoji" "$WORK/epane"; fi
+    else bad "top: the process named with emoji never showed" "$WORK/E.err"; fi
+    touch "$WORK/E.done"; wait $PE 2>/dev/null
+fi
+
 # names from a process reach the terminal as text only: its biggest site
 # names terminal controls, its command line is not UTF-8 (argv[0] of bytes
 # 0xff 0xfe); --once shows them as '?', --json is valid UTF-8
