@@ -153,19 +153,25 @@ static int parse_name(const char *s, unsigned long *uid, long *pid)
 }
 
 /* One consistent copy of the page: done == begun != 0 (status_layout.h). */
-static int read_page(int fd, struct gmg_status_page *p)
+/* A page being written is read again after a nap of 1 ms, out of *naps
+ * left for the whole scan: a page that always reads as being written (its
+ * writer stopped there, or a file planted so) costs the scan at most that,
+ * however many there are. */
+static int read_page(int fd, struct gmg_status_page *p, int *naps)
 {
-    for (int tries = 0; tries < 200; tries++) {
+    for (;;) {
         if (pread(fd, p, sizeof *p, 0) != (ssize_t)sizeof *p)
             return -1;
         if (p->done && p->done == p->begun)
             return 0;
         if (!p->done && !p->begun)
             return -1; /* made, not written yet */
+        if (*naps <= 0)
+            return -1; /* shown at the next scan */
+        --*naps;
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
     }
-    return -1;
 }
 
 /* A page's text as a terminal may show it. Its writer is another process,
@@ -258,6 +264,7 @@ static void scan(struct frame *f)
         return;
     struct dirent *e;
     static struct gmg_status_page p;
+    int naps = 50; /* the scan's waits for pages being written, 1 ms each */
     while ((e = readdir(dir))) {
         size_t plen = strlen(GMG_STATUS_PREFIX);
         unsigned long uid;
@@ -277,7 +284,7 @@ static void scan(struct frame *f)
             close(fd);
             continue;
         }
-        int got = st.st_size == (off_t)sizeof p && read_page(fd, &p) == 0 && p.magic == GMG_STATUS_MAGIC &&
+        int got = st.st_size == (off_t)sizeof p && read_page(fd, &p, &naps) == 0 && p.magic == GMG_STATUS_MAGIC &&
                   p.version == GMG_STATUS_VERSION && p.size == sizeof p && p.pid == pid && p.uid == uid;
         close(fd);
         if (got && p.pid_ns && ns && p.pid_ns != ns)
