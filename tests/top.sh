@@ -221,6 +221,40 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
        && [ "$n4" = 0 ] && [ "$n5" = 0 ] && [ "$link5" = kept ]; then
         ok "top: a page for a live pid with another start time is a dead process's (removed); a valid page owned by another user, of mode 0644, or reached through a symlink is ignored and left"
     else bad "top: planted pages: start time $n1/$gone1, control $n2, other owner $n3/$gone3, mode $n4, symlink $n5/$link5"; fi
+    # pages of another pid namespace (a container sharing /dev/shm): one not
+    # written for 30 s is a dead process's, removed by top and replaced by a
+    # process of ours that takes its name; one written lately is left alone
+    tns() { # tns DST PID UPDATED_NS: PA's page as another namespace's (pid_ns 4242)
+        tplant "$(tpage $PA)" "$1" "$2"
+        python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); b=bytearray(f.read()); struct.pack_into("<QQ",b,40,4242,int(sys.argv[2])); f.seek(0); f.write(b)' "$1" "$3"
+    }
+    now_ns=$(date +%s%N)
+    tns "$(tpage $PS)" $PS 1000000000
+    "$TOPCMD" top --once >/dev/null 2>&1
+    old_gone=$([ -e "$(tpage $PS)" ] && echo kept || echo removed)
+    tns "$(tpage $PS)" $PS "$now_ns"
+    "$TOPCMD" top --once >/dev/null 2>&1
+    new_kept=$([ -e "$(tpage $PS)" ] && echo kept || echo removed)
+    rm -f "$(tpage $PS)"
+    rm -f "$WORK/N.ready" "$WORK/N.done"
+    PYN=$(python3 -c 'import sys; print(sys.executable)')
+    cat >"$WORK/nsrun.sh" <<'NSEOF'
+# nsrun.sh UID SRC CMD...: SRC as another namespace's page, not written for 30 s, at this pid's name; then CMD here
+dst=/dev/shm/gpumemguard-top-$1-$$; src=$2; shift 2
+python3 -c 'import struct,sys; b=bytearray(open(sys.argv[1],"rb").read()); struct.pack_into("<i",b,24,int(sys.argv[3])); struct.pack_into("<QQ",b,40,4242,1000000000); open(sys.argv[2],"wb").write(b)' "$src" "$dst" $$
+chmod 0600 "$dst"
+exec "$@"
+NSEOF
+    bash "$WORK/nsrun.sh" "$TU" "$(tpage $PA)" env LD_PRELOAD="$PRELOAD" "$PYN" tests/top/holder.py "$WORK/N.ready" "$WORK/N.done" 1048576 \
+        >"$WORK/N.out" 2>"$WORK/N.err" &
+    PN=$!
+    taken=no
+    # (tsettle: twait is the pane's by now, where tmux is)
+    if tready "$WORK/N.ready" $PN && tsettle $PN 1048576; then taken=yes; fi
+    touch "$WORK/N.done"; wait $PN 2>/dev/null
+    if [ "$old_gone" = removed ] && [ "$new_kept" = kept ] && [ "$taken" = yes ]; then
+        ok "top: a page of another pid namespace not written for 30 s is removed, and replaced by a process of ours at its name; one written lately is left"
+    else bad "top: pages of another pid namespace: old $old_gone, lately $new_kept, our process at its name $taken" "$WORK/N.err"; fi
     # 40 pages that always read as being written (begun 2, done 1), for live
     # processes of ours: each is given up without a wait of its own, so top
     # answers at once (at 200 ms each it took 8 s), and the real page shows

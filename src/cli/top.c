@@ -287,8 +287,11 @@ static void scan(struct frame *f)
         int got = st.st_size == (off_t)sizeof p && read_page(fd, &p, &naps) == 0 && p.magic == GMG_STATUS_MAGIC &&
                   p.version == GMG_STATUS_VERSION && p.size == sizeof p && p.pid == pid && p.uid == uid;
         close(fd);
-        if (got && p.pid_ns && ns && p.pid_ns != ns)
-            continue; /* another pid namespace's: its pids are not ours to check */
+        if (got && p.pid_ns && ns && p.pid_ns != ns) { /* another pid namespace's: its pids are not ours to check */
+            if (!gmg_status_written_lately(&p))
+                clean(path, &st); /* not written for 30 s: its process is gone (a live one makes it anew) */
+            continue;
+        }
         int live = alive((pid_t)pid, got ? p.start_time : 0);
         if (live == 0) {
             clean(path, &st);

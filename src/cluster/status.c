@@ -86,17 +86,19 @@ static void read_command(void)
 /* A file at our page's name that we may replace: a regular file of ours
  * (a page the program we were before an exec left, or a dead process's of
  * the same pid), unless it is a valid page of another pid namespace (a
- * container sharing /dev/shm, whose process may be alive). */
+ * container sharing /dev/shm, whose process may be alive) written lately
+ * (gmg_status_written_lately: a page left by a container's process killed
+ * with SIGKILL is replaced once 30 s old). */
 static int stale_ours(const char *p)
 {
     int fd = gmg_open_high(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
     if (fd < 0)
-        return 0;
+        return errno == ENOENT ? -1 : 0; /* -1: gone meanwhile (a reader removed it) */
     struct stat st;
     struct gmg_status_page old;
     int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
     if (ok && pread(fd, &old, sizeof old, 0) == (ssize_t)sizeof old && old.magic == GMG_STATUS_MAGIC &&
-        old.pid_ns && pid_ns() && old.pid_ns != pid_ns())
+        old.pid_ns && pid_ns() && old.pid_ns != pid_ns() && gmg_status_written_lately(&old))
         ok = 0;
     close(fd);
     return ok;
@@ -114,10 +116,14 @@ static int create(void)
     int pid = getpid();
     make_path(path, sizeof path, pid);
     int fd = -1;
-    for (int tries = 0; tries < 2 && fd < 0; tries++) {
+    for (int tries = 0; tries < 3 && fd < 0; tries++) {
         fd = gmg_open_high(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && (errno != EEXIST || !stale_ours(path) || unlink(path) != 0))
+        if (fd >= 0 || errno != EEXIST)
             break;
+        int stale = stale_ours(path); /* a reader may remove it meanwhile: then try again */
+        if (stale == 0 || (stale > 0 && unlink(path) != 0 && errno != ENOENT))
+            break;
+        errno = EEXIST;
     }
     if (fd < 0) {
         gmg_debug("no status page for gpumemguard top: cannot create %s: %s", path, strerror(errno));

@@ -82,6 +82,24 @@ struct gmg_status_page {
 #include "base/procstat.h"
 
 #include <stdlib.h>
+#include <time.h>
+
+/* A page is rewritten every second while its process lives. One of another
+ * pid namespace, whose pid cannot be checked from here, is a dead
+ * process's once it has not been written for this long (a live writer
+ * whose page was judged dead, stopped meanwhile, makes it anew). */
+#define GMG_STATUS_STALE_S 30
+
+/* Was the page written within GMG_STATUS_STALE_S of now (either way: a
+ * clock set back)? */
+static inline int gmg_status_written_lately(const struct gmg_status_page *p)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, w = p->updated_ns;
+    uint64_t d = now > w ? now - w : w - now;
+    return d < (uint64_t)GMG_STATUS_STALE_S * 1000000000u;
+}
 
 /* From the text of /proc/PID/stat: the process's state letter and its
  * start time (field 22, clock ticks after boot). 0 on success, -1 when the
