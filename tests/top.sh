@@ -237,7 +237,6 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
     new_kept=$([ -e "$(tpage $PS)" ] && echo kept || echo removed)
     rm -f "$(tpage $PS)"
     rm -f "$WORK/N.ready" "$WORK/N.done"
-    PYN=$(python3 -c 'import sys; print(sys.executable)')
     cat >"$WORK/nsrun.sh" <<'NSEOF'
 # nsrun.sh UID SRC CMD...: SRC as another namespace's page, not written for 30 s, at this pid's name; then CMD here
 dst=/dev/shm/gpumemguard-top-$1-$$; src=$2; shift 2
@@ -245,7 +244,7 @@ python3 -c 'import struct,sys; b=bytearray(open(sys.argv[1],"rb").read()); struc
 chmod 0600 "$dst"
 exec "$@"
 NSEOF
-    bash "$WORK/nsrun.sh" "$TU" "$(tpage $PA)" env LD_PRELOAD="$PRELOAD" "$PYN" tests/top/holder.py "$WORK/N.ready" "$WORK/N.done" 1048576 \
+    bash "$WORK/nsrun.sh" "$TU" "$(tpage $PA)" env LD_PRELOAD="$PRELOAD" "$TT" hold "$WORK/N.ready" "$WORK/N.done" 1048576 0 0 0 \
         >"$WORK/N.out" 2>"$WORK/N.err" &
     PN=$!
     taken=no
