@@ -224,15 +224,28 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
     # pages of another pid namespace (a container sharing /dev/shm): one not
     # written for 30 s is a dead process's, removed by top and replaced by a
     # process of ours that takes its name; one written lately is left alone
-    tns() { # tns DST PID UPDATED_NS: PA's page as another namespace's (pid_ns 4242)
-        tplant "$(tpage $PA)" "$1" "$2"
-        python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); b=bytearray(f.read()); struct.pack_into("<QQ",b,40,4242,int(sys.argv[2])); f.seek(0); f.write(b)' "$1" "$3"
+    tns() { # tns DST PID UPDATED_NS|now: PA's page as another namespace's (pid_ns 4242), put in place whole
+        python3 - "$(tpage $PA)" "$1" "$2" "$3" <<'PYEOF'
+import os, struct, sys, time
+src, dst, pid, when = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+for _ in range(100):
+    b = bytearray(open(src, "rb").read())
+    if b[8:16] == b[-8:] and b[8:16] != bytes(8):
+        break
+    time.sleep(0.01)
+struct.pack_into("<i", b, 24, pid)
+struct.pack_into("<QQ", b, 40, 4242, time.time_ns() if when == "now" else int(when))
+tmp = dst + ".planting"
+fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+os.write(fd, b)
+os.close(fd)
+os.rename(tmp, dst)  # whole at once: a top running meanwhile never sees it half made
+PYEOF
     }
-    now_ns=$(date +%s%N)
     tns "$(tpage $PS)" $PS 1000000000
     "$TOPCMD" top --once >/dev/null 2>&1
     old_gone=$([ -e "$(tpage $PS)" ] && echo kept || echo removed)
-    tns "$(tpage $PS)" $PS "$now_ns"
+    tns "$(tpage $PS)" $PS now
     "$TOPCMD" top --once >/dev/null 2>&1
     new_kept=$([ -e "$(tpage $PS)" ] && echo kept || echo removed)
     rm -f "$(tpage $PS)"
@@ -240,8 +253,7 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
     cat >"$WORK/nsrun.sh" <<'NSEOF'
 # nsrun.sh UID SRC CMD...: SRC as another namespace's page, not written for 30 s, at this pid's name; then CMD here
 dst=/dev/shm/gpumemguard-top-$1-$$; src=$2; shift 2
-python3 -c 'import struct,sys; b=bytearray(open(sys.argv[1],"rb").read()); struct.pack_into("<i",b,24,int(sys.argv[3])); struct.pack_into("<QQ",b,40,4242,1000000000); open(sys.argv[2],"wb").write(b)' "$src" "$dst" $$
-chmod 0600 "$dst"
+python3 -c 'import os,struct,sys; b=bytearray(open(sys.argv[1],"rb").read()); struct.pack_into("<i",b,24,int(sys.argv[3])); struct.pack_into("<QQ",b,40,4242,1000000000); fd=os.open(sys.argv[2]+".planting",os.O_WRONLY|os.O_CREAT|os.O_TRUNC,0o600); os.write(fd,b); os.close(fd); os.rename(sys.argv[2]+".planting",sys.argv[2])' "$src" "$dst" $$
 exec "$@"
 NSEOF
     bash "$WORK/nsrun.sh" "$TU" "$(tpage $PA)" env LD_PRELOAD="$PRELOAD" "$TT" hold "$WORK/N.ready" "$WORK/N.done" 1048576 0 0 0 \
