@@ -33,10 +33,12 @@ tgone() { for _ in $(seq 100); do [ -e "$1" ] || [ -L "$1" ] || return 0; sleep 
 tkill() { for p in "$@"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; }
 # tplant SRC DST PID [START [UID]]: a copy of page SRC as DST, its pid PID (and
 # its start time START, its uid UID): a page a reader would take if nothing
-# else were checked
+# else were checked. TPLANT_NS=N: of pid namespace N, written at
+# TPLANT_WRITTEN (nanoseconds since the epoch; now when unset). Put in place
+# whole (a rename): a top running meanwhile never reads it half made.
 tplant() {
     python3 - "$@" <<'EOF'
-import struct, sys, time
+import os, struct, sys, time
 src, dst, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
 for _ in range(100):
     b = bytearray(open(src, "rb").read())
@@ -48,9 +50,13 @@ if len(sys.argv) > 4:
     struct.pack_into("<Q", b, 32, int(sys.argv[4]))
 if len(sys.argv) > 5:
     struct.pack_into("<I", b, 28, int(sys.argv[5]))
-open(dst, "wb").write(b)
+if os.environ.get("TPLANT_NS"):
+    struct.pack_into("<QQ", b, 40, int(os.environ["TPLANT_NS"]), int(os.environ.get("TPLANT_WRITTEN") or time.time_ns()))
+fd = os.open(dst + ".planting", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+os.write(fd, b)
+os.close(fd)
+os.rename(dst + ".planting", dst)
 EOF
-    chmod 0600 "$2"
 }
 starttime() { sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f20; }
 
@@ -224,28 +230,11 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
     # pages of another pid namespace (a container sharing /dev/shm): one not
     # written for 30 s is a dead process's, removed by top and replaced by a
     # process of ours that takes its name; one written lately is left alone
-    tns() { # tns DST PID UPDATED_NS|now: PA's page as another namespace's (pid_ns 4242), put in place whole
-        python3 - "$(tpage $PA)" "$1" "$2" "$3" <<'PYEOF'
-import os, struct, sys, time
-src, dst, pid, when = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-for _ in range(100):
-    b = bytearray(open(src, "rb").read())
-    if b[8:16] == b[-8:] and b[8:16] != bytes(8):
-        break
-    time.sleep(0.01)
-struct.pack_into("<i", b, 24, pid)
-struct.pack_into("<QQ", b, 40, 4242, time.time_ns() if when == "now" else int(when))
-tmp = dst + ".planting"
-fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-os.write(fd, b)
-os.close(fd)
-os.rename(tmp, dst)  # whole at once: a top running meanwhile never sees it half made
-PYEOF
-    }
+    tns() { TPLANT_NS=4242 TPLANT_WRITTEN=$3 tplant "$(tpage $PA)" "$1" "$2"; } # tns DST PID WRITTEN_NS ('': now)
     tns "$(tpage $PS)" $PS 1000000000
     "$TOPCMD" top --once >/dev/null 2>&1
     old_gone=$([ -e "$(tpage $PS)" ] && echo kept || echo removed)
-    tns "$(tpage $PS)" $PS now
+    tns "$(tpage $PS)" $PS ''
     "$TOPCMD" top --once >/dev/null 2>&1
     new_kept=$([ -e "$(tpage $PS)" ] && echo kept || echo removed)
     rm -f "$(tpage $PS)"

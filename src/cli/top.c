@@ -152,8 +152,8 @@ static int parse_name(const char *s, unsigned long *uid, long *pid)
     return 0;
 }
 
-/* One consistent copy of the page: done == begun != 0 (status_layout.h). */
-/* A page being written is read again after a nap of 1 ms, out of *naps
+/* One consistent copy of the page: done == begun != 0 (status_layout.h).
+ * A page being written is read again after a nap of 1 ms, out of *naps
  * left for the whole scan: a page that always reads as being written (its
  * writer stopped there, or a file planted so) costs the scan at most that,
  * however many there are. */

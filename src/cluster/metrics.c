@@ -208,9 +208,7 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
             { "gpumem_group_limit_bytes", "The group's budget per device (GPUMEM_LIMIT of GPUMEM_GROUP); 0 when none.", 1 },
             { "gpumem_group_peak_bytes", "The most device memory the group held at once since it started clean.", 2 },
         };
-        int gdev = gmg_quota_group_devices(); /* another member's devices too */
-        if (gdev < ndev)
-            gdev = ndev;
+        int gdev = gmg_quota_devices_with_group(); /* another member's devices too */
         for (size_t i = 0; i < sizeof gm / sizeof gm[0]; i++) {
             metric(b, gm[i].name, "gauge", gm[i].help);
             for (int d = 0; d < gdev; d++)

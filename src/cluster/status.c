@@ -182,9 +182,7 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
     int grouped = gmg_quota_pooled();
     if (grouped)
         gmg_quota_refresh();
-    int ndev = gmg_quota_devices_seen(), gdev = grouped ? gmg_quota_group_devices() : 0;
-    if (gdev > ndev) /* the group's devices: another member's too */
-        ndev = gdev;
+    int ndev = gmg_quota_devices_with_group();
     if (ndev > GMG_STATUS_DEVICES)
         ndev = GMG_STATUS_DEVICES;
     p->devices = (uint32_t)ndev;

@@ -339,16 +339,8 @@ int gmg_heap_remove(uintptr_t handle)
         __atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
         ix_begin();
         struct ix_entry *e = ix && s->lo ? ix_find(ix, s->lo) : NULL;
-        if (e && e->lo == s->lo && e->slot == (uint32_t)(handle & 0xfffff)) {
-            /* its start's entry was this heap's: the latest left there, if any */
-            uint32_t best = 0;
-            for (uint32_t i = 0; i < nslots; i++) {
-                struct slot *o = slot_at(i);
-                if ((o->gen & 1) && o->lo == s->lo && (!best || slot_at(best - 1)->serial < o->serial))
-                    best = i + 1;
-            }
-            ix_set(s->lo, best);
-        }
+        if (e && e->lo == s->lo && e->slot == (uint32_t)(handle & 0xfffff)) /* its start's entry was this heap's */
+            ix_set(s->lo, (uint32_t)(latest_at(s->lo, 0, 0, 0) & 0xfffff)); /* the latest left there, if any */
         ix_end();
     }
     pthread_mutex_unlock(&mu);

@@ -554,13 +554,14 @@ uint64_t gmg_quota_charged(int dev)
     return gmg_quota_used(dev);
 }
 
-int gmg_quota_group_devices(void)
+int gmg_quota_devices_with_group(void)
 {
     const struct gmg_quota_pool *p = get_pool();
-    for (int d = GMG_MAX_DEVICES - 1; p && d >= 0; d--)
+    int seen = gmg_quota_devices_seen();
+    for (int d = GMG_MAX_DEVICES - 1; p && d >= seen; d--)
         if (p->used(d) || p->peak(d))
             return d + 1;
-    return 0;
+    return seen;
 }
 
 uint64_t gmg_quota_group_peak(int dev)

@@ -123,9 +123,10 @@ int gmg_quota_pooled(void);
 uint64_t gmg_quota_charged(int dev);
 /* The group's peak and members (0 without a group). */
 uint64_t gmg_quota_group_peak(int dev);
-/* Under GPUMEM_GROUP: 1 + the highest device any member holds memory on or
- * held its peak on (another member's devices too); 0 otherwise. */
-int gmg_quota_group_devices(void);
+/* gmg_quota_devices_seen, and under GPUMEM_GROUP at least 1 + the highest
+ * device any member holds memory on or held the group's peak on (another
+ * member's devices too): the devices a report of the group shows. */
+int gmg_quota_devices_with_group(void);
 unsigned gmg_quota_group_members(void);
 /* Under GPUMEM_GROUP, before showing the numbers above: the shares of
  * members that died go back to the group first. */

@@ -319,18 +319,26 @@ static void drop_region(const struct gmg_gone *g, void *arg)
     region_back(g->value);
 }
 
-static void drop_under(const struct gmg_gone *g, void *arg)
+/* A region taken out with every other: nothing comes back. */
+static void drop_only(const struct gmg_gone *g, void *arg)
 {
     (void)g;
     (void)arg;
 }
 
+/* Take out the regions waiting under others in the heap's range (of heap
+ * *aux only, or of any heap). */
+static void under_clear(const struct gmg_heap_info *h, const uint64_t *aux)
+{
+    size_t n = gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, aux, drop_only, NULL);
+    if (n)
+        __atomic_sub_fetch(&under_live, n, __ATOMIC_RELAXED);
+}
+
 static void heap_clear(const struct gmg_heap_info *h, uintptr_t id)
 {
     uint64_t mine = id; /* its own regions: another heap over the same bytes keeps its */
-    size_t n = gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, &mine, drop_under, NULL);
-    if (n)
-        __atomic_sub_fetch(&under_live, n, __ATOMIC_RELAXED);
+    under_clear(h, &mine);
     gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, &mine, drop_region, NULL);
 }
 
@@ -348,10 +356,8 @@ static void collect(const struct gmg_heap_info *h, void *arg)
 
 static void region_drop_any(const struct gmg_heap_info *h)
 {
-    size_t n = gmg_track_remove_range(GMG_SPACE_NVTX_UNDER, h->lo, h->size, NULL, drop_under, NULL);
-    if (n)
-        __atomic_sub_fetch(&under_live, n, __ATOMIC_RELAXED);
-    gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, NULL, drop_under, NULL);
+    under_clear(h, NULL);
+    gmg_track_remove_range(GMG_SPACE_NVTX, h->lo, h->size, NULL, drop_only, NULL);
 }
 
 static void heap_reset(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)

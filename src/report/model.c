@@ -268,11 +268,9 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     r->pid = getpid();
     r->exe = gmg_exe_path();
     r->cmdline = gmg_exe_cmdline();
-    r->ndev = gmg_quota_devices_seen();
     r->grouped = gmg_quota_pooled();
     gmg_quota_refresh(); /* GPUMEM_GROUP: dead members' shares back first */
-    if (r->grouped && gmg_quota_group_devices() > r->ndev) /* the group's devices: another member's too */
-        r->ndev = gmg_quota_group_devices();
+    r->ndev = gmg_quota_devices_with_group(); /* the group's devices: another member's too */
     r->group_members = gmg_quota_group_members();
     for (int d = 0; d < r->ndev; d++) {
         uint64_t total; /* a percent limit of a device not allocated on yet: its size decides it */

@@ -196,17 +196,6 @@ static const char *package_path(const char *p)
     return from;
 }
 
-/* A demangled C++ name as the table's function patterns see it: its scope
- * and name alone, without template arguments, parameter list or a function
- * template's return type ("unsigned long app::upload<rmm::mr::x>(rmm::mr::
- * pool_memory_resource<...>&)" is "app::upload"), so that a type a function
- * takes or is instantiated with never makes it that type's code. The
- * entity a local one lies in keeps its name ("f(int)::{lambda()#1}::
- * operator()()" is "f"); "{...}" and "(anonymous namespace)" are copied
- * whole, an operator's symbols are its name (and skipped inside template
- * arguments, where their '<' and '>' count for nothing), a return type that
- * declares a pointer to function ("void (*f())(int)") or is a decltype is
- * left out. A C name is itself. Cut to the buffer. */
 static int ident_char(char c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -226,6 +215,17 @@ static size_t operator_len(const char *p)
     return *p ? 1 : 0;
 }
 
+/* A demangled C++ name as the table's function patterns see it: its scope
+ * and name alone, without template arguments, parameter list or a function
+ * template's return type ("unsigned long app::upload<rmm::mr::x>(rmm::mr::
+ * pool_memory_resource<...>&)" is "app::upload"), so that a type a function
+ * takes or is instantiated with never makes it that type's code. The
+ * entity a local one lies in keeps its name ("f(int)::{lambda()#1}::
+ * operator()()" is "f"); "{...}" and "(anonymous namespace)" are copied
+ * whole, an operator's symbols are its name (and skipped inside template
+ * arguments, where their '<' and '>' count for nothing), a return type that
+ * declares a pointer to function ("void (*f())(int)") or is a decltype is
+ * left out. A C name is itself. Cut to the buffer. */
 static const char *scope_of(const char *fn, char *out, size_t cap)
 {
     size_t n = 0, from = 0;

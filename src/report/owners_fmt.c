@@ -49,8 +49,8 @@ static void pool_section(const struct gmg_report *r, struct gmg_buf *b, const ch
     char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN];
     gmg_buf_printf(b, "Retained by pool ");
     gmg_buf_text_str(b, pool); /* an NVTX heap's name, the program's: no line of its own */
-    gmg_buf_printf(b, " (not a leak): %s in %llu allocation%s", gmg_fmt_size(s1, sizeof s1, bytes + rbytes), (unsigned long long)(count + rcount),
-                   count + rcount == 1 ? "" : "s");
+    gmg_buf_printf(b, " (not a leak): %s in %llu allocation%s", gmg_fmt_size(s1, sizeof s1, bytes + rbytes),
+                   (unsigned long long)(count + rcount), count + rcount == 1 ? "" : "s");
     if (rcount)
         gmg_buf_printf(b, " (%s in %llu of them reclaimed by context teardown)", gmg_fmt_size(s1, sizeof s1, rbytes),
                        (unsigned long long)rcount);

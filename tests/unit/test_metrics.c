@@ -73,7 +73,7 @@ int gmg_quota_pooled(void) { return 0; }
 void gmg_quota_refresh(void) {}
 uint64_t gmg_quota_charged(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_group_peak(int dev) { (void)dev; return 0; }
-int gmg_quota_group_devices(void) { return 0; }
+int gmg_quota_devices_with_group(void) { return gmg_quota_devices_seen(); }
 unsigned gmg_quota_group_members(void) { return 0; }
 
 static void namer(const uint32_t *stacks, size_t n, char *names, size_t each)
