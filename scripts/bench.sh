@@ -9,6 +9,7 @@
 #     packages; one more row built without them), against the
 #     simulated driver with per-thread ranges (GPUSIM_THREAD_RANGES=1), and
 #     with 1 and 2 threads also against its default (one mutex for all);
+#     and 8 threads each on a call site of its own, 32 frames;
 #   - guard memory per live allocation at 1M live: VmRSS guarded minus
 #     unguarded, over 1M, and the same less what the guard holds with
 #     nothing live (its libraries, its thread), which no allocation adds;
@@ -89,6 +90,11 @@ for pass in $(seq "$REPS"); do
     # the last did and differs from it (the walk's memo at its worst)
     one "tu 1 0" GPUSIM_MEM=64G GPUSIM_THREAD_RANGES=1 BENCH_SITES=2
     one "tf 1 0" LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 GPUSIM_THREAD_RANGES=1 BENCH_SITES=2
+    # 8 threads, each on a call site of its own (their totals kept apart)
+    threads=8
+    one "wu 8 0" GPUSIM_MEM=64G GPUSIM_THREAD_RANGES=1 BENCH_SITES=own
+    one "wf 8 0" LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=32 GPUSIM_THREAD_RANGES=1 BENCH_SITES=own
+    threads=1
     for threads in 1 2; do
         one "su $threads 0" GPUSIM_MEM=64G
         one "so $threads 0" LD_PRELOAD="$LIB" GPUMEM_STACK_DEPTH=0
@@ -130,6 +136,12 @@ echo "| CPU ns per alloc+free pair, program built without frame pointers | 0 | 1
 # not a target's row: what a walk costs when the last one is not the same
 add_two=$(calc "${best[tf 1 0]} - ${raw[tf 1 0]}")
 echo "| CPU ns per alloc+free pair, two call sites taking turns (each walk starts where the last did, one return address apart) | 0 | 1 | ${best[tu 1 0]} | - / ${raw[tf 1 0]} | | ${best[tf 1 0]} | | $add_two | (no target: the memo's worst case) | - |"
+
+# threads at call sites of their own: no line of one site's totals is another's
+add_own=$(calc "${best[wf 8 0]} - ${raw[wf 8 0]}")
+own_met=$(awk -v a="$add_own" -v y="${one_full[0]}" 'BEGIN { print a <= 2 * y ? "yes" : "no" }')
+[ "$CORES" -lt 8 ] && own_met="not measured ($own_met here)"
+echo "| CPU ns per alloc+free pair, each thread on a call site of its own$([ "$CORES" -lt 8 ] && echo ", oversubscribed (8 threads on $CORES cores)") | 0 | 8 | ${best[wu 8 0]} | - / ${raw[wf 8 0]} | | ${best[wf 8 0]} | | $add_own | ≤ 2 × 1 thread (${one_full[0]}) | $own_met |"
 
 # guard memory per live allocation at 1M
 LIVE=1000000

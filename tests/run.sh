@@ -42,11 +42,11 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/peak.c src/core/record.c src/base/lock.c src/base/log.c -Isrc
-build test_quota tests/unit/test_quota.c src/core/quota.c src/core/counts.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
+build test_quota tests/unit/test_quota.c src/core/quota.c src/core/counts.c src/base/cpuslot.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc
-build test_quota_peak tests/unit/test_quota_peak.c src/core/quota.c src/core/counts.c src/base/config.c src/base/suppress.c \
+build test_quota_peak tests/unit/test_quota_peak.c src/core/quota.c src/core/counts.c src/base/cpuslot.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc -DGMG_QUOTA_TEST_HOOKS
-build test_quota_counts tests/unit/test_quota_counts.c src/core/quota.c src/core/counts.c src/base/config.c src/base/suppress.c \
+build test_quota_counts tests/unit/test_quota_counts.c src/core/quota.c src/core/counts.c src/base/cpuslot.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/log.c src/base/signame.c -Isrc
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_group_fork tests/unit/test_group_fork.c src/base/fd.c src/base/log.c src/base/config.c src/base/suppress.c \

@@ -62,9 +62,13 @@
 #include <pthread.h>
 #include <time.h>
 
+/* The word, which every move writes, on a line of its own; what a move
+ * only reads (and what changes only with a new peak) on the next, which
+ * therefore stays in every CPU's cache while threads on several CPUs move
+ * the word. */
 struct pk {
     uint64_t word;              /* bytes << 16 | generation & 0xffff */
-    uint64_t peak;              /* tracked bytes at the latest peak; 0 while a restart is under way */
+    uint64_t peak __attribute__((aligned(64))); /* tracked bytes at the latest peak; 0 while a restart is under way */
     uint64_t gen64;             /* the generation, whole */
     uint64_t run;               /* the run's highest peak (a restart keeps it) */
     pthread_mutex_t mu;         /* setting a peak; reading one */
@@ -115,18 +119,46 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
     return b;
 }
 
+/* The word as the thread's last move on device `dev` left it. An
+ * allocation tries its compare-and-swap on that first: where no other
+ * thread moved the word since (one thread allocating), it is right; where
+ * threads on other CPUs did, the failed attempt brings the line and its
+ * value in one step, where a load and then a compare-and-swap take two
+ * (the load fetches the line shared, the swap must then take it again).
+ * Its check against the peak is made on the value the swap then finds:
+ * peak.c's argument above holds for it as for a value loaded, since a
+ * swap that succeeds proves the word was that value. */
+static __thread struct {
+    uint64_t word;
+    int dev;
+} last __attribute__((tls_model("initial-exec")));
+
 /* Inlined into each slot mover: on every counted allocation and free. */
 static inline __attribute__((always_inline)) uint64_t peak_move(int dev, uint64_t bytes, int sign)
 {
     struct pk *p = &pk[dev];
-    if (sign < 0) /* a free: no condition, one atomic operation; the old word gives its generation */
-        return widen(p, __atomic_fetch_sub(&p->word, bytes << 16, __ATOMIC_ACQ_REL));
-    uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+    if (sign < 0) { /* a free: no condition, one atomic operation; the old word gives its generation */
+        uint64_t old = __atomic_fetch_sub(&p->word, bytes << 16, __ATOMIC_ACQ_REL);
+        last.word = old - (bytes << 16);
+        last.dev = dev;
+        return widen(p, old);
+    }
+    uint64_t w = last.dev == dev ? last.word : __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
     for (;;) {
-        if ((w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE))
+        if ((w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE)) {
+            uint64_t now = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+            if (now != w) { /* the value tried was the thread's last, not the word's */
+                w = now;
+                continue;
+            }
+            last.dev = -1;
             return move_locked(p, bytes);
-        if (__atomic_compare_exchange_n(&p->word, &w, w + (bytes << 16), 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        }
+        if (__atomic_compare_exchange_n(&p->word, &w, w + (bytes << 16), 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            last.word = w + (bytes << 16);
+            last.dev = dev;
             return widen(p, w);
+        }
     }
 }
 
@@ -139,11 +171,16 @@ static inline void cpu_relax(void)
 #endif
 }
 
-static inline void slot_lock(struct gmg_peak_slot *s)
+/* 1: the lock was held by another thread when first tried. */
+static inline int slot_lock(struct gmg_peak_slot *s)
 {
-    while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
+    if (__builtin_expect(!__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE), 1))
+        return 0;
+    do
         while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
             cpu_relax();
+    while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE));
+    return 1;
 }
 static inline void slot_unlock(struct gmg_peak_slot *s) { __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE); }
 
@@ -235,13 +272,13 @@ void gmg_peak_slot_at_serial(const struct gmg_peak_slot *s, uint64_t peak_gen, u
     }
 }
 
-void gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign, int counted,
-                             uint64_t *total, uint64_t *count)
+int gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign, int counted,
+                            uint64_t *total, uint64_t *count)
 {
     uint64_t gen = counted ? peak_move(dev, bytes, sign) : 0;
     if (counted)
         TEST_HOOK();
-    slot_lock(s);
+    int waited = slot_lock(s);
     if (counted)
         slot_apply(s, gen, bytes, sign);
     /* written only under this lock: plain loads, stores readers may read at any time */
@@ -249,6 +286,7 @@ void gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, i
     __atomic_store_n(total, sign > 0 ? t + bytes : t - bytes, __ATOMIC_RELAXED);
     __atomic_store_n(count, sign > 0 ? c + 1 : c - 1, __ATOMIC_RELAXED);
     slot_unlock(s);
+    return waited;
 }
 
 void gmg_peak_slot_at(struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count)

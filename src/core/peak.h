@@ -41,9 +41,10 @@ void gmg_peak_slot_move_serial(struct gmg_peak_slot *s, int dev, uint64_t bytes,
 /* A record of `bytes` entered (sign > 0) or left a total whose all-records
  * figures are *total and *count: they move under the slot's lock, with the
  * slot when the record is `counted` (as gmg_peak_slot_move), alone when it
- * is not; one lock for both, no atomic operation of their own. */
-void gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign, int counted,
-                             uint64_t *total, uint64_t *count);
+ * is not; one lock for both, no atomic operation of their own. 1: the
+ * slot's lock was held by another thread, and this one waited for it. */
+int gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign, int counted,
+                            uint64_t *total, uint64_t *count);
 /* The slot's value at the peak of generation `peak_gen` (the latest: the
  * caller holds gmg_peak_lock). */
 void gmg_peak_slot_at(struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count);

@@ -1,14 +1,12 @@
 /* quota.c - see quota.h. */
-#define _GNU_SOURCE /* sched_getcpu */
 #include "core/quota.h"
 
 #include "base/config.h"
+#include "base/cpuslot.h"
 #include "core/counts.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <string.h>
-#include <unistd.h>
 
 struct devq {
     uint64_t used;
@@ -203,47 +201,20 @@ static inline int near_limit(int dev)
     return __atomic_load_n(&d->used, __ATOMIC_RELAXED) > limit - limit / 8;
 }
 
-/* Credit slots, one per CPU (a thread uses the slot of the CPU it last
- * found itself on, looked up every 64 uses): the credit in them, and so the
- * counter's excess over the bytes in use, is bounded by the CPUs, not by
- * the threads, and a reading walks as many slots as there are CPUs. Any
- * thread may use any slot (every change is one atomic operation); two
- * threads share one only as they share its CPU, so its line stays there. */
-#define SLOTS_MAX 256
+/* Credit slots, one per CPU (base/cpuslot.h): the credit in them, and so
+ * the counter's excess over the bytes in use, is bounded by the CPUs, not
+ * by the threads, and a reading walks as many slots as there are CPUs. Any
+ * thread may use any slot (every change is one atomic operation). */
 struct cdev {
     uint64_t credit;        /* a credit word (below) */
 };
 struct cslot {
     struct cdev d[GMG_MAX_DEVICES];
 } __attribute__((aligned(64)));
-static struct cslot slots[SLOTS_MAX];
-static unsigned nslots = 1;
-static __thread unsigned tl_slot __attribute__((tls_model("initial-exec")));
-static __thread unsigned char tl_slot_age __attribute__((tls_model("initial-exec")));
+static struct cslot slots[GMG_CPU_SLOTS_MAX];
+#define nslots gmg_cpu_slots
 
-/* As many slots as CPUs the process may run on (a container's share, not
- * the machine's): a reading walks them all. A CPU numbered past them, or a
- * mask changed later, only shares a slot (cpu % nslots). */
-__attribute__((constructor)) static void slots_init(void)
-{
-    cpu_set_t set;
-    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-    nslots = n < 1 ? 1 : n > SLOTS_MAX ? SLOTS_MAX : (unsigned)n;
-}
-
-static __attribute__((noinline)) void home_slot_find(void)
-{
-    int cpu = sched_getcpu();
-    tl_slot = cpu > 0 ? (unsigned)cpu % nslots : 0;
-    tl_slot_age = 63;
-}
-
-static inline struct cslot *home_slot(void)
-{
-    if (__builtin_expect(tl_slot_age-- == 0, 0))
-        home_slot_find();
-    return &slots[tl_slot];
-}
+static inline struct cslot *home_slot(void) { return &slots[gmg_cpu_slot()]; }
 
 static inline uint64_t *home_credit(int dev) { return &home_slot()->d[dev].credit; }
 
@@ -282,7 +253,7 @@ static inline int credit_take(int dev, uint64_t bytes)
 static __attribute__((noinline)) int credit_take_any(int dev, uint64_t bytes)
 {
     for (unsigned i = 0; i < nslots && !frozen(&q[dev]); i++)
-        if (i != tl_slot && word_take(&slots[i].d[dev].credit, bytes))
+        if (i != gmg_cpu_slot_last() && word_take(&slots[i].d[dev].credit, bytes))
             return 1;
     return 0;
 }

@@ -151,7 +151,7 @@ static __attribute__((noinline)) struct zero_total *zero_find(struct shard *s, c
 
 /* -1: an add found no memory for its totals (nothing counted). A removal
  * always finds the totals its add made (they are never freed). */
-static inline int live_change(struct shard *s, const struct gmg_alloc *a, int sign)
+static inline __attribute__((always_inline)) int live_change(struct shard *s, const struct gmg_alloc *a, int sign)
 {
     if (a->stack)
         return gmg_stack_live_add(a->stack, a->device, a->family, a->size, sign, a->counted);

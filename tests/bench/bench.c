@@ -25,7 +25,8 @@
  *       BENCH_LINE=1 (40 more rounds), the same two for the driver alone
  *       plus the quota counter's two atomic operations on one line all
  *       threads share (see line_alloc), else "- -". BENCH_SITES=2: the
- *       pairs alternate between two call sites (see two_sites).
+ *       pairs alternate between two call sites (see two_sites);
+ *       BENCH_SITES=own: each thread on a call site of its own.
  *   bench rss LIVE
  *       holds LIVE allocations of 512 bytes; prints VmRSS in kB.
  *   bench report LIVE DEPTH
@@ -118,7 +119,7 @@ static __attribute__((noinline)) long deep(int n, long (*fn)(void *), void *arg)
  * both, in the same moments, and whatever slows the machine for a while
  * slows both alike. */
 enum { VIA_ENTRY, VIA_RAW, VIA_LINE };
-struct worker { double round_cpu[3][ROUNDS]; long sleeps[3]; };
+struct worker { double round_cpu[3][ROUNDS]; long sleeps[3]; int index; };
 
 /* BENCH_LINE=1: a third kind of round, the driver alone plus what SPEC §6
  * allows every allocation to write: one line that all threads share, the
@@ -178,6 +179,19 @@ static __attribute__((noinline)) CUresult site_b(CUresult (*alloc)(CUdeviceptr *
     return r;
 }
 
+/* BENCH_SITES=own: each thread allocates from a call site of its own
+ * (thread i calls through i more frames), as threads running different
+ * code do: their call sites' totals are apart, and must not share a line. */
+static int own_sites;
+
+static __attribute__((noinline)) CUresult nest(int n, CUresult (*alloc)(CUdeviceptr *, size_t), CUdeviceptr *p)
+{
+    volatile int pad = n;
+    CUresult r = n ? nest(n - 1, alloc, p) : alloc(p, 4096);
+    pad++;
+    return r;
+}
+
 static long pair_loop(void *arg)
 {
     struct worker *w = arg;
@@ -191,7 +205,8 @@ static long pair_loop(void *arg)
         double c0 = cpu_now();
         for (long i = 0; i < per; i++) {
             CUdeviceptr p;
-            if ((two_sites ? (i & 1 ? site_b : site_a)(alloc, &p) : alloc(&p, 4096)) != CUDA_SUCCESS)
+            if ((two_sites ? (i & 1 ? site_b : site_a)(alloc, &p) : own_sites ? nest(w->index, alloc, &p)
+                                                                               : alloc(&p, 4096)) != CUDA_SUCCESS)
                 abort();
             release(p);
         }
@@ -253,8 +268,10 @@ static int mode_pairs(long live, int threads)
     struct worker *w = calloc((size_t)threads, sizeof *w);
     pthread_barrier_init(&round_start, NULL, (unsigned)threads);
     double t0 = now();
-    for (int i = 0; i < threads; i++)
+    for (int i = 0; i < threads; i++) {
+        w[i].index = i;
         pthread_create(&t[i], NULL, thread_main, &w[i]);
+    }
     for (int i = 0; i < threads; i++)
         pthread_join(t[i], NULL);
     double wall = now() - t0;
@@ -531,6 +548,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "pairs") == 0) {
         pairs = argc > 2 ? atol(argv[2]) : 200000;
         two_sites = getenv("BENCH_SITES") && !strcmp(getenv("BENCH_SITES"), "2");
+        own_sites = getenv("BENCH_SITES") && !strcmp(getenv("BENCH_SITES"), "own");
         if (getenv("BENCH_LINE") && *getenv("BENCH_LINE") == '1')
             paths = 3;
         long live = argc > 3 ? atol(argv[3]) : 0;

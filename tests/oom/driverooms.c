@@ -15,7 +15,10 @@
  *            times, all at once; a barrier; then they free everything.
  *            No thread ever holds more than K, so the true peak is every
  *            block at once: K x 2 x 4 KiB x (1 + 2 + ... + THREADS/2), each
- *            pair's site 2K blocks. Prints "storm peak BYTES".
+ *            pair's site 2K blocks. Prints "storm peak BYTES". With
+ *            STORM_ONE_SITE set, every thread on the first pair's site and
+ *            size: THREADS x K blocks of 4 KiB at one site, and the first
+ *            thread's K still live at exit.
  *   slowdump 4096 allocations from 4096 call stacks, a SIGUSR1 dump (long:
  *            its reader, stderr, is slow), and while it is written, a
  *            driver OOM: its message must not land inside the dump
@@ -139,6 +142,7 @@ static void window(void)
 #define K 64
 #define ROUNDS 3000
 static int threads = 8;
+static int one_site; /* STORM_ONE_SITE: every thread on pair 0's site and size */
 static pthread_barrier_t bar;
 static CUcontext ctx;
 
@@ -156,7 +160,7 @@ static __attribute__((noinline)) CUdeviceptr storm_alloc(int depth, size_t bytes
 
 static void *storm_thread(void *arg)
 {
-    int i = (int)(intptr_t)arg, pair = i / 2;
+    int i = (int)(intptr_t)arg, pair = one_site ? 0 : i / 2;
     size_t bytes = 4096u * (size_t)(pair + 1);
     TL_CHECK(cuCtxSetCurrent(ctx));
     CUdeviceptr held[K];
@@ -172,6 +176,8 @@ static void *storm_thread(void *arg)
         held[k] = storm_alloc(pair + 1, bytes); /* one call site: the pair's stack */
     }
     pthread_barrier_wait(&bar);
+    if (one_site && i == 0)
+        return NULL; /* its K blocks live at exit */
     for (int k = 0; k < K; k++)
         TL_CHECK(cuMemFree_v2(held[k]));
     return NULL;
@@ -182,6 +188,7 @@ static void storm(void)
     const char *t = getenv("STORM_THREADS");
     if (t && atoi(t) >= 2)
         threads = atoi(t) & ~1;
+    one_site = getenv("STORM_ONE_SITE") != NULL;
     ctx = tl_setup(0);
     pthread_t th[64];
     pthread_barrier_init(&bar, NULL, (unsigned)threads);
@@ -191,7 +198,7 @@ static void storm(void)
         pthread_join(th[i], NULL);
     unsigned long long want = 0;
     for (int p = 0; p < threads / 2; p++)
-        want += 2ull * K * 4096u * (unsigned long long)(p + 1);
+        want += 2ull * K * 4096u * (unsigned long long)(one_site ? 1 : p + 1);
     printf("storm peak %llu\n", want);
 }
 
