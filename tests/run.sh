@@ -42,6 +42,7 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/peak.c src/core/record.c src/base/lock.c src/base/log.c -Isrc
+build test_livetotals tests/unit/test_livetotals.c src/core/livetotals.c src/core/peak.c src/base/cpuslot.c -Isrc
 build test_quota tests/unit/test_quota.c src/core/quota.c src/core/counts.c src/base/cpuslot.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
     src/base/log.c src/base/signame.c -Isrc
 build test_quota_peak tests/unit/test_quota_peak.c src/core/quota.c src/core/counts.c src/base/cpuslot.c src/base/config.c src/base/suppress.c \
@@ -446,6 +447,9 @@ if "$T/test_lock" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad 
 if "$T/test_track" >"$WORK/out" 2>&1; then
     ok "frees step by step (in flight, marked, racing, torn down, reused, spares; no memory for tables or contexts): $(tail -1 "$WORK/out")"
 else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
+if "$T/test_livetotals" >"$WORK/out" 2>&1; then
+    ok "a call site's totals split by CPU, read while one thread allocates on one part and another frees on another: every reading one the call site had, and the peak's make-up (tests/unit/test_livetotals.c)"
+else bad "a call site's totals read while they move (tests/unit/test_livetotals.c)" "$WORK/out"; fi
 if "$T/test_quota" >"$WORK/out" 2>&1; then
     ok "the quota counter and its credits (per CPU): a thread's pairs write no shared line; used, peaks and refusals exact while credit is held elsewhere, and read at one moment while threads move it; threads sharing a limit never refused within it: $(tail -1 "$WORK/out")"
 else bad "the quota's credits (tests/unit/test_quota.c)" "$WORK/out"; fi

@@ -125,9 +125,15 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
  * threads on other CPUs did, the failed attempt brings the line and its
  * value in one step, where a load and then a compare-and-swap take two
  * (the load fetches the line shared, the swap must then take it again).
- * Its check against the peak is made on the value the swap then finds:
- * peak.c's argument above holds for it as for a value loaded, since a
- * swap that succeeds proves the word was that value. */
+ * It is tried only when its generation is the one in force: gen64, read
+ * before the peak, gives it (a peak or a restart under way moves the
+ * word's generation before gen64 follows, and a swap on the older
+ * generation then fails). So a swap that succeeds proves the word was that
+ * value in the generation whose peak, or a smaller one, was read (gen64
+ * was read a moment before, so not 65536 generations ago): as for a value
+ * loaded (the argument above). Whatever value is tried, then, a stale one
+ * (a move 65536 peaks ago, a signal handler's move on another device
+ * between the two fields' stores) only costs a failed swap. */
 static __thread struct {
     uint64_t word;
     int dev;
@@ -143,7 +149,9 @@ static inline __attribute__((always_inline)) uint64_t peak_move(int dev, uint64_
         last.dev = dev;
         return widen(p, old);
     }
-    uint64_t w = last.dev == dev ? last.word : __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+    uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_ACQUIRE), w = last.word;
+    if (last.dev != dev || ((w ^ g) & GEN_MASK))
+        w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
     for (;;) {
         if ((w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE)) {
             uint64_t now = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
@@ -288,6 +296,9 @@ int gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, in
     slot_unlock(s);
     return waited;
 }
+
+void gmg_peak_slot_hold(struct gmg_peak_slot *s) { slot_lock(s); }
+void gmg_peak_slot_release(struct gmg_peak_slot *s) { slot_unlock(s); }
 
 void gmg_peak_slot_at(struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count)
 {

@@ -6,7 +6,7 @@
  * total here (gmg_peak_slot_move: one compare-and-swap on the device's
  * word, which gives the move its generation, the number of peaks set
  * before it; only a move that sets a new peak takes the device's lock).
- * The live totals (core/stacks.c per stack, core/track.c for stack 0) keep,
+ * The live totals (core/livetotals.c per stack, core/track.c for stack 0) keep,
  * beside each total, its value at the last peak and the generation it was
  * caught up to (memray's scheme): O(1) per allocation and free, no
  * snapshot. peak.c states why the result is exact under threads.
@@ -45,6 +45,12 @@ void gmg_peak_slot_move_serial(struct gmg_peak_slot *s, int dev, uint64_t bytes,
  * slot's lock was held by another thread, and this one waited for it. */
 int gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign, int counted,
                             uint64_t *total, uint64_t *count);
+/* Hold a slot's lock, and let it go: the totals that move under it
+ * (gmg_peak_slot_move_with) stand still meanwhile. For a reader that adds
+ * several slots up at one moment: it holds them all, taking them in one
+ * order, and takes no other lock meanwhile (no mover holds two). */
+void gmg_peak_slot_hold(struct gmg_peak_slot *s);
+void gmg_peak_slot_release(struct gmg_peak_slot *s);
 /* The slot's value at the peak of generation `peak_gen` (the latest: the
  * caller holds gmg_peak_lock). */
 void gmg_peak_slot_at(struct gmg_peak_slot *s, uint64_t peak_gen, uint64_t *bytes, uint64_t *count);

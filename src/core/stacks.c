@@ -18,8 +18,7 @@
 #include "core/stacks.h"
 #include "core/walkstack.h"
 
-#include "base/cpuslot.h"
-#include "core/peak.h"
+#include "core/livetotals.h"
 #include "core/pyframes.h"
 #include "core/unwind.h"
 #include "core/walkgate.h"
@@ -34,7 +33,6 @@
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #define BUCKETS 4096
@@ -52,10 +50,7 @@ static int check_mode;
 /* GMG_STACK_STATS=1 (tests): captures counted, and those given the
  * thread's last capture again (struct last_capture), printed at exit. */
 static int stats_mode;
-#define STRIPE_AFTER 32                      /* live totals split by CPU after this many waits (below) */
-static uint32_t stripe_after = STRIPE_AFTER; /* GMG_STRIPE_AFTER: tests */
 static unsigned long stat_made, stat_given; /* ids made from the frames; ids given again */
-static unsigned long stat_striped;          /* live totals split by CPU (below) */
 static struct gmg_module modules[MAX_MODULES]; /* [0] unused: "unknown" */
 static unsigned nmodules = 1;
 static pthread_mutex_t modules_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -89,9 +84,6 @@ void gmg_stacks_set_depth(int depth)
     check_mode = chk && chk[0] == '1';
     const char *stats = getenv("GMG_STACK_STATS");
     stats_mode = stats && stats[0] == '1';
-    const char *after = getenv("GMG_STRIPE_AFTER"); /* tests: 0 splits every call site's totals at its first move */
-    if (after && after[0] >= '0' && after[0] <= '9')
-        stripe_after = (uint32_t)strtoul(after, NULL, 10);
     Dl_info di;
     if (dladdr((void *)gmg_stacks_set_depth, &di) && di.dli_fbase)
         dl_iterate_phdr(find_self, di.dli_fbase);
@@ -534,7 +526,7 @@ static __attribute__((destructor)) void test_summaries(void)
                      "gpumemguard: stacks: %lu captures, %lu given the thread's last capture; %lu call sites' totals "
                      "split by CPU\n",
                      __atomic_load_n(&stat_made, __ATOMIC_RELAXED) + given, given,
-                     __atomic_load_n(&stat_striped, __ATOMIC_RELAXED));
+                     gmg_live_split());
         if (write(2, line, (size_t)o) < 0)
             return;
     }
@@ -672,227 +664,6 @@ const struct gmg_stack *gmg_stack_get(uint32_t id)
     return chunk ? __atomic_load_n(&chunk[id & ((1u << CHUNK_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
 }
 
-/* ------------------------------------------------------ live totals */
-
-/*
- * A (stack, device, family)'s totals move under the small lock of their
- * peak slot, a line that every allocation and free of that call site
- * writes. Where threads on several CPUs allocate from one call site at once
- * (a pool's sub-allocations, a data loader's threads), they would all wait
- * on that line: once moves have found its lock held STRIPE_AFTER times, the
- * totals get one stripe per CPU slot (base/cpuslot.h), each on its own line
- * with its own lock, and every later move goes to its thread's stripe. The
- * totals are then the slot's own (what moved before) plus every stripe's:
- * a free may land on another stripe than its allocation did, so that one
- * stripe alone may read below zero (the sums wrap), and the peak's scheme
- * holds per stripe as per slot (core/peak.c: it is linear in the moves).
- * A reader that sums the stripes while moves go on may, for a moment, see a
- * free and not its allocation: live_sum reads again until no sum is below
- * zero (a few tries; then it counts nothing for the moment).
- */
-
-struct live_stripe {
-    uint64_t bytes, count;
-    struct gmg_peak_slot peak;
-} __attribute__((aligned(64)));
-
-/* Each on cache lines of its own: the stacks the depot numbers one after
- * the other are often those of threads running side by side, and two
- * threads at two call sites must not write one line. */
-struct live_slot {
-    uint32_t tag;              /* 0: free; else live_tag(device, family) */
-    uint32_t waits;            /* moves that found its lock held, until it has stripes */
-    uint64_t bytes, count;
-    struct live_slot *next;    /* further (device, family) pairs of the stack */
-    struct live_stripe *stripes; /* gmg_cpu_slots of them once busy (above), else NULL */
-    struct gmg_peak_slot peak; /* its counted allocations, and at the peak (core/peak.h) */
-} __attribute__((aligned(64)));
-
-static void *lines_alloc(size_t n, size_t size)
-{
-    void *p = aligned_alloc(64, n * size); /* size: a multiple of 64 */
-    if (p)
-        memset(p, 0, n * size);
-    return p;
-}
-
-static struct live_slot *live_chunks[CHUNKS];
-
-static uint32_t live_tag(int device, int family)
-{
-    return 1u << 16 | (uint32_t)(uint8_t)family << 8 | (uint32_t)(uint8_t)(int8_t)device;
-}
-
-/* NULL with *oom set: out of memory for the slot (try again next time);
- * NULL alone: an id with no slot, ever. */
-static struct live_slot *live_slot_of(uint32_t id, int device, int family, int *oom)
-{
-    uint32_t c = id >> CHUNK_BITS;
-    *oom = 0;
-    if (id == 0 || c >= CHUNKS)
-        return NULL;
-    struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
-    if (!chunk) {
-        /* mapped, not allocated and cleared: its pages are made as stacks use them */
-        size_t size = (size_t)(1u << CHUNK_BITS) * sizeof(struct live_slot);
-        struct live_slot *nc = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
-                         *expected = NULL;
-        if (nc == MAP_FAILED) {
-            *oom = 1;
-            return NULL;
-        }
-        if (!__atomic_compare_exchange_n(&live_chunks[c], &expected, nc, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            munmap(nc, size);
-        chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
-    }
-    struct live_slot *slot = &chunk[id & ((1u << CHUNK_BITS) - 1)];
-    uint32_t tag = live_tag(device, family), cur = __atomic_load_n(&slot->tag, __ATOMIC_ACQUIRE);
-    if (cur == tag)
-        return slot;
-    if (cur == 0) {
-        if (__atomic_compare_exchange_n(&slot->tag, &cur, tag, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) || cur == tag)
-            return slot;
-    }
-    struct live_slot *fresh = NULL;
-    for (;;) {
-        struct live_slot *head = __atomic_load_n(&slot->next, __ATOMIC_ACQUIRE);
-        for (struct live_slot *s = head; s; s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
-            if (s->tag == tag) {
-                free(fresh);
-                return s;
-            }
-        if (!fresh && !(fresh = lines_alloc(1, sizeof *fresh))) {
-            *oom = 1;
-            return NULL;
-        }
-        fresh->tag = tag;
-        fresh->next = head;
-        if (__atomic_compare_exchange_n(&slot->next, &head, fresh, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            return fresh;
-    }
-}
-
-/* The slot's stripes, made once (under the caller's shard lock: once per
- * busy call site in the process's life). Out of memory: none yet, and the
- * next STRIPE_AFTER waits try again. */
-static __attribute__((noinline, cold)) void stripes_make(struct live_slot *s)
-{
-    struct live_stripe *st = lines_alloc(gmg_cpu_slots, sizeof *st), *none = NULL;
-    if (!st) {
-        __atomic_store_n(&s->waits, 0, __ATOMIC_RELAXED);
-        return;
-    }
-    if (__atomic_compare_exchange_n(&s->stripes, &none, st, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        __atomic_fetch_add(&stat_striped, 1, __ATOMIC_RELAXED);
-    else
-        free(st);
-}
-
-int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign, int counted)
-{
-    int oom;
-    struct live_slot *s = live_slot_of(id, device, family, &oom);
-    if (!s)
-        return oom ? -1 : 0;
-#ifndef GMG_NO_PEAK /* scripts/bench.sh builds a copy without it, to measure it */
-    int peak = counted && device >= 0 && bytes < GMG_PEAK_MAX_RECORD;
-#else
-    int peak = 0;
-    (void)counted;
-#endif
-    /* the stack's totals and its make-up at the peak under one lock: the
-     * slot's, or its thread's stripe's once it has them */
-    struct live_stripe *st = __atomic_load_n(&s->stripes, __ATOMIC_ACQUIRE);
-    if (st) {
-        st += gmg_cpu_slot();
-        gmg_peak_slot_move_with(&st->peak, device, bytes, sign, peak, &st->bytes, &st->count);
-    } else if (__builtin_expect(gmg_peak_slot_move_with(&s->peak, device, bytes, sign, peak, &s->bytes, &s->count) ||
-                                !stripe_after, 0) &&
-               __atomic_add_fetch(&s->waits, 1, __ATOMIC_RELAXED) >= stripe_after) {
-        stripes_make(s);
-    }
-    return 0;
-}
-
-/* The (stack, device, family)'s totals now: its own and its stripes'. */
-static void live_sum(const struct live_slot *s, uint64_t *bytes, uint64_t *count)
-{
-    for (int tries = 0;; tries++) {
-        uint64_t b = __atomic_load_n(&s->bytes, __ATOMIC_RELAXED), c = __atomic_load_n(&s->count, __ATOMIC_RELAXED);
-        const struct live_stripe *st = __atomic_load_n(&s->stripes, __ATOMIC_ACQUIRE);
-        for (unsigned i = 0; st && i < gmg_cpu_slots; i++) {
-            b += __atomic_load_n(&st[i].bytes, __ATOMIC_RELAXED);
-            c += __atomic_load_n(&st[i].count, __ATOMIC_RELAXED);
-        }
-        if (((int64_t)b >= 0 && (int64_t)c >= 0) || tries == 8) {
-            *bytes = (int64_t)b < 0 || (int64_t)c < 0 ? 0 : b;
-            *count = (int64_t)b < 0 || (int64_t)c < 0 ? 0 : c;
-            return;
-        }
-    }
-}
-
-static void live_visit(uint32_t id, const struct live_slot *s, gmg_live_fn fn, void *arg)
-{
-    uint32_t tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
-    uint64_t bytes, count;
-    if (!tag)
-        return;
-    live_sum(s, &bytes, &count);
-    if (count)
-        fn(id, (int8_t)(tag & 0xff), (int)(tag >> 8 & 0xff), bytes, count, arg);
-}
-
-void gmg_stack_live_each(gmg_live_fn fn, void *arg)
-{
-    uint32_t n = __atomic_load_n(&next_id, __ATOMIC_RELAXED);
-    for (uint32_t c = 0; c < CHUNKS && (c << CHUNK_BITS) < n; c++) {
-        struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; chunk && i < (1u << CHUNK_BITS); i++) {
-            uint32_t id = c << CHUNK_BITS | i;
-            live_visit(id, &chunk[i], fn, arg);
-            for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
-                 s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
-                live_visit(id, s, fn, arg);
-        }
-    }
-}
-
-static void peak_visit(uint32_t id, struct live_slot *s, int device, uint64_t gen, gmg_live_fn fn, void *arg)
-{
-    uint32_t tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
-    if (!tag || (int8_t)(tag & 0xff) != device)
-        return;
-    uint64_t bytes, count;
-    gmg_peak_slot_at(&s->peak, gen, &bytes, &count);
-    struct live_stripe *st = __atomic_load_n(&s->stripes, __ATOMIC_ACQUIRE);
-    for (unsigned i = 0; st && i < gmg_cpu_slots; i++) {
-        uint64_t b, c;
-        gmg_peak_slot_at(&st[i].peak, gen, &b, &c);
-        bytes += b;
-        count += c;
-    }
-    if ((int64_t)bytes < 0 || (int64_t)count < 0) /* a free's stripe read and not yet its allocation's: */
-        bytes = count = 0;                       /* the peak's reading sees a sum off and reads again */
-    if (count)
-        fn(id, device, (int)(tag >> 8 & 0xff), bytes, count, arg);
-}
-
-void gmg_stack_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg)
-{
-    uint32_t n = __atomic_load_n(&next_id, __ATOMIC_RELAXED);
-    for (uint32_t c = 0; c < CHUNKS && (c << CHUNK_BITS) < n; c++) {
-        struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; chunk && i < (1u << CHUNK_BITS); i++) {
-            uint32_t id = c << CHUNK_BITS | i;
-            peak_visit(id, &chunk[i], device, gen, fn, arg);
-            for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
-                 s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
-                peak_visit(id, s, device, gen, fn, arg);
-        }
-    }
-}
-
 uint32_t gmg_stack_count(void)
 {
     return __atomic_load_n(&next_id, __ATOMIC_RELAXED) - 1;
@@ -908,7 +679,5 @@ void gmg_stacks_atfork_child(void)
     for (int i = 0; i < LOCKS; i++)
         pthread_mutex_init(&locks[i], NULL);
     pthread_mutex_init(&modules_mu, NULL);
-    /* no allocation is live in the child: its totals start from nothing
-     * (the parent's chunks are left untouched, costing the child nothing) */
-    memset(live_chunks, 0, sizeof live_chunks);
+    gmg_live_atfork_child();
 }

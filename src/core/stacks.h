@@ -74,24 +74,6 @@ const struct gmg_stack *gmg_stack_get(uint32_t id);
 /* How many distinct stacks the depot holds. */
 uint32_t gmg_stack_count(void);
 
-/* Live totals per stack (the allocation table keeps them as records come
- * and go): `bytes` added (sign > 0) or taken away, one allocation more or
- * fewer, for (stack id, device, family). Lock-free; id 0 is not kept.
- * -1: out of memory for the totals of a new (stack, device, family),
- * nothing counted: the table then keeps no record of it either, so that its
- * removal never takes away what was never added (track.c). `counted`: the
- * allocation counts against its device's quota, and so moves its peak
- * (core/peak.h), and the stack's share of it. */
-int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign, int counted);
-/* Every (stack, device, family) with live allocations, in O(stacks). Each
- * pair of numbers is read as it is at that moment. */
-typedef void (*gmg_live_fn)(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg);
-void gmg_stack_live_each(gmg_live_fn fn, void *arg);
-/* What each (stack, device, family) of `device` held at the peak of
- * generation `gen` (its latest: the caller holds gmg_peak_lock), counted
- * allocations only; O(stacks). */
-void gmg_stack_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg);
-
 /* Is this address inside the guard's own code? */
 int gmg_stack_is_internal(uintptr_t pc);
 

@@ -13,7 +13,7 @@
 #include "base/lock.h"
 #include "base/log.h"
 #include "core/peak.h"
-#include "core/stacks.h"
+#include "core/livetotals.h"
 
 #include <pthread.h>
 #include <stddef.h>

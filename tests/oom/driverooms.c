@@ -18,7 +18,12 @@
  *            pair's site 2K blocks. Prints "storm peak BYTES". With
  *            STORM_ONE_SITE set, every thread on the first pair's site and
  *            size: THREADS x K blocks of 4 KiB at one site, and the first
- *            thread's K still live at exit.
+ *            thread's K still live at exit. STORM_OOMS=N: once every
+ *            thread holds its K, N driver OOMs 2 ms apart, each from a
+ *            call site of its own, while each thread makes one more block
+ *            and frees it, again and again, until the last message is out:
+ *            each message sees THREADS x K to THREADS x (K + 1) blocks live
+ *            at a storm site.
  *   slowdump 4096 allocations from 4096 call stacks, a SIGUSR1 dump (long:
  *            its reader, stderr, is slow), and while it is written, a
  *            driver OOM: its message must not land inside the dump
@@ -141,9 +146,11 @@ static void window(void)
 
 #define K 64
 #define ROUNDS 3000
+static int rounds = ROUNDS;
 static int threads = 8;
 static int one_site; /* STORM_ONE_SITE: every thread on pair 0's site and size */
-static pthread_barrier_t bar;
+static pthread_barrier_t bar, bar_main; /* bar_main: the threads and main, with STORM_OOMS */
+static int ooms;                         /* STORM_OOMS */
 static CUcontext ctx;
 
 static __attribute__((noinline)) CUdeviceptr storm_alloc(int depth, size_t bytes)
@@ -166,14 +173,23 @@ static void *storm_thread(void *arg)
     CUdeviceptr held[K];
     unsigned seed = (unsigned)i * 7919u + 1;
     pthread_barrier_wait(&bar);
-    for (int r = -K; r < ROUNDS; r++) { /* K made, then one freed and made again: never more than K held */
+    /* K made, then one freed and made again: never more than K held; with
+     * OOMs, until main has made them all (it starts once every thread holds K) */
+    for (int r = -K; ooms ? r < 0 || !__atomic_load_n(&tl_stop, __ATOMIC_RELAXED) : r < rounds; r++) {
+        if (ooms && r == 0)
+            pthread_barrier_wait(&bar_main);
         int k = r + K;
-        if (r >= 0) {
+        if (!ooms && r >= 0) {
             seed = seed * 1103515245u + 12345u;
             k = (int)((seed >> 8) % K);
             TL_CHECK(cuMemFree_v2(held[k]));
         }
-        held[k] = storm_alloc(pair + 1, bytes); /* one call site: the pair's stack */
+        CUdeviceptr p = storm_alloc(pair + 1, bytes); /* one call site: the pair's stack */
+        if (ooms && r >= 0) { /* one more made and freed: K or K + 1 held */
+            TL_CHECK(cuMemFree_v2(p));
+            continue;
+        }
+        held[k] = p;
     }
     pthread_barrier_wait(&bar);
     if (one_site && i == 0)
@@ -181,6 +197,14 @@ static void *storm_thread(void *arg)
     for (int k = 0; k < K; k++)
         TL_CHECK(cuMemFree_v2(held[k]));
     return NULL;
+}
+
+/* A driver OOM from a call site d frames deeper than oom_linear's. */
+__attribute__((noinline)) static CUresult oom_deep(int d)
+{
+    CUresult r = d ? oom_deep(d - 1) : oom_linear();
+    __asm__ __volatile__("" ::: "memory");
+    return r;
 }
 
 static void storm(void)
@@ -192,8 +216,24 @@ static void storm(void)
     ctx = tl_setup(0);
     pthread_t th[64];
     pthread_barrier_init(&bar, NULL, (unsigned)threads);
+    const char *o = getenv("STORM_OOMS");
+    ooms = o && atoi(o) > 0 ? atoi(o) > 30 ? 30 : atoi(o) : 0;
+    pthread_barrier_init(&bar_main, NULL, (unsigned)threads + 1);
     for (int i = 0; i < threads; i++)
         pthread_create(&th[i], NULL, storm_thread, (void *)(intptr_t)i);
+    /* STORM_OOMS=N: once every thread holds its K, and while they churn, N
+     * driver OOMs from N call sites, 2 ms apart, whose messages read the
+     * live totals of the storm's sites; then 200 ms for the last message */
+    if (ooms) {
+        pthread_barrier_wait(&bar_main);
+        for (int i = 0; i < ooms; i++) {
+            usleep(2000);
+            if (oom_deep(i) != CUDA_ERROR_OUT_OF_MEMORY)
+                printf("storm: oom %d not refused\n", i);
+        }
+        usleep(200000);
+        __atomic_store_n(&tl_stop, 1, __ATOMIC_RELAXED);
+    }
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
     unsigned long long want = 0;
