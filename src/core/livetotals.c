@@ -6,6 +6,8 @@
 #include "base/cpuslot.h"
 #include "core/peak.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -187,6 +189,13 @@ static void live_sum(struct live_slot *s, uint64_t *bytes, uint64_t *count)
         return;
     }
     uint32_t n = __atomic_load_n(&s->nstripes, __ATOMIC_RELAXED);
+    /* signals held off meanwhile: a reader may be a program's thread (a
+     * refusal's message is captured on the refusing thread), and a handler
+     * that allocated at this call site there would wait for ever on a lock
+     * its own thread holds */
+    sigset_t all, was;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &was);
     gmg_peak_slot_hold(&s->peak);
     for (uint32_t i = 0; i < n; i++)
         gmg_peak_slot_hold(&st[i].peak);
@@ -198,6 +207,7 @@ static void live_sum(struct live_slot *s, uint64_t *bytes, uint64_t *count)
     for (uint32_t i = n; i-- > 0;)
         gmg_peak_slot_release(&st[i].peak);
     gmg_peak_slot_release(&s->peak);
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
     *bytes = b;
     *count = c;
 }

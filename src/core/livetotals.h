@@ -24,7 +24,8 @@
  * (core/peak.h), and the stack's share of it. */
 int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int sign, int counted);
 /* Every (stack, device, family) with live allocations, in O(stacks). Each
- * pair of numbers is read as it was at one moment. */
+ * pair of numbers is read as it was at one moment (a split call site's
+ * under all its locks, the calling thread's signals held off meanwhile). */
 typedef void (*gmg_live_fn)(uint32_t stack, int device, int family, uint64_t bytes, uint64_t count, void *arg);
 void gmg_stack_live_each(gmg_live_fn fn, void *arg);
 /* What each (stack, device, family) of `device` held at the peak of
