@@ -212,7 +212,31 @@ static void live_sum(struct live_slot *s, uint64_t *bytes, uint64_t *count)
     *count = c;
 }
 
-static void live_visit(uint32_t id, struct live_slot *s, gmg_live_fn fn, void *arg)
+/* A reading's callback, and for the peak's its device and generation. */
+struct walk {
+    gmg_live_fn fn;
+    void *arg;
+    int device;
+    uint64_t gen;
+};
+
+/* Every slot ever made, with its stack id. */
+static void each_slot(void (*visit)(uint32_t id, struct live_slot *s, const struct walk *w), const struct walk *w)
+{
+    uint32_t n = __atomic_load_n(&chunks_made, __ATOMIC_ACQUIRE);
+    for (uint32_t c = 0; c < n; c++) {
+        struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; chunk && i < (1u << CHUNK_BITS); i++) {
+            uint32_t id = c << CHUNK_BITS | i;
+            visit(id, &chunk[i], w);
+            for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
+                 s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
+                visit(id, s, w);
+        }
+    }
+}
+
+static void live_visit(uint32_t id, struct live_slot *s, const struct walk *w)
 {
     uint32_t tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
     uint64_t bytes, count;
@@ -220,31 +244,22 @@ static void live_visit(uint32_t id, struct live_slot *s, gmg_live_fn fn, void *a
         return;
     live_sum(s, &bytes, &count);
     if (count)
-        fn(id, (int8_t)(tag & 0xff), (int)(tag >> 8 & 0xff), bytes, count, arg);
+        w->fn(id, (int8_t)(tag & 0xff), (int)(tag >> 8 & 0xff), bytes, count, w->arg);
 }
 
 void gmg_stack_live_each(gmg_live_fn fn, void *arg)
 {
-    uint32_t n = __atomic_load_n(&chunks_made, __ATOMIC_ACQUIRE);
-    for (uint32_t c = 0; c < n; c++) {
-        struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; chunk && i < (1u << CHUNK_BITS); i++) {
-            uint32_t id = c << CHUNK_BITS | i;
-            live_visit(id, &chunk[i], fn, arg);
-            for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
-                 s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
-                live_visit(id, s, fn, arg);
-        }
-    }
+    struct walk w = { fn, arg, 0, 0 };
+    each_slot(live_visit, &w);
 }
 
-static void peak_visit(uint32_t id, struct live_slot *s, int device, uint64_t gen, gmg_live_fn fn, void *arg)
+static void peak_visit(uint32_t id, struct live_slot *s, const struct walk *w)
 {
     uint32_t tag = __atomic_load_n(&s->tag, __ATOMIC_ACQUIRE);
-    if (!tag || (int8_t)(tag & 0xff) != device)
+    if (!tag || (int8_t)(tag & 0xff) != w->device)
         return;
     uint64_t bytes, count;
-    gmg_peak_slot_at(&s->peak, gen, &bytes, &count);
+    gmg_peak_slot_at(&s->peak, w->gen, &bytes, &count);
     /* each stripe's value at the peak stands still under the device's peak
      * lock, but for moves half done, which the peak's reading sees (their
      * sum is not the peak) and reads again for */
@@ -252,27 +267,18 @@ static void peak_visit(uint32_t id, struct live_slot *s, int device, uint64_t ge
     uint32_t n = st ? __atomic_load_n(&s->nstripes, __ATOMIC_RELAXED) : 0;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t b, c;
-        gmg_peak_slot_at(&st[i].peak, gen, &b, &c);
+        gmg_peak_slot_at(&st[i].peak, w->gen, &b, &c);
         bytes += b;
         count += c;
     }
     if (count)
-        fn(id, device, (int)(tag >> 8 & 0xff), bytes, count, arg);
+        w->fn(id, w->device, (int)(tag >> 8 & 0xff), bytes, count, w->arg);
 }
 
 void gmg_stack_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg)
 {
-    uint32_t n = __atomic_load_n(&chunks_made, __ATOMIC_ACQUIRE);
-    for (uint32_t c = 0; c < n; c++) {
-        struct live_slot *chunk = __atomic_load_n(&live_chunks[c], __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; chunk && i < (1u << CHUNK_BITS); i++) {
-            uint32_t id = c << CHUNK_BITS | i;
-            peak_visit(id, &chunk[i], device, gen, fn, arg);
-            for (struct live_slot *s = __atomic_load_n(&chunk[i].next, __ATOMIC_ACQUIRE); s;
-                 s = __atomic_load_n(&s->next, __ATOMIC_ACQUIRE))
-                peak_visit(id, s, device, gen, fn, arg);
-        }
-    }
+    struct walk w = { fn, arg, device, gen };
+    each_slot(peak_visit, &w);
 }
 
 unsigned long gmg_live_split(void) { return __atomic_load_n(&stat_striped, __ATOMIC_RELAXED); }

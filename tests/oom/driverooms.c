@@ -146,7 +146,6 @@ static void window(void)
 
 #define K 64
 #define ROUNDS 3000
-static int rounds = ROUNDS;
 static int threads = 8;
 static int one_site; /* STORM_ONE_SITE: every thread on pair 0's site and size */
 static pthread_barrier_t bar, bar_main; /* bar_main: the threads and main, with STORM_OOMS */
@@ -175,7 +174,7 @@ static void *storm_thread(void *arg)
     pthread_barrier_wait(&bar);
     /* K made, then one freed and made again: never more than K held; with
      * OOMs, until main has made them all (it starts once every thread holds K) */
-    for (int r = -K; ooms ? r < 0 || !__atomic_load_n(&tl_stop, __ATOMIC_RELAXED) : r < rounds; r++) {
+    for (int r = -K; ooms ? r < 0 || !__atomic_load_n(&tl_stop, __ATOMIC_RELAXED) : r < ROUNDS; r++) {
         if (ooms && r == 0)
             pthread_barrier_wait(&bar_main);
         int k = r + K;
