@@ -2,8 +2,8 @@
  * reused.c - descriptors the program closes and reuses after the guard
  * started: the guard never reads, writes or closes them.
  *
- *   reused_fds fd2 FILE           descriptor 2 closed, reopened as the program's
- *                                 data file
+ *   reused_fds fd2 FILE           descriptor 2 closed and made the program's
+ *                                 data file (dup2)
  *   reused_fds closefrom FILE FIRST DUMP
  *                                 descriptors 3..1023 closed after the guard
  *                                 started (a daemon's closefrom), once the first
@@ -31,11 +31,13 @@
 static void fd2(const char *file)
 {
     leak_before_exit();
-    close(2);
-    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600); /* takes descriptor 2 */
-    if (fd != 2)
+    /* descriptor 2 closed and made the data file in one step: a close, then
+     * an open, leaves a moment in which another thread's open (a runtime's:
+     * TSan's) takes the number */
+    int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, 2) != 2 || close(fd) != 0)
         exit(3);
-    if (write(fd, "DATA\n", 5) != 5)
+    if (write(2, "DATA\n", 5) != 5)
         exit(4);
 }
 
