@@ -117,6 +117,20 @@ else
     bad "peaks across dumps: $(for f in 1 2 3; do echo "$f: $(win_sum .at_peak "$WORK/win.$f.json") since $(win_sum .at_peak_since_dump "$WORK/win.$f.json")"; done)"
 fi
 
+# Two equal peaks, the second after a dump: the run's peak is the first, in
+# the out-of-memory message as in every report.
+rm -f "$WORK"/tie.*.json
+guarded GPUSIM_MEM=64M GPUMEM_REPORT="$WORK/tie.%n.json" GPUMEM_REPORT_FORMAT=json "$T/driverooms" tie
+if has "tie: oom rc 2" "$WORK/out" \
+   && [ "$(win_sum .at_peak "$WORK/tie.1.json")" = '[[5242880,[["win_big",5242880]]]]' ] \
+   && [ "$(win_sum .at_peak "$WORK/tie.2.json")" = '[[5242880,[["win_big",5242880]]]]' ] \
+   && awk '/^gpumemguard: live at the peak of device 0 \(5242880 bytes\)/ {s = 1; next} s && / in win_big / {b = 1} s && / in win_tie / {t = 1}
+           END {exit !(s && b && !t)}' "$WORK/err"; then
+    ok "two equal peaks, the second after a dump: the message and both reports name the first (win_big)"
+else
+    bad "two equal peaks: reports $(win_sum .at_peak "$WORK/tie.1.json") $(win_sum .at_peak "$WORK/tie.2.json")" "$WORK/err"
+fi
+
 # A storm with a known true peak: 8 threads in pairs, each pair on a site
 # and a size of its own, K blocks each, freed and made again at random, all
 # at once; never more than K held, so the peak is every block at once.

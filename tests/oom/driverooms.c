@@ -9,6 +9,9 @@
  *            7 MiB of peak_a and peak_b; then a driver OOM
  *   window   dumps through the API: 5 MiB (win_big) made and freed, dump;
  *            2 MiB (win_mid) made and freed, 1 MiB (win_small) kept, dump
+ *   tie      5 MiB (win_big) made and freed, dump; 5 MiB (win_tie) made
+ *            and kept, then a driver OOM: the run's peak is the first of
+ *            the two equal ones, in the message as in every report
  *   storm    THREADS threads in pairs, each pair on a call site of its own
  *            (a recursion depth) and size (4 KiB x (pair + 1)): each makes
  *            K blocks, then frees and makes again one of them, ROUNDS
@@ -140,6 +143,18 @@ static void window(void)
     TL_CHECK(cuMemFree_v2(win_mid()));
     win_small();
     printf("dump %d\n", dump_fn ? dump_fn() : -1);
+}
+
+static __attribute__((noinline)) CUdeviceptr win_tie(void) { CUdeviceptr p; TL_CHECK(cuMemAlloc_v2(&p, 5u << 20)); return p; }
+
+static CUresult too_big(void);
+
+static void tie(void)
+{
+    TL_CHECK(cuMemFree_v2(win_big()));
+    printf("dump %d\n", dump_fn ? dump_fn() : -1);
+    win_tie();
+    printf("tie: oom rc %d\n", (int)too_big());
 }
 
 /* ------------------------------------------------------------------ storm */
@@ -329,6 +344,8 @@ int main(int argc, char **argv)
         peak();
     else if (strcmp(mode, "window") == 0)
         window();
+    else if (strcmp(mode, "tie") == 0)
+        tie();
     else if (strcmp(mode, "slowdump") == 0)
         slowdump();
     else if (strcmp(mode, "hostoom") == 0)
