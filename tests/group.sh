@@ -248,6 +248,20 @@ guarded GPUMEM_GROUP=${GP}l "$GT" info; rc=$?
     && ok "group: a segment name that is a symlink is refused, nothing created through it" || bad "segment symlink (rc $rc)" "$WORK/err"
 guarded GPUMEM_GROUP=${GP}n "$GT" info; rc=$?
 [ $rc = 0 ] && [ "$(stat -c %a "$SHM/$(seg ${GP}n)")" = 600 ] && ok "group: a new segment is mode 0600" || bad "new segment mode (rc $rc)" "$WORK/err"
+# ------------------------- a member's timeline starts with its own moments
+# The group's peak was set before this member was born: its timeline's
+# group samples show what the group held while it lived, not that peak.
+G=${GP}p
+gbg sp GPUMEM_GROUP=$G GPUMEM_LIMIT=64M "$GT" spike 31457280; spid=$! # 30 MiB made and freed; it stays
+await "$WORK/sp.out" freed
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=64M GPUMEM_REPORT="$WORK/late.json" GPUMEM_REPORT_FORMAT=json "$GT" take 1048576 0
+reap $spid
+if jq -e '.timeline.group[0].samples | length > 0 and (map(.[1]) | max) == 1048576' "$WORK/late.json" >/dev/null 2>&1; then
+    ok "group: a member that joins after the group's peak samples the group's bytes from its own start (1 MiB), not the old peak (30 MiB)"
+else
+    bad "a late member's timeline: $(jq -c '.timeline.group' "$WORK/late.json" 2>&1)" "$WORK/err"
+fi
+
 miss=""
 for name in "a/b" "" ".hidden" "x y" "$(printf '%065d' 0)"; do
     guarded GPUMEM_GROUP="$name" "$T/nulls"; rc=$?

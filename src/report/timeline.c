@@ -35,6 +35,15 @@ static uint64_t ms_of(clockid_t c)
 
 static uint64_t now_ms(void) { return ms_of(CLOCK_MONOTONIC) - start_mono; }
 
+/* The group's peaks as this process starts (before its first reservation,
+ * when it joins): a peak the group set before is none of its moments, and
+ * its samples show the group's bytes until the group's peak rises again. */
+static void group_peaks_before(void)
+{
+    for (int d = 0; d < GMG_MAX_DEVICES; d++)
+        last_gpeak[d] = gmg_quota_group_peak(d);
+}
+
 void gmg_timeline_start(void)
 {
     pthread_mutex_lock(&mu);
@@ -43,6 +52,7 @@ void gmg_timeline_start(void)
         start_mono = ms_of(CLOCK_MONOTONIC);
         if (!start_mono)
             start_mono = 1;
+        group_peaks_before();
     }
     pthread_mutex_unlock(&mu);
 }
@@ -288,7 +298,9 @@ void gmg_timeline_atfork_child(void)
     ev_dropped = 0;
     ndev = 0;
     memset(last_peak, 0, sizeof last_peak);
-    memset(last_gpeak, 0, sizeof last_gpeak);
+    /* last_gpeak kept: the group's peaks the parent's last sample saw, none
+     * of them the child's moments (read again here, they would be asked of
+     * the group's segment inside a fork handler) */
     memset(peak_ev, 0, sizeof peak_ev);
     for (int d = 0; d < GMG_MAX_DEVICES; d++)
         if (vals[d])

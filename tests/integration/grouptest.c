@@ -9,6 +9,8 @@
  *                                       instant and keeps the most it ever was
  *   grouptest maxlive FILE              print that most
  *   grouptest hold BYTES                allocate BYTES, print "held", wait to be killed
+ *   grouptest spike BYTES               allocate BYTES and free them (the group's peak, and
+ *                                       this member stays), print "freed", wait to be killed
  *   grouptest take BYTES MS             allocate BYTES, trying again until MS milliseconds
  *                                       passed; print "took after N ms" or "refused"
  *   grouptest member HOLD TRIG TAKE MS  hold HOLD bytes, print "joined"; when file TRIG exists,
@@ -300,6 +302,14 @@ int main(int argc, char **argv)
     } else if (!strcmp(m, "hold") && argc > 2) {
         hold(strtoull(argv[2], NULL, 0));
         printf("held\n");
+        for (;;)
+            pause();
+    } else if (!strcmp(m, "spike") && argc > 2) {
+        CUdeviceptr p;
+        CHECK(cuMemAlloc_v2(&p, strtoull(argv[2], NULL, 0)));
+        CHECK(cuMemFree_v2(p));
+        printf("freed\n");
+        fflush(stdout);
         for (;;)
             pause();
     } else if (!strcmp(m, "take") && argc > 3) {
