@@ -194,8 +194,9 @@ const char *gmg_report_dynamic_only(const struct gmg_report *r);
  * (GPUMEM_EXITCODE). */
 uint64_t gmg_report_leaks(const struct gmg_report *r);
 
-/* An exit report that finds nothing to say: nothing live, reclaimed,
- * refused, suppressed or freed unknown. Its text is the SUMMARY line alone
+/* An exit report that finds nothing to say: nothing live, reclaimed or
+ * retained, refused (by the quota or the driver), suppressed or freed
+ * unknown, and complete. Its text is the SUMMARY line alone
  * (nothing at GPUMEM_LOG=quiet). */
 int gmg_report_clean(const struct gmg_report *r);
 

@@ -359,10 +359,14 @@ static void stats_sub(int dev, uint64_t bytes)
  * device can satisfy: the request fails as out of memory, as the driver's). */
 static uint64_t round_up(uint64_t v, uint64_t a) { return v > UINT64_MAX - (a - 1) ? UINT64_MAX : (v + a - 1) / a * a; }
 
-/* First fit over the address-ordered free list. Returns 0 when nothing fits. */
+/* First fit over the address-ordered free list. Returns 0 when nothing fits,
+ * or when the device's free memory (less what arrays and VMM handles hold,
+ * which have no range: bytes_take) is less than size. */
 static uint64_t range_take(int dev, uint64_t size)
 {
     struct sdev *d = &devs[dev];
+    if (d->total - d->used < size)
+        return 0;
     for (struct seg **pp = &d->free; *pp; pp = &(*pp)->next) {
         struct seg *s = *pp;
         if (s->size < size)
