@@ -60,6 +60,13 @@ unsigned long long gpumemguard_retained_bytes(int device);
  * such device, or asked before the process's first CUDA use) is 0 too. */
 unsigned long long gpumemguard_limit(int device);
 
+/* Allocations refused on a device since start-up (-1: every device, and
+ * pinned host memory's refusals by the driver): *quota those the quota
+ * refused (under GPUMEM_ON_LIMIT=warn, those over it), *driver those the
+ * driver itself refused for want of memory, as the reports count them
+ * (either pointer may be NULL). 0, or -1 for a bad device. */
+int gpumemguard_refusals(int device, unsigned long long *quota, unsigned long long *driver);
+
 /*
  * For test harnesses (the pytest plugin's limit_gpu_memory and
  * limit_gpu_leaks): how high a stretch of the program went, and what it

@@ -578,6 +578,23 @@ GMG_EXPORT unsigned long long gpumemguard_retained_bytes(int device)
     return retained;
 }
 
+GMG_EXPORT int gpumemguard_refusals(int device, unsigned long long *quota, unsigned long long *driver)
+{
+    FIRST_COPY(gpumemguard_refusals, device, quota, driver);
+    if (device < -1 || device >= GMG_MAX_DEVICES)
+        return -1;
+    unsigned long long q = 0, o = device < 0 ? gmg_quota_host_driver_oom() : 0;
+    for (int d = device < 0 ? 0 : device; d < (device < 0 ? GMG_MAX_DEVICES : device + 1); d++) {
+        q += gmg_quota_refused(d);
+        o += gmg_quota_driver_oom(d);
+    }
+    if (quota)
+        *quota = q;
+    if (driver)
+        *driver = o;
+    return 0;
+}
+
 GMG_EXPORT unsigned long long gpumemguard_limit(int device)
 {
     FIRST_COPY(gpumemguard_limit, device);

@@ -208,14 +208,36 @@ wh_run() {
     wh_clean GMG_OVERLAP_DIR="$WORK/away/ov" GPUMEM_REPORT=none \
         python -m pytest -p no:cacheprovider --gpumem -n 2 -rA sample_overlap.py >"$WORK/po.out" 2>&1; local rco=$?
     if [ $rc = 1 ] && [ -z "$wrong" ] && has "$peakmsg" "$WORK/px.out" && has "$leakmsg" "$WORK/px.out" \
-       && has "[gw1]" "$WORK/px.out" \
+       && has "[gw1]" "$WORK/px.out" && ! has 'File "<string>"' "$WORK/px.out" \
        && has "gpumemguard: 9 tests measured, 3 over a GPU memory limit, 2 left GPU memory live;" "$WORK/px.out" \
        && [ $rco = 0 ] && has "PASSED sample_overlap.py::test_overlap_a" "$WORK/po.out" \
        && has "PASSED sample_overlap.py::test_overlap_b" "$WORK/po.out"; then
-        ok "pytest --gpumem -n 2 (pytest-xdist): every worker under the guard with numbers of its own (two at 12 MiB at once, each within 16 MiB); the same verdicts and messages; one summary"
+        ok "pytest --gpumem -n 2 (pytest-xdist): every worker under the guard with numbers of its own (two at 12 MiB at once, each within 16 MiB); the same verdicts and messages, no frame of the workers' bootstrap in them; one summary"
     else
         bad "pytest --gpumem -n 2 (rc $rc, overlap rc $rco)${wrong:+: $wrong}" "$WORK/px.out"
         sed 's/^/     | /' "$WORK/po.out" | tail -15
+    fi
+
+    # edges: --gpumem-limit 0 is no budget; the re-run's mark is not left in
+    # the tests' environment; a session inside a test (pytester) measures
+    # nothing, and the outer test's figures stand; a test that fails after
+    # the driver ran out of memory has what filled it in its report
+    cp tests/wheel/sample_edges.py "$WORK/away/"
+    wh_clean GPUMEM_REPORT=none pytest -p no:cacheprovider -p pytester --gpumem --gpumem-limit 0 -rA sample_edges.py \
+        >"$WORK/pg.out" 2>&1; rc=$?
+    wrong=$(for t in no_default_budget:PASSED env_clean:PASSED inner_session_keeps_outer_figures:FAILED oom_explained:FAILED; do
+                grep -q "^${t#*:} sample_edges.py::test_${t%:*}\b" "$WORK/pg.out" || echo "test_${t%:*} not ${t#*:}"; done)
+    local oomsec
+    oomsec=$(sed -n '/^-* Captured gpumemguard call -*$/,/^=/p' "$WORK/pg.out")
+    if [ $rc = 1 ] && [ -z "$wrong" ] \
+       && has "Test was limited to 4.0 MiB (4194304 bytes) of GPU memory but its peak was 8.0 MiB (8388608 bytes)" "$WORK/pg.out" \
+       && has "a pytest session inside a test of a session that measures GPU memory already measures nothing" "$WORK/pg.out" \
+       && grep -q "^While this test ran, the driver refused 1 allocation (out of memory)\.$" <<<"$oomsec" \
+       && grep -q "^8.0 GiB (8589934592 bytes) in 8 allocations (cuMemAlloc, device 0) allocated from:$" <<<"$oomsec" \
+       && grep -q 'in fill_device$' <<<"$oomsec" && ! grep -q '_pytest\|pluggy' <<<"$oomsec"; then
+        ok "pytest --gpumem: --gpumem-limit 0 is no budget; the re-run's mark is not in the tests' environment; a pytest session run inside a test measures nothing and the outer test still fails over its budget; a test failing after the driver's out of memory has what filled the device in its report"
+    else
+        bad "pytest --gpumem edges (rc $rc)${wrong:+: $wrong}" "$WORK/pg.out"
     fi
 
     # a budget without --gpumem measures nothing: said, the tests run

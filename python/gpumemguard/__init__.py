@@ -96,6 +96,12 @@ class Guard(object):
             self._peak_text.argtypes = [c_int, c_int, ctypes.c_char_p, ctypes.c_ulong]
         except AttributeError:
             self._peak_text = None
+        try:  # nor gpumemguard_refusals
+            self._refusals = lib.gpumemguard_refusals
+            self._refusals.restype = c_int
+            self._refusals.argtypes = [c_int, ctypes.POINTER(ull), ctypes.POINTER(ull)]
+        except AttributeError:
+            self._refusals = None
 
     @staticmethod
     def loaded():
@@ -112,6 +118,17 @@ class Guard(object):
     def live_bytes(self, device=-1):
         """Bytes counted against the quota now; device -1: every device."""
         return self._lib.gpumemguard_live_bytes(device)
+
+    def refusals(self, device=-1):
+        """(quota, driver): allocations refused since start-up, by the quota
+        and by the driver itself (out of memory); device -1: every device and
+        pinned host memory. (0, 0) where the library lacks it."""
+        if self._refusals is None:
+            return 0, 0
+        q, d = ctypes.c_ulonglong(0), ctypes.c_ulonglong(0)
+        if self._refusals(device, ctypes.byref(q), ctypes.byref(d)) != 0:
+            raise ValueError("gpumemguard: no device %r" % (device,))
+        return q.value, d.value
 
     def parse_size(self, text):
         """Bytes of a size written as GPUMEM_LIMIT takes one ("512MiB", "512 MiB", "1.5G");

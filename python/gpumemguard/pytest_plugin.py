@@ -43,6 +43,9 @@ REEXEC_ENV = "GPUMEMGUARD_PYTEST_REEXEC"
 # of it (rootdir-relative imports): for -m, the directory Python started in
 _PATH0 = sys.path[0] if sys.path else ""
 REEXEC_STACK_DEPTH = 128
+# The sessions of this process that measure (one; another started inside
+# one of its tests measures nothing)
+_SESSIONS = []
 SHOWN_STACKS = 5
 MAX_DEVICES = 64
 
@@ -225,7 +228,11 @@ def _reexec(config):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
-    if config.getoption("gpumem") and not _under_guard() and not hasattr(config, "workerinput"):
+    if _under_guard():
+        # run again by _reexec: the mark is for that run alone, not for the
+        # tests' environment or a pytest that one of them starts afresh
+        os.environ.pop(REEXEC_ENV, None)
+    elif config.getoption("gpumem") and not hasattr(config, "workerinput"):
         _reexec(config)
 
 
@@ -247,10 +254,26 @@ def pytest_configure(config):
     text = config.getoption("gpumem_limit")
     if text is not None:
         try:
-            default = guard.parse_size(text)
+            default = guard.parse_size(text) or None  # 0: no default budget, as GPUMEM_LIMIT=0 is no limit
         except ValueError as e:
             raise pytest.UsageError("--gpumem-limit %r: %s" % (text, e))
-    config.pluginmanager.register(GpuMemPlugin(guard, default), "gpumemguard-session")
+    if _SESSIONS:
+        # a session inside a test of another (pytester's runpytest_inprocess):
+        # the guard's peak window is the process's, which the outer test is
+        # measuring; this one measures nothing rather than spoil that
+        config.issue_config_time_warning(pytest.PytestConfigWarning(
+            "--gpumem: a pytest session inside a test of a session that measures GPU memory already "
+            "measures nothing (the outer test's figures include what it allocates)"), stacklevel=2)
+        return
+    plugin = GpuMemPlugin(guard, default)
+    _SESSIONS.append(plugin)
+    config.pluginmanager.register(plugin, "gpumemguard-session")
+
+
+def pytest_unconfigure(config):
+    plugin = config.pluginmanager.get_plugin("gpumemguard-session")
+    if plugin in _SESSIONS:
+        _SESSIONS.remove(plugin)
 
 
 def _marker_size(guard, item, name):
@@ -281,15 +304,22 @@ def _harness_dirs():
 
 def _trim(text):
     """The stacks without the frames of the test harness (pytest calling the
-    test, the plugins, the `pytest` script, runpy): the test's own are left."""
+    test, the plugins, the `pytest` script, runpy): the test's own are left.
+    Frames of code run from a string (`<string>`) are the harness's where
+    they follow its frames outwards (an xdist worker's bootstrap, which
+    execnet runs with exec); a test's own exec keeps its frame."""
     dirs = _harness_dirs()
     out = []
+    dropping = False  # the last frame of this stack was the harness's
     for line in text.splitlines():
         m = _FRAME.match(line)
         if m:
             f = m.group(1)
-            if f.startswith(dirs) or f.startswith("<frozen runpy") or os.path.basename(f) in ("pytest", "py.test"):
+            if (f.startswith(dirs) or f.startswith("<frozen runpy") or os.path.basename(f) in ("pytest", "py.test")
+                    or (dropping and f == "<string>")):
+                dropping = True
                 continue
+        dropping = False
         out.append(line)
     return "\n".join(out) + ("\n" if out else "")
 
@@ -451,10 +481,13 @@ class GpuMemPlugin(object):
         window = self._window = {"depth": 0, "start": None, "best": {}, "carry": {}, "setups": [], "held": (0, 0),
                                  "held_dev": {}, "reset": False}
         self._wrap_unittest_setup(item)
+        refused = guard.refusals()
         guard.peak_reset()
         try:
             outcome = yield
             self._window = None
+            if outcome.excinfo is not None:
+                self._explain_refusals(item, refused)
             if window["reset"]:  # set-up inside the call: the highest of the windows
                 best, last = window["best"], 0
                 for d in self._devices():
@@ -493,6 +526,26 @@ class GpuMemPlugin(object):
             self._window = None
             for m in [mark] + [m for pair in window["setups"] for m in pair]:
                 guard.mark_release(m)
+
+    def _explain_refusals(self, item, before):
+        """A test that failed after an allocation was refused: what filled
+        the memory, in a section of its report. (The guard's own message, with
+        the refused call's stack, goes to the stderr the process started
+        with, which pytest's capture of descriptor 2 has replaced.)"""
+        quota, driver = (a - b for a, b in zip(self.guard.refusals(), before))
+        if quota <= 0 and driver <= 0:
+            return
+        said = []
+        if driver > 0:
+            said.append("the driver refused %d allocation%s (out of memory)" % (driver, "" if driver == 1 else "s"))
+        if quota > 0:
+            said.append("the quota refused %d allocation%s (GPUMEM_LIMIT)" % (quota, "" if quota == 1 else "s"))
+        text = "While this test ran, %s." % " and ".join(said)
+        peak = _trim(self.guard.peak_text(-1, SHOWN_STACKS))
+        if peak.strip():
+            text += ("\nWhat was live at the test's peak, biggest first (with what was in use when it started; "
+                     "Python frames first, pytest's own left out):\n" + peak.rstrip("\n"))
+        item.add_report_section("call", "gpumemguard", text)
 
     def _devices_over(self):
         if self._peaks is not None:  # set-up inside the call: the windows' highest

@@ -4,6 +4,9 @@
  *
  *   api_devices [early]   early: the limits asked first, before any CUDA
  *                         use, and of a device the process does not see (5)
+ *   api_devices refusals  8 MiB, 100 MiB on device 0 and 2 MiB of pinned host
+ *                         memory asked for; then gpumemguard_refusals of
+ *                         every device (-1), device 0 and 64 (no such device)
  */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -22,8 +25,30 @@ static void api(void)
            tl_guard_live(-1), tl_guard_live(0), tl_guard_live(64));
 }
 
+static void refusals(void)
+{
+    int (*ref)(int, unsigned long long *, unsigned long long *) =
+        (int (*)(int, unsigned long long *, unsigned long long *))dlsym(RTLD_DEFAULT, "gpumemguard_refusals");
+    CUdeviceptr p;
+    void *h;
+    int r8 = (int)cuMemAlloc_v2(&p, 8u << 20), r100 = (int)cuMemAlloc_v2(&p, 100u << 20), rh = (int)cuMemAllocHost_v2(&h, 2u << 20);
+    if (!ref) {
+        printf("refusals: no guard\n");
+        return;
+    }
+    unsigned long long q = 0, d = 0, q0 = 0, d0 = 0;
+    int all = ref(-1, &q, &d), zero = ref(0, &q0, &d0), none = ref(64, NULL, NULL), nulls = ref(-1, NULL, NULL);
+    printf("refusals: calls %d %d %d; -1 rc %d quota %llu driver %llu; 0 rc %d quota %llu driver %llu; 64 rc %d; NULLs rc %d\n",
+           r8, r100, rh, all, q, d, zero, q0, d0, none, nulls);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "refusals") == 0) {
+        tl_setup(0);
+        refusals();
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "early") == 0) {
         unsigned long long (*limit)(int) = (unsigned long long (*)(int))dlsym(RTLD_DEFAULT, "gpumemguard_limit");
         if (!limit)
