@@ -225,7 +225,8 @@ wh_run() {
     cp tests/wheel/sample_edges.py "$WORK/away/"
     wh_clean GPUMEM_REPORT=none pytest -p no:cacheprovider -p pytester --gpumem --gpumem-limit 0 -rA sample_edges.py \
         >"$WORK/pg.out" 2>&1; rc=$?
-    wrong=$(for t in no_default_budget:PASSED env_clean:PASSED inner_session_keeps_outer_figures:FAILED oom_explained:FAILED; do
+    wrong=$(for t in no_default_budget:PASSED env_clean:PASSED inner_session_keeps_outer_figures:FAILED oom_explained:FAILED \
+                     sizes_that_are_none:PASSED fork_child_goes_on:PASSED; do
                 grep -q "^${t#*:} sample_edges.py::test_${t%:*}\b" "$WORK/pg.out" || echo "test_${t%:*} not ${t#*:}"; done)
     local oomsec
     oomsec=$(sed -n '/^-* Captured gpumemguard call -*$/,/^=/p' "$WORK/pg.out")
@@ -234,8 +235,10 @@ wh_run() {
        && has "a pytest session inside a test of a session that measures GPU memory already measures nothing" "$WORK/pg.out" \
        && grep -q "^While this test ran, the driver refused 1 allocation (out of memory)\.$" <<<"$oomsec" \
        && grep -q "^8.0 GiB (8589934592 bytes) in 8 allocations (cuMemAlloc, device 0) allocated from:$" <<<"$oomsec" \
-       && grep -q 'in fill_device$' <<<"$oomsec" && ! grep -q '_pytest\|pluggy' <<<"$oomsec"; then
-        ok "pytest --gpumem: --gpumem-limit 0 is no budget; the re-run's mark is not in the tests' environment; a pytest session run inside a test measures nothing and the outer test still fails over its budget; a test failing after the driver's out of memory has what filled the device in its report"
+       && grep -q 'in fill_device$' <<<"$oomsec" && ! grep -q '_pytest\|pluggy' <<<"$oomsec" \
+       && grep -q "SystemExit: 3" "$WORK/pg.out" && ! has "INTERNALERROR" "$WORK/pg.out" \
+       && ! has "is not held by this process" "$WORK/pg.out"; then
+        ok "pytest --gpumem: --gpumem-limit 0 is no budget; the re-run's mark is not in the tests' environment; a pytest session run inside a test measures nothing and the outer test still fails over its budget; a test failing after the driver's out of memory has what filled the device in its report; a forked child that goes on running pytest fails of its own error; NUL, a lone surrogate and 1.5 bytes are no sizes"
     else
         bad "pytest --gpumem edges (rc $rc)${wrong:+: $wrong}" "$WORK/pg.out"
     fi

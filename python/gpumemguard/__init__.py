@@ -137,7 +137,13 @@ class Guard(object):
         err = ctypes.create_string_buffer(512)
         if not isinstance(text, str):
             raise ValueError("a size is a string such as '512MiB', not %r" % (text,))
-        if self._lib.gpumemguard_parse_size(text.encode(), ctypes.byref(out), err, len(err)) != 0:
+        try:
+            raw = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: no size
+            raise ValueError("%r is not a size" % (text,))
+        if b"\0" in raw:  # the parser would read up to it only
+            raise ValueError("%r is not a size (it holds a NUL character)" % (text,))
+        if self._lib.gpumemguard_parse_size(raw, ctypes.byref(out), err, len(err)) != 0:
             raise ValueError(err.value.decode(errors="replace"))
         return out.value
 

@@ -483,9 +483,16 @@ class GpuMemPlugin(object):
         self._wrap_unittest_setup(item)
         refused = guard.refusals()
         guard.peak_reset()
+        pid = os.getpid()
         try:
             outcome = yield
             self._window = None
+            if os.getpid() != pid:
+                # a child the test forked that went on running pytest: the
+                # marks are its parent's, which measures the test
+                window["setups"] = []
+                mark = None
+                return
             if outcome.excinfo is not None:
                 self._explain_refusals(item, refused)
             if window["reset"]:  # set-up inside the call: the highest of the windows
@@ -524,7 +531,7 @@ class GpuMemPlugin(object):
                 outcome.force_exception(pytest.fail.Exception("\n\n".join(problems), pytrace=False))
         finally:
             self._window = None
-            for m in [mark] + [m for pair in window["setups"] for m in pair]:
+            for m in ([mark] if mark is not None else []) + [m for pair in window["setups"] for m in pair]:
                 guard.mark_release(m)
 
     def _explain_refusals(self, item, before):
@@ -607,5 +614,5 @@ class GpuMemPlugin(object):
         leaked = sum(1 for r in runs if r[2])
         terminalreporter.write_line(
             "gpumemguard: %d test%s measured, %d over a GPU memory limit, %d left GPU memory live; "
-            "highest peak %s in %s" % (len(runs), "" if len(runs) == 1 else "s", over, leaked,
-                                       format_size(top[1]), top[0]))
+            "highest peak %s%s" % (len(runs), "" if len(runs) == 1 else "s", over, leaked,
+                                   format_size(top[1]), " in %s" % top[0] if top[1] else ""))

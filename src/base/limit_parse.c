@@ -86,6 +86,8 @@ static int parse_size(const char *s, size_t n, struct gmg_limit *out, char *err,
     for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
         if (strlen(units[k].name) != ulen || memcmp(units[k].name, u, ulen) != 0)
             continue;
+        if (units[k].mult == 1 && fnum) /* a byte is not divided: what would "1.5" bytes be? */
+            return fail(err, errlen, "size '%.*s' is not a whole number of bytes", (int)n, s);
         u128 bytes = ip * units[k].mult + fnum * units[k].mult / den;
         if (bytes > UINT64_MAX)
             return fail(err, errlen, "size '%.*s' overflows 64 bits", (int)n, s);

@@ -55,6 +55,7 @@ int main(void)
     ok("1TB", 0, GMG_LIMIT_BYTES, 1000000000000ull, 0, 1000000000000ull);
     ok("1.5G", 0, GMG_LIMIT_BYTES, G + G / 2, 0, G + G / 2);
     ok("0.5K", 0, GMG_LIMIT_BYTES, 512, 0, 512);
+    ok("1.0", 0, GMG_LIMIT_BYTES, 1, 0, 1); /* no fraction: 1.0 bytes is 1 */
     ok("2.25MB", 0, GMG_LIMIT_BYTES, 2250000, 0, 2250000);
     ok("18446744073709551615", 0, GMG_LIMIT_BYTES, 18446744073709551615ull, 0, 18446744073709551615ull);
     ok("50%", 0, GMG_LIMIT_PERCENT, 0, 8 * G, 4 * G);
@@ -89,7 +90,10 @@ int main(void)
     refused("101%", "over 100%");
     refused("0%", "0%");
     refused("50%%", "unknown unit");
-    refused("0.1", "less than one byte");
+    refused("0.1", "not a whole number of bytes");
+    refused("1.5", "not a whole number of bytes");
+    refused("2.5B", "not a whole number of bytes");
+    refused("0.0001K", "less than one byte");
     refused("4G,2G", "device numbers");
     refused("0:4G,", "empty item at the end");
     refused("0:4G,,1:2G", "empty item");
@@ -107,12 +111,13 @@ int main(void)
     refused("350000000000000000000.000000000000000000", "overflows");
     refused("350000000000000000000", "overflows");
     refused("35978900000000000000.000000000000000000TB", "overflows");
-    ok("18446744073709551615.5", 0, GMG_LIMIT_BYTES, 18446744073709551615ull, 0, 18446744073709551615ull);
+    refused("18446744073709551615.5", "not a whole number of bytes");
     refused("16777216.000000000000000000T", "overflows");
     ok("18446744073709551615.000000000000000000", 0, GMG_LIMIT_BYTES, 18446744073709551615ull, 0, 18446744073709551615ull);
     ok("16777215.5T", 0, GMG_LIMIT_BYTES, 16777215ull * (1ull << 40) + (1ull << 39), 0,
        16777215ull * (1ull << 40) + (1ull << 39));
     ok("0.5K", 0, GMG_LIMIT_BYTES, 512, 0, 512);
+    ok("1.0", 0, GMG_LIMIT_BYTES, 1, 0, 1); /* no fraction: 1.0 bytes is 1 */
     /* percentages with every decimal: exact, never wrapped */
     ok("99.99999999999999999%", 0, GMG_LIMIT_PERCENT, 0, 100000000000000000ull, 99999999999999999ull);
     refused("99.999999999999999999%", "too many decimals");

@@ -3,7 +3,8 @@
 0; the plugin's own mark of its re-run not left in the tests' environment;
 a pytest session run inside a test (pytester) measuring nothing rather than
 the outer test's figures; a test that fails after the driver ran out of
-memory, with what filled it in its report."""
+memory, with what filled it in its report; a child a test forks that goes
+on running pytest (its failure is its own); sizes that are none."""
 import os
 
 import pytest
@@ -63,3 +64,21 @@ def test_oom_explained():
     for p in kept:
         free(p)
     assert err == cu.CUresult.CUDA_SUCCESS, "out of memory after %d GiB" % len(kept)
+
+
+def test_sizes_that_are_none():
+    from gpumemguard import Guard
+    g = Guard()
+    for text in ("1 MiB\x00junk", "\udcff", "1.5"):
+        with pytest.raises(ValueError):
+            g.parse_size(text)
+    assert g.parse_size("1.5K") == 1536
+
+
+def test_fork_child_goes_on():  # last: its child runs the rest of the session
+    free(alloc(MiB))
+    pid = os.fork()
+    if pid == 0:
+        raise SystemExit(3)  # the child's own failure, not one of the plugin's
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status)
