@@ -119,6 +119,17 @@ class Guard(object):
         """Bytes counted against the quota now; device -1: every device."""
         return self._lib.gpumemguard_live_bytes(device)
 
+    def limit(self, device=0):
+        """The quota of a device in bytes (under GPUMEM_GROUP the group's
+        budget); 0 when there is none."""
+        return self._lib.gpumemguard_limit(device)
+
+    def dump(self):
+        """Write a report now, as SIGUSR1 does (GPUMEM_REPORT's place and
+        format); False when this process cannot (a child made without fork
+        handlers, whose table is its parent's)."""
+        return self._lib.gpumemguard_dump() == 0
+
     def refusals(self, device=-1):
         """(quota, driver): allocations refused since start-up, by the quota
         and by the driver itself (out of memory); device -1: every device and

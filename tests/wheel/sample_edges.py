@@ -73,6 +73,10 @@ def test_sizes_that_are_none():
         with pytest.raises(ValueError):
             g.parse_size(text)
     assert g.parse_size("1.5K") == 1536
+    assert g.limit(0) == 0  # no GPUMEM_LIMIT
+    assert g.refusals(0) == (0, 1)  # test_oom_explained's out of memory, before this test
+    with pytest.raises(ValueError):
+        g.refusals(64)
 
 
 def test_fork_child_goes_on():  # last: its child runs the rest of the session
