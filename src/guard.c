@@ -583,15 +583,16 @@ GMG_EXPORT int gpumemguard_refusals(int device, unsigned long long *quota, unsig
     FIRST_COPY(gpumemguard_refusals, device, quota, driver);
     if (device < -1 || device >= GMG_MAX_DEVICES)
         return -1;
-    unsigned long long q = 0, o = device < 0 ? gmg_quota_host_driver_oom() : 0;
-    for (int d = device < 0 ? 0 : device; d < (device < 0 ? GMG_MAX_DEVICES : device + 1); d++) {
-        q += gmg_quota_refused(d);
-        o += gmg_quota_driver_oom(d);
+    int lo = device < 0 ? 0 : device, hi = device < 0 ? GMG_MAX_DEVICES : device + 1;
+    unsigned long long refused = 0, oom = device < 0 ? gmg_quota_host_driver_oom() : 0;
+    for (int d = lo; d < hi; d++) {
+        refused += gmg_quota_refused(d);
+        oom += gmg_quota_driver_oom(d);
     }
     if (quota)
-        *quota = q;
+        *quota = refused;
     if (driver)
-        *driver = o;
+        *driver = oom;
     return 0;
 }
 

@@ -261,6 +261,17 @@ if jq -e '.timeline.group[0].samples | length > 0 and (map(.[1]) | max) == 10485
 else
     bad "a late member's timeline: $(jq -c '.timeline.group' "$WORK/late.json" 2>&1)" "$WORK/err"
 fi
+# so does a fork child's, when the group's peak came just before the fork
+# (after its parent's last sample)
+G=${GP}q
+rm -f "$WORK"/fk.*.json
+guarded GPUMEM_GROUP=$G GPUMEM_LIMIT=64M GPUMEM_REPORT="$WORK/fk.%p.json" GPUMEM_REPORT_FORMAT=json "$GT" spikefork 31457280
+cpid=$(sed -n 's/^child pid //p' "$WORK/out")
+if [ -n "$cpid" ] && jq -e '.timeline.group[0].samples | length > 0 and (map(.[1]) | max) == 1048576' "$WORK/fk.$cpid.json" >/dev/null 2>&1; then
+    ok "group: a fork child made just after its parent's spike samples the group's bytes from its own start (1 MiB), not the spike (30 MiB)"
+else
+    bad "a fork child's group timeline: $(jq -c '.timeline.group' "$WORK/fk.$cpid.json" 2>&1)" "$WORK/out"
+fi
 
 miss=""
 for name in "a/b" "" ".hidden" "x y" "$(printf '%065d' 0)"; do

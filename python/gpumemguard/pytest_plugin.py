@@ -43,9 +43,9 @@ REEXEC_ENV = "GPUMEMGUARD_PYTEST_REEXEC"
 # of it (rootdir-relative imports): for -m, the directory Python started in
 _PATH0 = sys.path[0] if sys.path else ""
 REEXEC_STACK_DEPTH = 128
-# The sessions of this process that measure (one; another started inside
-# one of its tests measures nothing)
-_SESSIONS = []
+# The process whose test a measuring session is running now (its pid), or
+# None: a session started inside that test measures nothing
+_MEASURING = [None]
 SHOWN_STACKS = 5
 MAX_DEVICES = 64
 
@@ -257,7 +257,7 @@ def pytest_configure(config):
             default = guard.parse_size(text) or None  # 0: no default budget, as GPUMEM_LIMIT=0 is no limit
         except ValueError as e:
             raise pytest.UsageError("--gpumem-limit %r: %s" % (text, e))
-    if _SESSIONS:
+    if _MEASURING[0] == os.getpid():
         # a session inside a test of another (pytester's runpytest_inprocess):
         # the guard's peak window is the process's, which the outer test is
         # measuring; this one measures nothing rather than spoil that
@@ -265,15 +265,7 @@ def pytest_configure(config):
             "--gpumem: a pytest session inside a test of a session that measures GPU memory already "
             "measures nothing (the outer test's figures include what it allocates)"), stacklevel=2)
         return
-    plugin = GpuMemPlugin(guard, default)
-    _SESSIONS.append(plugin)
-    config.pluginmanager.register(plugin, "gpumemguard-session")
-
-
-def pytest_unconfigure(config):
-    plugin = config.pluginmanager.get_plugin("gpumemguard-session")
-    if plugin in _SESSIONS:
-        _SESSIONS.remove(plugin)
+    config.pluginmanager.register(GpuMemPlugin(guard, default), "gpumemguard-session")
 
 
 def _marker_size(guard, item, name):
@@ -484,8 +476,10 @@ class GpuMemPlugin(object):
         refused = guard.refusals()
         guard.peak_reset()
         pid = os.getpid()
+        outer, _MEASURING[0] = _MEASURING[0], pid
         try:
             outcome = yield
+            _MEASURING[0] = outer
             self._window = None
             if os.getpid() != pid:
                 # a child the test forked that went on running pytest: the
@@ -493,8 +487,6 @@ class GpuMemPlugin(object):
                 window["setups"] = []
                 mark = None
                 return
-            if outcome.excinfo is not None:
-                self._explain_refusals(item, refused)
             if window["reset"]:  # set-up inside the call: the highest of the windows
                 best, last = window["best"], 0
                 for d in self._devices():
@@ -515,6 +507,8 @@ class GpuMemPlugin(object):
             item.user_properties.append(("gpumem_peak", peak))
             item.user_properties.append(("gpumem_leaked", leaked))
             if outcome.excinfo is not None:
+                if not issubclass(outcome.excinfo[0], (pytest.skip.Exception, pytest.xfail.Exception)):
+                    self._explain_refusals(item, refused)
                 return  # the test failed on its own: that is its message
             try:
                 peak_limit, leak_limit = self._limits(item)
@@ -530,6 +524,7 @@ class GpuMemPlugin(object):
                 item.user_properties.append(("gpumem_over", 1))
                 outcome.force_exception(pytest.fail.Exception("\n\n".join(problems), pytrace=False))
         finally:
+            _MEASURING[0] = outer
             self._window = None
             for m in ([mark] if mark is not None else []) + [m for pair in window["setups"] for m in pair]:
                 guard.mark_release(m)
@@ -543,15 +538,21 @@ class GpuMemPlugin(object):
         if quota <= 0 and driver <= 0:
             return
         said = []
+        s = lambda n: "" if n == 1 else "s"
         if driver > 0:
-            said.append("the driver refused %d allocation%s (out of memory)" % (driver, "" if driver == 1 else "s"))
-        if quota > 0:
-            said.append("the quota refused %d allocation%s (GPUMEM_LIMIT)" % (quota, "" if quota == 1 else "s"))
+            said.append("the driver refused %d allocation%s (out of memory)" % (driver, s(driver)))
+        if quota > 0 and os.environ.get("GPUMEM_ON_LIMIT") == "warn":  # counted, made all the same
+            said.append("%d allocation%s went over GPUMEM_LIMIT (made: GPUMEM_ON_LIMIT=warn)" % (quota, s(quota)))
+        elif quota > 0:
+            said.append("the quota refused %d allocation%s (GPUMEM_LIMIT)" % (quota, s(quota)))
         text = "While this test ran, %s." % " and ".join(said)
-        peak = _trim(self.guard.peak_text(-1, SHOWN_STACKS))
+        peak = _trim(self.guard.peak_text(-1, SHOWN_STACKS)) if self._peak_in_last else ""
         if peak.strip():
             text += ("\nWhat was live at the test's peak, biggest first (with what was in use when it started; "
                      "Python frames first, pytest's own left out):\n" + peak.rstrip("\n"))
+        elif not self._peak_in_last:
+            text += ("\n(the test's peak came before set-up that ran inside it: a fixture it asked for, or its "
+                     "setUp; what was live then is not shown)")
         item.add_report_section("call", "gpumemguard", text)
 
     def _devices_over(self):

@@ -4,8 +4,10 @@
  * Forms: "4G" for every device, or "0:4G,1:2G" per device. A size is a
  * decimal number (digits, optionally '.' and more digits) followed by no
  * unit (bytes), B, K M G T or KiB MiB GiB TiB (1024-based), kB MB GB TB
- * (1000-based), or % of the device's memory (0 < N <= 100). "0" means no
- * limit. Anything else is refused with a reason: no guessing.
+ * (1000-based), or % of the device's memory (0 < N <= 100); a number of
+ * bytes (no unit, or B) has no fraction ("1.5" is refused; "1.5K" is 1536,
+ * and a unit's fraction of a byte is dropped). "0" means no limit.
+ * Anything else is refused with a reason: no guessing.
  * Pure: no I/O, no global state, so that it can be fuzzed.
  */
 #ifndef GMG_BASE_LIMIT_PARSE_H

@@ -175,9 +175,8 @@ int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak
     window_of(dev, 0, API_NONE, &w, &c); /* O(stacks), the k biggest kept in `top`: no allocation */
     pthread_mutex_lock(&kept_mu);
     const struct gmg_at_peak *kp = &kept[dev];
-    /* as above(): the window wins only when higher, so that of two equal
-     * peaks the first is the run's, here as in every report */
-    if (!(w.bytes > kp->bytes || (!kp->bytes && c.n))) { /* an earlier window's peak was the run's */
+    /* above(), as every report: of two equal peaks the first is the run's */
+    if (!above(&w, kp)) { /* an earlier window's peak was the run's */
         out->bytes = kp->bytes;
         out->shown = kp->ngroups < k ? kp->ngroups : k;
         memcpy(top, kp->groups, out->shown * sizeof *top);

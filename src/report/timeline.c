@@ -21,6 +21,7 @@ static uint64_t t_ms[GMG_TL_SAMPLES];
 static uint64_t *vals[GMG_MAX_DEVICES], *gvals[GMG_MAX_DEVICES]; /* made when first needed */
 static int ndev;
 static uint64_t last_peak[GMG_MAX_DEVICES], last_gpeak[GMG_MAX_DEVICES];
+static int gpeaks_stale; /* last_gpeak is the parent's: a fork child's timeline starts */
 static struct gmg_tl_event ev[GMG_TL_EVENTS];
 static size_t nev;
 static uint64_t ev_dropped;
@@ -36,8 +37,9 @@ static uint64_t ms_of(clockid_t c)
 static uint64_t now_ms(void) { return ms_of(CLOCK_MONOTONIC) - start_mono; }
 
 /* The group's peaks as this process starts (before its first reservation,
- * when it joins): a peak the group set before is none of its moments, and
- * its samples show the group's bytes until the group's peak rises again. */
+ * when it joins), or at a fork child's first sample: a peak the group set
+ * before is none of its moments, and its samples show the group's bytes
+ * until the group's peak rises again. */
 static void group_peaks_before(void)
 {
     for (int d = 0; d < GMG_MAX_DEVICES; d++)
@@ -102,6 +104,10 @@ static void sample(uint64_t t)
     size_t i = merge ? n - 1 : n;
     if (!merge)
         t_ms[i] = t;
+    if (gpeaks_stale) {
+        gpeaks_stale = 0;
+        group_peaks_before();
+    }
     for (int d = 0; d < ndev; d++) {
         uint64_t v = gmg_peak_tracked(d), p = gmg_peak_run(d); /* made allocations: no reservation under way */
         if (p > last_peak[d]) {
@@ -298,9 +304,7 @@ void gmg_timeline_atfork_child(void)
     ev_dropped = 0;
     ndev = 0;
     memset(last_peak, 0, sizeof last_peak);
-    /* last_gpeak kept: the group's peaks the parent's last sample saw, none
-     * of them the child's moments (read again here, they would be asked of
-     * the group's segment inside a fork handler) */
+    gpeaks_stale = 1; /* read at the child's first sample, not in a fork handler */
     memset(peak_ev, 0, sizeof peak_ev);
     for (int d = 0; d < GMG_MAX_DEVICES; d++)
         if (vals[d])

@@ -24,6 +24,9 @@
  *   grouptest peek NAME                 read /dev/shm/NAME from outside (no guard needed):
  *                                       device 0's used (the sum of the slots), peak, budget, live members
  *   grouptest size                      the segment's size in bytes
+ *   grouptest spikefork BYTES           allocate BYTES and free them (the group's peak), fork at
+ *                                       once: the child holds 1 MiB and exits (its report
+ *                                       written), printing "child pid PID"
  *   grouptest forkjoin BYTES            allocate, fork: the child allocates BYTES too and
  *                                       exits; both print cuMemGetInfo
  *   grouptest execinfo BYTES            allocate BYTES, then exec itself as `info`
@@ -255,6 +258,23 @@ static int peek(const char *name)
 
 /* ------------------------------------------------------------------ fork */
 
+static void spikefork(size_t bytes)
+{
+    CUdeviceptr p;
+    CHECK(cuMemAlloc_v2(&p, bytes));
+    CHECK(cuMemFree_v2(p));
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        CHECK(cuCtxSetCurrent(ctx));
+        hold(1u << 20);
+        exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    printf("child pid %d\n", (int)pid);
+}
+
 static void forkjoin(size_t bytes)
 {
     hold(bytes);
@@ -334,6 +354,8 @@ int main(int argc, char **argv)
         execl("/proc/self/exe", "grouptest", "info", (char *)NULL);
         perror("exec");
         rc = 1;
+    } else if (!strcmp(m, "spikefork") && argc > 2) {
+        spikefork(strtoull(argv[2], NULL, 0));
     } else if (!strcmp(m, "forkjoin") && argc > 2) {
         forkjoin(strtoull(argv[2], NULL, 0));
     } else {

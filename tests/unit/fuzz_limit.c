@@ -3,7 +3,8 @@
  * result, percentages are in (0, 100], and a refusal always says why. And an
  * oracle: a single size is also evaluated here in arbitrary precision (a
  * decimal big number, times the unit, divided by 10^decimals); the parser
- * must accept exactly the values below 2^64 and give their bytes. */
+ * must accept exactly the values below 2^64 and give their bytes, but for a
+ * number of bytes with a fraction (no unit, or B), which it refuses. */
 #include "base/limit_parse.h"
 
 #include <stdint.h>
@@ -55,7 +56,8 @@ static int big_u64(const struct big *b, uint64_t *v)
 }
 
 /* The reference for "DIGITS[.DIGITS]UNIT" with at most 18 decimals: 1 and
- * the exact value's floor in *fits and *bytes; 0 for any other form. */
+ * the exact value's floor in *fits and *bytes (*fits 0 also for bytes with
+ * a fraction that is not 0: refused); 0 for any other form. */
 static int reference(const char *t, int *fits, uint64_t *bytes)
 {
     static const struct { const char *u; uint64_t m; } units[] = {
@@ -65,14 +67,16 @@ static int reference(const char *t, int *fits, uint64_t *bytes)
     };
     struct big b = { .n = 0 };
     const char *p = t;
-    int frac = 0, digits = 0;
+    int frac = 0, digits = 0, fraction = 0;
     for (; *p >= '0' && *p <= '9'; p++, digits++)
         big_muladd(&b, 10, (uint64_t)(*p - '0'));
     if (!digits)
         return 0;
     if (*p == '.') {
-        for (p++; *p >= '0' && *p <= '9'; p++, frac++)
+        for (p++; *p >= '0' && *p <= '9'; p++, frac++) {
             big_muladd(&b, 10, (uint64_t)(*p - '0'));
+            fraction |= *p != '0';
+        }
         if (!frac || frac > 18)
             return 0;
     }
@@ -82,7 +86,7 @@ static int reference(const char *t, int *fits, uint64_t *bytes)
         big_muladd(&b, units[k].m, 0);
         while (frac--)
             big_div10(&b);
-        *fits = big_u64(&b, bytes);
+        *fits = big_u64(&b, bytes) && !(units[k].m == 1 && fraction);
         return 1;
     }
     return 0;
