@@ -354,6 +354,16 @@ if [ -n "$CHROME" ] && "$GMG" view "$WORK/facts.json" -o "$WORK/facts.html" >/de
         || bad "html facts:$miss" "$WORK/facts.why"
 elif [ -n "$CHROME" ]; then bad "view of a report with host out of memory and suppressions" "$WORK/err"; fi
 
+# a report without an owners list (an older one): the page sums owners from
+# the groups, an owner named like an object's own property among them
+jq 'del(.owners) | .live[0].owner = "toString"' "$FJ" >"$WORK/proto.json"
+if [ -n "$CHROME" ] && "$GMG" view "$WORK/proto.json" -o "$WORK/proto.html" >/dev/null 2>"$WORK/err" && browse "$WORK/proto.html" proto; then
+    miss=""
+    dom_has proto '<td>toString</td>'
+    [ -z "$miss" ] && ok "html: owners summed from the groups when the report has no list, one named toString among them" \
+        || bad "html owners from groups:$miss" "$WORK/proto.why"
+elif [ -n "$CHROME" ]; then bad "view of a report without owners" "$WORK/err"; fi
+
 # a device that held nothing: an axis of five distinct sizes from 0 bytes
 jq '.devices = [(.devices[0] | .device = 0 | .limit = 0 | .in_use = 0 | .peak = 0)]
     | .timeline = {"start_unix_ms": 1764072000000, "interval_ms": 10, "group": null, "events": [],

@@ -190,6 +190,16 @@ if grep -q '^Retained by pool evil\\n==1== SUMMARY: gpumemguard: 0 bytes' "$WORK
    && ! grep -q '^==1== SUMMARY' "$WORK/nvname.txt"; then
     ok "text: an NVTX heap's name holding a newline is written with \\n in the pool's section, no line of its own"
 else bad "an NVTX heap's name with a newline" "$WORK/nvname.txt"; fi
+# a name past 63 bytes is cut there, never through a UTF-8 character
+nv NVTXPOOL_NAME="$(printf '%061d\360\237\216\211b' 0)" GPUMEM_REPORT_FORMAT=text GPUMEM_REPORT="$WORK/nvlong.txt" "$T/nvtxpool" leak
+if grep -q "^Retained by pool $(printf '%061d' 0) " "$WORK/nvlong.txt" && iconv -f UTF-8 -t UTF-8 "$WORK/nvlong.txt" >/dev/null 2>&1; then
+    ok "an NVTX heap's name of 66 bytes is its first 61, before a 4-byte character the cut would split: the report stays UTF-8"
+else bad "a long NVTX heap name" "$WORK/nvlong.txt"; fi
+# in folded stacks, a pool's name keeps its spaces; ';' and control characters become '_'
+nv NVTXPOOL_NAME="$(printf 'a;b c\033d\te')" GPUMEM_REPORT_FORMAT=folded GPUMEM_REPORT="$WORK/nvf.folded" "$T/nvtxpool" leak
+if grep -q '^\[pool a_b c_d_e\];' "$WORK/nvf.folded" && ! LC_ALL=C grep -q "$(printf '[\001-\010\013-\037]')" "$WORK/nvf.folded"; then
+    ok "folded: a pool's name keeps its blanks, its ';', escape and tab written as '_'"
+else bad "folded pool name with control characters" "$WORK/nvf.folded"; fi
 nv GPUMEM_REPORT_FORMAT=memviz,json GPUMEM_REPORT="$WORK/nvm" "$T/nvtxpool" leak
 got=$(python3 - "$WORK/nvm.pickle" <<'PY' 2>&1
 import pickle, sys

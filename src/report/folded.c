@@ -16,7 +16,8 @@
 #include <string.h>
 
 /* A name as the format takes it: its separators (';', a newline, and for a
- * native frame a blank: the count follows the last one) as '_', and a byte
+ * native frame a blank: the count follows the last one) and other control
+ * characters (which no SVG may hold) as '_', and a byte
  * of no well-formed UTF-8 sequence as U+FFFD, as the JSON report writes it
  * (flame graph tools read the file as UTF-8, and refuse it or write a
  * broken SVG otherwise). */
@@ -27,7 +28,7 @@ static void put_name(struct gmg_buf *b, const char *s, int blanks)
         if (!n) {
             gmg_buf_put(b, "\xef\xbf\xbd", 3);
             p++;
-        } else if (*p == ';' || *p == '\n' || (*p == ' ' && !blanks)) {
+        } else if (*p == ';' || (unsigned char)*p < 0x20 || *p == 0x7f || (*p == ' ' && !blanks)) {
             gmg_buf_put(b, "_", 1);
             p++;
         } else {

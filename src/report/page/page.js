@@ -271,7 +271,7 @@
       gsamples.length ? el('span', {}, [el('i', { style: 'background: var(--group)' }), 'group in use']) : null,
       dev.limit ? el('span', {}, [el('i', { style: 'background: var(--limit)' }), 'limit']) : null
     ]);
-    var counts = {};
+    var counts = Object.create(null);
     events.forEach(function (e) { counts[e.kind] = (counts[e.kind] || 0) + 1; });
     Object.keys(counts).forEach(function (k) {
       var st = EVENT_STYLE[k] || { color: '#555', label: k };
@@ -472,7 +472,7 @@
   function table() {
     var rows = groupRows();
     var kids = [];
-    var sums = {};
+    var sums = Object.create(null);
     rows.forEach(function (r) { var s = sums[r.kind] || (sums[r.kind] = { bytes: 0, count: 0, groups: 0 }); s.bytes += net(r.g); s.count += r.g.count; s.groups++; });
     var line = el('div', { cls: 'fragnums', id: 'gmg-kinds' });
     ['leak', 'live', 'retained', 'reclaimed', 'range'].forEach(function (k) {
@@ -571,7 +571,7 @@
     var kids = [];
     var list = Array.isArray(R.owners) ? R.owners : null;
     if (!list) {
-      var by = {};
+      var by = Object.create(null); /* owners named like an object's own properties (toString, __proto__) are owners too */
       (R.live || []).forEach(function (g) {
         if (!g.owner) return;
         var o = by[g.owner] || (by[g.owner] = { owner: g.owner, bytes: 0, count: 0, retained: 0 });
