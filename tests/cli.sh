@@ -216,9 +216,13 @@ if idle_run idle2 --signal USR2 --report "$WORK/dumps/u.%n"; then
         || bad "dump with GPUMEM_SIGNAL=USR2 (rc $rc)" "$WORK/err"
     # --signal naming another signal than the one it dumps on: said so, nothing sent
     cli dump --signal USR1 "$IDLE"; rc=$?
-    [ $rc = 1 ] && has "dumps on SIGUSR2 (its GPUMEM_SIGNAL), not on SIGUSR1 (--signal); nothing sent" "$WORK/err" \
+    cp "$WORK/err" "$WORK/err1"
+    # SIGTERM, which the guard catches to report a death by it: never sent as a dump
+    cli dump --signal TERM "$IDLE"; rc2=$?
+    [ $rc = 1 ] && has "dumps on SIGUSR2 (its GPUMEM_SIGNAL), not on SIGUSR1 (--signal); nothing sent" "$WORK/err1" \
+        && [ $rc2 = 1 ] && has "dumps on SIGUSR2 (its GPUMEM_SIGNAL), not on SIGTERM (--signal); nothing sent" "$WORK/err" \
         && kill -0 "$IDLE" 2>/dev/null \
-        && ok "gpumemguard dump --signal USR1 of a process that dumps on SIGUSR2: says which it dumps on, nothing sent" \
+        && ok "gpumemguard dump --signal USR1 or TERM of a process that dumps on SIGUSR2: says which it dumps on, nothing sent (it lives)" \
         || bad "dump --signal of another signal than the process's (rc $rc)" "$WORK/err"
     idle_stop idle2 || bad "the program dumped with SIGUSR2 did not exit 0" "$WORK/idle2.err"
 else bad "dump USR2: the idle program did not start" "$WORK/idle2.err"; idle_stop idle2; fi

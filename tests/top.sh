@@ -302,6 +302,16 @@ else
 fi
 rm -f "/dev/shm/gpumemguard-$TU-$TG"
 
+# ------------------------------- a process that used only its second device
+tbg O GPUSIM_DEVICES=2 "$TT" hold "$WORK/O.ready" "$WORK/O.done" 0 0 0 $MiB; PO=$!
+if tready "$WORK/O.ready" $PO && tsettle $PO $MiB; then
+    "$TOPCMD" top --once --pid $PO >"$WORK/topo.txt"
+    if grep -qE "^ *$PO +1 +1\.0 MiB " "$WORK/topo.txt" && ! grep -qE "^ *($PO)? +0 +0 " "$WORK/topo.txt"; then
+        ok "top --once: a process that used device 1 only has a line for device 1, none for device 0"
+    else bad "top: a process on its second device only" "$WORK/topo.txt"; fi
+else bad "top: process O" "$WORK/O.err"; fi
+touch "$WORK/O.done"; tkill $PO
+
 # ------------------------------------------------------------ a dead process
 tbg F "$TT" hold "$WORK/F.ready" "$WORK/F.done" $MiB 0 0 0; PF=$!
 if tready "$WORK/F.ready" $PF && tsettle $PF $MiB; then

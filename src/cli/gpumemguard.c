@@ -700,11 +700,11 @@ static int dump(int argc, char **argv, const char *sigopt)
         if (v) {
             own = vs > 0 ? vs : 0;
             own_from = "its GPUMEM_SIGNAL";
+            if (vs == 0) /* with --signal too: whatever catches another signal there, it is no dump */
+                fail(1, "dump: process %ld has dumps off (GPUMEM_SIGNAL=none); nothing sent", pid);
         }
         if (v && !sigopt) {
             sig = vs;
-            if (sig == 0)
-                fail(1, "dump: process %ld has dumps off (GPUMEM_SIGNAL=none); nothing sent", pid);
             if (sig < 0)
                 fail(1, "dump: process %ld has GPUMEM_SIGNAL='%s', not a dump signal; nothing sent "
                      "(give --signal to choose one)", pid, v);
@@ -721,10 +721,13 @@ static int dump(int argc, char **argv, const char *sigopt)
         from = "--signal";
     }
 
-    if (sigopt && own > 0 && own != sig && caught_by(pid, sig) == 0 && caught_by(pid, own) == 1) {
+    /* another signal than its dump signal is never sent: caught or not (the
+     * guard catches SIGTERM, SIGHUP and the like to write a report as the
+     * program dies of them), it would do what the program does with it */
+    if (sigopt && own > 0 && own != sig) {
         char ob[32];
-        fail(1, "dump: process %ld dumps on %s (%s), not on %s (--signal); nothing sent, since %s would kill it",
-             pid, signame(own, ob, sizeof ob), own_from, signame(sig, sb, sizeof sb), sb);
+        fail(1, "dump: process %ld dumps on %s (%s), not on %s (--signal); nothing sent, since %s is no dump "
+             "signal there and may end it", pid, signame(own, ob, sizeof ob), own_from, signame(sig, sb, sizeof sb), sb);
     }
     if (caught_by(pid, sig) == 0)
         fail(1, "dump: process %ld does not catch %s (%s) yet: the guard arms its dump signal at the "
@@ -796,7 +799,11 @@ static int dump(int argc, char **argv, const char *sigopt)
  * meanwhile: no handler runs. When the program stops (a stop signal
  * passed on or from the terminal, or its own kill(0, SIGTSTP) as vim's ^Z)
  * the command stops too, by the same signal: its shell sees the job
- * stopped, as it would without the command; SIGCONT continues both. A
+ * stopped, as it would without the command; SIGCONT continues both. In
+ * each of those cases the command itself got a stop signal; a program
+ * stopped by a signal sent to it alone (kill -STOP PID) stops alone, and
+ * the command waits on: stopped too, nothing would continue it when the
+ * program is continued alone and ends. A
  * program that ignores a stop signal goes on, and so does the command. The
  * dump signal goes on only to a program that catches it (the guard arms it
  * at the first CUDA call): before that it would kill the program.
@@ -832,6 +839,27 @@ static void stop_too(int sig)
     sigprocmask(SIG_BLOCK, &one, NULL);
     sigaction(sig, &was, NULL);
 }
+
+/* Did the command get a stop signal for the program's stop (from the
+ * terminal, the program's group, or sent to the command and passed on)?
+ * One may still be pending (SIGCHLD is taken first, a lower number) or,
+ * from the terminal, on its way: taken here, for a moment at most. */
+static int stop_for_command(int *asked)
+{
+    if (*asked) {
+        *asked = 0;
+        return 1;
+    }
+    sigset_t stops;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTSTP);
+    sigaddset(&stops, SIGTTIN);
+    sigaddset(&stops, SIGTTOU);
+    struct timespec moment = { 0, 50 * 1000 * 1000 };
+    return sigtimedwait(&stops, NULL, &moment) > 0;
+}
+
+static int is_stop(int sig) { return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
 /* The interpreter a script's "#!" line names, into out: 1, or 0 when the
  * file cannot be read or does not start with "#!". */
@@ -900,17 +928,23 @@ static int run(char **argv)
         fprintf(stderr, "gpumemguard: cannot run '%s': %s\n", argv[0], dir ? "it is a directory" : strerror(err));
         _exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
     }
+    int stop_asked = 0; /* the command got a stop signal the program's stop has not answered yet */
     for (;;) {
         siginfo_t si;
         int sig = sigwaitinfo(&set, &si);
         if (sig < 0)
             continue; /* EINTR: a stop and continue */
+        if (is_stop(sig))
+            stop_asked = 1;
+        else if (sig == SIGCONT)
+            stop_asked = 0; /* one the program ignored: not for a later stop */
         if (sig == SIGCHLD) {
             int st;
             if (waitpid(child, &st, WNOHANG | WUNTRACED) != child)
                 continue; /* continued, or nothing new */
             if (WIFSTOPPED(st)) { /* the program stopped: the command too, as the job it stands for */
-                stop_too(WSTOPSIG(st));
+                if (stop_for_command(&stop_asked))
+                    stop_too(WSTOPSIG(st));
                 continue;
             }
             if (WIFSIGNALED(st))

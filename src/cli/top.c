@@ -420,6 +420,13 @@ static const char *limit_text(char *buf, size_t n, uint64_t v)
     return v ? human(buf, n, v) : strcpy(buf, "none");
 }
 
+/* Has the process used the device (a device below the highest it used may
+ * be one it never touched)? */
+static int dev_used(const struct gmg_status_dev *v)
+{
+    return v->used || v->peak || v->refused || v->driver_oom || v->live_allocs || v->growth;
+}
+
 /* One frame; each line ends with "\n". */
 static void text_frame(struct out *o, const struct frame *f, const char *keys)
 {
@@ -435,23 +442,26 @@ static void text_frame(struct out *o, const struct frame *f, const char *keys)
         const struct proc *x = &f->v[i];
         const char *grp = (x->p.flags & GMG_STATUS_GROUPED) ? x->p.group : "-";
         char a[32], b[32], c[32], g[32];
-        if (!x->p.devices)
-            outf(o, "%8d %3s %10s %10s %10s %7s %5s %10s  %-12s %s\n", (int)x->p.pid, "-", "0", "-", "-", "0", "0", "0",
-                 grp, x->p.command);
+        int shown = 0;
         for (uint32_t d = 0; d < x->p.devices; d++) {
             const struct gmg_status_dev *v = &x->p.dev[d];
-            if (d == 0)
+            if (!dev_used(v))
+                continue; /* below the highest it used, one it never used */
+            if (!shown)
                 outf(o, "%8d", (int)x->p.pid);
             else
                 outf(o, "%8s", "");
             outf(o, " %3u %10s %10s %10s %7" PRIu64 " %5" PRIu64 " %10s", d, human(a, sizeof a, v->used),
                  limit_text(b, sizeof b, v->limit), human(c, sizeof c, v->peak), v->refused, v->driver_oom,
                  signed_human(g, sizeof g, v->growth));
-            if (d == 0)
+            if (!shown++)
                 outf(o, "  %-12s %s\n", grp, x->p.command);
             else
                 outf(o, "\n");
         }
+        if (!shown)
+            outf(o, "%8d %3s %10s %10s %10s %7s %5s %10s  %-12s %s\n", (int)x->p.pid, "-", "0", "-", "-", "0", "0", "0",
+                 grp, x->p.command);
         if (x->p.site_bytes)
             outf(o, "%8s     biggest site: %s in %" PRIu64 " allocation%s on device %d: %s\n", "",
                  human(a, sizeof a, x->p.site_bytes), x->p.site_allocs, x->p.site_allocs == 1 ? "" : "s",

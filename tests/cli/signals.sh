@@ -69,6 +69,26 @@ kill -KILL $self_cmd $ign_cmd 2>/dev/null; wait $self_cmd $ign_cmd 2>/dev/null
 if [ "$self_state" = T ] && [ "$ign_state" = S ]; then
     ok "a program that stops its own group (kill 0 SIGTSTP, as vim's ^Z): the command stops with it; one that ignores SIGTSTP sent to the command: both go on"
 else bad "the command mirrors the program's stops (stopping itself: $self_state, ignoring: $ign_state)" "$WORK/err"; fi
+# a stop signal sent to the program alone (kill -STOP PID, as an operator
+# who sees the program's pid does) stops the program alone: continued, it
+# ends, and the command with it
+set -m
+"$GMG_CMD" --report none -- sh -c 'sleep 1; exit 7' 2>"$WORK/err" & alone_cmd=$!
+set +m
+for _ in $(seq 100); do [ -n "$(cat "/proc/$alone_cmd/task/$alone_cmd/children" 2>/dev/null)" ] && break; sleep 0.05; done
+alone_prog=$(cat "/proc/$alone_cmd/task/$alone_cmd/children" 2>/dev/null | tr -d ' ')
+kill -STOP "$alone_prog"
+for _ in $(seq 100); do [ "$(state "$alone_prog")" = T ] && break; sleep 0.05; done
+sleep 0.3
+alone_state="$(state $alone_cmd)$(state "$alone_prog")"
+kill -CONT "$alone_prog"
+alone_rc=none
+for _ in $(seq 100); do [ -d "/proc/$alone_cmd" ] && [ "$(state $alone_cmd)" != Z ] || break; sleep 0.05; done
+if [ "$(state $alone_cmd)" = T ]; then kill -KILL $alone_cmd; fi
+wait $alone_cmd; alone_rc=$?
+if [ -n "$alone_prog" ] && [ "$alone_state" = ST ] && [ $alone_rc = 7 ]; then
+    ok "a program stopped by a signal sent to it alone stops alone (the command waits); continued, it ends and the command with its status"
+else bad "a program stopped alone (states $alone_state, rc $alone_rc)" "$WORK/err"; fi
 # the program signals the command itself: nothing comes back to it
 "$GMG_CMD" -- sh -c 'kill -USR2 $PPID; sleep 0.3; kill -HUP $PPID; sleep 0.3; echo alive' >"$WORK/out" 2>"$WORK/err"; sig_rc=$?
 if [ $sig_rc = 0 ] && has alive "$WORK/out"; then
