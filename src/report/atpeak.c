@@ -179,7 +179,8 @@ int gmg_at_peak_top(int dev, struct gmg_group *top, size_t k, struct gmg_at_peak
     if (!above(&w, kp)) { /* an earlier window's peak was the run's */
         out->bytes = kp->bytes;
         out->shown = kp->ngroups < k ? kp->ngroups : k;
-        memcpy(top, kp->groups, out->shown * sizeof *top);
+        if (out->shown) /* none kept (and no peak yet): kp->groups may be NULL */
+            memcpy(top, kp->groups, out->shown * sizeof *top);
     } else {
         out->bytes = w.bytes;
         out->shown = c.n;
