@@ -243,6 +243,13 @@ wh_run() {
         bad "pytest --gpumem edges (rc $rc)${wrong:+: $wrong}" "$WORK/pg.out"
     fi
 
+    # a session whose tests allocated nothing: its summary names no test for its peak
+    wh_clean GPUMEM_REPORT=none pytest -p no:cacheprovider --gpumem -k test_env_clean sample_edges.py \
+        >"$WORK/pz.out" 2>&1; rc=$?
+    if [ $rc = 0 ] && grep -q "^gpumemguard: 1 test measured, 0 over a GPU memory limit, 0 left GPU memory live; highest peak 0 bytes$" "$WORK/pz.out"; then
+        ok "pytest --gpumem: a session whose tests allocated nothing says its highest peak is 0 bytes, naming no test"
+    else bad "pytest --gpumem summary of a session without allocations (rc $rc)" "$WORK/pz.out"; fi
+
     # a budget without --gpumem measures nothing: said, the tests run
     wh_clean pytest -p no:cacheprovider --gpumem-limit 1MiB sample_overlap.py >"$WORK/nogm.out" 2>&1; local rcn=$?
     if grep -q "PytestConfigWarning: --gpumem-limit is ignored without --gpumem" "$WORK/nogm.out" \
