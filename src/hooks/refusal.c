@@ -14,8 +14,8 @@
 #define SITES 4096
 #define TOMB UINT64_MAX /* a slot once a site's, forgotten */
 
-/* Call sites already explained: an open-addressed set of keys (a stack id;
- * for marks, a stack id and a device); one for the quota's refusals, one
+/* Call sites already explained: an open-addressed set of keys (site_key:
+ * a stack id, or a family; for marks, that and a device); one for the quota's refusals, one
  * for the driver's out of memory, and one of each for the timeline's marks:
  * a site explained on one device is marked on each other device's
  * timeline the first time it is refused there (no second message). */
@@ -31,10 +31,20 @@ static uint64_t *probe(struct site_set *set, uint64_t key, uint32_t i)
     return &set->sites[((uint32_t)(key ^ key >> 29) * 2654435761u + i) % SITES];
 }
 
+/* A call site's key: its stack id; with no stack (GPUMEM_STACK_DEPTH=0, or
+ * none recorded) the allocation's family, so that each kind of memory (a
+ * device's, pinned host memory, a VMM handle...) is explained once, and
+ * not one of them for the whole run. Bit 48 keeps it apart from stack
+ * ids (32 bits) and from a mark's device (bits 32-38). */
+static uint64_t site_key(const struct gmg_op *op)
+{
+    return op->stack ? op->stack : 1ull << 48 | (uint32_t)op->family;
+}
+
 /* A mark's key: the site on its device. */
 static uint64_t on_device(const struct gmg_op *op)
 {
-    return (uint64_t)(uint32_t)(op->dev + 1) << 32 | op->stack;
+    return (uint64_t)(uint32_t)(op->dev + 1) << 32 | site_key(op);
 }
 
 /* 1: the stack is new to the set, and now in it. A tombstone (a site
@@ -74,7 +84,7 @@ static int first_in(struct site_set *set, uint64_t stack)
     return 0;
 }
 
-static int first_time(uint32_t stack) { return first_in(&quota_sites, stack); }
+static int first_time(uint64_t key) { return first_in(&quota_sites, key); }
 
 /* A site whose refusal was dropped unexplained (more at once than the
  * reporter's queue holds): not explained after all, so that its next
@@ -122,7 +132,7 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t 
         gmg_quota_count_host_driver_oom();
     else
         gmg_quota_count_driver_oom(op->dev);
-    int site = first_in(&driver_sites, op->stack), here = first_in(&driver_marks, on_device(op));
+    int site = first_in(&driver_sites, site_key(op)), here = first_in(&driver_marks, on_device(op));
     if (!site && !here)
         return;
     struct gmg_refusal ev = event(op, bytes);
@@ -138,7 +148,7 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t 
     ev.free_known = free_known;
     ev.dev_free = dev_free;
     if (!gmg_upcall_refused(&ev)) {
-        forget(&driver_sites, op->stack);
+        forget(&driver_sites, site_key(op));
         forget(&driver_marks, on_device(op));
     }
 }
@@ -152,9 +162,9 @@ CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
         gmg_upcall_refused(&ev);
         abort();
     }
-    int site = first_time(op->stack), here = first_in(&quota_marks, on_device(op));
+    int site = first_time(site_key(op)), here = first_in(&quota_marks, on_device(op));
     if (site && !gmg_upcall_refused(&ev)) {
-        forget(&quota_sites, op->stack);
+        forget(&quota_sites, site_key(op));
         forget(&quota_marks, on_device(op));
     } else if (!site && here) {
         gmg_upcall_marked(&ev);
@@ -165,7 +175,7 @@ CUresult gmg_refuse(struct gmg_op *op, uint64_t bytes)
 void gmg_warn_over(struct gmg_op *op, uint64_t bytes)
 {
     gmg_quota_count_refusal(op->dev);
-    if (!first_time(op->stack))
+    if (!first_time(site_key(op)))
         return;
     char req[GMG_SIZE_LEN], use[GMG_SIZE_LEN], lim[GMG_SIZE_LEN];
     gmg_info("over the limit: %s of %s on device %d takes it to %s of %s (allowed: GPUMEM_ON_LIMIT=warn)",

@@ -576,7 +576,7 @@ int gmg_report_refusal(const struct gmg_refusal_state *st, void (*ready)(void *)
     const struct gmg_refusal *ev = &st->ev;
     /* once per call site as it reads: the allocation path's set goes by
      * stack, and an unrolled loop's four addresses are one site */
-    if (!ev->abort && !gmg_sites_first_refusal(ev->stack, ev->driver))
+    if (!ev->abort && !gmg_sites_first_refusal(ev->stack, ev->family, ev->driver))
         return 0;
     /* one write, so that the program's own output never lands inside it */
     struct gmg_buf b = { 0 };

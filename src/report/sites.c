@@ -211,10 +211,17 @@ int gmg_sites_unify(struct gmg_symbolizer *sym, struct gmg_group **lists, const 
 static struct site explained[2][EXPLAINED];
 static size_t nexplained[2];
 
-int gmg_sites_first_refusal(uint32_t stack, int driver)
+int gmg_sites_first_refusal(uint32_t stack, int family, int driver)
 {
     static int told;
+    static uint64_t stackless[2]; /* families explained with no stack (GPUMEM_STACK_DEPTH=0) */
     int k = driver != 0;
+    if (!stack) { /* no frames to tell sites apart: one per family, as the allocation path keys them */
+        uint64_t bit = 1ull << ((unsigned)family & 63);
+        int first = !(stackless[k] & bit);
+        stackless[k] |= bit;
+        return first;
+    }
     if (nexplained[k] >= EXPLAINED / 2) { /* full: quiet rather than flood, as the allocation path's set */
         if (!told) {
             told = 1;

@@ -28,8 +28,8 @@ int gmg_sites_unify(struct gmg_symbolizer *sym, struct gmg_group **lists, const 
 
 /* Refusals, once per site: 1 the first time a stack of this site is asked
  * about, then 0; the quota's refusals and the driver's out of memory
- * (`driver`) each once. Callers are serialised (the reporter's explain
- * lock). */
-int gmg_sites_first_refusal(uint32_t stack, int driver);
+ * (`driver`) each once. With no stack (0), once per allocation family.
+ * Callers are serialised (the reporter's explain lock). */
+int gmg_sites_first_refusal(uint32_t stack, int family, int driver);
 
 #endif

@@ -54,6 +54,13 @@ if awk '/^gpumemguard: the driver refused cuMemAlloc of 100.0 GiB/ && !a {a = NR
 else
     bad "the driver's out of memory: message out of order" "$WORK/err"
 fi
+# with stacks off every call is one site, but each kind of memory is still
+# explained: one message per family (the pool's is async's), not one in all
+guarded GPUMEM_STACK_DEPTH=0 GPUSIM_MEM=64M GPUSIM_HOST_MEM=1G "$T/driverooms" routes
+got=$(grep "^gpumemguard: the driver refused " "$WORK/err" | sed 's/^gpumemguard: the driver refused \([A-Za-z]*\) .*/\1/' | sort | tr '\n' ' ')
+if [ "$got" = "cuArrayCreate cuMemAlloc cuMemAllocAsync cuMemAllocManaged cuMemAllocPitch cuMemCreate cuMemHostAlloc " ]; then
+    ok "the driver's out of memory with stacks off (GPUMEM_STACK_DEPTH=0): explained once per kind of memory, seven messages"
+else bad "the driver's out of memory with stacks off: $got" "$WORK/err"; fi
 
 # one call site refused on device 0, then on device 1: one message, a mark
 # on each device's timeline (the quota's refusal and the driver's alike)
