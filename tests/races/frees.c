@@ -8,6 +8,8 @@
  *
  *   racing_frees double_free N   two threads free one pointer at once, N rounds
  *   racing_frees free_reuse N    the same, while a third thread reuses the address
+ *   racing_frees array_destroy N two threads destroy one array at once, N rounds:
+ *                                one succeeds each round, nothing stays counted
  *   racing_frees aba             one exact race (GPUSIM_FREE_DELAYS=200000,100000): the
  *                                second free of p reaches the driver after p was given
  *                                out again, and frees that newer allocation
@@ -36,6 +38,43 @@ static void *freer(void *arg)
         pthread_barrier_wait(&bar);
     }
     return NULL;
+}
+
+static CUarray shared_array;
+static int destroyed_ok;
+
+static void *destroyer(void *arg)
+{
+    int rounds = *(int *)arg;
+    CHECK(cuCtxSetCurrent(tl_ctx));
+    for (int i = 0; i < rounds; i++) {
+        pthread_barrier_wait(&bar);
+        if (cuArrayDestroy(shared_array) == CUDA_SUCCESS)
+            __atomic_fetch_add(&destroyed_ok, 1, __ATOMIC_RELAXED);
+        pthread_barrier_wait(&bar);
+    }
+    return NULL;
+}
+
+static void array_destroy(int rounds)
+{
+    pthread_t t[2];
+    pthread_barrier_init(&bar, NULL, 3);
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, destroyer, &rounds);
+    int wrong = 0;
+    CUDA_ARRAY_DESCRIPTOR d = { 256, 256, CU_AD_FORMAT_FLOAT, 1 }; /* 256 KiB */
+    for (int i = 0; i < rounds; i++) {
+        CHECK(cuArrayCreate_v2(&shared_array, &d));
+        __atomic_store_n(&destroyed_ok, 0, __ATOMIC_RELAXED);
+        pthread_barrier_wait(&bar);
+        pthread_barrier_wait(&bar);
+        wrong += __atomic_load_n(&destroyed_ok, __ATOMIC_RELAXED) != 1 || tl_guard_live(0) != 0;
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    printf("array destroy: %d rounds, %d wrong, guard %llu, sim %llu\n", rounds, wrong, tl_guard_live(0),
+           (unsigned long long)tl_sim(0).live);
 }
 
 static void double_free(int rounds)
@@ -164,6 +203,7 @@ static int frees_mode(int argc, char **argv)
 {
     int n = argc > 2 ? atoi(argv[2]) : 0;
     if (!strcmp(argv[1], "double_free")) double_free(n);
+    else if (!strcmp(argv[1], "array_destroy")) array_destroy(n);
     else if (!strcmp(argv[1], "free_reuse")) free_reuse(n);
     else if (!strcmp(argv[1], "aba")) aba(0);
     else if (!strcmp(argv[1], "aba_late")) aba(1);

@@ -8,6 +8,10 @@ guarded GPUSIM_FREE_DELAY_US=20 "$T/racing_frees" double_free 1500
 has "double free: 1500 rounds, 0 phantoms, guard 0, sim 0" "$WORK/out" \
     && ok "two threads freeing one pointer at once, 1500 rounds: no phantom record, no double release" \
     || bad "concurrent double free" "$WORK/out"
+guarded GPUSIM_FREE_DELAY_US=20 "$T/racing_frees" array_destroy 500
+has "array destroy: 500 rounds, 0 wrong, guard 0, sim 0" "$WORK/out" \
+    && ok "two threads destroying one array at once, 500 rounds: one of them succeeds each time, nothing stays counted" \
+    || bad "concurrent array destroy" "$WORK/out"
 
 # the same, with a third thread allocating the freed address again at once
 guarded GPUSIM_FREE_DELAY_US=100 GPUSIM_AFTER_FREE_US=2000 "$T/racing_frees" free_reuse 100

@@ -2287,13 +2287,13 @@ static CUresult array_destroy(void *h, int mip)
     LOCK();
     for (struct sarray *x = arrays; x; x = x->next) {
         if (x == a && x->mip == mip) {
-            if (x->alive) {
+            if (x->alive) { /* destroyed once: two threads destroying it at once, one of them succeeds */
                 x->alive = 0;
                 devs[x->dev].used -= x->bytes;
                 if (x->bytes)
                     stats_sub(x->dev, x->bytes);
+                r = CUDA_SUCCESS;
             }
-            r = CUDA_SUCCESS;
             break;
         }
     }
