@@ -167,6 +167,7 @@ static void gated_site_names(const uint32_t *stacks, size_t n, char *names, size
 static void tick(void)
 {
     gmg_unload_tick(); /* unloads the exported dlclose did not see */
+    gmg_py_tick();     /* an interpreter loaded since start-up */
     if (gmg_quota_pooled())
         gmg_group_tick();
     if (!gmg_cfg.secure) {
@@ -375,6 +376,7 @@ __attribute__((constructor)) static void gmg_start(void)
     gmg_exe_path();
     gmg_stacks_set_depth(gmg_cfg.stack_depth);
     gmg_py_set_mode(gmg_cfg.python);
+    gmg_py_detect(); /* here, not at the first capture (pyframes.h) */
     gmg_status_forget_exec();
     open_group();
     static const struct gmg_device_ops dev_ops = {

@@ -92,7 +92,7 @@ static void (*lock_release)(void *);
 #define MAX_OUTER 128         /* outermost frames kept (half the deepest stack) */
 
 static int mode = 1;
-static int state;             /* 0 not looked yet, 1 found, -1 none */
+static int state;             /* 0 not looked yet, 1 found, -1 none (yet), -2 one whose frames are not read */
 static const struct py_layout *L;
 static void *(*get_tstate)(void);
 static const void *code_type, *unicode_type, *bytes_type, *frame_type;
@@ -154,7 +154,7 @@ int gmg_py_is_interpreter(uintptr_t pc)
 
 static void detect(void)
 {
-    int found = -1;
+    int found = -2; /* an interpreter, said why its frames are not read: not looked for again */
     const unsigned long *pv = dlsym(RTLD_DEFAULT, "Py_Version");
     void *gts = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
     if (!gts) {
@@ -205,6 +205,37 @@ static void detect(void)
         gmg_debug("Python %s found: Python frames are captured", version);
     }
     __atomic_store_n(&state, found, __ATOMIC_RELEASE);
+}
+
+void gmg_py_detect(void)
+{
+    if (!mode)
+        return;
+    pthread_mutex_lock(&detect_mu);
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) >= -1 && __atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
+        detect();
+    pthread_mutex_unlock(&detect_mu);
+}
+
+static int read_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
+        *(unsigned long long *)arg = info->dlpi_adds;
+    return 1; /* the counts are the same in every entry: one is enough */
+}
+
+void gmg_py_tick(void)
+{
+    static unsigned long long seen; /* the report thread's alone */
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (!mode || st == 1 || st == -2)
+        return;
+    unsigned long long adds = 0;
+    dl_iterate_phdr(read_adds, &adds); /* the loader's write lock, which dlopen does not hold in constructors */
+    if (adds != seen) {
+        seen = adds;
+        gmg_py_detect();
+    }
 }
 
 /* ---- reading objects ----------------------------------------------------- */
@@ -873,16 +904,8 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
     *memo_ver = 0;
     if (!mode || max == 0)
         return 0;
-    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    if (st == 0) {
-        pthread_mutex_lock(&detect_mu);
-        if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 0)
-            detect();
-        pthread_mutex_unlock(&detect_mu);
-        st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    }
-    if (st != 1)
-        return 0;
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
+        return 0; /* none found (yet): gmg_py_detect */
 
     const char *ts = get_tstate();
     if (!aligned_ptr(ts))

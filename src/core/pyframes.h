@@ -23,14 +23,22 @@ static inline int gmg_is_pyframe(uintptr_t w) { return (w & GMG_PYFRAME_TAG) != 
 /* GPUMEM_PYTHON: 1 auto (capture when an interpreter is found), 0 off. */
 void gmg_py_set_mode(int on);
 
+/* Look for the interpreter (dlsym: the loader's lock): at start-up, and
+ * from the report thread's tick once objects were loaded since the last
+ * look, while none is found (a program that dlopens libpython). Never on
+ * an allocating thread: one that a library's constructor started, and
+ * waits for inside dlopen, would wait for that lock for ever. */
+void gmg_py_detect(void);
+void gmg_py_tick(void);
+
 /* The calling thread's Python frames, innermost first, as tagged words
  * into out (at most max); 0 when there is no interpreter, no Python on
  * this thread, an unknown layout or capture is off. *memo_ver: 0, or,
  * when the words are the thread's last walk given again (every frame read
  * as it did), a number that stays the same exactly as long as that walk
  * is the one kept: two captures of the thread with the same nonzero
- * number gave the same words. The interpreter is
- * looked for once, at the first capture. A stack of more than max frames
+ * number gave the same words (none before the interpreter is found: see
+ * gmg_py_detect). A stack of more than max frames
  * keeps its innermost half, then a mark (gmg_py_left_out) saying how many
  * frames were left out there, then its outermost frames (the program's
  * entry point and <module> among them), max words in all. */

@@ -131,6 +131,17 @@ nw=$(grep -m1 -A8 "(4097 bytes) in 1 allocation (cuMemAlloc" "$WORK/err" | sed "
 # library's, not the guard's), another mapped in its place with another
 # frame at the same return address: after the reporter's next look at the
 # loader's unload count (a second), the walk is the new plug-in's own
+# a thread that a library's constructor starts and waits for inside dlopen
+# (the loader's lock held) makes the first allocation with a stack: no
+# lookup of the guard's on that thread waits for the lock (it would for ever)
+ucc -O1 -fPIC -shared -pthread -o "$U/libctorthr.so" tests/unwind/ctorthr.c
+build ctorload tests/unwind/ctorload.c -rdynamic -L"$B/sim" -l:libcuda.so.1
+tguarded 30 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/ctor.json" "$T/ctorload" "$ROOT/$U"; rc=$?
+got=$(jq -r '[.live[] | select(.bytes == 6001) | .frames[] | .function] | join(" ")' "$WORK/ctor.json" 2>&1)
+if [ $rc = 0 ] && has "ctorload done" "$WORK/out" && [[ "$got" == "host_alloc body"* ]]; then
+    ok "the first allocation, by a thread a library's constructor starts and joins inside dlopen: no hang, its stack is right ($got)"
+else bad "an allocation from a constructor's thread inside dlopen (rc $rc; frames: $got)" "$WORK/err"; fi
+
 $CC -shared -fPIC -o "$U/libunwrelA.so" tests/unwind/unwrelA.S || exit 1
 $CC -shared -fPIC -o "$U/libunwrelB.so" tests/unwind/unwrelB.S || exit 1
 ucc -O1 -fno-omit-frame-pointer -fPIC -shared -o "$U/libunwrelload.so" tests/unwind/unwrelload.c # (its frame pointer is what an old rule would follow)
