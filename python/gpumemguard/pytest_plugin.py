@@ -479,7 +479,6 @@ class GpuMemPlugin(object):
         outer, _MEASURING[0] = _MEASURING[0], pid
         try:
             outcome = yield
-            _MEASURING[0] = outer
             self._window = None
             if os.getpid() != pid:
                 # a child the test forked that went on running pytest: the
@@ -545,14 +544,7 @@ class GpuMemPlugin(object):
             said.append("%d allocation%s went over GPUMEM_LIMIT (made: GPUMEM_ON_LIMIT=warn)" % (quota, s(quota)))
         elif quota > 0:
             said.append("the quota refused %d allocation%s (GPUMEM_LIMIT)" % (quota, s(quota)))
-        text = "While this test ran, %s." % " and ".join(said)
-        peak = _trim(self.guard.peak_text(-1, SHOWN_STACKS)) if self._peak_in_last else ""
-        if peak.strip():
-            text += ("\nWhat was live at the test's peak, biggest first (with what was in use when it started; "
-                     "Python frames first, pytest's own left out):\n" + peak.rstrip("\n"))
-        elif not self._peak_in_last:
-            text += ("\n(the test's peak came before set-up that ran inside it: a fixture it asked for, or its "
-                     "setUp; what was live then is not shown)")
+        text = "While this test ran, %s.%s" % (" and ".join(said), self._at_peak())
         item.add_report_section("call", "gpumemguard", text)
 
     def _devices_over(self):
@@ -571,18 +563,26 @@ class GpuMemPlugin(object):
             return ""
         return "\n%s\n%s" % (title, text.rstrip("\n"))
 
+    def _at_peak(self):
+        """What was live at the test's peak, freed or not, as lines to follow
+        a message; "" when the guard has nothing to show."""
+        if not self._peak_in_last:  # the peak_text of that window is gone with the window
+            return ("\n(the peak came before set-up that ran inside the test: a fixture it asked for, or "
+                    "its setUp; what was live then is not shown)")
+        text = _trim(self.guard.peak_text(-1, SHOWN_STACKS))
+        if not text.strip():
+            return ""
+        return ("\nWhat was live at the test's peak, biggest first (with what was in use when it started; "
+                "Python frames first, pytest's own left out):\n%s" % text.rstrip("\n"))
+
     def _peak_message(self, limit, peak, mark):
         devs = self._devices_over()
         where = ", ".join("device %d: %s" % (d, format_size(g)) for g, d in devs if g > limit) or "?"
         msg = ("Test was limited to %s of GPU memory but its peak was %s above what was in use when it "
                "started (%s)" % (format_size(limit), format_size(peak), where))
-        text = _trim(self.guard.peak_text(-1, SHOWN_STACKS)) if self._peak_in_last else ""
-        if text.strip():  # what made the peak, freed or not
-            return msg + ("\nWhat was live at the test's peak, biggest first (with what was in use when it started; "
-                          "Python frames first, pytest's own left out):\n%s" % text.rstrip("\n"))
-        if not self._peak_in_last:  # the peak_text of that window is gone with the window
-            return msg + ("\n(the peak came before set-up that ran inside the test: a fixture it asked for, or "
-                          "its setUp; what was live then is not shown)")
+        at_peak = self._at_peak()
+        if at_peak:
+            return msg + at_peak
         stacks = self._stacks(mark, "Allocations the test made and still holds, biggest first "
                                     "(Python frames first, pytest's own left out):")
         return msg + (stacks or "\n(the test freed everything it allocated before it ended)")

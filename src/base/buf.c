@@ -87,6 +87,18 @@ size_t gmg_utf8_seq(const char *p)
     return n;
 }
 
+size_t gmg_utf8_cut(const char *s, size_t n)
+{
+    size_t i = n;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) /* continuation bytes */
+        i--;
+    if (i == 0 || (unsigned char)s[i - 1] < 0xc0)
+        return n; /* ends in ASCII (or stray continuation bytes, left as they are) */
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t len = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+    return n - (i - 1) < len ? i - 1 : n;
+}
+
 void gmg_buf_json_str(struct gmg_buf *b, const char *s)
 {
     gmg_buf_put(b, "\"", 1);

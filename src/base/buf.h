@@ -19,6 +19,9 @@ void gmg_buf_put(struct gmg_buf *b, const char *s, size_t n);
 /* The length (1-4) of the well-formed UTF-8 sequence p starts with, 0 when
  * its first byte starts none (a NUL-terminated string). */
 size_t gmg_utf8_seq(const char *p);
+/* n, less the bytes of a UTF-8 character that a cut of s at n split (its
+ * lead byte promises more bytes than are left before n): where to cut s. */
+size_t gmg_utf8_cut(const char *s, size_t n);
 /* A JSON string literal, quotes included; bytes of no well-formed UTF-8
  * sequence are written as U+FFFD. */
 void gmg_buf_json_str(struct gmg_buf *b, const char *s);

@@ -207,16 +207,6 @@ static void detect(void)
     __atomic_store_n(&state, found, __ATOMIC_RELEASE);
 }
 
-void gmg_py_detect(void)
-{
-    if (!mode)
-        return;
-    pthread_mutex_lock(&detect_mu);
-    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) >= -1 && __atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
-        detect();
-    pthread_mutex_unlock(&detect_mu);
-}
-
 static int read_adds(struct dl_phdr_info *info, size_t size, void *arg)
 {
     if (size >= offsetof(struct dl_phdr_info, dlpi_subs))
@@ -224,18 +214,35 @@ static int read_adds(struct dl_phdr_info *info, size_t size, void *arg)
     return 1; /* the counts are the same in every entry: one is enough */
 }
 
+/* Objects loaded since start-up, as the loader counts them: its write
+ * lock, which dlopen does not hold while it runs constructors. */
+static unsigned long long loads(void)
+{
+    unsigned long long adds = 0;
+    dl_iterate_phdr(read_adds, &adds);
+    return adds;
+}
+
+static unsigned long long looked_at; /* loads() when the interpreter was last looked for */
+
+void gmg_py_detect(void)
+{
+    if (!mode)
+        return;
+    pthread_mutex_lock(&detect_mu);
+    int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (st == 0 || st == -1) { /* none looked for, or none found: found ones, or ones said, stay */
+        __atomic_store_n(&looked_at, loads(), __ATOMIC_RELAXED);
+        detect();
+    }
+    pthread_mutex_unlock(&detect_mu);
+}
+
 void gmg_py_tick(void)
 {
-    static unsigned long long seen; /* the report thread's alone */
     int st = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
-    if (!mode || st == 1 || st == -2)
-        return;
-    unsigned long long adds = 0;
-    dl_iterate_phdr(read_adds, &adds); /* the loader's write lock, which dlopen does not hold in constructors */
-    if (adds != seen) {
-        seen = adds;
+    if (mode && (st == 0 || st == -1) && loads() != __atomic_load_n(&looked_at, __ATOMIC_RELAXED))
         gmg_py_detect();
-    }
 }
 
 /* ---- reading objects ----------------------------------------------------- */

@@ -36,6 +36,7 @@
 #define NVTX_NO_IMPL
 #include <nvtx3/nvToolsExtMem.h>
 
+#include "base/buf.h"
 #include "base/config.h"
 #include "base/export.h"
 #include "base/log.h"
@@ -81,19 +82,6 @@ static int compat_ok(uint16_t id)
     return (id >> 8) == (NVTX_EXT_COMPATID_MEM >> 8) && id >= 0x0101; /* the v1 layouts */
 }
 
-/* n bytes of s, less a UTF-8 character the cut at n split. */
-static size_t utf8_whole(const char *s, size_t n)
-{
-    size_t i = n;
-    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) /* continuation bytes */
-        i--;
-    if (i == 0 || (unsigned char)s[i - 1] < 0xC0)
-        return n; /* ends in ASCII (or stray continuation bytes, left as they are) */
-    unsigned char lead = (unsigned char)s[i - 1];
-    size_t len = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-    return n - (i - 1) < len ? i - 1 : n;
-}
-
 /* The heap's name from its NVTX message: ASCII only (a registered string
  * or a wide one is not read); its first 63 bytes, never half a UTF-8
  * character. */
@@ -106,7 +94,7 @@ static const char *heap_name(const nvtxMemHeapDesc_t *d)
     size_t n = 0; /* byte by byte: the string may end just before an unmapped page */
     while (n < sizeof name - 1 && safe_copy(&name[n], d->message.ascii + n, 1) && name[n])
         n++;
-    n = utf8_whole(name, n);
+    n = gmg_utf8_cut(name, n);
     name[n] = 0;
     return n ? gmg_heap_name(name, sizeof name - 1) : NULL;
 }

@@ -15,10 +15,11 @@
 #define TOMB UINT64_MAX /* a slot once a site's, forgotten */
 
 /* Call sites already explained: an open-addressed set of keys (site_key:
- * a stack id, or a family; for marks, that and a device); one for the quota's refusals, one
- * for the driver's out of memory, and one of each for the timeline's marks:
- * a site explained on one device is marked on each other device's
- * timeline the first time it is refused there (no second message). */
+ * a stack id, or a family; for marks, that and a device); one for the
+ * quota's refusals, one for the driver's out of memory, and one of each
+ * for the timeline's marks: a site explained on one device is marked on
+ * each other device's timeline the first time it is refused there (no
+ * second message). */
 struct site_set {
     uint64_t sites[SITES];
     int zero_seen;

@@ -53,11 +53,7 @@ static void frame_name(struct gmg_buf *b, const struct gmg_frame_info *fi)
     else
         w = snprintf(tmp, sizeof tmp, "%#lx", (unsigned long)fi->pc);
     if (w >= (int)sizeof tmp) { /* cut: never inside a character, and said */
-        size_t len = sizeof tmp - 4;
-        while (len > 0 && ((unsigned char)tmp[len - 1] & 0xc0) == 0x80)
-            len--;
-        if (len > 0 && (unsigned char)tmp[len - 1] >= 0xc0)
-            len--; /* the lead byte of the character cut */
+        size_t len = gmg_utf8_cut(tmp, sizeof tmp - 4);
         memcpy(tmp + len, "...", 4);
     }
     put_name(b, tmp, fi->python);
