@@ -173,20 +173,20 @@ static long long mono_ms(void)
  * (a process group's, and the gpumemguard command's forwarding of it to a
  * program with several threads), not the user insisting. */
 #define TWICE_MS 1000
-static long long first_at; /* when the report was asked for */
-static int first_sig;
+static long long first_at; /* when the report was asked for; 0 a moment after */
 
 static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
     (void)info;
     int saved = errno;
     int rc = __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) ? gmg_reporter_fatal(sig) : 0;
-    if (rc == 1) {
-        __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELAXED);
-        __atomic_store_n(&first_sig, sig, __ATOMIC_RELEASE);
-    }
-    int twice = rc < 0 && __atomic_load_n(&first_sig, __ATOMIC_ACQUIRE) == sig &&
-                mono_ms() - __atomic_load_n(&first_at, __ATOMIC_RELAXED) < TWICE_MS;
+    if (rc == 1)
+        __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELEASE);
+    /* which signal is under way is the reporter's claim itself: the first
+     * handler, on another thread, may not have noted its time yet (then
+     * the two are at once) */
+    long long at = rc == -sig ? __atomic_load_n(&first_at, __ATOMIC_ACQUIRE) : -1;
+    int twice = rc == -sig && (at == 0 || mono_ms() - at < TWICE_MS);
     if (rc != 1 && !twice) {
         die_now(sig); /* no thread to write it, or a second signal: as the default does */
     } else if (may_wait(uctx)) {

@@ -638,7 +638,7 @@ int gmg_reporter_fatal(int sig)
     if (__atomic_load_n(&owner, __ATOMIC_ACQUIRE) == getpid() && !__atomic_load_n(&orphan, __ATOMIC_RELAXED) &&
         __atomic_load_n(&running, __ATOMIC_ACQUIRE)) {
         int none = 0;
-        rc = __atomic_compare_exchange_n(&fatal_sig, &none, sig, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ? 1 : -1;
+        rc = __atomic_compare_exchange_n(&fatal_sig, &none, sig, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ? 1 : -none;
         if (rc == 1)
             sem_post(&wake_sem);
     }

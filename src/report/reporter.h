@@ -28,7 +28,8 @@ void gmg_reporter_wake(void);
 
 /* A fatal signal's report (fatalsig.h), asked for from its handler:
  * async-signal-safe. 1: the thread writes it, then ends the process by
- * `sig`; 0: no thread here to write it; -1: one is under way already. */
+ * `sig`; 0: no thread here to write it; -S: one is under way already, for
+ * signal S. */
 int gmg_reporter_fatal(int sig);
 /* The reporter thread's CPU time in ns (its clock read with clock_gettime:
  * async-signal-safe), -1 when there is no thread: a fatal signal's handler
