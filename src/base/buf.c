@@ -127,16 +127,28 @@ void gmg_buf_json_str(struct gmg_buf *b, const char *s)
     gmg_buf_put(b, "\"", 1);
 }
 
+/* A C1 control in UTF-8 (U+0080-U+009F, 0xc2 0x80-0x9f) at s? */
+static int c1_at(const char *s)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    return u[0] == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f;
+}
+
 void gmg_buf_text_str(struct gmg_buf *b, const char *s)
 {
     while (s && *s) {
         size_t n = 0;
-        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f)
+        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f && !c1_at(s + n))
             n++;
         gmg_buf_put(b, s, n);
         s += n;
         if (!*s)
             break;
+        if (c1_at(s)) { /* U+0080-U+009F: a terminal may take U+009B as CSI */
+            gmg_buf_printf(b, "\\x%02x\\x%02x", (unsigned char)s[0], (unsigned char)s[1]);
+            s += 2;
+            continue;
+        }
         unsigned char c = (unsigned char)*s++;
         if (c == '\n')
             gmg_buf_put(b, "\\n", 2);

@@ -215,10 +215,16 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         return;
     }
     char s1[GMG_SIZE_LEN], s2[GMG_SIZE_LEN];
-    gmg_buf_printf(b, "==%d== gpumemguard report (%s, dump %u) for %s [gpumemguard %s]\n", r->pid,
-                   gmg_trigger_name(r->trigger), r->dump, r->cmdline ? r->cmdline : r->exe, GPUMEMGUARD_VERSION);
-    if (r->cmdline && strncmp(r->cmdline, r->exe, strlen(r->exe)) != 0) /* python train.py: which python */
-        gmg_buf_printf(b, "==%d== program: %s\n", r->pid, r->exe);
+    /* the command line and the path as text: an argument or a file name
+     * holding a terminal's control sequence reaches no terminal as one */
+    gmg_buf_printf(b, "==%d== gpumemguard report (%s, dump %u) for ", r->pid, gmg_trigger_name(r->trigger), r->dump);
+    gmg_buf_text_str(b, r->cmdline ? r->cmdline : r->exe);
+    gmg_buf_printf(b, " [gpumemguard %s]\n", GPUMEMGUARD_VERSION);
+    if (r->cmdline && strncmp(r->cmdline, r->exe, strlen(r->exe)) != 0) { /* python train.py: which python */
+        gmg_buf_printf(b, "==%d== program: ", r->pid);
+        gmg_buf_text_str(b, r->exe);
+        gmg_buf_put(b, "\n", 1);
+    }
     for (int d = 0; d < r->ndev; d++) {
         gmg_buf_printf(b, "==%d== device %d: limit %s", r->pid, d,
                        r->dev[d].limit ? gmg_fmt_size(s1, sizeof s1, r->dev[d].limit) : "none");
@@ -285,9 +291,12 @@ void gmg_report_text(const struct gmg_report *r, struct gmg_buf *b)
         gmg_buf_printf(b, "\n-----------------------------------------------------\nSuppressions used:\n"
                           "  count      bytes template\n");
         for (size_t i = 0; i < r->nsupp; i++)
-            if (r->supp[i].count)
-                gmg_buf_printf(b, "%7llu %10llu %s\n", (unsigned long long)r->supp[i].count,
-                               (unsigned long long)r->supp[i].bytes, gmg_cfg.suppressions.patterns[i]);
+            if (r->supp[i].count) {
+                gmg_buf_printf(b, "%7llu %10llu ", (unsigned long long)r->supp[i].count,
+                               (unsigned long long)r->supp[i].bytes);
+                gmg_buf_text_str(b, gmg_cfg.suppressions.patterns[i]);
+                gmg_buf_put(b, "\n", 1);
+            }
         gmg_buf_printf(b, "-----------------------------------------------------\n");
     }
     gmg_report_text_dynamic_only(r, b);
