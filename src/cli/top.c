@@ -111,47 +111,6 @@ static int runs_as(pid_t pid, uint32_t uid)
     return real == uid || eff == uid;
 }
 
-/* 1: alive with that start time; 0: gone (or another process, or a zombie);
- * -1: cannot tell. */
-static int alive(pid_t pid, uint64_t start_time)
-{
-    char path[64], buf[1024], state;
-    uint64_t t;
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT || errno == ESRCH ? 0 : -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return n < 0 && errno == ESRCH ? 0 : -1;
-    buf[n] = 0;
-    if (gmg_status_parse_stat(buf, &state, &t) != 0)
-        return -1;
-    if (state == 'Z' || state == 'X')
-        return 0;
-    if (start_time && t != start_time)
-        return 0;
-    return 1;
-}
-
-/* Parse "UID-PID" after the prefix: digits only, nothing else. */
-static int parse_name(const char *s, unsigned long *uid, long *pid)
-{
-    char *end;
-    if (*s < '0' || *s > '9')
-        return -1;
-    errno = 0;
-    *uid = strtoul(s, &end, 10);
-    if (errno || *end != '-' || end[1] < '0' || end[1] > '9' || *uid > UINT32_MAX)
-        return -1;
-    const char *p = end + 1;
-    *pid = strtol(p, &end, 10);
-    if (errno || *end || *pid <= 0 || *pid > INT32_MAX)
-        return -1;
-    return 0;
-}
-
 /* One consistent copy of the page: done == begun != 0 (status_layout.h).
  * A page being written is read again after a nap of 1 ms, out of *naps
  * left for the whole scan: a page that always reads as being written (its
@@ -269,7 +228,7 @@ static void scan(struct frame *f)
         size_t plen = strlen(GMG_STATUS_PREFIX);
         unsigned long uid;
         long pid;
-        if (strncmp(e->d_name, GMG_STATUS_PREFIX, plen) != 0 || parse_name(e->d_name + plen, &uid, &pid) != 0)
+        if (strncmp(e->d_name, GMG_STATUS_PREFIX, plen) != 0 || gmg_status_parse_name(e->d_name + plen, &uid, &pid) != 0)
             continue;
         if (me != 0 && uid != me)
             continue; /* another user's: not ours to see */
@@ -287,12 +246,13 @@ static void scan(struct frame *f)
         int got = st.st_size == (off_t)sizeof p && read_page(fd, &p, &naps) == 0 && p.magic == GMG_STATUS_MAGIC &&
                   p.version == GMG_STATUS_VERSION && p.size == sizeof p && p.pid == pid && p.uid == uid;
         close(fd);
-        if (got && p.pid_ns && ns && p.pid_ns != ns) { /* another pid namespace's: its pids are not ours to check */
-            if (!gmg_status_written_lately(&p))
-                clean(path, &st); /* not written for 30 s: its process is gone (a live one makes it anew) */
+        if (got && gmg_status_dead(&p, ns)) { /* another namespace's not written for 30 s: a live one makes it anew */
+            clean(path, &st);
             continue;
         }
-        int live = alive((pid_t)pid, got ? p.start_time : 0);
+        if (got && p.pid_ns && ns && p.pid_ns != ns)
+            continue; /* another pid namespace's: its pids are not ours to check */
+        int live = gmg_status_alive((pid_t)pid, got ? p.start_time : 0);
         if (live == 0) {
             clean(path, &st);
             continue;
@@ -791,7 +751,8 @@ static void help(void)
            "  -h, --help       this text\n"
            "\n"
            "Each guarded process publishes its numbers in " GMG_STATUS_DIR "/" GMG_STATUS_PREFIX "UID-PID;\n"
-           "a dead process's file is removed by the next reader. See gpumemguard(1).\n");
+           "a dead process's file is removed by the next reader, or by the user's next\n"
+           "guarded process. See gpumemguard(1).\n");
 }
 
 static const char *value(int argc, char **argv, int *i, const char *name)

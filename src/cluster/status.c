@@ -10,6 +10,7 @@
 #include "core/peak.h"
 #include "core/quota.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -241,10 +242,58 @@ static void publish(const struct gmg_status_page *p)
     __atomic_store_n(&page->done, n, __ATOMIC_RELEASE);
 }
 
+/* Dead processes' pages of this user (killed with SIGKILL, ended by
+ * _exit), judged as `gpumemguard top` judges them, removed: once per
+ * process, after it publishes its first page, so that a node where nobody
+ * runs top does not gather them. Only a whole, valid page of ours (mode
+ * 0600, its name's pid and uid) is judged; at most SWEEP_MAX names are
+ * looked at. The reporter thread, outside `mu` (an exit waits for `mu`). */
+#define SWEEP_MAX 4096
+static int swept_for; /* the pid that swept */
+
+static void sweep(void)
+{
+    int dfd = gmg_open_high(GMG_STATUS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    DIR *dir = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!dir) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    static struct gmg_status_page p; /* as fill's: only this thread uses it */
+    uid_t me = geteuid();
+    uint64_t ns = pid_ns();
+    size_t plen = strlen(GMG_STATUS_PREFIX), looked = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) && looked++ < SWEEP_MAX) {
+        unsigned long uid;
+        long pid;
+        char at[sizeof path];
+        if (strncmp(e->d_name, GMG_STATUS_PREFIX, plen) != 0 || gmg_status_parse_name(e->d_name + plen, &uid, &pid) != 0 ||
+            uid != me || pid == getpid())
+            continue;
+        snprintf(at, sizeof at, GMG_STATUS_DIR "/%s", e->d_name);
+        int fd = gmg_open_high(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+        if (fd < 0)
+            continue;
+        struct stat st, now;
+        int judged = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == me && (st.st_mode & 07777) == 0600 &&
+                     st.st_size == (off_t)sizeof p && pread(fd, &p, sizeof p, 0) == (ssize_t)sizeof p &&
+                     p.done && p.done == p.begun && p.magic == GMG_STATUS_MAGIC && p.version == GMG_STATUS_VERSION &&
+                     p.size == sizeof p && p.pid == pid && p.uid == me;
+        close(fd);
+        if (judged && gmg_status_dead(&p, ns) && lstat(at, &now) == 0 && now.st_dev == st.st_dev &&
+            now.st_ino == st.st_ino)
+            unlink(at);
+    }
+    closedir(dir);
+}
+
 void gmg_status_tick(gmg_site_namer name_site)
 {
     if (gmg_cfg.secure)
         return;
+    int first = 0;
     pthread_mutex_lock(&mu);
     if (!__atomic_load_n(&closed, __ATOMIC_RELAXED) && !given_up) {
         if (page && (owner != getpid() || !still_there()))
@@ -256,9 +305,13 @@ void gmg_status_tick(gmg_site_namer name_site)
             memset(&p, 0, sizeof p);
             fill(&p, name_site);
             publish(&p);
+            first = swept_for != owner;
+            swept_for = owner;
         }
     }
     pthread_mutex_unlock(&mu);
+    if (first)
+        sweep();
 }
 
 void gmg_status_remove(void)

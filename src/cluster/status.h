@@ -9,7 +9,8 @@
  * the function guard.c passes in (the metrics file's). Nothing on the
  * allocation path writes it. The process keeps no descriptor open (only a
  * mapping), removes the file at exit, and publishes none under secure
- * execution. A forked child publishes a page of its own.
+ * execution. A forked child publishes a page of its own. After its first
+ * page, a process removes the pages of its user's dead processes.
  */
 #ifndef GMG_CLUSTER_STATUS_H
 #define GMG_CLUSTER_STATUS_H

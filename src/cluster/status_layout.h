@@ -14,7 +14,8 @@
  * the UID in its name, mode 0600, of this size, magic and version, and
  * when its pid is alive with the same start time (/proc/PID/stat, field
  * 22) in the reader's pid namespace; a dead process's page is removed by
- * the next reader that may remove it.
+ * the next reader that may remove it, and by the next guarded process of
+ * its user to publish a page (gmg_status_dead).
  *
  * Consistency without a lock: `begun` (the last field) is set to n before
  * the body is written and `done` (near the start) to n after it. A reader
@@ -81,8 +82,12 @@ struct gmg_status_page {
 
 #include "base/procstat.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A page is rewritten every second while its process lives. One of another
  * pid namespace, whose pid cannot be checked from here, is a dead
@@ -116,6 +121,58 @@ static inline int gmg_status_parse_stat(const char *text, char *state, uint64_t 
     *state = *s;
     *start_time = v;
     return 0;
+}
+
+/* "UID-PID" after the prefix: digits only, nothing else. 0, or -1. */
+static inline int gmg_status_parse_name(const char *s, unsigned long *uid, long *pid)
+{
+    char *end;
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    *uid = strtoul(s, &end, 10);
+    if (errno || *end != '-' || end[1] < '0' || end[1] > '9' || *uid > UINT32_MAX)
+        return -1;
+    const char *p = end + 1;
+    *pid = strtol(p, &end, 10);
+    if (errno || *end || *pid <= 0 || *pid > INT32_MAX)
+        return -1;
+    return 0;
+}
+
+/* 1: alive with that start time (0: any); 0: gone (or another process, or
+ * a zombie); -1: cannot tell. */
+static inline int gmg_status_alive(pid_t pid, uint64_t start_time)
+{
+    char path[64], buf[1024], state;
+    uint64_t t;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH ? 0 : -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return n < 0 && errno == ESRCH ? 0 : -1;
+    buf[n] = 0;
+    if (gmg_status_parse_stat(buf, &state, &t) != 0)
+        return -1;
+    if (state == 'Z' || state == 'X')
+        return 0;
+    if (start_time && t != start_time)
+        return 0;
+    return 1;
+}
+
+/* Is a valid page (magic, version, size, the pid and uid of its name
+ * checked) a dead process's, judged from pid namespace `ns` (0: unknown)?
+ * One of another namespace, whose pids are not ours to check, is dead
+ * once not written for GMG_STATUS_STALE_S. */
+static inline int gmg_status_dead(const struct gmg_status_page *p, uint64_t ns)
+{
+    if (p->pid_ns && ns && p->pid_ns != ns)
+        return !gmg_status_written_lately(p);
+    return gmg_status_alive((pid_t)p->pid, p->start_time) == 0;
 }
 
 #endif
