@@ -4,6 +4,11 @@
  *   heap SIZE   a makecontext coroutine on a SIZE-byte stack from malloc
  *               (no bounds the guard can know; memory of the heap's below)
  *   mapped SIZE the same on a mapping with an inaccessible page below
+ *   depth       a coroutine on a 64 KiB stack from malloc, filled with a
+ *               pattern: prints "stack used N", the bytes of it that the
+ *               allocation took (the program built with -z now: no lazy
+ *               binding of its own, which saves every vector register, in
+ *               the figure)
  *   nounwind    main -> caller_two -> caller_one -> nounw_outer ->
  *               nounw_inner (both in libnounwind.so, built without unwind
  *               tables) -> do_alloc: the stack must end at nounw_inner,
@@ -26,9 +31,18 @@ NOINLINE void do_alloc(int k)
     __asm__ volatile("" ::: "memory");
 }
 
+#define DEPTH_STACK 65536
+static unsigned char *depth_stack; /* depth: the stack, its pattern below what was used */
+
 static void co_body(void)
 {
     do_alloc(1);
+    if (depth_stack) {
+        size_t i = 0;
+        while (i < DEPTH_STACK && depth_stack[i] == 0xa5)
+            i++;
+        printf("stack used %zu\n", (size_t)DEPTH_STACK - i);
+    }
     printf("coroutine stack allocated\n");
 }
 
@@ -43,6 +57,10 @@ NOINLINE static int run_coroutine(int mapped, size_t size)
         stack = m + 4096;
     } else {
         stack = malloc(size);
+        if (stack && depth_stack) {
+            memset(stack, 0xa5, size);
+            depth_stack = (unsigned char *)stack;
+        }
     }
     if (!stack || getcontext(&co_uc) != 0)
         return -1;
@@ -76,6 +94,10 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "nounwind") == 0) {
         caller_two();
         printf("coroutine nounwind allocated\n");
+    } else if (strcmp(argv[1], "depth") == 0) {
+        depth_stack = (unsigned char *)1; /* asked for: run_coroutine fills the stack it makes */
+        if (run_coroutine(0, DEPTH_STACK) != 0)
+            return 1;
     } else if (run_coroutine(strcmp(argv[1], "mapped") == 0, argc > 2 ? strtoul(argv[2], NULL, 0) : 8192) != 0) {
         return 1;
     }
