@@ -144,8 +144,24 @@ PYEOF
         got=$(jq -c '[.live[0].frames[] | select(.lang=="python") | [.function, .file, .line]]' "$WORK/si.json" 2>&1)
         if [ "$got" = '[["allocate_in_subinterpreter","<string>",8],["<module>","<string>",9]]' ]; then
             ok "Python $v: an allocation in a sub-interpreter has the sub-interpreter's frames"
-        else bad "Python $v sub-interpreter frames: $got" "$WORK/err"; fi;;
+        else bad "Python $v sub-interpreter frames: $got" "$WORK/err"; fi
+        # made on the main thread, run on another: each thread's allocation
+        # has the frames of the state it ran
+        env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/si.json" timeout 60 "$PY" tests/python/subinterp.py thread \
+            >"$WORK/out" 2>"$WORK/err"
+        got=$(jq -c '[.live[] | [.bytes, [.frames[] | select(.lang=="python") | .function]]]' "$WORK/si.json" 2>&1)
+        if [ "$got" = '[[5242880,["allocate_in_subinterpreter","<module>"]],[3145728,["allocate_on_main_thread","run_on_a_thread","<module>"]]]' ]; then
+            ok "Python $v: a sub-interpreter made on the main thread and run on another: its allocation has its frames, the main thread's meanwhile the main thread's"
+        else bad "Python $v sub-interpreter run on another thread: $got" "$WORK/err"; fi;;
     esac
+    # a second thread state of the main interpreter swapped in by C code,
+    # the allocation made with the GIL held: that state's frames
+    env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/ss.json" "$PY" tests/python/secondstate.py \
+        >"$WORK/out" 2>"$WORK/err"
+    got=$(jq -c '[.live[] | [.bytes, [.frames[] | select(.lang=="python") | .function]]]' "$WORK/ss.json" 2>&1)
+    if [ "$got" = '[[3145728,["in_second_state"]]]' ]; then
+        ok "Python $v: a second thread state swapped in on the thread, GIL held: the allocation has that state's frames"
+    else bad "Python $v second thread state: $got" "$WORK/err"; fi
     # at a depth of 2, the innermost frame and the mark: never a cut unsaid
     pyrun "$PY" deep GPUMEM_STACK_DEPTH=2
     if [ "$(after "7.0 MiB (7340032 bytes) in 1 allocation (cuMemAlloc" 2 | sed -n 2p)" = "    ... [103 Python frames left out] ..." ] \

@@ -59,16 +59,21 @@ static const struct py_layout layouts[] = {
 
 /* 3.10 and 3.11: where the interpreters and their threads' states are
  * listed (_PyRuntime.interpreters.head, PyInterpreterState.next and its
- * first thread state, PyThreadState.next and .thread_id). Those two keep a
- * thread's gilstate bound to its main interpreter's state while the thread
- * runs a sub-interpreter's code (3.12 binds the state swapped in): the
- * walk must find the state running (subinterp_state). */
+ * first thread state, PyThreadState.next and .thread_id), the state that
+ * holds the GIL (_PyRuntime.gilstate.tstate_current) and a state's C
+ * frame (PyThreadState.cframe: its root, inside the state, or the one of
+ * its innermost evaluation loop, on the stack of the thread running it).
+ * Those two keep a thread's gilstate bound to the first state made for it
+ * while the thread runs another (a sub-interpreter's, a second state
+ * swapped in, one made on another thread; 3.12 binds the state swapped
+ * in): the walk must find the state running (running_state). */
 struct py_interps {
     int minor, rt_mutex, rt_head, rt_next_id, interp_next, interp_threads, ts_next, ts_thread_id;
+    int rt_tstate_current, ts_cframe;
 };
 static const struct py_interps interps_layouts[] = {
-    { 10, 24, 32, 48, 0, 8, 8, 176 },
-    { 11, 32, 40, 56, 0, 16, 8, 152 },
+    { 10, 24, 32, 48, 0, 8, 8, 176, 568, 48 },
+    { 11, 32, 40, 56, 0, 16, 8, 152, 576, 56 },
 };
 static const struct py_interps *LI;
 static int (*lock_acquire)(void *, int);   /* PyThread_acquire_lock, _release_lock */
@@ -737,35 +742,59 @@ static const char *current_frame(const char *ts)
     return RD(const char *, ts, L->current);
 }
 
-/* 3.10, 3.11: the calling thread's state that runs Python now. Its
- * gilstate names its state in the main interpreter; when another
- * interpreter exists and holds a state of this thread with frames, that
- * one runs (swapped in from inside the main one's call, which stands
- * still below it). One load in a process that never made a sub-interpreter
- * (the runtime's next interpreter id is still 1). Otherwise the lists are
- * walked under the runtime's HEAD_LOCK, as CPython walks them (a state of
- * another thread is unlinked under it before it is freed); taken after the
- * GIL, as CPython takes it, and never held while anything else is. */
-static const char *subinterp_state(const char *ts)
+/* 3.10, 3.11: is the state's innermost evaluation loop on the calling
+ * thread's stack [lo, hi)? Its C frame is there exactly while the thread
+ * runs Python in it (an outer loop of a state swapped out stays there too,
+ * higher up). */
+static inline int runs_here(const char *t, uintptr_t lo, uintptr_t hi, uintptr_t *at)
 {
+    *at = (uintptr_t)RD(const char *, t, LI->ts_cframe);
+    return *at >= lo && *at < hi;
+}
+
+/* 3.10, 3.11: the calling thread's state that runs Python now; `ts` is
+ * the one its gilstate names, [lo, hi) its stack (0, 0: not known).
+ *  - The state holding the GIL, when it runs on this thread: it is the
+ *    thread's current one (an allocation made with the GIL held).
+ *  - Else, where another interpreter was ever made, the state whose
+ *    evaluation loop is innermost on this thread's stack, among every
+ *    interpreter's states (a sub-interpreter's head state runs on the
+ *    thread that called into it, whichever made it); failing that, a
+ *    state of this thread's id with frames. The lists are walked under the
+ *    runtime's HEAD_LOCK, as CPython walks them (a state of another thread
+ *    is unlinked under it before it is freed); taken after the GIL, as
+ *    CPython takes it, and never held while anything else is.
+ *  - Else `ts`. (Not seen: a second state of the main interpreter swapped
+ *    in on the thread, when the allocation is made without the GIL, as
+ *    ctypes calls: its frames are the first state's.) */
+static const char *running_state(const char *ts, uintptr_t lo, uintptr_t hi)
+{
+    uintptr_t at;
+    const char *cur = __atomic_load_n((const char *const *)(runtime + LI->rt_tstate_current), __ATOMIC_ACQUIRE);
+    if (hi && aligned_ptr(cur) && runs_here(cur, lo, hi, &at))
+        return cur;
     if (RD(int64_t, runtime, LI->rt_next_id) <= 1)
         return ts;
     void *mu = RD(void *, runtime, LI->rt_mutex);
     if (!mu || !lock_acquire(mu, 1))
         return ts;
     unsigned long me = (unsigned long)pthread_self();
-    const char *found = ts;
+    const char *inner = NULL, *mine = NULL;
+    uintptr_t inner_at = UINTPTR_MAX;
     unsigned n = 0;
-    for (const char *in = RD(const char *, runtime, LI->rt_head); aligned_ptr(in) && n < 4096 && found == ts;
+    for (const char *in = RD(const char *, runtime, LI->rt_head); aligned_ptr(in) && n < 4096;
          in = RD(const char *, in, LI->interp_next), n++)
         for (const char *t = RD(const char *, in, LI->interp_threads); aligned_ptr(t) && n < 4096;
-             t = RD(const char *, t, LI->ts_next), n++)
-            if (t != ts && RD(unsigned long, t, LI->ts_thread_id) == me && aligned_ptr(current_frame(t))) {
-                found = t;
-                break;
+             t = RD(const char *, t, LI->ts_next), n++) {
+            if (hi && runs_here(t, lo, hi, &at) && at < inner_at) {
+                inner = t;
+                inner_at = at;
             }
+            if (!mine && t != ts && RD(unsigned long, t, LI->ts_thread_id) == me && aligned_ptr(current_frame(t)))
+                mine = t;
+        }
     lock_release(mu);
-    return found;
+    return inner ? inner : mine ? mine : ts;
 }
 
 /* What a frame holds: 1 with its code and the byte offset of its
@@ -906,7 +935,7 @@ static uint32_t memo_keep(struct cache *c, uint32_t walked, const void *end, uin
     return n;
 }
 
-uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
+uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver, uintptr_t stack_lo, uintptr_t stack_hi)
 {
     *memo_ver = 0;
     if (!mode || max == 0)
@@ -918,7 +947,7 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
     if (!aligned_ptr(ts))
         return 0; /* a thread the interpreter does not know */
     if (LI)
-        ts = subinterp_state(ts);
+        ts = running_state(ts, stack_lo, stack_hi);
     /* During finalization other threads' states are freed: only the
      * finalizing thread may look at its own. */
     const void *fin = __atomic_load_n((const void *const *)(runtime + L->finalizing), __ATOMIC_ACQUIRE);
