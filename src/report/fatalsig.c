@@ -16,11 +16,12 @@
  * program then runs on for the milliseconds that takes. A thread
  * interrupted in the guard's own code, the driver's, NVML's or the
  * loader's (ranges found at arming), where that is likely, returns at once.
- * The same signal again within TWICE_MS is the same signal sent twice (a
- * process group's and the command's forwarding): its thread waits as the
- * first. Where no thread can write the report (it could not start; a child
- * forked without fork handlers), or a second signal comes later, the
- * handler ends the process at once, as the default action would.
+ * A fatal signal within TWICE_MS of the first, the same one sent twice (a
+ * process group's and the command's forwarding) or another (SIGTERM then
+ * SIGHUP), waits as the first, and the process ends by the first. Where no
+ * thread can write the report (it could not start; a child forked without
+ * fork handlers) the handler ends the process at once, as the default
+ * action would; a second signal later ends it at once by the first.
  */
 #define _GNU_SOURCE
 #include "report/fatalsig.h"
@@ -169,9 +170,10 @@ static long long mono_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The same signal again this soon after the first is one signal sent twice
- * (a process group's, and the gpumemguard command's forwarding of it to a
- * program with several threads), not the user insisting. */
+/* A fatal signal this soon after the first is one signal sent twice (a
+ * process group's, and the gpumemguard command's forwarding of it to a
+ * program with several threads) or one stop sent as two (SIGTERM, then
+ * SIGHUP), not the user insisting. */
 #define TWICE_MS 1000
 static long long first_at; /* when the report was asked for; 0 a moment after */
 
@@ -182,13 +184,20 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
     int rc = __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) ? gmg_reporter_fatal(sig) : 0;
     if (rc == 1)
         __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELEASE);
-    /* which signal is under way is the reporter's claim itself: the first
-     * handler, on another thread, may not have noted its time yet (then
-     * the two are at once) */
-    long long at = rc == -sig ? __atomic_load_n(&first_at, __ATOMIC_ACQUIRE) : -1;
-    int twice = rc == -sig && (at == 0 || mono_ms() - at < TWICE_MS);
-    if (rc != 1 && !twice) {
-        die_now(sig); /* no thread to write it, or a second signal: as the default does */
+    /* A report under way (rc -S, S its signal: the reporter's claim
+     * itself; the first handler, on another thread, may not have noted its
+     * time yet, and then the two came at once): a fatal signal within
+     * TWICE_MS of it, the same or another (systemd's SIGTERM then SIGHUP;
+     * three signals pending at an unblock, handled one inside the other),
+     * waits as the first; the process ends by S, as it would have without
+     * the guard. A later one is the user insisting: it ends at once, by S
+     * too. */
+    long long at = rc < 0 ? __atomic_load_n(&first_at, __ATOMIC_ACQUIRE) : -1;
+    int twice = rc < 0 && (at == 0 || mono_ms() - at < TWICE_MS);
+    if (rc == 0) {
+        die_now(sig); /* no thread to write it: as the default does */
+    } else if (rc < 0 && !twice) {
+        die_now(gmg_fatalsig_owned(-rc) ? -rc : sig); /* the first signal's end, now */
     } else if (may_wait(uctx)) {
         /* the reporter ends the process once the report is written
          * (async-signal-safe calls only: clock_gettime, nanosleep) */

@@ -94,6 +94,22 @@ if [ $rc = 143 ] && jq -e '.trigger == "fatal_signal"' "$WORK/ftwice.json" >/dev
     ok "fatal signal: SIGTERM sent twice at once to a program of two threads: the report, then 143"
 else bad "fatal signal sent twice (rc $rc)" "$WORK/ferr"; fi
 
+# two different stop signals at once (systemd's SIGTERM, then SIGHUP): one
+# stop, the report, then the first signal's status; the same when both were
+# pending and the kernel runs the second's handler inside the first's
+twoways=""
+fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/ftwo.json" \
+    GPUMEM_REPORT_FORMAT=json "$T/fatalprog" wait
+kill -TERM "$FATAL_PID"; kill -HUP "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+{ [ $rc = 143 ] && jq -e '.trigger == "fatal_signal"' "$WORK/ftwo.json" >/dev/null 2>&1; } || twoways="$twoways [TERM, HUP: rc $rc]"
+rm -f "$WORK/ftwo.json"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/ftwo.json" GPUMEM_REPORT_FORMAT=json "$T/fatalprog" pending \
+    >"$WORK/fout" 2>"$WORK/ferr"; rc=$?
+{ [ $rc = 143 ] && ! has "ran on" "$WORK/fout" && jq -e '.trigger == "fatal_signal"' "$WORK/ftwo.json" >/dev/null 2>&1; } \
+    || twoways="$twoways [both pending: rc $rc]"
+[ -z "$twoways" ] && ok "fatal signal: SIGTERM and SIGHUP at once (sent so, or both pending at an unblock): the report, then 143, the first signal's status" \
+    || bad "fatal signal: two different stop signals at once:$twoways" "$WORK/ferr"
+
 # the report to a stderr pipe that is full and never read: given up, and the
 # signal still ends the process (within seconds, not never)
 rm -f "$WORK/fullpipe"; mkfifo "$WORK/fullpipe"

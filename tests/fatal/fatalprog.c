@@ -17,6 +17,10 @@
  *   threads: as wait, with a second thread that waits too (a signal sent
  *            twice, by a process group and by the command forwarding it,
  *            reaches both threads)
+ *   pending: as wait, then blocks SIGTERM and SIGHUP, sends itself both,
+ *            and unblocks them: the kernel runs the two handlers one
+ *            inside the other (the first signal's must end the process,
+ *            after its report)
  *   fork:    as wait, then forks (touching 256 MiB first, so that each
  *            fork takes a while) and waits for the child, over and over:
  *            a signal in the middle of a fork (the allocator's locks held)
@@ -90,6 +94,18 @@ int main(int argc, char **argv)
         printf("replaced: %s\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other");
         sigaction(SIGTERM, NULL, &old);
         printf("now: %s\n", old.sa_handler == handled ? "mine" : "other");
+    }
+    if (strcmp(mode, "pending") == 0) {
+        sigset_t both;
+        sigemptyset(&both);
+        sigaddset(&both, SIGTERM);
+        sigaddset(&both, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &both, NULL);
+        kill(getpid(), SIGTERM);
+        kill(getpid(), SIGHUP);
+        pthread_sigmask(SIG_UNBLOCK, &both, NULL);
+        printf("ran on\n");
+        return 0;
     }
     if (strcmp(mode, "raise") == 0) {
         raise(SIGTERM);
