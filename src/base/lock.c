@@ -10,6 +10,18 @@
 
 #define SPINS 32
 
+__thread long long *gmg_lock_wait_note __attribute__((tls_model("initial-exec")));
+
+/* *note: the calling thread's CPU time now, or -1 */
+static void note_wait(long long *note, int waiting)
+{
+    struct timespec ts;
+    long long v = -1;
+    if (waiting && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        v = (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    __atomic_store_n(note, v, __ATOMIC_RELEASE);
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -31,10 +43,15 @@ void gmg_lock_slow(gmg_lock_t *l)
      * change (EAGAIN, EINTR, ETIMEDOUT) */
     int saved = errno;
     const struct timespec nap = { 0, GMG_LOCK_NAP_NS };
+    long long *note = gmg_lock_wait_note;
+    if (note)
+        note_wait(note, 1);
     __atomic_fetch_add(&l->waiters, 1, __ATOMIC_SEQ_CST);
     while (!gmg_trylock(l))
         syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 1, &nap, NULL, 0);
     __atomic_fetch_sub(&l->waiters, 1, __ATOMIC_RELAXED);
+    if (note)
+        note_wait(note, 0);
     errno = saved;
 }
 

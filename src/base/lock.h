@@ -30,6 +30,12 @@ typedef struct {
 #define GMG_LOCK_INIT { 0, 0 }
 #define GMG_LOCK_NAP_NS 200000
 
+/* A thread whose waiting must not look like work (the report thread, whose
+ * CPU time a fatal signal's handler watches for progress) points this at a
+ * word of its own: while the thread sleeps on a held lock, the word holds
+ * its CPU time (ns) as the sleep began; else -1. NULL: not noted. */
+extern __thread long long *gmg_lock_wait_note __attribute__((tls_model("initial-exec")));
+
 void gmg_lock_slow(gmg_lock_t *l);
 void gmg_lock_wake(gmg_lock_t *l);
 

@@ -41,6 +41,7 @@
 #include "base/config.h"
 #include "base/dumpask.h"
 #include "base/fd.h"
+#include "base/lock.h"
 #include "base/log.h"
 #include "base/procstat.h"
 #include "core/stacks.h"
@@ -406,6 +407,10 @@ int gmg_reporter_fatal_pending(void)
  * loop's clock move and wait for the report for ever, while the report
  * waits for the fork that the handler holds up. -1: not waiting. */
 static long long fork_wait_cpu = -1;
+/* The same while it sleeps on a lock of the guard's (base/lock.h): held by
+ * a thread that waits, say, for the allocator's lock that the interrupted
+ * thread holds. Its naps, 200 us each, would otherwise look like work. */
+static long long lock_wait_cpu = -1;
 
 static long long cpu_now(void)
 {
@@ -418,6 +423,8 @@ static long long cpu_now(void)
 long long gmg_reporter_cpu_ns(void)
 {
     long long w = __atomic_load_n(&fork_wait_cpu, __ATOMIC_ACQUIRE);
+    if (w < 0)
+        w = __atomic_load_n(&lock_wait_cpu, __ATOMIC_ACQUIRE);
     return w >= 0 ? w : cpu_now();
 }
 
@@ -445,6 +452,7 @@ static void *reporter(void *arg)
     (void)arg;
     if (pthread_getcpuclockid(pthread_self(), &cpu_clock) == 0)
         __atomic_store_n(&cpu_clock_set, 1, __ATOMIC_RELEASE);
+    gmg_lock_wait_note = &lock_wait_cpu;
     __atomic_store_n(&born, 1, __ATOMIC_RELEASE);
     /* stacks off: no frame is ever named. Inside the walk gate, as a stack
      * walk: a fork waits for it (libdw allocates all along, and a sanitizer's
@@ -818,6 +826,7 @@ void gmg_reporter_atfork_child(void)
     __atomic_store_n(&fatal_sig, 0, __ATOMIC_RELAXED); /* a report the parent was writing is the parent's */
     __atomic_store_n(&cpu_clock_set, 0, __ATOMIC_RELAXED); /* the parent's thread's; the new one sets its own */
     __atomic_store_n(&fork_wait_cpu, -1, __ATOMIC_RELAXED); /* the parent's thread waited for this very fork */
+    __atomic_store_n(&lock_wait_cpu, -1, __ATOMIC_RELAXED); /* the parent's thread may have slept on a lock */
     int had = running || orphan;
     __atomic_store_n(&at_work, 0, __ATOMIC_RELAXED); /* the parent's thread's; a new one sets its own */
     __atomic_store_n(&owner, getpid(), __ATOMIC_RELEASE);

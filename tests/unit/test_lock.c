@@ -4,6 +4,10 @@
  * holding it long enough (a sleep) that the others spin out and sleep on
  * the futex; the counter must come out exact, no waiter may be left
  * counted, and errno must be what each thread set before it locked.
+ * A thread with gmg_lock_wait_note set shows, while it sleeps on a held
+ * lock, the CPU time it had as the sleep began, unchanged however long it
+ * naps, and -1 once it has the lock (the report thread's waiting must not
+ * look like work to a fatal signal's handler).
  * Prints "lock: N threads x M rounds exact, K slept" and exits 0, or says
  * what was wrong and exits 1.
  */
@@ -47,6 +51,44 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static gmg_lock_t held = GMG_LOCK_INIT;
+static long long noted = -2;
+static int got_it;
+
+static void *noted_waiter(void *arg)
+{
+    (void)arg;
+    gmg_lock_wait_note = &noted;
+    gmg_lock(&held);
+    __atomic_store_n(&got_it, 1, __ATOMIC_RELEASE);
+    gmg_unlock(&held);
+    return NULL;
+}
+
+/* 0, or says what was wrong */
+static int wait_noted(void)
+{
+    struct timespec ms = { 0, 1000000 };
+    gmg_lock(&held);
+    pthread_t w;
+    pthread_create(&w, NULL, noted_waiter, NULL);
+    long long first = -2;
+    for (int i = 0; i < 2000 && (first = __atomic_load_n(&noted, __ATOMIC_ACQUIRE)) < 0; i++)
+        nanosleep(&ms, NULL);
+    int same = 1;
+    for (int i = 0; i < 50; i++) { /* 250 naps of 200 us each */
+        nanosleep(&ms, NULL);
+        same &= __atomic_load_n(&noted, __ATOMIC_ACQUIRE) == first;
+    }
+    gmg_unlock(&held);
+    pthread_join(w, NULL);
+    int bad = 0;
+    if (first < 0) { printf("lock: a noted thread sleeping on a held lock noted nothing (%lld)\n", first); bad = 1; }
+    if (!same) { printf("lock: the noted CPU time moved while the thread slept\n"); bad = 1; }
+    if (!got_it || noted != -1) { printf("lock: after the lock, the note is %lld (got it: %d)\n", noted, got_it); bad = 1; }
+    return bad;
+}
+
 int main(void)
 {
     pthread_t t[THREADS];
@@ -64,7 +106,9 @@ int main(void)
     if (lk.v != 0 || lk.waiters != 0) { printf("lock: left v=%d waiters=%d\n", lk.v, lk.waiters); bad = 1; }
     if (!gmg_trylock(&lk) || gmg_trylock(&lk)) { printf("lock: trylock wrong\n"); bad = 1; }
     gmg_unlock(&lk);
+    bad |= wait_noted();
     if (!bad)
-        printf("lock: %d threads x %d rounds exact, %ld long holds slept through, errno kept\n", THREADS, ROUNDS, slow_holds);
+        printf("lock: %d threads x %d rounds exact, %ld long holds slept through, errno kept; a noted waiter's CPU time "
+               "held still while it slept\n", THREADS, ROUNDS, slow_holds);
     return bad;
 }
