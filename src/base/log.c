@@ -98,15 +98,24 @@ int gmg_write_stderr(const char *p, size_t n)
     return gmg_write_all(2, p, n);
 }
 
-int gmg_write_stderr_within(const char *p, size_t n, int ms)
+/* stderr written in pieces a pipe with room for one takes at once, each
+ * after poll says there is room: given up once it has taken nothing for
+ * ms (ms < 0: never), or, asked each 100 ms of that, when give_up says so */
+static int write_polled(const char *p, size_t n, int ms, int (*give_up)(void))
 {
     if (!gmg_stderr_ok())
         return -1;
     while (n > 0) {
         struct pollfd pf = { .fd = 2, .events = POLLOUT };
-        int rc = poll(&pf, 1, ms);
+        int rc = poll(&pf, 1, give_up ? 100 : ms);
         if (rc < 0 && errno == EINTR)
             continue;
+        if (rc == 0 && give_up) {
+            if (!give_up())
+                continue;
+            errno = ECANCELED;
+            return -1;
+        }
         if (rc <= 0 || (pf.revents & (POLLERR | POLLHUP | POLLNVAL))) {
             errno = rc == 0 ? ETIMEDOUT : EPIPE;
             return -1;
@@ -119,6 +128,10 @@ int gmg_write_stderr_within(const char *p, size_t n, int ms)
     }
     return 0;
 }
+
+int gmg_write_stderr_within(const char *p, size_t n, int ms) { return write_polled(p, n, ms, NULL); }
+
+int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void)) { return write_polled(p, n, -1, give_up); }
 
 static void emit(const char *tag, const char *fmt, va_list ap)
 {

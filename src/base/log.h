@@ -48,5 +48,10 @@ int gmg_write_stderr(const char *p, size_t n);
  * milliseconds (a pipe nobody reads): written in pieces a pipe with room
  * for one takes without blocking. */
 int gmg_write_stderr_within(const char *p, size_t n, int ms);
+/* The same with no time limit, but given up (-1, ECANCELED) as soon as
+ * give_up() answers nonzero while stderr takes nothing (asked every 100
+ * ms meanwhile): a report that waits on a reader must not keep a fatal
+ * signal's report, and the process's end, waiting behind it. */
+int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void));
 
 #endif

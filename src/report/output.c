@@ -29,6 +29,7 @@
 #include "base/log.h"
 #include "core/track.h"
 #include "report/atpeak.h"
+#include "report/reporter.h"
 #include "report/symbolize.h"
 #include "report/timeline.h"
 
@@ -326,9 +327,13 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
             gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
     }
     /* a fatal signal's report must not keep the process from ending by it:
-     * stderr a pipe nobody reads gets STALL_MS, as a FIFO does */
+     * stderr a pipe nobody reads gets STALL_MS, as a FIFO does; any other
+     * report waiting there is given up once a fatal signal asks for its
+     * report (which then waits its STALL_MS, and the signal ends the
+     * process) */
     gmg_report_stream_lock();
-    int rc = r->trigger == GMG_TRIGGER_FATAL ? gmg_write_stderr_within(b.p, b.len, STALL_MS) : gmg_write_stderr(b.p, b.len);
+    int rc = r->trigger == GMG_TRIGGER_FATAL ? gmg_write_stderr_within(b.p, b.len, STALL_MS)
+                                             : gmg_write_stderr_unless(b.p, b.len, gmg_reporter_fatal_pending);
     gmg_report_stream_unlock();
     gmg_buf_free(&b);
     return rc == 0 ? 0 : -1;

@@ -127,6 +127,25 @@ exec 9>&-
 if [ $rc = 143 ] && [ $ms -lt 15000 ]; then
     ok "fatal signal: a report to a full stderr pipe nobody reads is given up; the signal ends the process (143, $ms ms)"
 else bad "fatal signal with stderr a full pipe (rc $rc, $ms ms)"; fi
+# the same with a signal dump waiting there first: the dump is given up
+# for the fatal signal's report, which is given up in turn (a pipe of its
+# own: the first one's watchdog may still hold that one open)
+rm -f "$WORK/fullpipe2"; mkfifo "$WORK/fullpipe2"
+exec 9<>"$WORK/fullpipe2"
+head -c 65536 /dev/zero >&9
+env LD_PRELOAD="$PRELOAD" "$T/fatalprog" wait >"$WORK/fout" 2>"$WORK/fullpipe2" 9>&- &
+fp=$!
+for _ in $(seq 200); do grep -q ready "$WORK/fout" 2>/dev/null && break; sleep 0.05; done
+kill -USR1 $fp; sleep 0.3
+start=$(date +%s%N)
+( sleep 30; kill -KILL $fp ) 2>/dev/null 9>&- & dog=$!
+kill -TERM $fp; wait $fp 2>/dev/null; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+kill $dog 2>/dev/null; wait $dog 2>/dev/null
+exec 9>&-
+if [ $rc = 143 ] && [ $ms -lt 15000 ]; then
+    ok "fatal signal while a signal dump waits on a full stderr pipe nobody reads: the dump is given up, the signal ends the process (143, $ms ms)"
+else bad "fatal signal behind a dump waiting on a full stderr pipe (rc $rc, $ms ms)"; fi
 
 # invisible: the program reads SIG_DFL; its own handler takes over, no report
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
