@@ -268,7 +268,7 @@ static void sweep(void)
     while ((e = readdir(dir)) && looked++ < SWEEP_MAX) {
         unsigned long uid;
         long pid;
-        char at[sizeof path];
+        char at[sizeof GMG_STATUS_DIR + sizeof e->d_name];
         if (strncmp(e->d_name, GMG_STATUS_PREFIX, plen) != 0 || gmg_status_parse_name(e->d_name + plen, &uid, &pid) != 0 ||
             uid != me || pid == getpid())
             continue;
