@@ -230,6 +230,7 @@ static void child(void)
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
     gmg_dumpsig_atfork_child();
+    gmg_fatalsig_atfork_child();
 }
 
 /* GPUMEM_GROUP: the segment is opened and checked at start-up, like any

@@ -349,15 +349,19 @@ else bad "top: process F" "$WORK/F.err"; tkill $PF; fi
 
 # the next guarded process of the user to publish a page removes a dead
 # process's page, as top would (no top is run here); one of another user,
-# one that reads as being written, and a live process's are left
+# one that reads as being written, and a live process's are left (the one
+# being written names a live process with another start time: top leaves
+# a page it cannot read whole while its pid lives, and a sweep that read it
+# would take it for a dead process's)
 tbg G "$TT" hold "$WORK/G.ready" "$WORK/G.done" $MiB 0 0 0; PG=$!
 tbg K "$TT" hold "$WORK/K.ready" "$WORK/K.done" $MiB 0 0 0; PK=$!
 if tready "$WORK/G.ready" $PG && tready "$WORK/K.ready" $PK && tready "$(tpage $PG)" $PG && tready "$(tpage $PK)" $PK; then
     GL="/dev/shm/gmgtest-G-$$.page"; ln "$(tpage $PG)" "$GL" 2>/dev/null
-    true & PD1=$!; wait $PD1; true & PD2=$!; wait $PD2 # two pids of processes gone
+    true & PD1=$!; wait $PD1 # the pid of a process gone
+    sleep 60 & PD2=$! # a live process without the guard
     tplant "$(tpage $PK)" "$(tpage $PD1)" $PD1
     chown "$(id -u nobody 2>/dev/null || echo 65534)" "$(tpage $PD1)" 2>/dev/null # another user's (root runs this)
-    tplant "$(tpage $PK)" "$(tpage $PD2)" $PD2
+    tplant "$(tpage $PK)" "$(tpage $PD2)" $PD2 1
     python3 -c 'import struct,sys; f=open(sys.argv[1],"r+b"); b=bytearray(f.read()); struct.pack_into("<Q",b,len(b)-8,struct.unpack_from("<Q",b,8)[0]+1); f.seek(0); f.write(b)' "$(tpage $PD2)"
     tkill $PG
     tbg H "$TT" hold "$WORK/H.ready" "$WORK/H.done" $MiB 0 0 0; PH=$!
@@ -373,6 +377,7 @@ if tready "$WORK/G.ready" $PG && tready "$WORK/K.ready" $PK && tready "$(tpage $
         ok "a process killed with SIGKILL left its page; the next guarded process to publish one removes it (no top run); another user's, one being written and a live one's are left"
     else bad "dead pages at a guarded process's start: dead one removed $swept (links $links), another user's $other, being written $torn, live $live" "$WORK/H.err"; fi
     rm -f "$(tpage $PD1)" "$(tpage $PD2)"
+    kill $PD2 2>/dev/null; wait $PD2 2>/dev/null
     touch "$WORK/H.done"; tkill $PH
 else bad "dead pages at start: processes G, K" "$WORK/G.err"; fi
 touch "$WORK/K.done" "$WORK/G.done"; tkill $PK $PG

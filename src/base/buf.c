@@ -137,9 +137,10 @@ static int c1_at(const char *s)
 void gmg_buf_text_str(struct gmg_buf *b, const char *s)
 {
     while (s && *s) {
-        size_t n = 0;
-        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f && !c1_at(s + n))
-            n++;
+        size_t n = 0, k;
+        /* printable ASCII, and whole UTF-8 characters but C1 controls */
+        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f && !c1_at(s + n) && (k = gmg_utf8_seq(s + n)) != 0)
+            n += k;
         gmg_buf_put(b, s, n);
         s += n;
         if (!*s)

@@ -106,6 +106,10 @@ static int write_polled(const char *p, size_t n, int ms, int (*give_up)(void))
     if (!gmg_stderr_ok())
         return -1;
     while (n > 0) {
+        if (give_up && give_up()) { /* a reader slow but steady too */
+            errno = ECANCELED;
+            return -1;
+        }
         struct pollfd pf = { .fd = 2, .events = POLLOUT };
         int rc = poll(&pf, 1, give_up ? 100 : ms);
         if (rc < 0 && errno == EINTR)

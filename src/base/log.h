@@ -49,9 +49,9 @@ int gmg_write_stderr(const char *p, size_t n);
  * for one takes without blocking. */
 int gmg_write_stderr_within(const char *p, size_t n, int ms);
 /* The same with no time limit, but given up (-1, ECANCELED) as soon as
- * give_up() answers nonzero while stderr takes nothing (asked every 100
- * ms meanwhile): a report that waits on a reader must not keep a fatal
- * signal's report, and the process's end, waiting behind it. */
+ * give_up() answers nonzero (asked before each piece, and every 100 ms
+ * while stderr takes nothing): a report that waits on a reader must not
+ * keep a fatal signal's report, and the process's end, waiting behind it. */
 int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void));
 
 #endif

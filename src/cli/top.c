@@ -111,6 +111,22 @@ static int runs_as(pid_t pid, uint32_t uid)
     return real == uid || eff == uid;
 }
 
+/* A small file read whole (gmg_status_reader). */
+static long plain_read(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return (long)n;
+}
+
 /* One consistent copy of the page: done == begun != 0 (status_layout.h).
  * A page being written is read again after a nap of 1 ms, out of *naps
  * left for the whole scan: a page that always reads as being written (its
@@ -246,13 +262,13 @@ static void scan(struct frame *f)
         int got = st.st_size == (off_t)sizeof p && read_page(fd, &p, &naps) == 0 && p.magic == GMG_STATUS_MAGIC &&
                   p.version == GMG_STATUS_VERSION && p.size == sizeof p && p.pid == pid && p.uid == uid;
         close(fd);
-        if (got && gmg_status_dead(&p, ns)) { /* another namespace's not written for 30 s: a live one makes it anew */
+        if (got && gmg_status_dead(plain_read, &p, ns)) { /* another namespace's not written for 30 s: a live one makes it anew */
             clean(path, &st);
             continue;
         }
         if (got && p.pid_ns && ns && p.pid_ns != ns)
             continue; /* another pid namespace's: its pids are not ours to check */
-        int live = gmg_status_alive((pid_t)pid, got ? p.start_time : 0);
+        int live = gmg_status_alive(plain_read, (pid_t)pid, got ? p.start_time : 0);
         if (live == 0) {
             clean(path, &st);
             continue;

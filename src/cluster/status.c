@@ -263,6 +263,14 @@ static void sweep(void)
     static struct gmg_status_page p; /* as fill's: only this thread uses it */
     uid_t me = geteuid();
     uint64_t ns = pid_ns();
+    /* only where /proc is this process's own (its pid namespace known, and
+     * this very process found there as it is): a /proc of another
+     * namespace (unshare -p without its own /proc) would make every live
+     * page look dead */
+    if (!ns || !my_start || gmg_status_alive(gmg_read_small, getpid(), my_start) != 1) {
+        closedir(dir);
+        return;
+    }
     size_t plen = strlen(GMG_STATUS_PREFIX), looked = 0;
     struct dirent *e;
     while ((e = readdir(dir)) && looked++ < SWEEP_MAX) {
@@ -280,9 +288,11 @@ static void sweep(void)
         int judged = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == me && (st.st_mode & 07777) == 0600 &&
                      st.st_size == (off_t)sizeof p && pread(fd, &p, sizeof p, 0) == (ssize_t)sizeof p &&
                      p.done && p.done == p.begun && p.magic == GMG_STATUS_MAGIC && p.version == GMG_STATUS_VERSION &&
-                     p.size == sizeof p && p.pid == pid && p.uid == me;
+                     p.size == sizeof p && p.pid == pid && p.uid == me && p.pid_ns;
         close(fd);
-        if (judged && gmg_status_dead(&p, ns) && lstat(at, &now) == 0 && now.st_dev == st.st_dev &&
+        /* (a process of that pid that replaces the file between the lstat
+         * and the unlink loses its page until its next tick makes it anew) */
+        if (judged && gmg_status_dead(gmg_read_small, &p, ns) && lstat(at, &now) == 0 && now.st_dev == st.st_dev &&
             now.st_ino == st.st_ino)
             unlink(at);
     }

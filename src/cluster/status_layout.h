@@ -140,27 +140,33 @@ static inline int gmg_status_parse_name(const char *s, unsigned long *uid, long 
     return 0;
 }
 
+/* Reads a small file whole into buf (cap bytes, NUL-terminated): its
+ * length, or -1 with errno (the library's raises its descriptor out of the
+ * program's way, base/fd.h; top's is plain). */
+typedef long (*gmg_status_reader)(const char *path, char *buf, size_t cap);
+
 /* 1: alive with that start time (0: any); 0: gone (or another process, or
- * a zombie); -1: cannot tell. */
-static inline int gmg_status_alive(pid_t pid, uint64_t start_time)
+ * a zombie: a main thread that ended by pthread_exit, the process's other
+ * threads running on, is not one); -1: cannot tell. */
+static inline int gmg_status_alive(gmg_status_reader rd, pid_t pid, uint64_t start_time)
 {
     char path[64], buf[1024], state;
     uint64_t t;
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    errno = 0;
+    long n = rd(path, buf, sizeof buf);
+    if (n < 0)
         return errno == ENOENT || errno == ESRCH ? 0 : -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return n < 0 && errno == ESRCH ? 0 : -1;
-    buf[n] = 0;
-    if (gmg_status_parse_stat(buf, &state, &t) != 0)
+    if (n == 0 || gmg_status_parse_stat(buf, &state, &t) != 0)
         return -1;
-    if (state == 'Z' || state == 'X')
-        return 0;
     if (start_time && t != start_time)
         return 0;
+    if (state == 'X')
+        return 0;
+    if (state == 'Z') { /* field 20: the threads, the zombie leader among them */
+        const char *th = gmg_proc_stat_field(buf, 20);
+        return th && strtol(th, NULL, 10) > 1 ? 1 : 0;
+    }
     return 1;
 }
 
@@ -168,11 +174,11 @@ static inline int gmg_status_alive(pid_t pid, uint64_t start_time)
  * checked) a dead process's, judged from pid namespace `ns` (0: unknown)?
  * One of another namespace, whose pids are not ours to check, is dead
  * once not written for GMG_STATUS_STALE_S. */
-static inline int gmg_status_dead(const struct gmg_status_page *p, uint64_t ns)
+static inline int gmg_status_dead(gmg_status_reader rd, const struct gmg_status_page *p, uint64_t ns)
 {
     if (p->pid_ns && ns && p->pid_ns != ns)
         return !gmg_status_written_lately(p);
-    return gmg_status_alive((pid_t)p->pid, p->start_time) == 0;
+    return gmg_status_alive(rd, (pid_t)p->pid, p->start_time) == 0;
 }
 
 #endif

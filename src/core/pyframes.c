@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include "core/pyframes.h"
+#include "core/unwind.h"
 
 #include "core/pylines.h"
 
@@ -746,7 +747,15 @@ static const char *current_frame(const char *ts)
  * thread's stack [lo, hi)? Its C frame is there exactly while the thread
  * runs Python in it (an outer loop of a state swapped out stays there too,
  * higher up). */
-static inline int runs_here(const char *t, uintptr_t lo, uintptr_t hi, uintptr_t *at)
+/* (The GIL holder's state is read without the GIL: it may be freed just
+ * then, as its thread ends; a stale word read from the heap is then only
+ * a C frame found on no stack of ours. The sanitizers are told so.) */
+#if defined(__clang__)
+#define UNCHECKED_READ __attribute__((no_sanitize("address", "thread")))
+#else
+#define UNCHECKED_READ __attribute__((no_sanitize_address, no_sanitize_thread))
+#endif
+static UNCHECKED_READ int runs_here(const char *t, uintptr_t lo, uintptr_t hi, uintptr_t *at)
 {
     *at = (uintptr_t)RD(const char *, t, LI->ts_cframe);
     return *at >= lo && *at < hi;
@@ -935,7 +944,7 @@ static uint32_t memo_keep(struct cache *c, uint32_t walked, const void *end, uin
     return n;
 }
 
-uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver, uintptr_t stack_lo, uintptr_t stack_hi)
+uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
 {
     *memo_ver = 0;
     if (!mode || max == 0)
@@ -946,8 +955,12 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver, uintpt
     const char *ts = get_tstate();
     if (!aligned_ptr(ts))
         return 0; /* a thread the interpreter does not know */
-    if (LI)
-        ts = running_state(ts, stack_lo, stack_hi);
+    if (LI) {
+        uintptr_t lo = 0, hi = 0; /* the thread's stack: where its running loops' C frames lie */
+        if (!gmg_unwind_stack_bounds(&lo, &hi))
+            lo = hi = 0;
+        ts = running_state(ts, lo, hi);
+    }
     /* During finalization other threads' states are freed: only the
      * finalizing thread may look at its own. */
     const void *fin = __atomic_load_n((const void *const *)(runtime + L->finalizing), __ATOMIC_ACQUIRE);

@@ -41,11 +41,8 @@ void gmg_py_tick(void);
  * gmg_py_detect). A stack of more than max frames
  * keeps its innermost half, then a mark (gmg_py_left_out) saying how many
  * frames were left out there, then its outermost frames (the program's
- * entry point and <module> among them), max words in all. [stack_lo,
- * stack_hi): the calling thread's stack (0, 0: not known), where the
- * interpreter's loops running on it lie (3.10, 3.11: which of several
- * thread states runs). */
-uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver, uintptr_t stack_lo, uintptr_t stack_hi);
+ * entry point and <module> among them), max words in all. */
+uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver);
 /* Python frames left out of captured stacks since start-up because their
  * names could not be interned (out of memory). */
 uint64_t gmg_py_lost(void);

@@ -617,10 +617,7 @@ __attribute__((noinline)) uint32_t gmg_stack_capture_walk(void)
      * and its own) */
     uintptr_t all[2 * want + 9];
     uint32_t py_memo;
-    uintptr_t lo = 0, hi = 0; /* the thread's stack: where a running interpreter's C frames lie */
-    if (!gmg_unwind_stack_bounds(&lo, &hi))
-        lo = hi = 0;
-    uint32_t np = gmg_py_capture(all, (uint32_t)want, &py_memo, lo, hi);
+    uint32_t np = gmg_py_capture(all, (uint32_t)want, &py_memo);
     void **buf = (void **)(all + np);
     /* With Python frames, the walk ends at the first return address into
      * the interpreter: the eval loop's frames, and what called it, are

@@ -32,6 +32,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 enum { EMPTY, STD_RSP, STD_RBP, LAST, OTHER, FP_STD /* STD_RBP, CFA = rbp + 16, rbp saved at CFA - 16 */ };
 #define RBP_KEPT INT16_MIN
@@ -162,12 +164,17 @@ static struct tcache *my_cache(void)
     if (__builtin_expect(c != NULL, 1))
         return c;
     pthread_once(&tl_once, tl_key_make);
-    /* On the walk stack: the main thread's bounds come from reading
-     * /proc/self/maps, and libc's first calloc through its own PLT is a
-     * lazy binding that saves every vector register (2.7 KiB with
-     * AVX-512), more than a coroutine's 4 KiB stack has left. In place
-     * only where the walk stack is in use (a handler interrupted a walk). */
-    if (gmg_walkstack_take(0)) {
+    /* On the walk stack for the main thread, whose bounds come from reading
+     * /proc/self/maps, and for the process's first cache: libc's first
+     * calloc through its own PLT is a lazy binding that saves every vector
+     * register (2.7 KiB with AVX-512). Either is more than a coroutine's
+     * 4 KiB stack has left. Other threads make theirs in place (their
+     * bounds are in their descriptor): no walk stack mapped for a thread
+     * that never needs one. In place too where the walk stack is in use (a
+     * handler interrupted a walk). */
+    static int made_one;
+    int far = getpid() == (pid_t)syscall(SYS_gettid) || !__atomic_load_n(&made_one, __ATOMIC_ACQUIRE);
+    if (far && gmg_walkstack_take(0)) {
         gmg_walkstack_run(cache_make, &c);
         gmg_walkstack_give_back();
     } else {
@@ -175,6 +182,7 @@ static struct tcache *my_cache(void)
     }
     if (!c)
         return NULL;
+    __atomic_store_n(&made_one, 1, __ATOMIC_RELEASE);
     tl = c;
     (void)pthread_setspecific(tl_key, c); /* freed when the thread ends */
     return c;

@@ -190,9 +190,14 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
      * TWICE_MS of it, the same or another (systemd's SIGTERM then SIGHUP;
      * three signals pending at an unblock, handled one inside the other),
      * waits as the first; the process ends by S, as it would have without
-     * the guard. A later one is the user insisting: it ends at once, by S
+     * the guard (of two pending at once, S is the one whose handler the
+     * kernel ran first). A later one is the user insisting: it ends at once, by S
      * too. */
     long long at = rc < 0 ? __atomic_load_n(&first_at, __ATOMIC_ACQUIRE) : -1;
+    if (at == 0) { /* noted now, should the first handler never note it */
+        long long now = mono_ms(), none = 0;
+        __atomic_compare_exchange_n(&first_at, &none, now, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    }
     int twice = rc < 0 && (at == 0 || mono_ms() - at < TWICE_MS);
     if (rc == 0) {
         die_now(sig); /* no thread to write it: as the default does */
@@ -214,6 +219,11 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
         /* stalled (or no thread to watch): go on, as a handler that returns at once would */
     }
     errno = saved;
+}
+
+void gmg_fatalsig_atfork_child(void)
+{
+    __atomic_store_n(&first_at, 0, __ATOMIC_RELAXED); /* the parent's report is not the child's */
 }
 
 void gmg_fatalsig_die(int sig)

@@ -47,4 +47,7 @@ sighandler_t gmg_fatalsig_after(int sig, sighandler_t prev, sighandler_t install
  * lives to be killed by it. */
 void gmg_fatalsig_die(int sig);
 
+/* In a forked child: no report of the parent's is under way here. */
+void gmg_fatalsig_atfork_child(void);
+
 #endif

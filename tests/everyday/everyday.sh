@@ -20,11 +20,13 @@ fi
 # (ESC, BEL, a C1 CSI in UTF-8): written as \xHH in text, exact in JSON
 esc=$(printf '\033]0;owned\007\302\233') prog="$WORK/un$(printf '\033')[1mrolled"
 cp "$T/unrolled" "$prog"
-guarded GPUMEM_REPORT="$WORK/ctl.%n" GPUMEM_REPORT_FORMAT=text,json "$prog" 1 "x${esc}y"
-if grep -qF 'rolled 1 x\x1b]0;owned\x07\xc2\x9by [gpumemguard ' "$WORK/ctl.1.txt" \
+# (and a lone byte 0x9b, no UTF-8: CSI to a terminal in 8-bit mode; JSON has U+FFFD)
+lone=$(printf 'z\233z') fffd=$(printf '\357\277\275')
+guarded GPUMEM_REPORT="$WORK/ctl.%n" GPUMEM_REPORT_FORMAT=text,json "$prog" 1 "x${esc}y" "$lone"
+if grep -qF 'rolled 1 x\x1b]0;owned\x07\xc2\x9by z\x9bz [gpumemguard ' "$WORK/ctl.1.txt" \
    && grep -qF "for $WORK"'/un\x1b[1mrolled 1 ' "$WORK/ctl.1.txt" && grep -qF '(un\x1b[1mrolled+0x' "$WORK/ctl.1.txt" \
-   && ! LC_ALL=C grep -q "$(printf '[\033\007]')" "$WORK/ctl.1.txt" && ! grep -qF "$(printf '\302\233')" "$WORK/ctl.1.txt" \
-   && [ "$(jq -r .cmdline "$WORK/ctl.1.json" 2>/dev/null)" = "$prog 1 x${esc}y" ]; then
+   && ! LC_ALL=C grep -q "$(printf '[\033\007]')" "$WORK/ctl.1.txt" && ! LC_ALL=C grep -q "$(printf '\233')" "$WORK/ctl.1.txt" \
+   && [ "$(jq -r .cmdline "$WORK/ctl.1.json" 2>/dev/null)" = "$prog 1 x${esc}y z${fffd}z" ]; then
     ok "reports: control characters of the arguments and the program's path written as \\xHH in text (no escape sequence reaches a terminal), exact in JSON"
 else
     cat -v "$WORK/ctl.1.txt" >"$WORK/ctlall" 2>/dev/null; bad "reports: control characters of the command line written raw" "$WORK/ctlall"
