@@ -92,7 +92,10 @@ fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$
 kill -TERM "$FATAL_PID"; kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
 if [ $rc = 143 ] && jq -e '.trigger == "fatal_signal"' "$WORK/ftwice.json" >/dev/null 2>&1; then
     ok "fatal signal: SIGTERM sent twice at once to a program of two threads: the report, then 143"
-else bad "fatal signal sent twice (rc $rc)" "$WORK/ferr"; fi
+else
+    { cat "$WORK/ferr"; for f in "$WORK"/ftwice*; do echo "$f: $(jq -r .trigger "$f" 2>&1 | head -1)"; done; } >"$WORK/ftwice.why" 2>&1
+    bad "fatal signal sent twice (rc $rc)" "$WORK/ftwice.why"
+fi
 
 # two different stop signals at once (systemd's SIGTERM, then SIGHUP): one
 # stop, the report, then the first signal's status; the same when both were
