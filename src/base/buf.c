@@ -138,8 +138,11 @@ void gmg_buf_text_str(struct gmg_buf *b, const char *s)
 {
     while (s && *s) {
         size_t n = 0, k;
-        /* printable ASCII, and whole UTF-8 characters but C1 controls */
-        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f && !c1_at(s + n) && (k = gmg_utf8_seq(s + n)) != 0)
+        /* printable ASCII, whole UTF-8 characters but C1 controls, and
+         * other bytes as the name has them (a file name in Latin-1) but
+         * those of 0x80-0x9f, which an 8-bit terminal takes as C1 */
+        while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f && !c1_at(s + n) &&
+               ((k = gmg_utf8_seq(s + n)) != 0 || (k = 1, (unsigned char)s[n] >= 0xa0)))
             n += k;
         gmg_buf_put(b, s, n);
         s += n;
