@@ -101,16 +101,16 @@ int gmg_write_stderr(const char *p, size_t n)
 /* stderr written in pieces a pipe with room for one takes at once, each
  * after poll says there is room: given up once it has taken nothing for
  * ms (ms < 0: never), or, asked each 100 ms of that, when give_up says so */
-static int write_polled(const char *p, size_t n, int ms, int (*give_up)(void))
+static int write_polled(int fd, const char *p, size_t n, int ms, int (*give_up)(void))
 {
-    if (!gmg_stderr_ok())
+    if (!gmg_std_ok(fd))
         return -1;
     while (n > 0) {
         if (give_up && give_up()) { /* a reader slow but steady too */
             errno = ECANCELED;
             return -1;
         }
-        struct pollfd pf = { .fd = 2, .events = POLLOUT };
+        struct pollfd pf = { .fd = fd, .events = POLLOUT };
         int rc = poll(&pf, 1, give_up ? 100 : ms);
         if (rc < 0 && errno == EINTR)
             continue;
@@ -125,7 +125,7 @@ static int write_polled(const char *p, size_t n, int ms, int (*give_up)(void))
             return -1;
         }
         size_t k = n < 4096 ? n : 4096; /* PIPE_BUF: what a writable pipe takes at once */
-        if (gmg_write_all(2, p, k) != 0)
+        if (gmg_write_all(fd, p, k) != 0)
             return -1;
         p += k;
         n -= k;
@@ -133,9 +133,16 @@ static int write_polled(const char *p, size_t n, int ms, int (*give_up)(void))
     return 0;
 }
 
-int gmg_write_stderr_within(const char *p, size_t n, int ms) { return write_polled(p, n, ms, NULL); }
+int gmg_write_stderr_within(const char *p, size_t n, int ms) { return write_polled(2, p, n, ms, NULL); }
 
-int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void)) { return write_polled(p, n, -1, give_up); }
+int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void)) { return write_polled(2, p, n, -1, give_up); }
+
+int gmg_write_std_within(int fd, const char *p, size_t n, int ms) { return write_polled(fd, p, n, ms, NULL); }
+
+int gmg_write_std_unless(int fd, const char *p, size_t n, int (*give_up)(void))
+{
+    return write_polled(fd, p, n, -1, give_up);
+}
 
 static void emit(const char *tag, const char *fmt, va_list ap)
 {

@@ -53,5 +53,8 @@ int gmg_write_stderr_within(const char *p, size_t n, int ms);
  * while stderr takes nothing): a report that waits on a reader must not
  * keep a fatal signal's report, and the process's end, waiting behind it. */
 int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void));
+/* The two for descriptor 1 or 2 (fd), while it is still the process's own. */
+int gmg_write_std_within(int fd, const char *p, size_t n, int ms);
+int gmg_write_std_unless(int fd, const char *p, size_t n, int (*give_up)(void));
 
 #endif

@@ -299,7 +299,11 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
         int shared = same_file_as_stderr(1);
         if (shared)
             gmg_report_stream_lock();
-        int wrote = gmg_std_ok(1) && gmg_write_all(1, b.p, b.len) == 0;
+        /* as stderr below: a reader that never reads never keeps a fatal
+         * signal from ending the process */
+        int wrote = gmg_std_ok(1) && (r->trigger == GMG_TRIGGER_FATAL
+                                          ? gmg_write_std_within(1, b.p, b.len, STALL_MS)
+                                          : gmg_write_std_unless(1, b.p, b.len, gmg_reporter_fatal_pending)) == 0;
         if (shared)
             gmg_report_stream_unlock();
         if (wrote) {

@@ -155,6 +155,25 @@ exec 9>&-
 if [ $rc = 143 ] && [ $ms -lt 15000 ]; then
     ok "fatal signal while a signal dump waits on a full stderr pipe nobody reads: the dump is given up, the signal ends the process (143, $ms ms)"
 else bad "fatal signal behind a dump waiting on a full stderr pipe (rc $rc, $ms ms)"; fi
+# GPUMEM_REPORT=stdout, stdout that full pipe: the same (its report falls
+# back to stderr, a file here, once stdout has taken nothing for 5 s)
+rm -f "$WORK/fullpipe3"; mkfifo "$WORK/fullpipe3"
+exec 9<>"$WORK/fullpipe3"
+head -c 65536 /dev/zero >&9
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stdout "$T/fatalprog" wait >"$WORK/fullpipe3" 2>"$WORK/ferr" 9>&- &
+fp=$!
+for _ in $(seq 200); do [ -s "$WORK/ferr" ] || [ -e /proc/$fp/fd/1 ] && break; sleep 0.05; done
+sleep 1 # ("ready" goes into the full pipe: the program has used the driver by now)
+kill -USR1 $fp; sleep 0.3
+start=$(date +%s%N)
+( sleep 30; kill -KILL $fp ) 2>/dev/null 9>&- & dog=$!
+kill -TERM $fp; wait $fp 2>/dev/null; rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+kill $dog 2>/dev/null; wait $dog 2>/dev/null
+exec 9>&-
+if [ $rc = 143 ] && [ $ms -lt 20000 ]; then
+    ok "GPUMEM_REPORT=stdout, stdout a full pipe nobody reads: a dump waiting there gives way, the fatal report is given up there, the signal ends the process (143, $ms ms)"
+else bad "fatal signal with stdout a full pipe (rc $rc, $ms ms)" "$WORK/ferr"; fi
 
 # invisible: the program reads SIG_DFL; its own handler takes over, no report
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
