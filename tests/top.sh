@@ -34,7 +34,8 @@ tkill() { for p in "$@"; do { kill -9 "$p"; wait "$p"; } 2>/dev/null; done; }
 # tplant SRC DST PID [START [UID]]: a copy of page SRC as DST, its pid PID (and
 # its start time START, its uid UID): a page a reader would take if nothing
 # else were checked. TPLANT_NS=N: of pid namespace N, written at
-# TPLANT_WRITTEN (nanoseconds since the epoch; now when unset). Put in place
+# TPLANT_WRITTEN (nanoseconds since the epoch; now when unset); TPLANT_TORN=1:
+# one that reads as being written (begun past done). Put in place
 # whole (a rename): a top running meanwhile never reads it half made.
 tplant() {
     python3 - "$@" <<'EOF'
@@ -52,6 +53,8 @@ if len(sys.argv) > 5:
     struct.pack_into("<I", b, 28, int(sys.argv[5]))
 if os.environ.get("TPLANT_NS"):
     struct.pack_into("<QQ", b, 40, int(os.environ["TPLANT_NS"]), int(os.environ.get("TPLANT_WRITTEN") or time.time_ns()))
+if os.environ.get("TPLANT_TORN"):
+    struct.pack_into("<Q", b, len(b) - 8, struct.unpack_from("<Q", b, 8)[0] + 1)  # begun past done: being written
 fd = os.open(dst + ".planting", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 os.write(fd, b)
 os.close(fd)
@@ -363,22 +366,7 @@ if tready "$WORK/G.ready" $PG && tready "$WORK/K.ready" $PK && tready "$(tpage $
     chown "$(id -u nobody 2>/dev/null || echo 65534)" "$(tpage $PD1)" 2>/dev/null # another user's (root runs this)
     # (put in place already torn: whole for a moment, another suite's top
     # or guarded process would judge it, and rightly remove it)
-    python3 - "$(tpage $PK)" "$(tpage $PD2)" $PD2 <<'EOF'
-import os, struct, sys, time
-src, dst, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
-for _ in range(100):
-    b = bytearray(open(src, "rb").read())
-    if b[8:16] == b[-8:] and b[8:16] != bytes(8):
-        break
-    time.sleep(0.01)
-struct.pack_into("<i", b, 24, pid)
-struct.pack_into("<Q", b, 32, 1)                                  # another start time
-struct.pack_into("<Q", b, len(b) - 8, struct.unpack_from("<Q", b, 8)[0] + 1)  # begun past done
-fd = os.open(dst + ".planting", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-os.write(fd, b)
-os.close(fd)
-os.rename(dst + ".planting", dst)
-EOF
+    TPLANT_TORN=1 tplant "$(tpage $PK)" "$(tpage $PD2)" $PD2 1
     tkill $PG
     tbg H "$TT" hold "$WORK/H.ready" "$WORK/H.done" $MiB 0 0 0; PH=$!
     swept=no

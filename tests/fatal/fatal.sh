@@ -119,58 +119,48 @@ env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/ftwo.json" GPUMEM_REPORT_FORMAT=j
     || bad "fatal signal: two different stop signals at once:$twoways" "$WORK/ferr"
 fi
 
+# fullpipe NAME STREAM DUMP: fatalprog under the guard, its STREAM (stdout
+# under GPUMEM_REPORT=stdout, or stderr) a FIFO whose room is all taken and
+# that nobody reads; a signal dump asked first when DUMP is 1; then SIGTERM.
+# Sets rc, and ms from the SIGTERM to the end. (A FIFO of its own each time:
+# an earlier case's watchdog may still hold one open.)
+fullpipe() {
+    local fifo="$WORK/fullpipe.$1" fp dog start
+    rm -f "$fifo"; mkfifo "$fifo"
+    exec 9<>"$fifo"
+    head -c 65536 /dev/zero >&9 # the pipe's room, all taken
+    if [ "$2" = stdout ]; then
+        env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stdout "$T/fatalprog" wait >"$fifo" 2>"$WORK/ferr" 9>&- &
+        fp=$!
+        sleep 1 # ("ready" goes into the full pipe: the program has used the driver by now)
+    else
+        env LD_PRELOAD="$PRELOAD" "$T/fatalprog" wait >"$WORK/fout" 2>"$fifo" 9>&- &
+        fp=$!
+        for _ in $(seq 200); do grep -q ready "$WORK/fout" 2>/dev/null && break; sleep 0.05; done
+    fi
+    if [ "$3" = 1 ]; then kill -USR1 $fp; sleep 0.3; fi
+    start=$(date +%s%N)
+    ( sleep 30; kill -KILL $fp ) 2>/dev/null 9>&- & dog=$! # (a process never ended fails the case, not the run)
+    kill -TERM $fp; wait $fp 2>/dev/null; rc=$?
+    ms=$(( ($(date +%s%N) - start) / 1000000 ))
+    kill $dog 2>/dev/null; wait $dog 2>/dev/null
+    exec 9>&-
+}
 # the report to a stderr pipe that is full and never read: given up, and the
 # signal still ends the process (within seconds, not never)
-rm -f "$WORK/fullpipe"; mkfifo "$WORK/fullpipe"
-exec 9<>"$WORK/fullpipe"
-head -c 65536 /dev/zero >&9 # the pipe's room, all taken
-start=$(date +%s%N)
-env LD_PRELOAD="$PRELOAD" "$T/fatalprog" wait >"$WORK/fout" 2>"$WORK/fullpipe" &
-fp=$!
-for _ in $(seq 200); do grep -q ready "$WORK/fout" 2>/dev/null && break; sleep 0.05; done
-( sleep 30; kill -KILL $fp ) 2>/dev/null & dog=$! # (a process never ended fails the case, not the run)
-kill -TERM $fp; wait $fp 2>/dev/null; rc=$?
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-kill $dog 2>/dev/null; wait $dog 2>/dev/null
-exec 9>&-
+fullpipe a stderr 0
 if [ $rc = 143 ] && [ $ms -lt 15000 ]; then
     ok "fatal signal: a report to a full stderr pipe nobody reads is given up; the signal ends the process (143, $ms ms)"
 else bad "fatal signal with stderr a full pipe (rc $rc, $ms ms)"; fi
 # the same with a signal dump waiting there first: the dump is given up
-# for the fatal signal's report, which is given up in turn (a pipe of its
-# own: the first one's watchdog may still hold that one open)
-rm -f "$WORK/fullpipe2"; mkfifo "$WORK/fullpipe2"
-exec 9<>"$WORK/fullpipe2"
-head -c 65536 /dev/zero >&9
-env LD_PRELOAD="$PRELOAD" "$T/fatalprog" wait >"$WORK/fout" 2>"$WORK/fullpipe2" 9>&- &
-fp=$!
-for _ in $(seq 200); do grep -q ready "$WORK/fout" 2>/dev/null && break; sleep 0.05; done
-kill -USR1 $fp; sleep 0.3
-start=$(date +%s%N)
-( sleep 30; kill -KILL $fp ) 2>/dev/null 9>&- & dog=$!
-kill -TERM $fp; wait $fp 2>/dev/null; rc=$?
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-kill $dog 2>/dev/null; wait $dog 2>/dev/null
-exec 9>&-
+# for the fatal signal's report, which is given up in turn
+fullpipe b stderr 1
 if [ $rc = 143 ] && [ $ms -lt 15000 ]; then
     ok "fatal signal while a signal dump waits on a full stderr pipe nobody reads: the dump is given up, the signal ends the process (143, $ms ms)"
 else bad "fatal signal behind a dump waiting on a full stderr pipe (rc $rc, $ms ms)"; fi
 # GPUMEM_REPORT=stdout, stdout that full pipe: the same (its report falls
 # back to stderr, a file here, once stdout has taken nothing for 5 s)
-rm -f "$WORK/fullpipe3"; mkfifo "$WORK/fullpipe3"
-exec 9<>"$WORK/fullpipe3"
-head -c 65536 /dev/zero >&9
-env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT=stdout "$T/fatalprog" wait >"$WORK/fullpipe3" 2>"$WORK/ferr" 9>&- &
-fp=$!
-for _ in $(seq 200); do [ -s "$WORK/ferr" ] || [ -e /proc/$fp/fd/1 ] && break; sleep 0.05; done
-sleep 1 # ("ready" goes into the full pipe: the program has used the driver by now)
-kill -USR1 $fp; sleep 0.3
-start=$(date +%s%N)
-( sleep 30; kill -KILL $fp ) 2>/dev/null 9>&- & dog=$!
-kill -TERM $fp; wait $fp 2>/dev/null; rc=$?
-ms=$(( ($(date +%s%N) - start) / 1000000 ))
-kill $dog 2>/dev/null; wait $dog 2>/dev/null
-exec 9>&-
+fullpipe c stdout 1
 if [ $rc = 143 ] && [ $ms -lt 20000 ]; then
     ok "GPUMEM_REPORT=stdout, stdout a full pipe nobody reads: a dump waiting there gives way, the fatal report is given up there, the signal ends the process (143, $ms ms)"
 else bad "fatal signal with stdout a full pipe (rc $rc, $ms ms)" "$WORK/ferr"; fi
