@@ -82,7 +82,8 @@ for n in A:$PA B:$PB C:$PC E:$PE ${PD:+D:$PD}; do
 done
 if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) && tsettle $PC $((6 * MiB)) \
    && tsite $PA "^big_site " && tsite $PC "^big_site " && { [ -z "$PD" ] || tsettle $PD 1572864; } \
-   && twait $PB ' | "\(.devices[0].refused) \(.devices[0].live_allocations)"' '1 1'; then
+   && twait $PB ' | "\(.devices[0].refused) \(.devices[0].live_allocations)"' '1 1' \
+   && twait $PA '.devices[0].live_allocations' 2; then
     PIDS="--pid $PA --pid $PB --pid $PC --pid $PE${PD:+ --pid $PD}"
     "$TOPCMD" top --json $PIDS >"$WORK/top.json"
     pj() { jq -c "$2" <<<"$(jq -c ".processes[] | select(.pid == $1)" "$WORK/top.json")"; }
