@@ -28,9 +28,9 @@ void gmg_buf_json_str(struct gmg_buf *b, const char *s);
 /* A name in a line of text (a Python file or function name, a symbol):
  * control characters (C0, DEL, C1 in UTF-8, and a byte of 0x80-0x9f
  * outside a UTF-8 sequence: a lone 0x9b is CSI to an 8-bit terminal)
- * written as \n, \r, \t or \xHH (other bytes as the name has them), so that a name holding a newline cannot
- * make a line of its own nor an escape sequence reach a terminal ("" for
- * NULL). */
+ * written as \n, \r, \t or \xHH (other bytes as the name has them), so
+ * that a name holding a newline cannot make a line of its own nor an
+ * escape sequence reach a terminal ("" for NULL). */
 void gmg_buf_text_str(struct gmg_buf *b, const char *s);
 void gmg_buf_free(struct gmg_buf *b);
 

@@ -98,9 +98,10 @@ int gmg_write_stderr(const char *p, size_t n)
     return gmg_write_all(2, p, n);
 }
 
-/* stderr written in pieces a pipe with room for one takes at once, each
- * after poll says there is room: given up once it has taken nothing for
- * ms (ms < 0: never), or, asked each 100 ms of that, when give_up says so */
+/* fd (1 or 2) written in pieces a pipe with room for one takes at once,
+ * each after poll says there is room: given up once it has taken nothing
+ * for ms (ms < 0: never), or when give_up says so (asked before each piece
+ * and every 100 ms while nothing is taken) */
 static int write_polled(int fd, const char *p, size_t n, int ms, int (*give_up)(void))
 {
     if (!gmg_std_ok(fd))
@@ -132,10 +133,6 @@ static int write_polled(int fd, const char *p, size_t n, int ms, int (*give_up)(
     }
     return 0;
 }
-
-int gmg_write_stderr_within(const char *p, size_t n, int ms) { return write_polled(2, p, n, ms, NULL); }
-
-int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void)) { return write_polled(2, p, n, -1, give_up); }
 
 int gmg_write_std_within(int fd, const char *p, size_t n, int ms) { return write_polled(fd, p, n, ms, NULL); }
 

@@ -44,17 +44,15 @@ void gmg_stderr_remember(void);
 int gmg_std_ok(int fd);
 int gmg_stderr_ok(void);
 int gmg_write_stderr(const char *p, size_t n);
-/* The same, given up (-1, ETIMEDOUT) once stderr has taken nothing for ms
- * milliseconds (a pipe nobody reads): written in pieces a pipe with room
- * for one takes without blocking. */
-int gmg_write_stderr_within(const char *p, size_t n, int ms);
+/* Descriptor fd (1 or 2, while it is still the process's own) written,
+ * given up (-1, ETIMEDOUT) once it has taken nothing for ms milliseconds
+ * (a pipe nobody reads): in pieces a pipe with room for one takes without
+ * blocking. */
+int gmg_write_std_within(int fd, const char *p, size_t n, int ms);
 /* The same with no time limit, but given up (-1, ECANCELED) as soon as
  * give_up() answers nonzero (asked before each piece, and every 100 ms
- * while stderr takes nothing): a report that waits on a reader must not
- * keep a fatal signal's report, and the process's end, waiting behind it. */
-int gmg_write_stderr_unless(const char *p, size_t n, int (*give_up)(void));
-/* The two for descriptor 1 or 2 (fd), while it is still the process's own. */
-int gmg_write_std_within(int fd, const char *p, size_t n, int ms);
+ * while fd takes nothing): a report that waits on a reader must not keep
+ * a fatal signal's report, and the process's end, waiting behind it. */
 int gmg_write_std_unless(int fd, const char *p, size_t n, int (*give_up)(void));
 
 #endif

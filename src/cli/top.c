@@ -262,12 +262,11 @@ static void scan(struct frame *f)
         int got = st.st_size == (off_t)sizeof p && read_page(fd, &p, &naps) == 0 && p.magic == GMG_STATUS_MAGIC &&
                   p.version == GMG_STATUS_VERSION && p.size == sizeof p && p.pid == pid && p.uid == uid;
         close(fd);
-        if (got && gmg_status_dead(plain_read, &p, ns)) { /* another namespace's not written for 30 s: a live one makes it anew */
-            clean(path, &st);
+        if (got && p.pid_ns && ns && p.pid_ns != ns) { /* another pid namespace's: its pids are not ours to check */
+            if (gmg_status_dead(plain_read, &p, ns))
+                clean(path, &st); /* not written for 30 s: its process is gone (a live one makes it anew) */
             continue;
         }
-        if (got && p.pid_ns && ns && p.pid_ns != ns)
-            continue; /* another pid namespace's: its pids are not ours to check */
         int live = gmg_status_alive(plain_read, (pid_t)pid, got ? p.start_time : 0);
         if (live == 0) {
             clean(path, &st);

@@ -83,7 +83,6 @@ struct gmg_status_page {
 #include "base/procstat.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -20,9 +20,9 @@
  */
 #define _GNU_SOURCE
 #include "core/pyframes.h"
-#include "core/unwind.h"
 
 #include "core/pylines.h"
+#include "core/unwind.h"
 
 #include "base/log.h"
 
@@ -746,10 +746,10 @@ static const char *current_frame(const char *ts)
 /* 3.10, 3.11: is the state's innermost evaluation loop on the calling
  * thread's stack [lo, hi)? Its C frame is there exactly while the thread
  * runs Python in it (an outer loop of a state swapped out stays there too,
- * higher up). */
-/* (The GIL holder's state is read without the GIL: it may be freed just
- * then, as its thread ends; a stale word read from the heap is then only
- * a C frame found on no stack of ours. The sanitizers are told so.) */
+ * higher up). The GIL holder's state is read without the GIL: it may be
+ * freed just then, as its thread ends; a stale word read from the heap is
+ * then only a C frame found on no stack of ours (the sanitizers are told
+ * so). */
 #if defined(__clang__)
 #define UNCHECKED_READ __attribute__((no_sanitize("address", "thread")))
 #else

@@ -191,8 +191,8 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
      * three signals pending at an unblock, handled one inside the other),
      * waits as the first; the process ends by S, as it would have without
      * the guard (of two pending at once, S is the one whose handler the
-     * kernel ran first). A later one is the user insisting: it ends at once, by S
-     * too. */
+     * kernel ran first). A later one is the user insisting: it ends at
+     * once, by S too. */
     long long at = rc < 0 ? __atomic_load_n(&first_at, __ATOMIC_ACQUIRE) : -1;
     if (at == 0) { /* noted now, should the first handler never note it */
         long long now = mono_ms(), none = 0;

@@ -265,6 +265,16 @@ static int dir_still_told(const char *path)
     return __atomic_load_n(&dir_told, __ATOMIC_ACQUIRE) && dir_unusable(gmg_path_dir(dir), why, sizeof why);
 }
 
+/* A report to descriptor 1 or 2: a fatal signal's gives up on a reader
+ * that takes nothing for STALL_MS (a pipe nobody reads, as a FIFO gets),
+ * so that it never keeps the signal from ending the process; any other
+ * gives way once a fatal signal asks for its report. */
+static int write_std(int fd, const struct gmg_report *r, const struct gmg_buf *b)
+{
+    return r->trigger == GMG_TRIGGER_FATAL ? gmg_write_std_within(fd, b->p, b->len, STALL_MS)
+                                           : gmg_write_std_unless(fd, b->p, b->len, gmg_reporter_fatal_pending);
+}
+
 static int same_file_as_stderr(int fd)
 {
     struct stat a, e;
@@ -299,11 +309,7 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
         int shared = same_file_as_stderr(1);
         if (shared)
             gmg_report_stream_lock();
-        /* as stderr below: a reader that never reads never keeps a fatal
-         * signal from ending the process */
-        int wrote = gmg_std_ok(1) && (r->trigger == GMG_TRIGGER_FATAL
-                                          ? gmg_write_std_within(1, b.p, b.len, STALL_MS)
-                                          : gmg_write_std_unless(1, b.p, b.len, gmg_reporter_fatal_pending)) == 0;
+        int wrote = write_std(1, r, &b) == 0;
         if (shared)
             gmg_report_stream_unlock();
         if (wrote) {
@@ -330,14 +336,8 @@ static int emit(const struct gmg_report *r, int fmt, const char *ext)
         if (!dir_still_told(path)) /* else said once already, at the first CUDA use */
             gmg_error("cannot write report to %s (%s): writing to stderr", path, why);
     }
-    /* a fatal signal's report must not keep the process from ending by it:
-     * stderr a pipe nobody reads gets STALL_MS, as a FIFO does; any other
-     * report waiting there is given up once a fatal signal asks for its
-     * report (which then waits its STALL_MS, and the signal ends the
-     * process) */
     gmg_report_stream_lock();
-    int rc = r->trigger == GMG_TRIGGER_FATAL ? gmg_write_stderr_within(b.p, b.len, STALL_MS)
-                                             : gmg_write_stderr_unless(b.p, b.len, gmg_reporter_fatal_pending);
+    int rc = write_std(2, r, &b);
     gmg_report_stream_unlock();
     gmg_buf_free(&b);
     return rc == 0 ? 0 : -1;

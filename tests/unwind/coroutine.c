@@ -32,7 +32,8 @@ NOINLINE void do_alloc(int k)
 }
 
 #define DEPTH_STACK 65536
-static unsigned char *depth_stack; /* depth: the stack, its pattern below what was used */
+static int depth_mode;             /* depth: the stack is filled with a pattern */
+static unsigned char *depth_stack; /* then: the stack, its pattern below what was used */
 
 static void co_body(void)
 {
@@ -57,7 +58,7 @@ NOINLINE static int run_coroutine(int mapped, size_t size)
         stack = m + 4096;
     } else {
         stack = malloc(size);
-        if (stack && depth_stack) {
+        if (stack && depth_mode) {
             memset(stack, 0xa5, size);
             depth_stack = (unsigned char *)stack;
         }
@@ -95,7 +96,7 @@ int main(int argc, char **argv)
         caller_two();
         printf("coroutine nounwind allocated\n");
     } else if (strcmp(argv[1], "depth") == 0) {
-        depth_stack = (unsigned char *)1; /* asked for: run_coroutine fills the stack it makes */
+        depth_mode = 1;
         if (run_coroutine(0, DEPTH_STACK) != 0)
             return 1;
     } else if (run_coroutine(strcmp(argv[1], "mapped") == 0, argc > 2 ? strtoul(argv[2], NULL, 0) : 8192) != 0) {
