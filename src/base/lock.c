@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,4 +62,19 @@ void gmg_lock_wake(gmg_lock_t *l)
     int saved = errno;
     syscall(SYS_futex, &l->v, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     errno = saved;
+}
+
+void gmg_siglock(int *w, sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, old);
+    while (__atomic_exchange_n(w, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+void gmg_sigunlock(int *w, const sigset_t *old)
+{
+    __atomic_store_n(w, 0, __ATOMIC_RELEASE);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
 }

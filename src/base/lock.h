@@ -23,6 +23,8 @@
 #ifndef GMG_BASE_LOCK_H
 #define GMG_BASE_LOCK_H
 
+#include <signal.h>
+
 typedef struct {
     int v;        /* 0 free, 1 held */
     int waiters;  /* threads asleep or about to sleep on v */
@@ -58,5 +60,13 @@ static inline void gmg_unlock(gmg_lock_t *l)
     if (__builtin_expect(__atomic_load_n(&l->waiters, __ATOMIC_RELAXED) != 0, 0))
         gmg_lock_wake(l);
 }
+
+/* A spin lock held with every signal blocked, for what both a signal
+ * handler and ordinary code change (a signal's recorded action): the
+ * handler may take it too, since no thread is ever interrupted holding it.
+ * Hold it for a few stores and system calls only. *w: 0 free, 1 held; a
+ * forked child sets it to 0 again. Async-signal-safe. */
+void gmg_siglock(int *w, sigset_t *old);
+void gmg_sigunlock(int *w, const sigset_t *old);
 
 #endif

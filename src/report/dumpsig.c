@@ -31,6 +31,7 @@
 #include "base/config.h"
 #include "base/dumpask.h"
 #include "base/export.h"
+#include "base/lock.h"
 #include "base/log.h"
 #include "base/self.h"
 #include "report/fatalsig.h"
@@ -105,20 +106,8 @@ static void read_action(struct action *out)
     }
 }
 
-static void lock_installers(sigset_t *old)
-{
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, old);
-    while (__atomic_exchange_n(&wlock, 1, __ATOMIC_ACQUIRE))
-        sched_yield();
-}
-
-static void unlock_installers(const sigset_t *old)
-{
-    __atomic_store_n(&wlock, 0, __ATOMIC_RELEASE);
-    pthread_sigmask(SIG_SETMASK, old, NULL);
-}
+static void lock_installers(sigset_t *old) { gmg_siglock(&wlock, old); }
+static void unlock_installers(const sigset_t *old) { gmg_sigunlock(&wlock, old); }
 
 static int has_handler(const struct sigaction *sa)
 {
@@ -356,10 +345,11 @@ GMG_EXPORT sighandler_t ssignal(int sig, sighandler_t handler)
 }
 
 /* System V semantics: reset to SIG_DFL at delivery (emulated, as any
- * SA_RESETHAND), not blocked in its handler, no restart. */
+ * SA_RESETHAND), not blocked in its handler, no restart. Through our
+ * sigaction for the dump signal and the fatal ones (fatalsig.c). */
 static sighandler_t sysv_install(const char *name, void **cache, int sig, sighandler_t handler)
 {
-    if (!is_dump_signal(sig)) {
+    if (!is_dump_signal(sig) && !gmg_fatalsig_covers(sig)) {
         signal_fn real = (signal_fn)real_installer(cache, name);
         return real ? gmg_fatalsig_after(sig, real(sig, handler), handler) : SIG_ERR;
     }

@@ -16,6 +16,15 @@
  * program then runs on for the milliseconds that takes. A thread
  * interrupted in the guard's own code, the driver's, NVML's or the
  * loader's (ranges found at arming), where that is likely, returns at once.
+ * A handler the program installs with SA_RESETHAND (signal() in a program
+ * built for strict ISO C: System V semantics) would leave the default
+ * action in the kernel at its first delivery, unknown to the guard, and a
+ * second signal would then end the process with no report. The kernel
+ * gets once_handler for it instead, with the program's flags (less
+ * SA_RESETHAND) and mask: its first delivery puts the guard's handler
+ * back, the program's action reading SIG_DFL from then on as after the
+ * kernel's reset, then runs the program's handler; a delivery that finds
+ * that done is one the default action takes: the report.
  * A fatal signal within TWICE_MS of the first, the same one sent twice (a
  * process group's and the command's forwarding) or another (SIGTERM then
  * SIGHUP), waits as the first, and the process ends by the first. Where no
@@ -27,7 +36,9 @@
 #include "report/fatalsig.h"
 
 #include "base/config.h"
+#include "base/lock.h"
 #include "base/log.h"
+#include "base/self.h"
 #include "report/reporter.h"
 
 #include <dlfcn.h>
@@ -53,6 +64,13 @@ static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP };
 static int owned[NSIG];                 /* our handler is the kernel's action */
 static struct sigaction seen[NSIG];     /* the program's (default) action, as it reads it */
 static int armed;
+
+/* A program's SA_RESETHAND handler not delivered yet (the kernel's action
+ * is once_handler): the action as the program reads it. Both under
+ * `installers`, which the handler takes too (base/lock.h). */
+static int once_on[NSIG];
+static struct sigaction once_sa[NSIG];
+static int installers;
 
 static gmg_sigaction_fn libc_sigaction(void)
 {
@@ -224,6 +242,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 void gmg_fatalsig_atfork_child(void)
 {
     __atomic_store_n(&first_at, 0, __ATOMIC_RELAXED); /* the parent's report is not the child's */
+    __atomic_store_n(&installers, 0, __ATOMIC_RELAXED); /* another thread may have held it at the fork */
 }
 
 void gmg_fatalsig_die(int sig)
@@ -238,6 +257,22 @@ void gmg_fatalsig_die(int sig)
     kill(getpid(), sig);
 }
 
+static int is_default(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_SIGINFO) ? sa->sa_sigaction == NULL : sa->sa_handler == SIG_DFL;
+}
+
+/* A handler of the program's (not SIG_DFL, SIG_IGN) that the kernel would
+ * reset at its first delivery. */
+static int is_once(const struct sigaction *sa)
+{
+    return (sa->sa_flags & SA_RESETHAND) &&
+           ((sa->sa_flags & SA_SIGINFO) ? sa->sa_sigaction != NULL
+                                        : sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
+}
+
+static void once_handler(int sig, siginfo_t *info, void *uctx);
+
 static int install(gmg_sigaction_fn real, int sig)
 {
     struct sigaction k;
@@ -248,6 +283,74 @@ static int install(gmg_sigaction_fn real, int sig)
     return real(sig, &k, NULL);
 }
 
+int gmg_fatalsig_covers(int sig)
+{
+    return __atomic_load_n(&armed, __ATOMIC_ACQUIRE) && is_fatal(sig);
+}
+
+/* The default action set by the program: the guard's handler in its
+ * place (again), reading as that default. Under `installers`. */
+static void take(gmg_sigaction_fn real, int sig, const struct sigaction *dfl)
+{
+    seen[sig] = *dfl;
+    once_on[sig] = 0;
+    if (install(real, sig) == 0)
+        __atomic_store_n(&owned[sig], 1, __ATOMIC_RELEASE);
+}
+
+/* The program's SA_RESETHAND handler `sa`: once_handler in the kernel
+ * with its flags and mask. Under `installers`; 0 or -1 (errno). */
+static int take_once(gmg_sigaction_fn real, int sig, const struct sigaction *sa)
+{
+    struct sigaction k = *sa;
+    k.sa_sigaction = once_handler;
+    k.sa_flags = (sa->sa_flags | SA_SIGINFO) & ~SA_RESETHAND;
+    if (real(sig, &k, NULL) != 0)
+        return -1;
+    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE);
+    once_sa[sig] = *sa;
+    once_on[sig] = 1;
+    return 0;
+}
+
+/* What the program reads back of an action the kernel holds: the guard's
+ * handlers stand for what the program set. Under `installers`. */
+static void as_read(int sig, struct sigaction *sa)
+{
+    if (sa->sa_sigaction == on_fatal)
+        *sa = seen[sig];
+    else if (sa->sa_sigaction == once_handler)
+        *sa = once_sa[sig];
+}
+
+static void once_handler(int sig, siginfo_t *info, void *uctx)
+{
+    int saved = errno;
+    struct sigaction prog;
+    int first = 0;
+    sigset_t old;
+    gmg_siglock(&installers, &old);
+    if (once_on[sig]) { /* the first delivery: what the kernel's reset would have done */
+        prog = once_sa[sig];
+        gmg_sigaction_fn real = libc_sigaction();
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        if (real)
+            take(real, sig, &dfl);
+        first = 1;
+    }
+    gmg_sigunlock(&installers, &old);
+    errno = saved;
+    if (!first)
+        on_fatal(sig, info, uctx); /* reset already: the default's turn */
+    else if (prog.sa_flags & SA_SIGINFO)
+        prog.sa_sigaction(sig, info, uctx);
+    else
+        prog.sa_handler(sig);
+}
+
 void gmg_fatalsig_arm(void)
 {
     gmg_sigaction_fn real = libc_sigaction();
@@ -256,82 +359,98 @@ void gmg_fatalsig_arm(void)
     int n = 0;
     dl_iterate_phdr(note_object, &n); /* at the first CUDA use: the driver is loaded */
     __atomic_store_n(&nranges, n, __ATOMIC_RELEASE); /* the ranges, then their count, for the handler */
+    sigset_t mask;
+    gmg_siglock(&installers, &mask); /* a program's installer, armed now, waits for this */
     for (size_t i = 0; i < NFATAL; i++) {
         int sig = fatal_sigs[i];
         struct sigaction now;
         if (!is_fatal(sig) || real(sig, NULL, &now) != 0)
             continue;
+        if (is_once(&now))
+            take_once(real, sig, &now);
         if ((now.sa_flags & SA_SIGINFO) || now.sa_handler != SIG_DFL)
             continue; /* the program's handler, or ignored (a background job's SIGINT): left alone */
-        seen[sig] = now;
-        if (install(real, sig) == 0)
-            __atomic_store_n(&owned[sig], 1, __ATOMIC_RELEASE);
+        take(real, sig, &now);
     }
-}
-
-static int is_default(const struct sigaction *sa)
-{
-    return (sa->sa_flags & SA_SIGINFO) ? sa->sa_sigaction == NULL : sa->sa_handler == SIG_DFL;
-}
-
-int gmg_fatalsig_covers(int sig)
-{
-    return __atomic_load_n(&armed, __ATOMIC_ACQUIRE) && is_fatal(sig);
-}
-
-/* The default action set by the program: the guard's handler in its
- * place (again), reading as that default. */
-static void take(gmg_sigaction_fn real, int sig, const struct sigaction *dfl)
-{
-    seen[sig] = *dfl;
-    if (install(real, sig) == 0)
-        __atomic_store_n(&owned[sig], 1, __ATOMIC_RELEASE);
+    gmg_sigunlock(&installers, &mask);
 }
 
 int gmg_fatalsig_sigaction(gmg_sigaction_fn real, int sig, const struct sigaction *act, struct sigaction *old)
 {
-    int mine = gmg_fatalsig_owned(sig);
-    if (!act) { /* a query: what the program set */
-        if (!mine)
-            return real(sig, NULL, old);
-        if (old)
-            *old = seen[sig];
-        return 0;
-    }
-    if (is_default(act)) { /* the default: the report stays, or comes back */
-        struct sigaction prev = seen[sig];
-        if (!mine && real(sig, NULL, &prev) != 0)
-            return -1;
-        take(real, sig, act);
-        if (old)
-            *old = prev;
-        return 0;
-    }
-    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE); /* the program's own from now on */
+    sigset_t mask;
     struct sigaction prev;
-    int rc = real(sig, act, &prev);
-    if (rc != 0) {
-        int e = errno;
-        if (mine)
-            take(real, sig, &seen[sig]);
-        errno = e;
+    int rc = 0;
+    gmg_siglock(&installers, &mask);
+    if (gmg_self_shares_memory()) {
+        /* a vfork child: the state is its parent's, to read, not to
+         * change; the child's own kernel action is set as asked */
+        rc = real(sig, act, &prev);
+        if (rc == 0)
+            as_read(sig, &prev);
+        gmg_sigunlock(&installers, &mask);
+        if (rc == 0 && old)
+            *old = prev;
         return rc;
     }
-    if (old)
-        *old = prev.sa_sigaction == on_fatal ? seen[sig] : prev;
-    return 0;
+    if (gmg_fatalsig_owned(sig))
+        prev = seen[sig];
+    else if (once_on[sig])
+        prev = once_sa[sig];
+    else
+        rc = real(sig, NULL, &prev);
+    if (rc == 0 && act) {
+        if (is_default(act)) { /* the default: the report stays, or comes back */
+            take(real, sig, act);
+        } else if (is_once(act)) {
+            rc = take_once(real, sig, act);
+        } else {
+            int mine = gmg_fatalsig_owned(sig), once = once_on[sig];
+            __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE); /* the program's own from now on */
+            once_on[sig] = 0;
+            struct sigaction k;
+            rc = real(sig, act, &k);
+            if (rc != 0) { /* as it was */
+                int e = errno;
+                if (mine)
+                    __atomic_store_n(&owned[sig], 1, __ATOMIC_RELEASE);
+                once_on[sig] = once;
+                errno = e;
+            }
+        }
+    }
+    if (rc == 0)
+        as_read(sig, &prev);
+    gmg_sigunlock(&installers, &mask);
+    if (rc == 0 && old)
+        *old = prev;
+    return rc;
 }
 
 sighandler_t gmg_fatalsig_after(int sig, sighandler_t prev, sighandler_t installed)
 {
     if (prev == SIG_ERR || installed == SIG_HOLD || !gmg_fatalsig_covers(sig))
         return prev;
-    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE); /* libc put the program's action over ours */
-    if (installed == SIG_DFL) {
-        struct sigaction dfl;
-        gmg_sigaction_fn real = libc_sigaction();
-        if (real && real(sig, NULL, &dfl) == 0 && is_default(&dfl))
-            take(real, sig, &dfl);
+    sigset_t mask;
+    gmg_siglock(&installers, &mask);
+    if (prev == (sighandler_t)(void *)on_fatal)
+        prev = seen[sig].sa_handler; /* SIG_DFL, or NULL for an SA_SIGINFO default: both read SIG_DFL */
+    else if (prev == (sighandler_t)(void *)once_handler)
+        prev = (once_sa[sig].sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)once_sa[sig].sa_sigaction
+                                                    : once_sa[sig].sa_handler;
+    if (gmg_self_shares_memory()) { /* a vfork child: the state is its parent's */
+        gmg_sigunlock(&installers, &mask);
+        return prev == NULL ? SIG_DFL : prev;
     }
-    return prev == (sighandler_t)(void *)on_fatal ? SIG_DFL : prev;
+    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE); /* libc put the program's action over ours */
+    once_on[sig] = 0;
+    struct sigaction now;
+    gmg_sigaction_fn real = libc_sigaction();
+    if (real && real(sig, NULL, &now) == 0) {
+        if (installed == SIG_DFL && is_default(&now))
+            take(real, sig, &now);
+        else if (is_once(&now)) /* System V's signal(): reset at delivery */
+            take_once(real, sig, &now);
+    }
+    gmg_sigunlock(&installers, &mask);
+    return prev == NULL ? SIG_DFL : prev;
 }

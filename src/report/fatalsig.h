@@ -10,7 +10,9 @@
  *
  * Invisible to the program: sigaction and signal queries (dumpsig.c
  * interposes them) answer the default action, and a handler the program
- * installs, by any of libc's installers, takes over at once. The dump
+ * installs, by any of libc's installers, takes over at once (one with
+ * SA_RESETHAND for its first delivery only: the default it then reads is
+ * the guard's again). The dump
  * signal is never one of these (it is dumpsig.c's).
  */
 #ifndef GMG_REPORT_FATALSIG_H

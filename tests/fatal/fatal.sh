@@ -119,6 +119,49 @@ env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/ftwo.json" GPUMEM_REPORT_FORMAT=j
     || bad "fatal signal: two different stop signals at once:$twoways" "$WORK/ferr"
 fi
 
+# a SIGTERM handler of the program's that the kernel resets at its first
+# delivery (SA_RESETHAND; sysv_signal, which is signal() in a program built
+# for strict ISO C; set before the first CUDA use): the program's handler
+# once, reading as itself before and SIG_DFL after, as without the guard;
+# the next SIGTERM finds the default: the report, then 143
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "fatal signal: a handler reset at its first delivery" "a TSan-built program installs its handlers past the guard"
+else
+for m in once sysv early; do
+    rm -f "$WORK/fonce.json"
+    fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/fonce.json" \
+        GPUMEM_REPORT_FORMAT=json "$T/fatalprog" $m
+    kill -TERM "$FATAL_PID"
+    for _ in $(seq 100); do grep -q "handled once" "$WORK/fout" && break; sleep 0.05; done
+    sleep 0.2 # no report under way: nothing left of the first
+    kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+    if [ $rc = 143 ] && has "before: mine, reset at delivery" "$WORK/fout" && has "handled once; after: SIG_DFL" "$WORK/fout" \
+       && jq -e '.trigger == "fatal_signal" and .totals.live_bytes == 1048576' "$WORK/fonce.json" >/dev/null 2>&1; then
+        ok "fatal signal: a SIGTERM handler reset at its first delivery ($m): it runs once, then SIGTERM writes the report and ends with 143"
+    else
+        cat "$WORK/fout" >>"$WORK/ferr"
+        bad "fatal signal: a handler reset at its first delivery ($m, rc $rc)" "$WORK/ferr"
+    fi
+done
+fi
+
+# a vfork child's signal() before it exits or execs sets its own actions,
+# not its parent's: the parent still writes the report at SIGTERM
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "fatal signal: after a vfork child's own signal()" "a TSan-built program installs its handlers past the guard"
+else
+fatal_start "$WORK/fout" "$WORK/ferr" env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/fvfork.json" \
+    GPUMEM_REPORT_FORMAT=json "$T/fatalprog" vfork
+kill -TERM "$FATAL_PID"; wait "$FATAL_PID" 2>/dev/null; rc=$?
+if [ $rc = 143 ] && has "parent: SIGTERM SIG_DFL" "$WORK/fout" \
+   && jq -e '.trigger == "fatal_signal"' "$WORK/fvfork.json" >/dev/null 2>&1; then
+    ok "fatal signal: a vfork child's signal() leaves its parent's SIGTERM to the guard: the report, then 143"
+else
+    cat "$WORK/fout" >>"$WORK/ferr"
+    bad "fatal signal: after a vfork child's signal() (rc $rc)" "$WORK/ferr"
+fi
+fi
+
 # fullpipe NAME STREAM DUMP: fatalprog under the guard, its STREAM (stdout
 # under GPUMEM_REPORT=stdout, or stderr) a FIFO whose room is all taken and
 # that nobody reads; a signal dump asked first when DUMP is 1; then SIGTERM.

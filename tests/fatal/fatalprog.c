@@ -21,6 +21,14 @@
  *            and unblocks them: the kernel runs the two handlers one
  *            inside the other (the first signal's must end the process,
  *            after its report)
+ *   once, sysv, early: as wait, with a SIGTERM handler of its own that the
+ *            kernel resets at its first delivery (sigaction's SA_RESETHAND;
+ *            sysv_signal; SA_RESETHAND set before the first CUDA use): it
+ *            says what a query reads before and after that delivery; the
+ *            next SIGTERM finds the default action (the report, then 143)
+ *   vfork:   as wait, after a vfork child that set SIGTERM to be ignored
+ *            and SIGINT to a handler before it exited (its own actions,
+ *            not its parent's)
  *   fork:    as wait, then forks (touching 256 MiB first, so that each
  *            fork takes a while) and waits for the child, over and over:
  *            a signal in the middle of a fork (the allocator's locks held)
@@ -53,6 +61,35 @@ static void handled(int sig)
     _exit(7);
 }
 
+static volatile sig_atomic_t once_runs;
+
+static void once(int sig)
+{
+    (void)sig;
+    once_runs++;
+}
+
+/* SIGTERM's action as the program reads it */
+static const char *term_action(void)
+{
+    struct sigaction now;
+    memset(&now, 0, sizeof now);
+    sigaction(SIGTERM, NULL, &now);
+    if (now.sa_handler == SIG_DFL)
+        return "SIG_DFL";
+    return now.sa_handler == once && (now.sa_flags & SA_RESETHAND) ? "mine, reset at delivery" : "other";
+}
+
+static void install_once(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = once;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 __attribute__((noinline)) static CUdeviceptr leak_before_term(void)
 {
     CUdeviceptr p = 0;
@@ -69,6 +106,8 @@ int main(int argc, char **argv)
         signal(SIGINT, SIG_DFL);
         signal(SIGHUP, SIG_DFL);
     }
+    if (strcmp(mode, "early") == 0)
+        install_once();
     {
         CUdevice dev;
         CUcontext ctx;
@@ -131,6 +170,30 @@ int main(int argc, char **argv)
             if (pid > 0)
                 waitpid(pid, NULL, 0);
         }
+    }
+    if (strcmp(mode, "once") == 0 || strcmp(mode, "sysv") == 0 || strcmp(mode, "early") == 0) {
+        if (strcmp(mode, "once") == 0)
+            install_once();
+        else if (strcmp(mode, "sysv") == 0)
+            sysv_signal(SIGTERM, once);
+        printf("before: %s\n", term_action());
+        printf("ready\n");
+        while (!once_runs)
+            pause();
+        printf("handled once; after: %s\n", term_action());
+        for (;;)
+            pause();
+    }
+    if (strcmp(mode, "vfork") == 0) {
+        pid_t pid = vfork();
+        if (pid == 0) {
+            signal(SIGTERM, SIG_IGN);
+            signal(SIGINT, handled);
+            _exit(0);
+        }
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+        printf("parent: SIGTERM %s\n", term_action());
     }
     if (strcmp(mode, "threads") == 0) {
         pthread_t t;
