@@ -263,10 +263,12 @@ int gmg_metrics_write(const char *path, gmg_site_namer name_site)
         errno = ENOMEM;
         return -1;
     }
-    struct stat st; /* a directory, device, FIFO or socket there is never replaced (rename would) */
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+    /* a directory, device, FIFO, socket or symbolic link there is never
+     * replaced (rename would: /dev/stdout, a link to /dev/null) */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         gmg_buf_free(&b);
-        errno = S_ISDIR(st.st_mode) ? EISDIR : EEXIST;
+        errno = S_ISDIR(st.st_mode) ? EISDIR : S_ISLNK(st.st_mode) ? ELOOP : EEXIST;
         return -1;
     }
     char tmp[PATH_MAX + 64];
@@ -304,10 +306,13 @@ int gmg_metrics_check_path(const char *setting, const char *path)
     char dirbuf[PATH_MAX + 64];
     struct stat st;
     snprintf(dirbuf, sizeof dirbuf, "%s", path);
-    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-        /* the file is replaced by rename: never a directory, a device or a FIFO */
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* the file is replaced by rename: never a directory, a device, a
+         * FIFO or a symbolic link (/dev/stdout is one) */
         gmg_error("GPUMEM_METRICS='%s': %s is %s; it is left as it is, and each rewrite tries again", setting, path,
-                  S_ISDIR(st.st_mode) ? "a directory, not a file" : "a device, FIFO or socket, not a file");
+                  S_ISDIR(st.st_mode)   ? "a directory, not a file"
+                  : S_ISLNK(st.st_mode) ? "a symbolic link, which is neither followed nor replaced"
+                                        : "a device, FIFO or socket, not a file");
         return -1;
     }
     const char *dir = gmg_path_dir(dirbuf);

@@ -1,7 +1,7 @@
 # endings.sh - the metrics file's last numbers when the process ends by a
 # fatal signal (SIGTERM: a batch system's time limit) or by
-# GPUMEM_ON_LIMIT=abort, as at exit; and a FIFO in the file's place left a
-# FIFO. Uses tests/metrics/interval.c (built by interval.sh). Sourced by
+# GPUMEM_ON_LIMIT=abort, as at exit; and a FIFO or a symbolic link in the
+# file's place left as it is. Uses tests/metrics/interval.c (built by interval.sh). Sourced by
 # tests/run.sh.
 used_of() { awk -v k="$2" '$1 ~ "^"k"\\{device=\"0\"," {print $NF}' "$1" 2>/dev/null; }
 
@@ -37,6 +37,18 @@ if [ $rc = 0 ] && [ -p "$WORK/fifo.prom" ] && [ "$(grep -c "GPUMEM_METRICS" "$WO
    && has "a device, FIFO or socket" "$WORK/fifo.err"; then
     ok "metrics: a FIFO at GPUMEM_METRICS is said once and left a FIFO (never replaced by the file)"
 else bad "metrics: FIFO at the path (rc $rc; $(stat -c %F "$WORK/fifo.prom" 2>&1))" "$WORK/fifo.err"; fi
+
+# a symbolic link in the file's place (/dev/stdout is one; a link to
+# /dev/null, or to a file elsewhere): said once, never followed nor replaced
+rm -f "$WORK/link.prom" "$WORK/link.target"
+echo keep >"$WORK/link.target"
+ln -s "$WORK/link.target" "$WORK/link.prom"
+printf '\n\n' | env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/link.prom" GPUMEM_REPORT=none "$T/interval" \
+    >"$WORK/link.out" 2>"$WORK/link.err"; rc=$?
+if [ $rc = 0 ] && [ -L "$WORK/link.prom" ] && [ "$(cat "$WORK/link.target")" = keep ] \
+   && [ "$(grep -c "GPUMEM_METRICS" "$WORK/link.err")" = 1 ] && has "a symbolic link" "$WORK/link.err"; then
+    ok "metrics: a symbolic link at GPUMEM_METRICS is said once and left as it is (neither followed nor replaced)"
+else bad "metrics: a symbolic link at the path (rc $rc; $(stat -c %F "$WORK/link.prom" 2>&1))" "$WORK/link.err"; fi
 
 # a stale temporary of this pid's name (a process of the same pid killed
 # mid-write, as pods reuse low pids): stepped over, the file written
