@@ -208,7 +208,7 @@ mpid=$!
 exec 7>"$WORK/hold.fifo"
 mid=0
 for _ in $(seq 200); do
-    if grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="dumps"} 197520$' "$WORK/m.prom" 2>/dev/null; then
+    if grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="dumps",host="[^"]*",pidns="[0-9]*"} 197520$' "$WORK/m.prom" 2>/dev/null; then
         kill -0 $mpid 2>/dev/null && mid=1
         break
     fi
@@ -220,10 +220,10 @@ promok=1
 if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$WORK/m.prom" >"$WORK/prom" 2>&1 || promok=0; fi
 if [ "$mid" = 1 ] && [ $promok = 1 ] && [ "$(stat -c %a "$WORK/m.prom")" = 644 ] && [ -z "$(ls "$WORK" | grep 'm.prom.tmp')" ] \
    && grep -q '^# TYPE gpumem_allocations_total counter$' "$WORK/m.prom" \
-   && grep -q '^gpumem_allocations_total{device="0",pid="[0-9]*",exe="dumps"} 1$' "$WORK/m.prom" \
-   && grep -q '^gpumem_live_allocations{device="0",pid="[0-9]*",exe="dumps"} 1$' "$WORK/m.prom" \
-   && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="dumps"} 0$' "$WORK/m.prom" \
-   && grep -q '^gpumem_site_bytes{device="0",pid="[0-9]*",exe="dumps",rank="1",site="leak_before_exit[^"]*"} 197520$' "$WORK/m.prom"; then
+   && grep -q '^gpumem_allocations_total{device="0",pid="[0-9]*",exe="dumps",host="[^"]*",pidns="[0-9]*"} 1$' "$WORK/m.prom" \
+   && grep -q '^gpumem_live_allocations{device="0",pid="[0-9]*",exe="dumps",host="[^"]*",pidns="[0-9]*"} 1$' "$WORK/m.prom" \
+   && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="dumps",host="[^"]*",pidns="[0-9]*"} 0$' "$WORK/m.prom" \
+   && grep -q '^gpumem_site_bytes{device="0",pid="[0-9]*",exe="dumps",host="[^"]*",pidns="[0-9]*",rank="1",site="leak_before_exit[^"]*"} 197520$' "$WORK/m.prom"; then
     ok "GPUMEM_METRICS: written while running and at exit, values as in the report, top site labelled$(command -v promtool >/dev/null && echo ', promtool accepts it')"
 else bad "metrics file (mid-run $mid, promtool $promok)" "$WORK/m.prom"; fi
 # a directory that exists (start-up takes it) where no file can be made:
@@ -235,7 +235,7 @@ guarded GPUMEM_METRICS=/proc/gmg-m.prom "$T/dumps" dumps 0; rc=$?
 rm -f "$WORK/m2.prom"
 tguarded 60 GPUMEM_METRICS="$WORK/m2.prom" GPUMEM_REPORT=none "$T/fork_report"; rc=$?
 child=$(sed -n 's/^child \([0-9]*\)$/\1/p' "$WORK/out")
-if [ $rc = 0 ] && [ -n "$child" ] && grep -q 'gpumem_used_bytes{device="0",pid="[0-9]*",exe="fork_report"} 1048576$' "$WORK/m2.prom" \
+if [ $rc = 0 ] && [ -n "$child" ] && grep -q 'gpumem_used_bytes{device="0",pid="[0-9]*",exe="fork_report",host="[^"]*",pidns="[0-9]*"} 1048576$' "$WORK/m2.prom" \
    && ! grep -q "pid=\"$child\"" "$WORK/m2.prom"; then
     ok "a forked child does not overwrite its parent's metrics file"
 else bad "metrics and fork (exit $rc)" "$WORK/m2.prom"; fi

@@ -155,10 +155,10 @@ if command -v promtool >/dev/null 2>&1; then promtool check metrics <"$WORK/g.pr
 if jq -e --arg g "$G" '.group.name == $g and .group.members == 2 and .group.devices[0].limit == 8388608
         and .group.devices[0].in_use == 4194304 and .devices[0].in_use == 1048576 and .devices[0].limit == 8388608' \
         "$WORK/err" >/dev/null 2>&1 \
-   && grep -q "^gpumem_group_used_bytes{device=\"0\",group=\"$G\",pid=\"[0-9]*\",exe=\"grouptest\"} 4194304$" "$WORK/g.prom" \
-   && grep -q "^gpumem_group_limit_bytes{device=\"0\",group=\"$G\",pid=\"[0-9]*\",exe=\"grouptest\"} 8388608$" "$WORK/g.prom" \
-   && grep -q "^gpumem_group_members{group=\"$G\",pid=\"[0-9]*\",exe=\"grouptest\"} 2$" "$WORK/g.prom" \
-   && grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="grouptest"} 1048576$' "$WORK/g.prom" && [ $promok = 1 ]; then
+   && grep -q "^gpumem_group_used_bytes{device=\"0\",group=\"$G\",pid=\"[0-9]*\",exe=\"grouptest\",host=\"[^\"]*\",pidns=\"[0-9]*\"} 4194304$" "$WORK/g.prom" \
+   && grep -q "^gpumem_group_limit_bytes{device=\"0\",group=\"$G\",pid=\"[0-9]*\",exe=\"grouptest\",host=\"[^\"]*\",pidns=\"[0-9]*\"} 8388608$" "$WORK/g.prom" \
+   && grep -q "^gpumem_group_members{group=\"$G\",pid=\"[0-9]*\",exe=\"grouptest\",host=\"[^\"]*\",pidns=\"[0-9]*\"} 2$" "$WORK/g.prom" \
+   && grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="grouptest",host="[^"]*",pidns="[0-9]*"} 1048576$' "$WORK/g.prom" && [ $promok = 1 ]; then
     ok "group: the JSON report and the metrics file name the group, its budget, members and use beside the process's own"
 else bad "group in reports (promtool $promok)" "$WORK/err"; fi
 reap $apid

@@ -618,6 +618,7 @@ fi
 . tests/metrics/counts.sh
 . tests/metrics/interval.sh
 . tests/metrics/endings.sh
+. tests/metrics/labels.sh
 
 # ---------------------------------------- group quota, deployment
 . tests/group.sh

@@ -153,11 +153,22 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
      * program's file name and not a cut-off piece of a directory's; that
      * name (at most NAME_MAX bytes) fits its label escaped (3 bytes a byte) */
     const char *exe = gmg_exe_path();
-    char common[3 * NAME_MAX + 64];
+    char common[3 * NAME_MAX + 3 * HOST_NAME_MAX + 128];
     const char *base = strrchr(exe, '/');
-    char lab[3 * NAME_MAX + 1];
-    snprintf(common, sizeof common, "pid=\"%d\",exe=\"%s\"", (int)getpid(),
-             label(lab, sizeof lab, base ? base + 1 : exe));
+    char lab[3 * NAME_MAX + 1], hlab[3 * HOST_NAME_MAX + 1];
+    /* pid alone names no process on a node of containers: every pod's
+     * first process is pid 1 (node_exporter refuses two series of one name
+     * and labels). The host name (a pod's or container's own name there)
+     * and the pid namespace (apart even where pods share the node's host
+     * name) make the series this process's own. */
+    char host[HOST_NAME_MAX + 1] = "";
+    if (gethostname(host, sizeof host) != 0)
+        host[0] = '\0';
+    host[HOST_NAME_MAX] = '\0';
+    struct stat ns;
+    unsigned long long pidns = stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
+    snprintf(common, sizeof common, "pid=\"%d\",exe=\"%s\",host=\"%s\",pidns=\"%llu\"", (int)getpid(),
+             label(lab, sizeof lab, base ? base + 1 : exe), label(hlab, sizeof hlab, host), pidns);
     int ndev = gmg_quota_devices_seen();
 
     static const struct { const char *name, *type, *help; int what; } m[] = {

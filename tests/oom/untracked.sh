@@ -44,7 +44,7 @@ if [ "${GMG_SANITIZER:-}" != tsan ]; then
         GPUMEM_METRICS="$WORK/nomem.prom" "$T/untracked" nomem 20000 >"$WORK/out" 2>"$WORK/err"; rc=$?
     if [ $rc = 0 ] && sed -n '/^{/,$p' "$WORK/err" | jq -e '.incomplete == ["untracked"] and .untracked.allocations == 20001
             and .untracked.counted_bytes == 10240000 and .unlisted.allocations == 0 and .totals.live_allocations == 0' >/dev/null \
-       && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="untracked"} 20001$' "$WORK/nomem.prom"; then
+       && grep -q '^gpumem_untracked_allocations_total{pid="[0-9]*",exe="untracked",host="[^"]*",pidns="[0-9]*"} 20001$' "$WORK/nomem.prom"; then
         ok "JSON says the report is incomplete: \"incomplete\": [\"untracked\"], 20,000 allocations and an address range untracked, 10240000 bytes of them counted; the metrics file counts them too"
     else bad "JSON of a report the guard's out of memory made incomplete (exit $rc)" "$WORK/out" "$WORK/err"; fi
 fi

@@ -26,7 +26,7 @@ rm -f "$WORK/l.prom"
 guarded GPUMEM_REPORT_FORMAT=json GPUMEM_METRICS="$WORK/l.prom" "$deep/alloc_program_with_a_long_name" 0 4096
 exe=$(jq -r '.exe' "$WORK/err" 2>/dev/null)
 if [ "$exe" = "$deep/alloc_program_with_a_long_name" ] \
-   && grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="alloc_program_with_a_long_name"} 4096$' "$WORK/l.prom"; then
+   && grep -q '^gpumem_used_bytes{device="0",pid="[0-9]*",exe="alloc_program_with_a_long_name",host="[^"]*",pidns="[0-9]*"} 4096$' "$WORK/l.prom"; then
     ok "a program path of ${#exe} bytes is named whole in the report and in the metrics exe label"
 else bad "long program path cut short: report exe '$exe'" "$WORK/l.prom"; fi
 rm -rf "$WORK/$(printf 'd%.0s' $(seq 1 150))"
