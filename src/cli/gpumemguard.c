@@ -26,6 +26,7 @@
 
 #include "base/config.h"
 #include "base/dumpask.h"
+#include "base/procstat.h"
 #include "base/signame.h"
 #include "base/suppress.h"
 #include "cli/tensors.h"
@@ -423,6 +424,41 @@ static int caught_by(long pid, int sig)
     return c;
 }
 
+/* The process a thread id belongs to (its thread group), or pid itself
+ * when that cannot be read. */
+static long tgid_of(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    char *t = read_proc(path, NULL);
+    const char *g = t ? strstr(t, "\nTgid:") : NULL;
+    long tgid = g ? strtol(g + 6, NULL, 10) : 0;
+    free(t);
+    return tgid > 0 ? tgid : pid;
+}
+
+/* Has pid ended, its parent not having waited for it yet (a zombie)? A
+ * main thread ended by pthread_exit reads as one too while the process's
+ * other threads run on: not ended. */
+static int ended(long pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    char *t = read_proc(path, NULL);
+    const char *state = t ? gmg_proc_stat_field(t, 3) : NULL;
+    int zombie = state && *state == 'Z';
+    free(t);
+    if (!zombie)
+        return 0;
+    DIR *d = tasks_open(pid);
+    long tid;
+    while ((tid = next_task(d)) != 0 && tid == pid)
+        ;
+    if (d)
+        closedir(d);
+    return tid == 0;
+}
+
 /* Is pid this command (gpumemguard running a program)? Then the pid of the
  * program it runs, its one child; else 0. */
 static long program_of(long pid)
@@ -670,6 +706,13 @@ static int dump(int argc, char **argv, const char *sigopt)
     struct stat st;
     if (stat(path, &st) != 0)
         fail(1, "dump: no process %ld", pid);
+    long tgid = tgid_of(pid);
+    if (tgid != pid) { /* the dump is the process's, and so is its answer */
+        printf("gpumemguard: %ld is a thread of process %ld: asking that one\n", pid, tgid);
+        pid = tgid;
+    }
+    if (ended(pid))
+        fail(1, "dump: process %ld has ended (its parent has not waited for it yet); nothing sent", pid);
     long program = program_of(pid);
     if (program > 0) {
         printf("gpumemguard: process %ld is gpumemguard running process %ld: asking that one\n", pid, program);

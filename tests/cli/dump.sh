@@ -42,6 +42,32 @@ done
 kill $db 2>/dev/null; wait $db 2>/dev/null
 [ $wrongn = 0 ] && ok "gpumemguard dump while the program dumps through the public API: each time the signal dump's own file" \
     || bad "dump named another report's file $wrongn times of 6" "$WORK/db.cmd"
+# a thread id of a guarded process: the process is asked, and the command
+# names the file that process wrote (it waited 10 s for an answer from the
+# thread, then named a file of the thread's id)
+rm -rf "$WORK/dt" && mkdir "$WORK/dt"
+env LD_PRELOAD="$PRELOAD" GPUMEM_REPORT="$WORK/dt/r.%p.%n.txt" "$T/dumpee" busy 6 >"$WORK/dt.out" 2>/dev/null & dt=$!
+dwait "$WORK/dt.out" pid
+tid=$(ls "/proc/$dt/task" 2>/dev/null | grep -vx "$dt" | head -1)
+t0=$(date +%s%N)
+"$B/gpumemguard" dump "$tid" >"$WORK/dt.cmd" 2>&1; rc=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+f=$(sed -n 's/.*its report is written: //p' "$WORK/dt.cmd")
+kill $dt 2>/dev/null; wait $dt 2>/dev/null
+[ -n "$tid" ] && [ $rc = 0 ] && has "$tid is a thread of process $dt: asking that one" "$WORK/dt.cmd" \
+    && case "$f" in "$WORK/dt/r.$dt."*) true ;; *) false ;; esac && head -1 "$f" 2>/dev/null | grep -q "(signal, dump" && [ $ms -lt 8000 ] \
+    && ok "gpumemguard dump of a thread id: asks its process, and names the file that process wrote ($ms ms)" \
+    || bad "dump of thread $tid of $dt (rc $rc, $ms ms, named '$f')" "$WORK/dt.cmd"
+# a guarded process that has ended, its parent not waiting for it (a zombie):
+# said so, nothing sent
+sh -c 'env LD_PRELOAD="$1" "$2" hold 0 >"$3" 2>/dev/null & exec sleep 30' _ "$PRELOAD" "$T/dumpee" "$WORK/dz.out" & dzp=$!
+dwait "$WORK/dz.out" pid; dz=$(awk '/^pid/ {print $2}' "$WORK/dz.out")
+for _ in $(seq 200); do [ "$(awk '{print $3}' "/proc/$dz/stat" 2>/dev/null)" = Z ] && break; sleep 0.05; done
+"$B/gpumemguard" dump "$dz" >"$WORK/dz.cmd" 2>&1; rc=$?
+kill $dzp 2>/dev/null; wait $dzp 2>/dev/null
+[ -n "$dz" ] && [ $rc = 1 ] && has "dump: process $dz has ended (its parent has not waited for it yet); nothing sent" "$WORK/dz.cmd" \
+    && ok "gpumemguard dump of a guarded process that has ended (a zombie): says it has ended" \
+    || bad "dump of a zombie (rc $rc)" "$WORK/dz.cmd"
 # a program that blocks the dump signal in every thread: after the wait,
 # said so (not "busy")
 env LD_PRELOAD="$PRELOAD" "$T/dumpee" blocked 20 >"$WORK/db.out" 2>"$WORK/db.err" & db=$!
