@@ -688,6 +688,34 @@ static void draw(const struct out *o)
     free(s.p);
 }
 
+/* Is byte c part of an escape sequence (a function key, an arrow, or
+ * what a terminal sends for the mouse wheel in the alternate screen:
+ * ESC [ params final, ESC O x, Alt+key as ESC x), whose bytes are no keys
+ * of ours? An ESC that nothing follows within 50 ms is the Esc key. */
+static int in_escape(char c)
+{
+    static int state; /* 0 none, 1 after ESC, 2 in ESC [, 3 after ESC O */
+    unsigned char u = (unsigned char)c;
+    switch (state) {
+    case 1:
+        state = u == '[' ? 2 : u == 'O' ? 3 : 0;
+        return 1;
+    case 2:
+        if (u >= 0x40 && u <= 0x7e)
+            state = 0; /* the final byte */
+        return 1;
+    case 3:
+        state = 0;
+        return 1;
+    default:
+        if (u != 0x1b)
+            return 0;
+        struct pollfd more = { .fd = STDIN_FILENO, .events = POLLIN };
+        state = poll(&more, 1, 50) > 0 && (more.revents & POLLIN) ? 1 : 0;
+        return 1;
+    }
+}
+
 static int live_view(struct frame *f)
 {
     if (!isatty(STDOUT_FILENO))
@@ -733,7 +761,7 @@ static int live_view(struct frame *f)
         ssize_t n = read(STDIN_FILENO, &c, 1);
         if (n == 0)
             return 0;
-        if (n < 0)
+        if (n < 0 || in_escape(c))
             continue;
         switch (c) {
         case 'q': case 'Q': case 3 /* ^C, if ISIG is off */: return 0;
