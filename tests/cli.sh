@@ -49,7 +49,11 @@ for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G
             "'abc' is not a process id|dump abc" "has no meaning there|--limit 1G dump 1" \
             "'--report' needs a value|--report -- true" "'--report' needs a value|--report --limit 4G -- true" \
             "'--limit' needs a value|--limit -- true" "'--group' needs a value|--group -- true" \
-            "'--signal' needs a value|dump --signal -- 1" "'--tensors' takes no value|--tensors=1 true"; do
+            "'--signal' needs a value|dump --signal -- 1" "'--tensors' takes no value|--tensors=1 true" \
+            "--metrics-interval without --metrics|--metrics-interval 5 true" \
+            "--report 'run.%x' (GPUMEM_REPORT) is not valid: unknown % escape '%x'|--report run.%x true" \
+            "--report 'run%' (GPUMEM_REPORT) is not valid: a % at the end|--report run% true" \
+            "--metrics 'm.%q' (GPUMEM_METRICS) is not valid: unknown % escape '%q'|--metrics m.%q true"; do
     want=${spec%%|*}; args=${spec#*|}
     cli $args; rc=$?
     if [ $rc = 2 ] && has "$want" "$WORK/err"; then

@@ -173,11 +173,17 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
             return bad(err, errlen, "GPUMEM_REPORT", v, "'-' names no stream here",
                        "stderr, stdout, none, or a file path (./- for a file of that name)");
         for (const char *p = v; *p; p++)
-            if (*p == '%' && p[1] != 'p' && p[1] != 'n' && p[1] != '%')
-                return bad(err, errlen, "GPUMEM_REPORT", v, "unknown % escape",
+            if (*p == '%' && p[1] != 'p' && p[1] != 'n' && p[1] != '%') {
+                char why[48];
+                if (p[1])
+                    snprintf(why, sizeof why, "unknown %% escape '%%%.1s'", p + 1);
+                else
+                    snprintf(why, sizeof why, "a %% at the end (%%%% is a percent sign)");
+                return bad(err, errlen, "GPUMEM_REPORT", v, why,
                            "stderr, stdout, none, or a path where %p is the pid, %n the dump number, %% a percent sign");
-            else if (*p == '%')
+            } else if (*p == '%') {
                 p++;
+            }
         snprintf(c->report, sizeof c->report, "%s", v);
     }
     if ((v = get("GPUMEM_REPORT_FORMAT")) != NULL) {

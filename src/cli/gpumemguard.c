@@ -1038,6 +1038,13 @@ static void absolute_env(const char *var, int must_exist, int escapes)
     if (strcmp(var, "GPUMEM_REPORT") == 0 &&
         (!strcasecmp(v, "stderr") || !strcasecmp(v, "stdout") || !strcasecmp(v, "none") || !strcmp(v, "-")))
         return;
+    /* so does a path with an escape the library refuses: named as typed */
+    const char *known = strcmp(var, "GPUMEM_REPORT") == 0 ? "pn%" : "p%";
+    for (const char *c = v; escapes && *c; c++)
+        if (*c == '%' && (!c[1] || !strchr(known, c[1])))
+            return;
+        else if (*c == '%')
+            c++;
     size_t n = 0;
     for (const char *c = strcmp(cwd, "/") ? cwd : ""; *c; c++) { /* a % of the directory's is no escape */
         if (n + 3 >= sizeof full)
@@ -1171,6 +1178,7 @@ static void check_exitcode(const char *v)
 int main(int argc, char **argv)
 {
     const char *signal_opt = NULL, *other_opt = NULL;
+    int interval_opt = 0;
     int i = 1, dashdash = 0, tensors = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
@@ -1214,6 +1222,8 @@ int main(int argc, char **argv)
         }
         if (strcmp(o->name, "error-exitcode") == 0)
             check_exitcode(val);
+        if (strcmp(o->name, "metrics-interval") == 0)
+            interval_opt = 1;
         if (strcmp(o->name, "signal") == 0)
             signal_opt = val;
         else if (!other_opt)
@@ -1239,6 +1249,8 @@ int main(int argc, char **argv)
             usage_error("view takes no option before it; '--%s' has no meaning there", other_opt ? other_opt : "signal");
         return gmg_view_main(argc - i - 1, argv + i + 1);
     }
+    if (interval_opt && !(getenv("GPUMEM_METRICS") && *getenv("GPUMEM_METRICS")))
+        usage_error("--metrics-interval without --metrics (or GPUMEM_METRICS): there is no metrics file to rewrite");
 
     char tried[3 * PATH_MAX];
     char *lib = find_library(tried, sizeof tried);
