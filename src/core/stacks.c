@@ -425,14 +425,17 @@ static void slow_steps(void *arg)
     unw_word_t ip;
     if (unw_init_local(&cur, &w->uc) != 0)
         return;
-    int signal = 0;
     while (w->n < w->max && unw_step(&cur) > 0 && unw_get_reg(&cur, UNW_REG_IP, &ip) == 0) {
+        if (ip < 0x4000)
+            break; /* the end (a return address of 0 above a hand-started stack's entry), as the fast walk ends */
         w->buf[w->n++] = (void *)(uintptr_t)ip;
-        /* past a signal frame, ip is the instruction interrupted, not a
-         * return address: the code at ip itself */
-        if (!gmg_unwind_described(signal ? ip : ip - 1))
+        /* the frame a signal interrupted: ip is the instruction interrupted,
+         * not a return address, so the code at ip itself is looked at (a
+         * function's first, after padding with no unwind information). The
+         * step out of the signal frame leaves the cursor marked as past one
+         * (libunwind's mark is of the frame it stepped from) */
+        if (!gmg_unwind_described(unw_is_signal_frame(&cur) > 0 ? ip : ip - 1))
             break;
-        signal = unw_is_signal_frame(&cur) > 0;
     }
 }
 

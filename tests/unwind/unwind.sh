@@ -173,3 +173,27 @@ elif [ $rc = 0 ] && [ "$same" != 1 ]; then
     skip "a plug-in unloaded behind the guard's back" "the second plug-in was not mapped where the first was"
 else bad "a plug-in unloaded behind the guard's back (rc $rc): '$got'" "$WORK/err"; fi
 fi
+
+# stacks libunwind walks, where it used to end them early or add to them:
+# a signal that came at a function's first instruction (after padding with
+# no unwind information), or inside a function whose caller called it last;
+# a hand-started green thread whose outermost return address is 0
+build sigentry tests/unwind/sigentry.c -L"$B/sim" -l:libcuda.so.1
+se_bad=""
+for m in pad noret green; do
+    [ -n "${GMG_SANITIZER:-}" ] && [ $m = green ] && continue # (the runtimes take the hand-made stack for an overflow)
+    tguarded 30 GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/sigentry.json" "$T/sigentry" $m; rc=$?
+    got=$(jq -r '[.live[] | select(.bytes == 4099 or .bytes == 4097) | .frames[] | (.function // .pc)] | join(" ")' \
+          "$WORK/sigentry.json" 2>&1)
+    case "$m:$got" in
+        # (the signal frame and the interrupted one are named by the byte
+        # before their pc, which may be no function's: their pcs are shown)
+        pad:"in_handler on_ill "?*" "?*" caller_pad outer main "*) ;;
+        noret:"in_handler on_ill "?*" trap_mid caller_noret caller_nr outer main "*) ;;
+        green:"green_leaf green_mid green_entry") ;;
+        *) se_bad="$se_bad [$m, rc $rc: $got]" ;;
+    esac
+    [ $rc = 0 ] && has "sigentry $m done" "$WORK/out" || se_bad="$se_bad [$m: rc $rc]"
+done
+[ -z "$se_bad" ] && ok "libunwind's walks: past a signal that came at a function's first instruction or inside a function called last, to main; a green thread's stack ends at its entry, no frame for the 0 above it" \
+    || bad "libunwind's walks through signal frames and to a 0 return address:$se_bad" "$WORK/err"
