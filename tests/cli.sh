@@ -50,16 +50,27 @@ for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G
             "'--report' needs a value|--report -- true" "'--report' needs a value|--report --limit 4G -- true" \
             "'--limit' needs a value|--limit -- true" "'--group' needs a value|--group -- true" \
             "'--signal' needs a value|dump --signal -- 1" "'--tensors' takes no value|--tensors=1 true" \
-            "--metrics-interval without --metrics|--metrics-interval 5 true" \
-            "--report 'run.%x' (GPUMEM_REPORT) is not valid: unknown % escape '%x'|--report run.%x true" \
-            "--report 'run%' (GPUMEM_REPORT) is not valid: a % at the end|--report run% true" \
-            "--metrics 'm.%q' (GPUMEM_METRICS) is not valid: unknown % escape '%q'|--metrics m.%q true"; do
+            "--metrics-interval without --metrics|--metrics-interval 5 true"; do
     want=${spec%%|*}; args=${spec#*|}
     cli $args; rc=$?
     if [ $rc = 2 ] && has "$want" "$WORK/err"; then
         ok "gpumemguard ${args:-(no arguments)}: status 2, '$want'"
     else bad "gpumemguard ${args:-(no arguments)}: rc $rc" "$WORK/err"; fi
 done
+# refused by the library in the program, as the option was typed
+if [ "${GMG_SANITIZER:-}" = tsan ]; then
+    skip "a bad % escape in --report or --metrics, named as typed" "TSan: the instrumented library cannot run in an uninstrumented program"
+else
+for spec in "--report 'run.%x' (GPUMEM_REPORT) is not valid: unknown % escape '%x'|--report run.%x true" \
+            "--report 'run%' (GPUMEM_REPORT) is not valid: a % at the end|--report run% true" \
+            "--metrics 'm.%q' (GPUMEM_METRICS) is not valid: unknown % escape '%q'|--metrics m.%q true"; do
+    want=${spec%%|*}; args=${spec#*|}
+    cli $args; rc=$?
+    if [ $rc = 2 ] && has "$want" "$WORK/err"; then
+        ok "gpumemguard $args: status 2, '$want'"
+    else bad "gpumemguard $args: rc $rc" "$WORK/err"; fi
+done
+fi
 
 if [ -n "${GMG_SANITIZER:-}" ]; then
     skip "gpumemguard running programs, dump, install, running the library itself" \
