@@ -91,6 +91,9 @@ static void write_metrics(void)
         if (errno == EEXIST)
             gmg_error("cannot write GPUMEM_METRICS=%s: a device, FIFO or socket is in the file's place (left as it is)",
                       path);
+        else if (errno == ELOOP)
+            gmg_error("cannot write GPUMEM_METRICS=%s: a symbolic link is in the file's place (neither followed nor "
+                      "replaced)", path);
         else
             gmg_error("cannot write GPUMEM_METRICS=%s: %s", path, strerror(errno));
     }

@@ -193,10 +193,14 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
         if twait "sorted by bytes"; then
             # function keys and arrows (and the wheel, which terminals send
             # as arrows there) are no keys of its: F3 is ESC O R, F2 ESC O Q
-            tmux send-keys -t "$TS" F3 F2 Down F12 PageDown; sleep 0.6; tcap
+            tmux send-keys -t "$TS" F3 F2 Down F12 PageDown
+            sleep 0.6; tcap
             grep -q "sorted by bytes" "$WORK/pane" && ! grep -q "TOP-43-EXITED" "$WORK/pane" && keys=kept
             tmux send-keys -t "$TS" r
             twait "sorted by refused" && keys="$keys r"
+            tmux send-keys -t "$TS" -H 1b 5b 5b 42 1b 1b 5b 42 # the Linux console's F2; Alt+Down (B: bytes)
+            sleep 0.6; tcap
+            grep -q "sorted by refused" "$WORK/pane" && keys="$keys kept"
             shpid=$(tmux list-panes -t "$TS" -F '#{pane_pid}')
             tpid=$(ps -o pid= --ppid "$shpid" | tr -d ' ' | head -1)
             [ -n "$tpid" ] && kill -TERM "$tpid" && twait "TOP-43-EXITED" && ! grep -q "sorted by" "$WORK/pane" \
@@ -205,7 +209,7 @@ if [ "$started" = 1 ] && tsettle $PA $((4 * MiB)) && tsettle $PB $((2 * MiB)) &&
         if [ "$killed" = yes ]; then
             ok "top killed with SIGTERM: the terminal's settings and screen are restored"
         else bad "top and SIGTERM: terminal not restored" "$WORK/pane"; fi
-        [ "$keys" = "kept r" ] && ok "top: function keys, arrows and page keys neither quit nor sort (their escape sequences are skipped); r still sorts" \
+        [ "$keys" = "kept r kept" ] && ok "top: function keys (the Linux console's too), arrows, Alt+arrows and page keys neither quit nor sort (their escape sequences are skipped); r still sorts" \
             || bad "top and escape sequences: '$keys'" "$WORK/pane"
         tmux kill-session -t "$TS" 2>/dev/null
     else

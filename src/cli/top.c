@@ -690,19 +690,25 @@ static void draw(const struct out *o)
 
 /* Is byte c part of an escape sequence (a function key, an arrow, or
  * what a terminal sends for the mouse wheel in the alternate screen:
- * ESC [ params final, ESC O x, Alt+key as ESC x), whose bytes are no keys
- * of ours? An ESC that nothing follows within 50 ms is the Esc key. */
+ * ESC [ params final, the Linux console's ESC [ [ x, ESC O x, Alt+key as
+ * ESC x, Alt+arrow as ESC ESC [ x), whose bytes are no keys of ours? An
+ * ESC that nothing follows within 50 ms is the Esc key. */
 static int in_escape(char c)
 {
-    static int state; /* 0 none, 1 after ESC, 2 in ESC [, 3 after ESC O */
+    /* 0 none, 1 after ESC, 2 after ESC [, 3 one byte more, 4 in ESC [ params */
+    static int state;
     unsigned char u = (unsigned char)c;
+    int final = u >= 0x40 && u <= 0x7e;
     switch (state) {
     case 1:
-        state = u == '[' ? 2 : u == 'O' ? 3 : 0;
+        state = u == '[' ? 2 : u == 'O' ? 3 : u == 0x1b ? 1 : 0;
         return 1;
     case 2:
-        if (u >= 0x40 && u <= 0x7e)
-            state = 0; /* the final byte */
+        state = u == '[' ? 3 : final ? 0 : 4;
+        return 1;
+    case 4:
+        if (final)
+            state = 0;
         return 1;
     case 3:
         state = 0;
@@ -711,7 +717,10 @@ static int in_escape(char c)
         if (u != 0x1b)
             return 0;
         struct pollfd more = { .fd = STDIN_FILENO, .events = POLLIN };
-        state = poll(&more, 1, 50) > 0 && (more.revents & POLLIN) ? 1 : 0;
+        int r;
+        while ((r = poll(&more, 1, 50)) < 0 && errno == EINTR) /* a resize meanwhile */
+            ;
+        state = r > 0 && (more.revents & POLLIN) ? 1 : 0;
         return 1;
     }
 }

@@ -36,8 +36,8 @@ struct gmg_live_site { uint32_t stack; int device; uint64_t bytes, count; };
 size_t gmg_live_sites_top(struct gmg_live_site *top, size_t max, uint64_t *live, uint64_t *dropped);
 
 /* Write the file now; 0 on success, -1 (errno set) when it could not: a
- * directory (EISDIR) or a device, FIFO or socket (EEXIST) in the file's
- * place is left as it is, never replaced. */
+ * directory (EISDIR), a device, FIFO or socket (EEXIST) or a symbolic
+ * link (ELOOP) in the file's place is left as it is, never replaced. */
 int gmg_metrics_write(const char *path, gmg_site_namer name_site);
 
 /* At the process's first CUDA use: can `path` (GPUMEM_METRICS=`setting`,

@@ -418,6 +418,22 @@ struct slow {
 
 _Static_assert(sizeof(struct slow) <= 4096, "the walk stack keeps at most 4 KiB at its top for its taker");
 
+/* Is the code at pc the kernel's way back from a signal handler, x86-64
+ * Linux's rt_sigreturn trampoline (glibc's __restore_rt: mov $15, %rax;
+ * syscall)? Read only where unwind information covers all of it, code of
+ * a loaded module. */
+static int is_sigreturn(uintptr_t pc)
+{
+#if defined(__x86_64__)
+    static const unsigned char code[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+    return gmg_unwind_described(pc) && gmg_unwind_described(pc + sizeof code - 1) &&
+           memcmp((const void *)pc, code, sizeof code) == 0;
+#else
+    (void)pc;
+    return 0;
+#endif
+}
+
 static void slow_steps(void *arg)
 {
     struct slow *w = arg;
@@ -425,17 +441,21 @@ static void slow_steps(void *arg)
     unw_word_t ip;
     if (unw_init_local(&cur, &w->uc) != 0)
         return;
+    int after_trampoline = 0;
     while (w->n < w->max && unw_step(&cur) > 0 && unw_get_reg(&cur, UNW_REG_IP, &ip) == 0) {
         if (ip < 0x4000)
             break; /* the end (a return address of 0 above a hand-started stack's entry), as the fast walk ends */
         w->buf[w->n++] = (void *)(uintptr_t)ip;
         /* the frame a signal interrupted: ip is the instruction interrupted,
          * not a return address, so the code at ip itself is looked at (a
-         * function's first, after padding with no unwind information). The
-         * step out of the signal frame leaves the cursor marked as past one
-         * (libunwind's mark is of the frame it stepped from) */
-        if (!gmg_unwind_described(unw_is_signal_frame(&cur) > 0 ? ip : ip - 1))
+         * function's first, after padding with no unwind information). It
+         * is the frame after the signal's trampoline, which libunwind marks
+         * (1.6: the step out of it leaves the cursor marked; as documented,
+         * the trampoline's own frame is) and whose code says so */
+        int interrupted = after_trampoline || unw_is_signal_frame(&cur) > 0;
+        if (!gmg_unwind_described(interrupted ? ip : ip - 1))
             break;
+        after_trampoline = is_sigreturn(ip);
     }
 }
 

@@ -18,8 +18,9 @@
  * libc's other installers (bsd_signal, ssignal, sysv_signal, __sysv_signal
  * (what signal() is in strict ISO C), sigset, sigignore) call its
  * sigaction internally, past this one: each is interposed too, for the
- * dump signal only, and becomes a call of our sigaction with the flags and
- * mask that installer gives, so that all of them share the slots above.
+ * dump signal and fatalsig.c's three, and becomes a call of our sigaction
+ * with the flags and mask that installer gives, so that all of them share
+ * the slots above (fatalsig.c's records, for its three).
  *
  * A vfork child shares these slots with its parent: its installations (a
  * signal(SIGUSR1, SIG_DFL) before exec) set its own kernel action only and
@@ -316,13 +317,14 @@ static void *real_installer(void **cache, const char *name)
 }
 
 /* glibc's signal(): BSD semantics (restart, the signal blocked in its
- * handler); for the dump signal through our sigaction, armed or not. */
+ * handler); for the dump signal (armed or not) and fatalsig.c's three
+ * through our sigaction. */
 static sighandler_t bsd_install(int sig, sighandler_t handler)
 {
-    if (!is_dump_signal(sig)) {
+    if (!is_dump_signal(sig) && !gmg_fatalsig_covers(sig)) {
         static void *fn;
         signal_fn real = (signal_fn)real_installer(&fn, "signal");
-        return real ? gmg_fatalsig_after(sig, real(sig, handler), handler) : SIG_ERR;
+        return real ? real(sig, handler) : SIG_ERR;
     }
     return install_as(sig, handler, SA_RESTART, 1);
 }
@@ -351,7 +353,7 @@ static sighandler_t sysv_install(const char *name, void **cache, int sig, sighan
 {
     if (!is_dump_signal(sig) && !gmg_fatalsig_covers(sig)) {
         signal_fn real = (signal_fn)real_installer(cache, name);
-        return real ? gmg_fatalsig_after(sig, real(sig, handler), handler) : SIG_ERR;
+        return real ? real(sig, handler) : SIG_ERR;
     }
     return install_as(sig, handler, SA_RESETHAND | SA_NODEFER, 0);
 }
@@ -376,10 +378,10 @@ GMG_EXPORT sighandler_t __sysv_signal(int sig, sighandler_t handler)
  * SIG_HOLD when the signal was blocked before, else the previous handler. */
 GMG_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 {
-    if (!is_dump_signal(sig)) {
+    if (!is_dump_signal(sig) && !gmg_fatalsig_covers(sig)) {
         static void *fn;
         signal_fn real = (signal_fn)real_installer(&fn, "sigset");
-        return real ? gmg_fatalsig_after(sig, real(sig, disp), disp) : SIG_ERR;
+        return real ? real(sig, disp) : SIG_ERR;
     }
     sigset_t one, old;
     sigemptyset(&one);
@@ -401,13 +403,10 @@ GMG_EXPORT sighandler_t sigset(int sig, sighandler_t disp)
 /* SIG_IGN through our sigaction: the dump signal is then the dump alone. */
 GMG_EXPORT int sigignore(int sig)
 {
-    if (!is_dump_signal(sig)) {
+    if (!is_dump_signal(sig) && !gmg_fatalsig_covers(sig)) {
         static void *fn;
         int (*real)(int) = (int (*)(int))real_installer(&fn, "sigignore");
-        int rc = real ? real(sig) : -1;
-        if (rc == 0)
-            gmg_fatalsig_after(sig, SIG_DFL, SIG_IGN); /* the program's SIG_IGN, not the guard's handler */
-        return rc;
+        return real ? real(sig) : -1;
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

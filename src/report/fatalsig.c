@@ -63,11 +63,15 @@ static const int fatal_sigs[] = { SIGTERM, SIGINT, SIGHUP };
 
 static int owned[NSIG];                 /* our handler is the kernel's action */
 static struct sigaction seen[NSIG];     /* the program's (default) action, as it reads it */
-static int armed;
+static int arming, armed;               /* armed: set under `installers` once the actions are taken */
 
 /* A program's SA_RESETHAND handler not delivered yet (the kernel's action
- * is once_handler): the action as the program reads it. Both under
- * `installers`, which the handler takes too (base/lock.h). */
+ * is once_handler): the action as the program reads it. These, `seen` and
+ * the kernel's actions of the three signals change under `installers`,
+ * which the handlers take too (base/lock.h), in the process that owns the
+ * guard's state only: a vfork child (the same memory) or a child made
+ * without fork handlers (the lock may have been held at the fork) reads
+ * them, unlocked, and sets its own kernel actions alone. */
 static int once_on[NSIG];
 static struct sigaction once_sa[NSIG];
 static int installers;
@@ -96,26 +100,36 @@ int gmg_fatalsig_owned(int sig)
     return sig > 0 && sig < NSIG && __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE);
 }
 
-/* The default action back, and the signal sent to this thread again:
- * async-signal-safe. */
+static void on_fatal(int sig, siginfo_t *info, void *uctx);
+static void once_handler(int sig, siginfo_t *info, void *uctx);
+
+/* The default action back in the kernel where one of the guard's handlers
+ * is there (a handler the program installed meanwhile stays, and gets the
+ * signal), and the signal sent to this thread again: async-signal-safe. */
 static void die_now(int sig)
 {
-    struct sigaction dfl;
+    struct sigaction dfl, now;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE);
     gmg_sigaction_fn real = libc_sigaction();
-    if (real)
-        real(sig, &dfl, NULL);
+    int mine = gmg_self_owns();
+    sigset_t mask;
+    if (mine)
+        gmg_siglock(&installers, &mask);
+    if (real && real(sig, NULL, &now) == 0 &&
+        (now.sa_sigaction == on_fatal || now.sa_sigaction == once_handler) && real(sig, &dfl, NULL) == 0 && mine) {
+        __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE);
+        once_on[sig] = 0;
+    }
+    if (mine)
+        gmg_sigunlock(&installers, &mask);
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, sig);
     raise(sig); /* pending while blocked (in the handler, on the reporter thread) */
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
 }
-
-static void on_fatal(int sig, siginfo_t *info, void *uctx);
 
 static int wanted_object(const char *name)
 {
@@ -271,8 +285,6 @@ static int is_once(const struct sigaction *sa)
                                         : sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN);
 }
 
-static void once_handler(int sig, siginfo_t *info, void *uctx);
-
 static int install(gmg_sigaction_fn real, int sig)
 {
     struct sigaction k;
@@ -285,7 +297,7 @@ static int install(gmg_sigaction_fn real, int sig)
 
 int gmg_fatalsig_covers(int sig)
 {
-    return __atomic_load_n(&armed, __ATOMIC_ACQUIRE) && is_fatal(sig);
+    return is_fatal(sig);
 }
 
 /* The default action set by the program: the guard's handler in its
@@ -326,35 +338,48 @@ static void as_read(int sig, struct sigaction *sa)
 static void once_handler(int sig, siginfo_t *info, void *uctx)
 {
     int saved = errno;
-    struct sigaction prog;
-    int first = 0;
-    sigset_t old;
-    gmg_siglock(&installers, &old);
-    if (once_on[sig]) { /* the first delivery: what the kernel's reset would have done */
+    struct sigaction prog, dfl;
+    memset(&prog, 0, sizeof prog);
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    gmg_sigaction_fn real = libc_sigaction();
+    int run = 0;
+    if (!gmg_self_owns()) {
+        /* a child's own kernel action reset, as the kernel would have;
+         * the records (its parent's, or a copy) left alone */
         prog = once_sa[sig];
-        gmg_sigaction_fn real = libc_sigaction();
-        struct sigaction dfl;
-        memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        sigemptyset(&dfl.sa_mask);
         if (real)
-            take(real, sig, &dfl);
-        first = 1;
+            real(sig, &dfl, NULL);
+        run = 1;
+    } else {
+        sigset_t old;
+        gmg_siglock(&installers, &old);
+        if (once_on[sig]) { /* the first delivery: what the kernel's reset would have done */
+            prog = once_sa[sig];
+            if (real)
+                take(real, sig, &dfl);
+            run = 1;
+        } else if (gmg_fatalsig_owned(sig)) {
+            run = -1; /* reset already: the default's turn */
+        }
+        /* else the program set another action meanwhile, the kernel this
+         * one still: nothing (the signal came as the action changed) */
+        gmg_sigunlock(&installers, &old);
     }
-    gmg_sigunlock(&installers, &old);
     errno = saved;
-    if (!first)
-        on_fatal(sig, info, uctx); /* reset already: the default's turn */
-    else if (prog.sa_flags & SA_SIGINFO)
+    if (run < 0)
+        on_fatal(sig, info, uctx);
+    else if (run && (prog.sa_flags & SA_SIGINFO))
         prog.sa_sigaction(sig, info, uctx);
-    else
+    else if (run)
         prog.sa_handler(sig);
 }
 
 void gmg_fatalsig_arm(void)
 {
     gmg_sigaction_fn real = libc_sigaction();
-    if (!real || __atomic_exchange_n(&armed, 1, __ATOMIC_ACQ_REL))
+    if (!real || __atomic_exchange_n(&arming, 1, __ATOMIC_ACQ_REL))
         return;
     int n = 0;
     dl_iterate_phdr(note_object, &n); /* at the first CUDA use: the driver is loaded */
@@ -372,6 +397,7 @@ void gmg_fatalsig_arm(void)
             continue; /* the program's handler, or ignored (a background job's SIGINT): left alone */
         take(real, sig, &now);
     }
+    __atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
     gmg_sigunlock(&installers, &mask);
 }
 
@@ -380,16 +406,20 @@ int gmg_fatalsig_sigaction(gmg_sigaction_fn real, int sig, const struct sigactio
     sigset_t mask;
     struct sigaction prev;
     int rc = 0;
-    gmg_siglock(&installers, &mask);
-    if (gmg_self_shares_memory()) {
-        /* a vfork child: the state is its parent's, to read, not to
-         * change; the child's own kernel action is set as asked */
+    if (!gmg_self_owns()) {
+        /* a vfork child or one made without fork handlers: its own kernel
+         * action set as asked; the records read, unlocked, never changed */
         rc = real(sig, act, &prev);
-        if (rc == 0)
+        if (rc == 0 && old) {
             as_read(sig, &prev);
-        gmg_sigunlock(&installers, &mask);
-        if (rc == 0 && old)
             *old = prev;
+        }
+        return rc;
+    }
+    gmg_siglock(&installers, &mask); /* before arming too: arming waits for this, or this for arming */
+    if (!__atomic_load_n(&armed, __ATOMIC_ACQUIRE)) {
+        rc = real(sig, act, old);
+        gmg_sigunlock(&installers, &mask);
         return rc;
     }
     if (gmg_fatalsig_owned(sig))
@@ -424,33 +454,4 @@ int gmg_fatalsig_sigaction(gmg_sigaction_fn real, int sig, const struct sigactio
     if (rc == 0 && old)
         *old = prev;
     return rc;
-}
-
-sighandler_t gmg_fatalsig_after(int sig, sighandler_t prev, sighandler_t installed)
-{
-    if (prev == SIG_ERR || installed == SIG_HOLD || !gmg_fatalsig_covers(sig))
-        return prev;
-    sigset_t mask;
-    gmg_siglock(&installers, &mask);
-    if (prev == (sighandler_t)(void *)on_fatal)
-        prev = seen[sig].sa_handler; /* SIG_DFL, or NULL for an SA_SIGINFO default: both read SIG_DFL */
-    else if (prev == (sighandler_t)(void *)once_handler)
-        prev = (once_sa[sig].sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)once_sa[sig].sa_sigaction
-                                                    : once_sa[sig].sa_handler;
-    if (gmg_self_shares_memory()) { /* a vfork child: the state is its parent's */
-        gmg_sigunlock(&installers, &mask);
-        return prev == NULL ? SIG_DFL : prev;
-    }
-    __atomic_store_n(&owned[sig], 0, __ATOMIC_RELEASE); /* libc put the program's action over ours */
-    once_on[sig] = 0;
-    struct sigaction now;
-    gmg_sigaction_fn real = libc_sigaction();
-    if (real && real(sig, NULL, &now) == 0) {
-        if (installed == SIG_DFL && is_default(&now))
-            take(real, sig, &now);
-        else if (is_once(&now)) /* System V's signal(): reset at delivery */
-            take_once(real, sig, &now);
-    }
-    gmg_sigunlock(&installers, &mask);
-    return prev == NULL ? SIG_DFL : prev;
 }

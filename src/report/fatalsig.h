@@ -26,23 +26,19 @@ void gmg_fatalsig_arm(void);
 /* Is `sig` one whose default action the guard holds now? */
 int gmg_fatalsig_owned(int sig);
 
-/* Is `sig` one of the three, armed, not the dump signal? Then the
- * program's sigaction and libc's installers for it come here. */
+/* Is `sig` one of the three, not the dump signal? Then the program's
+ * sigaction and libc's installers for it come here (through dumpsig.c's
+ * sigaction), armed or not yet. */
 int gmg_fatalsig_covers(int sig);
 
-/* The program's sigaction for a covered signal: while the guard holds it,
+/* The program's sigaction for a covered signal (before arming, passed on
+ * as it is, under the lock arming takes): while the guard holds it,
  * a query answers the default action the program set (flags and mask as
  * it set them); SIG_DFL keeps (or brings back) the guard's handler; any
  * other action is installed and the guard lets go. `real` is libc's
  * sigaction. */
 typedef int (*gmg_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 int gmg_fatalsig_sigaction(gmg_sigaction_fn real, int sig, const struct sigaction *act, struct sigaction *old);
-
-/* After one of libc's own installers (signal, sysv_signal, sigset, ...)
- * ran for `sig` with `installed` (SIG_HOLD: nothing installed): the
- * guard's handler, returned as the previous one, reads SIG_DFL; the guard
- * lets go of a signal the program set, and takes SIG_DFL back. */
-sighandler_t gmg_fatalsig_after(int sig, sighandler_t prev, sighandler_t installed);
 
 /* The reporter thread, once the report is written: the default action
  * back, and the signal sent again. Does not return while the process

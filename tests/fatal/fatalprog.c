@@ -28,7 +28,9 @@
  *            next SIGTERM finds the default action (the report, then 143)
  *   vfork:   as wait, after a vfork child that set SIGTERM to be ignored
  *            and SIGINT to a handler before it exited (its own actions,
- *            not its parent's)
+ *            not its parent's), and another that died of SIGTERM
+ *   vforkonce: as once, after a vfork child that got a SIGTERM (its
+ *            handler ran there, the parent's stays unused)
  *   fork:    as wait, then forks (touching 256 MiB first, so that each
  *            fork takes a while) and waits for the child, over and over:
  *            a signal in the middle of a fork (the allocator's locks held)
@@ -43,6 +45,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* sigset, sigrelse (query) */
 
 static void *waiter(void *arg)
 {
@@ -124,6 +128,9 @@ int main(int argc, char **argv)
         printf("sigaction: %s flags %#x\n", old.sa_handler == SIG_DFL ? "SIG_DFL" : "other", (unsigned)old.sa_flags);
         sighandler_t prev = signal(SIGINT, SIG_DFL);
         printf("signal: %s\n", prev == SIG_DFL ? "SIG_DFL" : "other");
+        prev = sigset(SIGHUP, SIG_HOLD); /* blocks it, and says what is set */
+        sigrelse(SIGHUP);
+        printf("sigset hold: %s\n", prev == SIG_DFL ? "SIG_DFL" : "other");
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = handled;
@@ -171,9 +178,20 @@ int main(int argc, char **argv)
                 waitpid(pid, NULL, 0);
         }
     }
-    if (strcmp(mode, "once") == 0 || strcmp(mode, "sysv") == 0 || strcmp(mode, "early") == 0) {
-        if (strcmp(mode, "once") == 0)
+    if (strcmp(mode, "once") == 0 || strcmp(mode, "sysv") == 0 || strcmp(mode, "early") == 0 ||
+        strcmp(mode, "vforkonce") == 0) {
+        if (strcmp(mode, "once") == 0 || strcmp(mode, "vforkonce") == 0)
             install_once();
+        if (strcmp(mode, "vforkonce") == 0) {
+            pid_t pid = vfork();
+            if (pid == 0) {
+                raise(SIGTERM);
+                _exit(0);
+            }
+            if (pid > 0)
+                waitpid(pid, NULL, 0);
+            once_runs = 0; /* the child's run, in the memory it shared */
+        }
         else if (strcmp(mode, "sysv") == 0)
             sysv_signal(SIGTERM, once);
         printf("before: %s\n", term_action());
@@ -193,7 +211,16 @@ int main(int argc, char **argv)
         }
         if (pid > 0)
             waitpid(pid, NULL, 0);
-        printf("parent: SIGTERM %s\n", term_action());
+        pid = vfork();
+        if (pid == 0) {
+            raise(SIGTERM);
+            _exit(0);
+        }
+        int st = 0;
+        if (pid > 0)
+            waitpid(pid, &st, 0);
+        printf("parent: SIGTERM %s; child %s\n", term_action(),
+               WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM ? "killed by SIGTERM" : "not killed by SIGTERM");
     }
     if (strcmp(mode, "threads") == 0) {
         pthread_t t;

@@ -50,6 +50,21 @@ if [ $rc = 0 ] && [ -L "$WORK/link.prom" ] && [ "$(cat "$WORK/link.target")" = k
     ok "metrics: a symbolic link at GPUMEM_METRICS is said once and left as it is (neither followed nor replaced)"
 else bad "metrics: a symbolic link at the path (rc $rc; $(stat -c %F "$WORK/link.prom" 2>&1))" "$WORK/link.err"; fi
 
+# the same link put there while the process runs: its next write says so
+rm -f "$WORK/late.prom" "$WORK/late.in"; mkfifo "$WORK/late.in"
+env LD_PRELOAD="$PRELOAD" GPUMEM_METRICS="$WORK/late.prom" GPUMEM_REPORT=none "$T/interval" <"$WORK/late.in" \
+    >"$WORK/late.out" 2>"$WORK/late.err" &
+LP=$!
+exec 7>"$WORK/late.in"
+for _ in $(seq 200); do grep -q '^a$' "$WORK/late.out" && break; sleep 0.05; done
+rm -f "$WORK/late.prom"; ln -s "$WORK/link.target" "$WORK/late.prom"
+printf '\n\n' >&7; exec 7>&-
+wait $LP; rc=$?
+if [ $rc = 0 ] && [ -L "$WORK/late.prom" ] && [ "$(cat "$WORK/link.target")" = keep ] \
+   && has "a symbolic link is in the file's place (neither followed nor replaced)" "$WORK/late.err"; then
+    ok "metrics: a symbolic link put at GPUMEM_METRICS while the process runs: the write at exit says so, the link left as it is"
+else bad "metrics: a symbolic link put there later (rc $rc)" "$WORK/late.err"; fi
+
 # a stale temporary of this pid's name (a process of the same pid killed
 # mid-write, as pods reuse low pids): stepped over, the file written
 rm -rf "$WORK/stale"; mkdir "$WORK/stale"
