@@ -41,6 +41,14 @@ if [ -w /dev/full ]; then
         || bad "--help/--version write errors (rc $r1, $r2)" "$WORK/err"
 else skip "--help to a full disk" "no /dev/full"; fi
 
+# refused SPEC ("MESSAGE|ARGS"): gpumemguard ARGS exits 2 saying MESSAGE
+refused() {
+    local want=${1%%|*} args=${1#*|} rc
+    cli $args; rc=$?
+    if [ $rc = 2 ] && has "$want" "$WORK/err"; then
+        ok "gpumemguard ${args:-(no arguments)}: status 2, '$want'"
+    else bad "gpumemguard ${args:-(no arguments)}: rc $rc" "$WORK/err"; fi
+}
 # refused before anything runs: status 2 and a message naming the problem
 for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G" "missing PROGRAM|" \
             "'--limit' needs a value|--limit" "unknown option '-x'|-x true" \
@@ -51,11 +59,7 @@ for spec in "unknown option '--limt'|--limt 4G true" "missing PROGRAM|--limit 4G
             "'--limit' needs a value|--limit -- true" "'--group' needs a value|--group -- true" \
             "'--signal' needs a value|dump --signal -- 1" "'--tensors' takes no value|--tensors=1 true" \
             "--metrics-interval without --metrics|--metrics-interval 5 true"; do
-    want=${spec%%|*}; args=${spec#*|}
-    cli $args; rc=$?
-    if [ $rc = 2 ] && has "$want" "$WORK/err"; then
-        ok "gpumemguard ${args:-(no arguments)}: status 2, '$want'"
-    else bad "gpumemguard ${args:-(no arguments)}: rc $rc" "$WORK/err"; fi
+    refused "$spec"
 done
 # refused by the library in the program, as the option was typed
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
@@ -64,11 +68,7 @@ else
 for spec in "--report 'run.%x' (GPUMEM_REPORT) is not valid: unknown % escape '%x'|--report run.%x true" \
             "--report 'run%' (GPUMEM_REPORT) is not valid: a % at the end|--report run% true" \
             "--metrics 'm.%q' (GPUMEM_METRICS) is not valid: unknown % escape '%q'|--metrics m.%q true"; do
-    want=${spec%%|*}; args=${spec#*|}
-    cli $args; rc=$?
-    if [ $rc = 2 ] && has "$want" "$WORK/err"; then
-        ok "gpumemguard $args: status 2, '$want'"
-    else bad "gpumemguard $args: rc $rc" "$WORK/err"; fi
+    refused "$spec"
 done
 fi
 
