@@ -1222,8 +1222,8 @@ int main(int argc, char **argv)
         }
         if (strcmp(o->name, "error-exitcode") == 0)
             check_exitcode(val);
-        if (strcmp(o->name, "metrics-interval") == 0)
-            interval_opt = 1;
+        if (strcmp(o->name, "metrics-interval") == 0) /* a bad value is the library's to name */
+            interval_opt = strspn(val, "0123456789") == strlen(val) && atol(val) >= 1 && atol(val) <= 86400;
         if (strcmp(o->name, "signal") == 0)
             signal_opt = val;
         else if (!other_opt)
