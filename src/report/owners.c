@@ -325,17 +325,18 @@ static void frame_verdict(struct gmg_pcmap *c, struct gmg_symbolizer *sym, const
                           int16_t *owner, int16_t *pool)
 {
     uintptr_t pc = s->frames[i];
+    const struct gmg_module *mod = gmg_stack_module(s, i);
     uint64_t v;
-    if (c && gmg_pcmap_get(c, pc, &v)) {
+    if (c && gmg_pcmap_get(c, pc, mod, &v)) {
         *owner = (int16_t)(uint16_t)v;
         *pool = (int16_t)(uint16_t)(v >> 16);
         return;
     }
     struct gmg_frame_info fi;
-    gmg_symbolize(sym, pc, gmg_stack_module(s, i), &fi);
+    gmg_symbolize(sym, pc, mod, &fi);
     verdict(&fi, owner, pool);
     if (c)
-        gmg_pcmap_put(c, pc, (uint64_t)(uint16_t)*owner | (uint64_t)(uint16_t)*pool << 16);
+        gmg_pcmap_put(c, pc, mod, (uint64_t)(uint16_t)*owner | (uint64_t)(uint16_t)*pool << 16);
 }
 
 static const char *pool_name(int16_t p)

@@ -77,14 +77,15 @@ static uint64_t frame_hash(uint64_t h, const struct gmg_frame_info *f)
 static uint64_t frame_digest(struct gmg_symbolizer *sym, struct gmg_pcmap *c, const struct gmg_stack *s, uint32_t i)
 {
     uintptr_t pc = s->frames[i];
+    const struct gmg_module *mod = gmg_stack_module(s, i);
     uint64_t d;
-    if (c && gmg_pcmap_get(c, pc, &d))
+    if (c && gmg_pcmap_get(c, pc, mod, &d))
         return d;
     struct gmg_frame_info fi;
-    gmg_symbolize(sym, pc, gmg_stack_module(s, i), &fi);
+    gmg_symbolize(sym, pc, mod, &fi);
     d = frame_hash(0xcbf29ce484222325ull, &fi);
     if (c)
-        gmg_pcmap_put(c, pc, d);
+        gmg_pcmap_put(c, pc, mod, d);
     return d;
 }
 
