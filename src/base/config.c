@@ -123,20 +123,9 @@ static int metrics_check(const char *v, char *why, size_t n)
         snprintf(why, n, "not a file path");
         return -1;
     }
-    for (const char *p = v; *p; p++) {
-        if (*p != '%')
-            continue;
-        if (p[1] != 'p' && p[1] != '%') {
-            if (p[1])
-                snprintf(why, n, "unknown %% escape '%%%.1s'", p + 1);
-            else
-                snprintf(why, n, "a %% at the end (%%%% is a percent sign)");
-            return -1;
-        }
-        p++;
-    }
-    return 0;
+    return gmg_config_bad_escape(v, GMG_METRICS_ESCAPES, why, n) ? -1 : 0;
 }
+
 
 int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, char *err, unsigned errlen)
 {
@@ -172,18 +161,10 @@ int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, cha
         if (strcmp(v, "-") == 0)
             return bad(err, errlen, "GPUMEM_REPORT", v, "'-' names no stream here",
                        "stderr, stdout, none, or a file path (./- for a file of that name)");
-        for (const char *p = v; *p; p++)
-            if (*p == '%' && p[1] != 'p' && p[1] != 'n' && p[1] != '%') {
-                char why[48];
-                if (p[1])
-                    snprintf(why, sizeof why, "unknown %% escape '%%%.1s'", p + 1);
-                else
-                    snprintf(why, sizeof why, "a %% at the end (%%%% is a percent sign)");
-                return bad(err, errlen, "GPUMEM_REPORT", v, why,
-                           "stderr, stdout, none, or a path where %p is the pid, %n the dump number, %% a percent sign");
-            } else if (*p == '%') {
-                p++;
-            }
+        char why[48];
+        if (gmg_config_bad_escape(v, GMG_REPORT_ESCAPES, why, sizeof why))
+            return bad(err, errlen, "GPUMEM_REPORT", v, why,
+                       "stderr, stdout, none, or a path where %p is the pid, %n the dump number, %% a percent sign");
         snprintf(c->report, sizeof c->report, "%s", v);
     }
     if ((v = get("GPUMEM_REPORT_FORMAT")) != NULL) {

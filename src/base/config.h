@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 enum gmg_on_limit { GMG_ON_LIMIT_FAIL, GMG_ON_LIMIT_ABORT, GMG_ON_LIMIT_WARN };
 
@@ -58,6 +60,32 @@ static inline uint32_t gmg_config_value_hash(const char *val)
 }
 
 void gmg_config_metrics_path(const char *tmpl, int pid, char *out, size_t n);
+
+/* The escapes a path setting takes after '%': GPUMEM_REPORT's (the pid,
+ * the dump's number, a percent sign) and GPUMEM_METRICS's. */
+#define GMG_REPORT_ESCAPES "pn%"
+#define GMG_METRICS_ESCAPES "p%"
+
+/* The first '%' of path that is no escape of `known` (another letter
+ * after it, or none), or NULL when every one is; with a message for it in
+ * why when one is not. Shared with the command, which leaves such a path
+ * as typed for the library to name. */
+static inline const char *gmg_config_bad_escape(const char *path, const char *known, char *why, size_t n)
+{
+    for (const char *p = path; *p; p++) {
+        if (*p != '%')
+            continue;
+        if (!p[1] || !strchr(known, p[1])) {
+            if (p[1])
+                snprintf(why, n, "unknown %% escape '%%%.1s'", p + 1);
+            else
+                snprintf(why, n, "a %% at the end (%%%% is a percent sign)");
+            return p;
+        }
+        p++;
+    }
+    return NULL;
+}
 
 /* The directory of a file's path, for checking it at start-up: "." for a
  * bare name, "/" for one at the root; otherwise path itself, cut at its

@@ -1039,12 +1039,10 @@ static void absolute_env(const char *var, int must_exist, int escapes)
         (!strcasecmp(v, "stderr") || !strcasecmp(v, "stdout") || !strcasecmp(v, "none") || !strcmp(v, "-")))
         return;
     /* so does a path with an escape the library refuses: named as typed */
-    const char *known = strcmp(var, "GPUMEM_REPORT") == 0 ? "pn%" : "p%";
-    for (const char *c = v; escapes && *c; c++)
-        if (*c == '%' && (!c[1] || !strchr(known, c[1])))
-            return;
-        else if (*c == '%')
-            c++;
+    char why[48];
+    if (escapes && gmg_config_bad_escape(v, strcmp(var, "GPUMEM_REPORT") == 0 ? GMG_REPORT_ESCAPES : GMG_METRICS_ESCAPES,
+                                         why, sizeof why))
+        return;
     size_t n = 0;
     for (const char *c = strcmp(cwd, "/") ? cwd : ""; *c; c++) { /* a % of the directory's is no escape */
         if (n + 3 >= sizeof full)
