@@ -182,6 +182,48 @@ static uintptr_t interrupted_at(const void *uctx)
 #endif
 }
 
+/* The kernel gives each signal it delivers a frame of its own, the later
+ * one on top, so that of two stop signals that come at once the handler
+ * of the one delivered second runs first, at the very entry of the
+ * first's. Which was sent first is the signal the default action would
+ * have ended the process by (it ends it as the signal is sent). The
+ * frames below that were each interrupted at on_fatal's entry tell, from
+ * the arguments the kernel put there (the signal, and the context that
+ * handler gets): one pass of the kernel's delivers the signals pending
+ * together lowest number first, so a lower frame whose number is higher
+ * than the next one's came alone, before the rest were sent. Where the
+ * numbers rise from the lowest frame up, they may have been pending
+ * together, in an order no longer known, and the highest is taken:
+ * SIGTERM before SIGINT before SIGHUP (systemd's SIGTERM, then SIGHUP,
+ * ends by SIGTERM). Only the kernel enters on_fatal (sigaction answers the
+ * program's action, never on_fatal), so what is read there is the
+ * kernel's. Returns SIG itself where no frame lies below. */
+static int sent_first(int sig, const void *uctx)
+{
+    int chain[4], n = 0; /* chain[0]: this handler's signal; then the frames below */
+    chain[n++] = sig;
+    const ucontext_t *uc = uctx;
+    while (uc && n < 4 && interrupted_at(uc) == (uintptr_t)on_fatal) {
+#if defined(__x86_64__)
+        long s = uc->uc_mcontext.gregs[REG_RDI];
+        uc = (const ucontext_t *)uc->uc_mcontext.gregs[REG_RDX];
+#elif defined(__aarch64__)
+        long s = (long)uc->uc_mcontext.regs[0];
+        uc = (const ucontext_t *)uc->uc_mcontext.regs[2];
+#else
+        long s = 0;
+        uc = NULL;
+#endif
+        if (!is_fatal((int)s))
+            break;
+        chain[n++] = (int)s;
+    }
+    int first = chain[n - 1];
+    for (int i = n - 2; i >= 0 && chain[i] > chain[i + 1]; i--)
+        first = chain[i];
+    return first;
+}
+
 /* May the interrupted thread wait in the handler for the report? */
 static int may_wait(const void *uctx)
 {
@@ -213,6 +255,11 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
 {
     (void)info;
     int saved = errno;
+    /* a stop signal sent before this one, whose handler has not run yet,
+     * asks for the report first: the process ends by it */
+    int first = sent_first(sig, uctx);
+    if (first != sig && __atomic_load_n(&owned[first], __ATOMIC_ACQUIRE) && gmg_reporter_fatal(first) == 1)
+        __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELEASE);
     int rc = __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) ? gmg_reporter_fatal(sig) : 0;
     if (rc == 1)
         __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELEASE);
@@ -222,9 +269,8 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
      * TWICE_MS of it, the same or another (systemd's SIGTERM then SIGHUP;
      * three signals pending at an unblock, handled one inside the other),
      * waits as the first; the process ends by S, as it would have without
-     * the guard (of two pending at once, S is the one whose handler the
-     * kernel ran first). A later one is the user insisting: it ends at
-     * once, by S too. */
+     * the guard (S is the one sent first: sent_first). A later one is the
+     * user insisting: it ends at once, by S too. */
     long long at = rc < 0 ? __atomic_load_n(&first_at, __ATOMIC_ACQUIRE) : -1;
     if (at == 0) { /* noted now, should the first handler never note it */
         long long now = mono_ms(), none = 0;
@@ -232,7 +278,7 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
     }
     int twice = rc < 0 && (at == 0 || mono_ms() - at < TWICE_MS);
     if (rc == 0) {
-        die_now(sig); /* no thread to write it: as the default does */
+        die_now(first); /* no thread to write it: as the default does */
     } else if (rc < 0 && !twice) {
         die_now(gmg_fatalsig_owned(-rc) ? -rc : sig); /* the first signal's end, now */
     } else if (may_wait(uctx)) {
