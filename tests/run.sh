@@ -631,6 +631,7 @@ fi
 # ------------------------------------------- gpumemguard top, the status page
 . tests/top.sh
 . tests/top/driver_oom.sh
+. tests/top/watched.sh
 
 # ------------------------- the public API for test harnesses, from C
 . tests/api.sh

@@ -250,7 +250,10 @@ static void scan(struct frame *f)
             continue; /* another user's: not ours to see */
         char path[PATH_MAX];
         snprintf(path, sizeof path, GMG_STATUS_DIR "/%s", e->d_name);
-        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        /* (its access time left alone but for the pages shown: it marks them watched) */
+        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOATIME);
+        if (fd < 0 && errno == EPERM) /* not the file's owner */
+            fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0)
             continue; /* a symlink (ELOOP), gone meanwhile, not readable */
         struct stat st;
@@ -261,6 +264,10 @@ static void scan(struct frame *f)
         }
         int got = st.st_size == (off_t)sizeof p && read_page(fd, &p, &naps) == 0 && p.magic == GMG_STATUS_MAGIC &&
                   p.version == GMG_STATUS_VERSION && p.size == sizeof p && p.pid == pid && p.uid == uid;
+        if (got && wanted(&p)) { /* watched: the process names its biggest site while this is recent */
+            const struct timespec touch[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+            futimens(fd, touch);
+        }
         close(fd);
         if (got && p.pid_ns && ns && p.pid_ns != ns) { /* another pid namespace's: its pids are not ours to check */
             if (gmg_status_dead(plain_read, &p, ns))
@@ -277,6 +284,27 @@ static void scan(struct frame *f)
         proc_add(f, &p);
     }
     closedir(dir);
+}
+
+/* A process names its biggest site only while a reader watches its page
+ * (the scan marks it): one frame waits for the next write of any page
+ * that shows a site not named yet, up to a second and a half. */
+static void scan_named(struct frame *f)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    uint64_t marked = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec;
+    scan(f);
+    for (int tries = 0; tries < 30; tries++) {
+        size_t i = 0;
+        while (i < f->n && !(f->v[i].p.site_bytes && !f->v[i].p.site[0] && f->v[i].p.updated_ns < marked))
+            i++;
+        if (i == f->n)
+            return;
+        struct timespec nap = { 0, 50000000 };
+        nanosleep(&nap, NULL);
+        scan(f);
+    }
 }
 
 static void group_all(struct frame *f)
@@ -872,7 +900,7 @@ int gmg_top_main(int argc, char **argv)
         die(2, "--once and --json: one or the other (a frame as text, or as JSON)");
     struct frame f = { 0 };
     if (once || json) {
-        scan(&f);
+        scan_named(&f);
         group_sort(&f);
         /* a --pid with no row: said (under --json its empty list says it) */
         for (size_t i = 0; !json && !nwant_group && i < nwant_pid; i++) {

@@ -40,9 +40,26 @@ static char command[GMG_STATUS_CMD];
 static uint64_t my_start, my_ns;    /* read once per page */
 static uint64_t prev_used[GMG_STATUS_DEVICES];
 static struct timespec prev_at;
+/* The page's access time: `gpumemguard top` sets it to now each time it
+ * reads the page. The biggest site is named (its frame symbolized: part of
+ * its library's DWARF read, and kept) only while a top has read it within
+ * WATCH_S; a process nobody watches publishes its numbers alone. */
+#define WATCH_S 10
+static struct timespec made_atime;   /* the access time the page was made with */
+static struct timespec seen_atime;   /* at the last still_there() */
 static uint32_t named_stack;         /* the site named last, and its name */
 static int named;
 static char site_name[GMG_STATUS_SITE];
+
+/* A page opened to be read here, its access time left alone: that time
+ * is a top's mark that it watches (another process's sweep is not). */
+static int open_unmarked(const char *at)
+{
+    int fd = gmg_open_high(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOATIME, 0);
+    if (fd < 0 && errno == EPERM) /* not the file's owner */
+        fd = gmg_open_high(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    return fd;
+}
 
 static void make_path(char *out, size_t n, int pid)
 {
@@ -92,7 +109,7 @@ static void read_command(void)
  * with SIGKILL is replaced once 30 s old). */
 static int stale_ours(const char *p)
 {
-    int fd = gmg_open_high(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    int fd = open_unmarked(p);
     if (fd < 0)
         return errno == ENOENT ? -1 : 0; /* -1: gone meanwhile (a reader removed it) */
     struct stat st;
@@ -132,11 +149,13 @@ static int create(void)
     }
     struct stat st;
     int err = fchmod(fd, 0600) != 0 ? errno : posix_fallocate(fd, 0, sizeof *page);
-    if (!err && fstat(fd, &st) != 0)
-        err = errno;
     void *m = err ? MAP_FAILED : mmap(NULL, sizeof *page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED && !err)
         err = errno;
+    if (!err && fstat(fd, &st) != 0) { /* after mmap, which sets the access time */
+        err = errno;
+        munmap(m, sizeof *page);
+    }
     close(fd);
     if (err) {
         unlink(path);
@@ -147,6 +166,7 @@ static int create(void)
     __atomic_store_n(&owner, pid, __ATOMIC_RELEASE);
     page_dev = st.st_dev;
     page_ino = st.st_ino;
+    made_atime = seen_atime = st.st_atim;
     page->magic = GMG_STATUS_MAGIC;
     read_command();
     my_start = start_time();
@@ -161,7 +181,20 @@ static int create(void)
 static int still_there(void)
 {
     struct stat st;
-    return stat(path, &st) == 0 && st.st_dev == page_dev && st.st_ino == page_ino;
+    if (stat(path, &st) != 0 || st.st_dev != page_dev || st.st_ino != page_ino)
+        return 0;
+    seen_atime = st.st_atim;
+    return 1;
+}
+
+/* Has a reader marked the page within WATCH_S of NOW (CLOCK_REALTIME)? */
+static int watched(const struct timespec *now)
+{
+    const struct timespec *a = &seen_atime;
+    if (a->tv_sec < made_atime.tv_sec || (a->tv_sec == made_atime.tv_sec && a->tv_nsec <= made_atime.tv_nsec))
+        return 0; /* never read since it was made */
+    long long ago = (long long)(now->tv_sec - a->tv_sec);
+    return ago > -WATCH_S && ago < WATCH_S; /* (either way: a clock set back) */
 }
 
 static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
@@ -215,7 +248,7 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
     }
     prev_at = now;
     if (k && top.bytes) {
-        if (!named || top.stack != named_stack) { /* named once per new biggest site */
+        if ((!named || top.stack != named_stack) && watched(&real)) { /* named once per new biggest site */
             char names[GMG_STATUS_SITE] = "";
             if (name_site)
                 name_site(&top.stack, 1, names, sizeof names);
@@ -224,7 +257,8 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
             named_stack = top.stack;
             named = site_name[0] != 0; /* no name this time: asked again at the next tick */
         }
-        memcpy(p->site, site_name, sizeof p->site);
+        if (named && top.stack == named_stack)
+            memcpy(p->site, site_name, sizeof p->site); /* else "" until a reader watches */
         p->site_bytes = top.bytes;
         p->site_allocs = top.count;
         p->site_device = top.device;
@@ -281,7 +315,7 @@ static void sweep(void)
             uid != me || pid == getpid())
             continue;
         snprintf(at, sizeof at, GMG_STATUS_DIR "/%s", e->d_name);
-        int fd = gmg_open_high(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+        int fd = open_unmarked(at);
         if (fd < 0)
             continue;
         struct stat st, now;
@@ -371,7 +405,7 @@ void gmg_status_forget_exec(void)
     if (gmg_cfg.secure)
         return;
     make_path(p, sizeof p, getpid());
-    int fd = gmg_open_high(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+    int fd = open_unmarked(p);
     if (fd < 0)
         return; /* the usual case: none */
     struct stat st;

@@ -17,6 +17,11 @@
  * the next reader that may remove it, and by the next guarded process of
  * its user to publish a page (gmg_status_dead).
  *
+ * A reader that shows the page sets the file's access time to now
+ * (futimens, UTIME_NOW) each time it reads it: the process names its
+ * biggest site (site[]) only while that was within the last 10 s, and
+ * leaves it "" otherwise.
+ *
  * Consistency without a lock: `begun` (the last field) is set to n before
  * the body is written and `done` (near the start) to n after it. A reader
  * copies the page in one read, in address order (done, body, begun) and
@@ -68,7 +73,7 @@ struct gmg_status_page {
     uint32_t flags;                 /* GMG_STATUS_* below */
     char command[GMG_STATUS_CMD];   /* /proc/self/cmdline, arguments joined by spaces, cut short */
     char group[GMG_STATUS_GROUP];   /* GPUMEM_GROUP, "" for none */
-    char site[GMG_STATUS_SITE];     /* the biggest live call site, "" when none is live */
+    char site[GMG_STATUS_SITE];     /* the biggest live call site, "" when none is live or not named (nobody watching) */
     uint64_t site_bytes;            /* its live bytes */
     uint64_t site_allocs;           /* its live allocations */
     int32_t site_device;            /* its device */
