@@ -45,6 +45,7 @@ struct proc {
     uint64_t used, refused, driver_oom;
     int64_t growth;
     double age_s;           /* since its last write */
+    int marked;             /* this scan set its access time: it names its site */
 };
 
 struct group {
@@ -264,40 +265,54 @@ static void scan(struct frame *f)
         }
         int got = st.st_size == (off_t)sizeof p && read_page(fd, &p, &naps) == 0 && p.magic == GMG_STATUS_MAGIC &&
                   p.version == GMG_STATUS_VERSION && p.size == sizeof p && p.pid == pid && p.uid == uid;
-        if (got && wanted(&p)) { /* watched: the process names its biggest site while this is recent */
-            const struct timespec touch[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
-            futimens(fd, touch);
-        }
-        close(fd);
         if (got && p.pid_ns && ns && p.pid_ns != ns) { /* another pid namespace's: its pids are not ours to check */
+            close(fd);
             if (gmg_status_dead(plain_read, &p, ns))
                 clean(path, &st); /* not written for 30 s: its process is gone (a live one makes it anew) */
             continue;
         }
         int live = gmg_status_alive(plain_read, (pid_t)pid, got ? p.start_time : 0);
         if (live == 0) {
+            close(fd);
             clean(path, &st);
             continue;
         }
-        if (!got || live < 0 || !wanted(&p) || runs_as((pid_t)pid, (uint32_t)uid) != 1)
+        if (!got || live < 0 || !wanted(&p) || runs_as((pid_t)pid, (uint32_t)uid) != 1) {
+            close(fd);
             continue; /* another user's process: a page planted for it, left alone */
+        }
+        /* watched: the process names its biggest site while this is recent
+         * (it needs write access: the owner's, or root's) */
+        const struct timespec touch[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+        int marked = futimens(fd, touch) == 0;
+        close(fd);
         proc_add(f, &p);
+        f->v[f->n - 1].marked = marked;
     }
     closedir(dir);
 }
 
+/* Is x a page this scan marked that shows a site not named yet, written
+ * lately (a stopped process writes none) but not since `after`? */
+static int name_due(const struct proc *x, uint64_t after)
+{
+    return x->marked && x->p.site_bytes && !x->p.site[0] && x->age_s < 2.0 && x->p.updated_ns < after;
+}
+
 /* A process names its biggest site only while a reader watches its page
  * (the scan marks it): one frame waits for the next write of any page
- * that shows a site not named yet, up to a second and a half. */
+ * that shows a site not named yet, up to a second and a half. A page
+ * written after the marks were made was written by a process that saw
+ * them (it reads the clock for updated_ns before it looks at the mark). */
 static void scan_named(struct frame *f)
 {
+    scan(f);
     struct timespec t0;
     clock_gettime(CLOCK_REALTIME, &t0);
     uint64_t marked = (uint64_t)t0.tv_sec * 1000000000u + (uint64_t)t0.tv_nsec;
-    scan(f);
     for (int tries = 0; tries < 30; tries++) {
         size_t i = 0;
-        while (i < f->n && !(f->v[i].p.site_bytes && !f->v[i].p.site[0] && f->v[i].p.updated_ns < marked))
+        while (i < f->n && !name_due(&f->v[i], marked))
             i++;
         if (i == f->n)
             return;

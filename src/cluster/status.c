@@ -191,17 +191,19 @@ static int still_there(void)
 static int watched(const struct timespec *now)
 {
     const struct timespec *a = &seen_atime;
-    if (a->tv_sec < made_atime.tv_sec || (a->tv_sec == made_atime.tv_sec && a->tv_nsec <= made_atime.tv_nsec))
-        return 0; /* never read since it was made */
+    if (a->tv_sec == made_atime.tv_sec && a->tv_nsec == made_atime.tv_nsec)
+        return 0; /* never marked since it was made (a mark made after the clock was set back is older) */
     long long ago = (long long)(now->tv_sec - a->tv_sec);
     return ago > -WATCH_S && ago < WATCH_S; /* (either way: a clock set back) */
 }
 
-static void fill(struct gmg_status_page *p, gmg_site_namer name_site)
+/* REAL: the clock read before the page's access time was (still_there),
+ * so that a reader that marked the page before REAL finds it seen in a
+ * page written at REAL or later. */
+static void fill(struct gmg_status_page *p, gmg_site_namer name_site, struct timespec real)
 {
-    struct timespec now, real;
+    struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    clock_gettime(CLOCK_REALTIME, &real);
     p->version = GMG_STATUS_VERSION;
     p->size = sizeof *p;
     p->pid = owner;
@@ -339,6 +341,8 @@ void gmg_status_tick(gmg_site_namer name_site)
         return;
     int first = 0;
     pthread_mutex_lock(&mu);
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real); /* before still_there's stat: fill */
     if (!__atomic_load_n(&closed, __ATOMIC_RELAXED) && !given_up) {
         if (page && (owner != getpid() || !still_there()))
             unmap();
@@ -347,7 +351,7 @@ void gmg_status_tick(gmg_site_namer name_site)
         if (page) {
             static struct gmg_status_page p; /* 8 KiB: not on the reporter's stack; only this thread uses it */
             memset(&p, 0, sizeof p);
-            fill(&p, name_site);
+            fill(&p, name_site, real);
             publish(&p);
             first = swept_for != owner;
             swept_for = owner;

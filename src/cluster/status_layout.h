@@ -19,8 +19,9 @@
  *
  * A reader that shows the page sets the file's access time to now
  * (futimens, UTIME_NOW) each time it reads it: the process names its
- * biggest site (site[]) only while that was within the last 10 s, and
- * leaves it "" otherwise.
+ * biggest site (site[]) only while that was within the last 10 s: a site
+ * that became the biggest otherwise is "" until then. updated_ns is read
+ * before the process looks at the access time.
  *
  * Consistency without a lock: `begun` (the last field) is set to n before
  * the body is written and `done` (near the start) to n after it. A reader
@@ -73,7 +74,7 @@ struct gmg_status_page {
     uint32_t flags;                 /* GMG_STATUS_* below */
     char command[GMG_STATUS_CMD];   /* /proc/self/cmdline, arguments joined by spaces, cut short */
     char group[GMG_STATUS_GROUP];   /* GPUMEM_GROUP, "" for none */
-    char site[GMG_STATUS_SITE];     /* the biggest live call site, "" when none is live or not named (nobody watching) */
+    char site[GMG_STATUS_SITE];     /* the biggest live call site, "" when none is live or not yet named */
     uint64_t site_bytes;            /* its live bytes */
     uint64_t site_allocs;           /* its live allocations */
     int32_t site_device;            /* its device */

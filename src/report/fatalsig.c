@@ -195,9 +195,14 @@ static uintptr_t interrupted_at(const void *uctx)
  * numbers rise from the lowest frame up, they may have been pending
  * together, in an order no longer known, and the highest is taken:
  * SIGTERM before SIGINT before SIGHUP (systemd's SIGTERM, then SIGHUP,
- * ends by SIGTERM). Only the kernel enters on_fatal (sigaction answers the
- * program's action, never on_fatal), so what is read there is the
- * kernel's. Returns SIG itself where no frame lies below. */
+ * ends by SIGTERM). A context interrupted at on_fatal's entry is the
+ * kernel's frame for it, or once_handler's call of it, both with these
+ * arguments (sigaction answers the program's action, never on_fatal); the
+ * next context is followed only where it lies above the one before on
+ * the same stack, within a frame's reach, should a caller of on_fatal's
+ * own (a raw rt_sigaction reader) have passed less. Returns SIG itself
+ * where no frame lies below. */
+#define FRAME_REACH (1u << 20)
 static int sent_first(int sig, const void *uctx)
 {
     int chain[4], n = 0; /* chain[0]: this handler's signal; then the frames below */
@@ -206,17 +211,20 @@ static int sent_first(int sig, const void *uctx)
     while (uc && n < 4 && interrupted_at(uc) == (uintptr_t)on_fatal) {
 #if defined(__x86_64__)
         long s = uc->uc_mcontext.gregs[REG_RDI];
-        uc = (const ucontext_t *)uc->uc_mcontext.gregs[REG_RDX];
+        uintptr_t next = (uintptr_t)uc->uc_mcontext.gregs[REG_RDX];
 #elif defined(__aarch64__)
         long s = (long)uc->uc_mcontext.regs[0];
-        uc = (const ucontext_t *)uc->uc_mcontext.regs[2];
+        uintptr_t next = (uintptr_t)uc->uc_mcontext.regs[2];
 #else
         long s = 0;
-        uc = NULL;
+        uintptr_t next = 0;
 #endif
         if (!is_fatal((int)s))
             break;
         chain[n++] = (int)s;
+        if (next <= (uintptr_t)uc || next - (uintptr_t)uc > FRAME_REACH || (next & 7))
+            break;
+        uc = (const ucontext_t *)next;
     }
     int first = chain[n - 1];
     for (int i = n - 2; i >= 0 && chain[i] > chain[i + 1]; i--)
@@ -257,10 +265,14 @@ static void on_fatal(int sig, siginfo_t *info, void *uctx)
     int saved = errno;
     /* a stop signal sent before this one, whose handler has not run yet,
      * asks for the report first: the process ends by it */
-    int first = sent_first(sig, uctx);
-    if (first != sig && __atomic_load_n(&owned[first], __ATOMIC_ACQUIRE) && gmg_reporter_fatal(first) == 1)
+    int first = sent_first(sig, uctx), claimed = 0;
+    if (first != sig && __atomic_load_n(&owned[first], __ATOMIC_ACQUIRE) && gmg_reporter_fatal(first) == 1) {
         __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELEASE);
-    int rc = __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) ? gmg_reporter_fatal(sig) : 0;
+        claimed = 1;
+    }
+    /* (this signal's action replaced meanwhile: the report claimed for the
+     * first still ends the process) */
+    int rc = __atomic_load_n(&owned[sig], __ATOMIC_ACQUIRE) ? gmg_reporter_fatal(sig) : claimed ? -first : 0;
     if (rc == 1)
         __atomic_store_n(&first_at, mono_ms(), __ATOMIC_RELEASE);
     /* A report under way (rc -S, S its signal: the reporter's claim
