@@ -548,6 +548,7 @@ fi
 # the guard out of memory
 . tests/oom/untracked.sh
 . tests/oom/failed_peak.sh
+. tests/oom/marks.sh
 # refusals and reports
 . tests/refusals/per_site.sh
 . tests/refusals/lists.sh

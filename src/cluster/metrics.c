@@ -183,7 +183,7 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         metric(b, m[i].name, m[i].type, m[i].help);
         for (int d = 0; d < ndev; d++) {
-            uint64_t v = m[i].what == 0 ? gmg_quota_used(d) : m[i].what == 1 ? gmg_quota_limit(d)
+            uint64_t v = m[i].what == 0 ? gmg_peak_in_use(d) : m[i].what == 1 ? gmg_quota_limit(d)
                        : m[i].what == 2 ? gmg_peak_run(d) : m[i].what == 3 ? gmg_quota_refused(d)
                        : m[i].what == 4 ? gmg_quota_allocs(d) : m[i].what == 5 ? gmg_quota_frees(d)
                        : gmg_quota_driver_oom(d);

@@ -235,7 +235,7 @@ static void fill(struct gmg_status_page *p, gmg_site_namer name_site, struct tim
     size_t k = gmg_live_sites_top(&top, 1, live, &dropped);
     for (int d = 0; d < ndev; d++) {
         struct gmg_status_dev *v = &p->dev[d];
-        v->used = gmg_quota_used(d);
+        v->used = gmg_peak_in_use(d);
         v->limit = gmg_quota_limit(d);
         v->peak = gmg_peak_run(d);
         v->refused = gmg_quota_refused(d);

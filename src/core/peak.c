@@ -71,6 +71,7 @@ struct pk {
     uint64_t peak __attribute__((aligned(64))); /* tracked bytes at the latest peak; 0 while a restart is under way */
     uint64_t gen64;             /* the generation, whole */
     uint64_t run;               /* the run's highest peak (a restart keeps it) */
+    uint64_t run_ms;            /* when it was reached: CLOCK_MONOTONIC, milliseconds */
     pthread_mutex_t mu;         /* setting a peak; reading one */
 } __attribute__((aligned(64)));
 
@@ -104,8 +105,13 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
             if (__atomic_compare_exchange_n(&p->word, &w, nw, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
                 __atomic_store_n(&p->gen64, g + 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&p->peak, total, __ATOMIC_RELEASE);
-                if (total > __atomic_load_n(&p->run, __ATOMIC_RELAXED)) /* under the lock: its one writer */
+                if (total > __atomic_load_n(&p->run, __ATOMIC_RELAXED)) { /* under the lock: its one writer */
+                    struct timespec ts; /* (a vDSO read, only as the run's peak rises) */
+                    clock_gettime(CLOCK_MONOTONIC, &ts);
+                    __atomic_store_n(&p->run_ms, (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u,
+                                     __ATOMIC_RELAXED);
                     __atomic_store_n(&p->run, total, __ATOMIC_RELEASE);
+                }
                 b = g;
                 break;
             }
@@ -364,6 +370,11 @@ uint64_t gmg_peak_run(int dev)
     return dev >= 0 && dev < GMG_MAX_DEVICES ? __atomic_load_n(&pk[dev].run, __ATOMIC_ACQUIRE) : 0;
 }
 
+uint64_t gmg_peak_run_ms(int dev)
+{
+    return dev >= 0 && dev < GMG_MAX_DEVICES ? __atomic_load_n(&pk[dev].run_ms, __ATOMIC_RELAXED) : 0;
+}
+
 uint64_t gmg_peak_tracked(int dev)
 {
     if (dev < 0 || dev >= GMG_MAX_DEVICES)
@@ -372,6 +383,7 @@ uint64_t gmg_peak_tracked(int dev)
 }
 #else /* scripts/bench.sh's copy without peak tracking (nothing moves the words): the quota's figures */
 uint64_t gmg_peak_run(int dev) { return gmg_quota_peak(dev); }
+uint64_t gmg_peak_run_ms(int dev) { (void)dev; return 0; }
 uint64_t gmg_peak_tracked(int dev) { return gmg_quota_used(dev); }
 #endif
 
@@ -382,6 +394,7 @@ void gmg_peak_atfork_child(void)
         pk[i].peak = 0;
         pk[i].gen64 = 0;
         pk[i].run = 0;
+        pk[i].run_ms = 0;
         pthread_mutex_init(&pk[i].mu, NULL);
     }
 }

@@ -277,7 +277,7 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         if (gmg_quota_wants_total(d) && gmg_report_dev.total && gmg_report_dev.total(d, &total) == 0)
             gmg_quota_learn_total(d, total);
         r->dev[d].limit = gmg_quota_limit(d);
-        r->dev[d].used = gmg_quota_used(d);
+        r->dev[d].used = gmg_peak_in_use(d);
         r->dev[d].peak = gmg_peak_run(d); /* made allocations only (core/peak.h) */
         r->dev[d].refused = gmg_quota_refused(d);
         r->refused += r->dev[d].refused;
@@ -335,6 +335,19 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     if (w.growth_too)
         gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes - w.region_bytes); /* each byte once */
     r->timeline = gmg_timeline_copy();
+    /* the counts again, after the marks: each is counted before it is
+     * marked, so that a refusal or out-of-memory of another thread's since
+     * the device lines were read (one still allocating at exit) is in the
+     * counts too, never only in the marks and messages */
+    r->refused = r->driver_oom = 0;
+    for (int d = 0; d < r->ndev; d++) {
+        r->dev[d].refused = gmg_quota_refused(d);
+        r->refused += r->dev[d].refused;
+        r->dev[d].driver_oom = gmg_quota_driver_oom(d);
+        r->driver_oom += r->dev[d].driver_oom;
+    }
+    r->host_driver_oom = gmg_quota_host_driver_oom();
+    r->driver_oom += r->host_driver_oom;
     gmg_at_peak_build(r, w.growth_too); /* a signal or API dump starts the next window */
     /* a peak set since the device lines were read: the line says it too */
     for (size_t i = 0; i < r->nat_peak; i++) {

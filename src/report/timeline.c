@@ -113,7 +113,14 @@ static void sample(uint64_t t)
         if (p > last_peak[d]) {
             last_peak[d] = p;
             v = p;
-            peak_ev[d] = (struct gmg_tl_event){ .t_ms = t_ms[i], .kind = GMG_TL_PEAK, .device = d, .bytes = p };
+            /* marked when it was reached, where that falls after the sample
+             * before (so that it comes before a refusal or out-of-memory it
+             * led to); else at this sample */
+            uint64_t at = gmg_peak_run_ms(d), pt = at > start_mono ? at - start_mono : 0;
+            uint64_t before = i > 0 ? t_ms[i - 1] : 0;
+            if (!at || pt < before || pt > t_ms[i])
+                pt = t_ms[i];
+            peak_ev[d] = (struct gmg_tl_event){ .t_ms = pt, .kind = GMG_TL_PEAK, .device = d, .bytes = p };
         }
         vals[d][i] = merge && vals[d][i] > v ? vals[d][i] : v;
         if (gvals[d]) {
@@ -222,7 +229,7 @@ struct gmg_timeline *gmg_timeline_copy(void)
         for (int d = 0; d < nd; d++)
             if (peak_ev[d].bytes) {
                 size_t j = k++;
-                while (j > 0 && c->ev[j - 1].t_ms > peak_ev[d].t_ms) {
+                while (j > 0 && c->ev[j - 1].t_ms >= peak_ev[d].t_ms) { /* before marks of its millisecond */
                     c->ev[j] = c->ev[j - 1];
                     j--;
                 }

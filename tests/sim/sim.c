@@ -135,6 +135,8 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
 static int ndev = 1;
 static int free_delay_us; /* GPUSIM_FREE_DELAY_US */
+static int oom_delay_us;  /* GPUSIM_OOM_DELAY_US: a linear allocation refused takes this long (a real
+                             driver's may, as it tries to make room): holds a call under way */
 /* GPUSIM_FREE_DELAYS=US,US,...: the first frees of the process each take
  * its own time, in the order they reach the driver (an exact race) */
 static int free_delays[8], n_free_delays, free_delays_used;
@@ -262,6 +264,8 @@ __attribute__((constructor)) static void sim_setup(void)
         ndev = atoi(n) > SIM_MAX_DEVICES ? SIM_MAX_DEVICES : atoi(n);
     const char *fd = getenv("GPUSIM_FREE_DELAY_US");
     free_delay_us = fd ? atoi(fd) : 0;
+    const char *od = getenv("GPUSIM_OOM_DELAY_US");
+    oom_delay_us = od ? atoi(od) : 0;
     const char *fds = getenv("GPUSIM_FREE_DELAYS");
     for (const char *q = fds; q && *q && n_free_delays < 8; q = strchr(q, ',') ? strchr(q, ',') + 1 : "")
         free_delays[n_free_delays++] = atoi(q);
@@ -1291,6 +1295,8 @@ static CUresult linear_alloc_in(CUdeviceptr *dptr, uint64_t bytes, uint64_t coun
     if (!a) {
         devs[dev].st.oom++;
         UNLOCK();
+        if (oom_delay_us)
+            usleep((useconds_t)oom_delay_us);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     struct blk *b = calloc(1, sizeof *b);

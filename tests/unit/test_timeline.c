@@ -15,6 +15,7 @@ int gmg_quota_devices_seen(void) { return 1; }
 int gmg_quota_pooled(void) { return 0; }
 uint64_t gmg_peak_tracked(int dev) { (void)dev; return used; }
 uint64_t gmg_peak_run(int dev) { (void)dev; return peak; }
+uint64_t gmg_peak_run_ms(int dev) { (void)dev; return 0; } /* unknown: marked at the sample */
 uint64_t gmg_quota_charged(int dev) { (void)dev; return used; }
 uint64_t gmg_quota_group_peak(int dev) { (void)dev; return 0; }
 
