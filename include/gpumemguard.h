@@ -38,8 +38,9 @@ const char *gpumemguard_version(void);
  * and in a library that guards nothing (loaded without LD_PRELOAD). */
 int gpumemguard_dump(void);
 
-/* Bytes this process has counted against the quota on a device now; device
- * -1: all devices. (Under GPUMEM_GROUP the group's other members hold more.) */
+/* Bytes of the allocations this process holds on a device now, as the
+ * quota counts them (a call under way not yet); device -1: all devices.
+ * (Under GPUMEM_GROUP the group's other members hold more.) */
 unsigned long long gpumemguard_live_bytes(int device);
 
 /* What the exit report would call leaks now on a device (-1: all devices):

@@ -26,6 +26,7 @@
 #include "cluster/metrics.h"
 #include "cluster/status.h"
 #include "core/heaps.h"
+#include "core/peak.h"
 #include "core/pyframes.h"
 #include "core/quota.h"
 #include "core/ranges.h"
@@ -561,10 +562,10 @@ GMG_EXPORT unsigned long long gpumemguard_live_bytes(int device)
 {
     FIRST_COPY(gpumemguard_live_bytes, device);
     if (device >= 0)
-        return gmg_quota_used(device);
+        return gmg_peak_in_use(device);
     unsigned long long sum = 0;
     for (int d = 0; d < GMG_MAX_DEVICES; d++)
-        sum += gmg_quota_used(d);
+        sum += gmg_peak_in_use(d);
     return sum;
 }
 

@@ -116,7 +116,7 @@ class Guard(object):
         return self._lib.gpumemguard_version().decode()
 
     def live_bytes(self, device=-1):
-        """Bytes counted against the quota now; device -1: every device."""
+        """Bytes of the allocations held now, as the quota counts them; device -1: every device."""
         return self._lib.gpumemguard_live_bytes(device)
 
     def limit(self, device=0):

@@ -172,7 +172,7 @@ static void build(struct gmg_buf *b, gmg_site_namer name_site)
     int ndev = gmg_quota_devices_seen();
 
     static const struct { const char *name, *type, *help; int what; } m[] = {
-        { "gpumem_used_bytes", "gauge", "Device memory counted against the quota now.", 0 },
+        { "gpumem_used_bytes", "gauge", "Device memory this process holds now: its allocations, as the quota counts them.", 0 },
         { "gpumem_limit_bytes", "gauge", "The quota of the device (GPUMEM_LIMIT); 0 when there is none.", 1 },
         { "gpumem_peak_bytes", "gauge", "The most device memory counted at once since the process started.", 2 },
         { "gpumem_refused_allocations_total", "counter", "Allocations the quota refused (or allowed over it, under warn).", 3 },

@@ -72,6 +72,7 @@ struct pk {
     uint64_t gen64;             /* the generation, whole */
     uint64_t run;               /* the run's highest peak (a restart keeps it) */
     uint64_t run_ms;            /* when it was reached: CLOCK_MONOTONIC, milliseconds */
+    uint64_t untracked;         /* counted bytes the table could not take: in use for good */
     pthread_mutex_t mu;         /* setting a peak; reading one */
 } __attribute__((aligned(64)));
 
@@ -370,6 +371,14 @@ uint64_t gmg_peak_run(int dev)
     return dev >= 0 && dev < GMG_MAX_DEVICES ? __atomic_load_n(&pk[dev].run, __ATOMIC_ACQUIRE) : 0;
 }
 
+uint64_t gmg_peak_in_use(int dev)
+{
+    if (dev < 0 || dev >= GMG_MAX_DEVICES)
+        return 0;
+    uint64_t tracked = __atomic_load_n(&pk[dev].word, __ATOMIC_ACQUIRE) >> 16;
+    return tracked + __atomic_load_n(&pk[dev].untracked, __ATOMIC_RELAXED);
+}
+
 uint64_t gmg_peak_run_ms(int dev)
 {
     return dev >= 0 && dev < GMG_MAX_DEVICES ? __atomic_load_n(&pk[dev].run_ms, __ATOMIC_RELAXED) : 0;
@@ -384,8 +393,15 @@ uint64_t gmg_peak_tracked(int dev)
 #else /* scripts/bench.sh's copy without peak tracking (nothing moves the words): the quota's figures */
 uint64_t gmg_peak_run(int dev) { return gmg_quota_peak(dev); }
 uint64_t gmg_peak_run_ms(int dev) { (void)dev; return 0; }
+uint64_t gmg_peak_in_use(int dev) { return gmg_quota_used(dev); }
 uint64_t gmg_peak_tracked(int dev) { return gmg_quota_used(dev); }
 #endif
+
+void gmg_peak_note_untracked(int dev, uint64_t bytes)
+{
+    if (dev >= 0 && dev < GMG_MAX_DEVICES && bytes)
+        __atomic_fetch_add(&pk[dev].untracked, bytes, __ATOMIC_RELAXED);
+}
 
 void gmg_peak_atfork_child(void)
 {
@@ -395,6 +411,7 @@ void gmg_peak_atfork_child(void)
         pk[i].gen64 = 0;
         pk[i].run = 0;
         pk[i].run_ms = 0;
+        pk[i].untracked = 0;
         pthread_mutex_init(&pk[i].mu, NULL);
     }
 }

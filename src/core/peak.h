@@ -15,7 +15,6 @@
 #define GMG_CORE_PEAK_H
 
 #include <stdint.h>
-#include "core/quota.h" /* gmg_peak_in_use */
 
 /* Records of this size or more are left out of the peak's make-up (the
  * device's word keeps 48 bits of bytes). */
@@ -85,15 +84,15 @@ uint64_t gmg_peak_tracked(int dev);
  * allocations the driver made only (the quota's counter also holds
  * reservations under way, some of which the driver then refuses). */
 uint64_t gmg_peak_run(int dev);
-/* The bytes in use as reports, metrics and the status page show them:
- * under a limit, the quota's counter (a reservation under way counts
- * against it, and is never above the limit); without one, the
- * allocations the driver made (the counter would also hold a call under
- * way for 100 GiB that the driver is about to refuse). */
-static inline uint64_t gmg_peak_in_use(int dev)
-{
-    return gmg_quota_limit(dev) ? gmg_quota_used(dev) : gmg_peak_tracked(dev);
-}
+/* The bytes in use as reports, metrics, the status page and the public
+ * API show them: the allocations the driver made, as the quota counts
+ * them (tracked, and those out of memory kept out of the table, which stay
+ * counted), without the reservations under way that the quota's counter
+ * also holds (a call for 100 GiB the driver is about to refuse). */
+uint64_t gmg_peak_in_use(int dev);
+/* Counted bytes of an allocation the table could not take (out of
+ * memory): never freed through the guard, in use for good. */
+void gmg_peak_note_untracked(int dev, uint64_t bytes);
 /* When the run's peak was last raised (CLOCK_MONOTONIC milliseconds; 0:
  * never, or unknown), read apart from it: a reader that saw the peak rise
  * may see the time of a rise just after. */

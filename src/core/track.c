@@ -178,9 +178,10 @@ static uint64_t untracked_allocs, untracked_bytes, unlisted_allocs, unlisted_byt
 static uint64_t untracked_fam[GMG_FAM_COUNT];
 static int untracked_said;
 
-static __attribute__((noinline, cold)) void untracked(int family, uint64_t counted_bytes)
+static __attribute__((noinline, cold)) void untracked(int family, int device, uint64_t counted_bytes)
 {
     __atomic_fetch_add(&untracked_allocs, 1, __ATOMIC_RELAXED);
+    gmg_peak_note_untracked(device, counted_bytes); /* in use still: the quota keeps them */
     if (family == GMG_FAM_VMM_HOST)
         family = GMG_FAM_VMM; /* counted by API name (JSON's by_api): both are cuMemCreate */
     if (family >= 0 && family < GMG_FAM_COUNT)
@@ -288,7 +289,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
     if (!a) {
         gmg_unlock(&s->mu);
-        untracked(t->family, t->counted ? t->size : 0);
+        untracked(t->family, t->device, t->counted ? t->size : 0);
         return -1;
     }
     memcpy(a, t, offsetof(struct gmg_alloc, hh));
@@ -312,7 +313,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     }
     gmg_unlock(&s->mu);
     if (__builtin_expect(ret < 0, 0))
-        untracked(t->family, t->counted ? t->size : 0);
+        untracked(t->family, t->device, t->counted ? t->size : 0);
     return ret;
 }
 
@@ -418,7 +419,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
         gmg_pool_give_back(&s->pool, a);
         return GMG_FREE_DROPPED;
     }
-    int what, lost = 0, lost_family = 0;
+    int what, lost = 0, lost_family = 0, lost_device = -1;
     uint64_t lost_bytes = 0;
     gmg_lock(&s->mu);
     uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
@@ -441,6 +442,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
             if ((lost = add_locked(s, a, h, 1) != 0)) { /* out of memory: untracked, its bytes still counted */
                 lost_bytes = a->counted ? a->size : 0;
                 lost_family = a->family;
+                lost_device = a->device;
                 gmg_pool_put(&s->pool, a);
             }
             what = GMG_FREE_KEPT;
@@ -448,7 +450,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
     }
     gmg_unlock(&s->mu);
     if (__builtin_expect(lost, 0))
-        untracked(lost_family, lost_bytes);
+        untracked(lost_family, lost_device, lost_bytes);
     return what;
 }
 

@@ -26,6 +26,7 @@ static struct gmg_tl_event ev[GMG_TL_EVENTS];
 static size_t nev;
 static uint64_t ev_dropped;
 static struct gmg_tl_event peak_ev[GMG_MAX_DEVICES]; /* the latest peak of each device */
+static unsigned char peak_at_sample[GMG_MAX_DEVICES]; /* its time is its sample's (when reached: unknown) */
 
 static uint64_t ms_of(clockid_t c)
 {
@@ -60,13 +61,14 @@ void gmg_timeline_start(void)
 }
 
 /* Full: each two neighbours become one, the bigger value kept (a peak's
- * mark moves with its sample to the pair's time). */
+ * mark at its sample's time moves with it to the pair's time; one at the
+ * time it was reached stays there). */
 static void halve(void)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i += 2, k++) {
         for (int d = 0; d < ndev; d++)
-            if (i + 1 < n && peak_ev[d].bytes && peak_ev[d].t_ms == t_ms[i + 1])
+            if (i + 1 < n && peak_ev[d].bytes && peak_at_sample[d] && peak_ev[d].t_ms == t_ms[i + 1])
                 peak_ev[d].t_ms = t_ms[i];
         t_ms[k] = t_ms[i];
         for (int d = 0; d < ndev; d++) {
@@ -118,7 +120,8 @@ static void sample(uint64_t t)
              * led to); else at this sample */
             uint64_t at = gmg_peak_run_ms(d), pt = at > start_mono ? at - start_mono : 0;
             uint64_t before = i > 0 ? t_ms[i - 1] : 0;
-            if (!at || pt < before || pt > t_ms[i])
+            peak_at_sample[d] = !at || pt < before || pt > t_ms[i];
+            if (peak_at_sample[d])
                 pt = t_ms[i];
             peak_ev[d] = (struct gmg_tl_event){ .t_ms = pt, .kind = GMG_TL_PEAK, .device = d, .bytes = p };
         }
@@ -313,6 +316,7 @@ void gmg_timeline_atfork_child(void)
     memset(last_peak, 0, sizeof last_peak);
     gpeaks_stale = 1; /* read at the child's first sample, not in a fork handler */
     memset(peak_ev, 0, sizeof peak_ev);
+    memset(peak_at_sample, 0, sizeof peak_at_sample);
     for (int d = 0; d < GMG_MAX_DEVICES; d++)
         if (vals[d])
             memset(vals[d], 0, GMG_TL_SAMPLES * sizeof *vals[d]);

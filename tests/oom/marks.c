@@ -64,20 +64,14 @@ int main(int argc, char **argv)
         printf("filled %d blocks\n", n);
         return 0;
     }
-    if (argc > 1 && strcmp(argv[1], "storm") == 0) {
+    int is_storm = argc > 1 && strcmp(argv[1], "storm") == 0;
+    if (is_storm || (argc > 1 && strcmp(argv[1], "inflight") == 0)) {
+        /* 1 MiB held, a thread asking for 100 GiB, and main returns meanwhile */
         CUdeviceptr keep;
         cuMemAlloc(&keep, 1 << 20);
         pthread_t t;
-        pthread_create(&t, NULL, storm, NULL);
-        usleep(3000);
-        return 0;
-    }
-    if (argc > 1 && strcmp(argv[1], "inflight") == 0) {
-        CUdeviceptr keep;
-        cuMemAlloc(&keep, 1 << 20);
-        pthread_t t;
-        pthread_create(&t, NULL, big, NULL);
-        usleep(300000);
+        pthread_create(&t, NULL, is_storm ? storm : big, NULL);
+        usleep(is_storm ? 3000 : 300000);
         return 0;
     }
     fprintf(stderr, "usage: marks fill|storm|inflight\n");

@@ -64,7 +64,7 @@ int gmg_quota_devices_seen(void) { return 1; }
 uint64_t gmg_quota_used(int dev) { (void)dev; return 7; }
 uint64_t gmg_quota_limit(int dev) { (void)dev; return 0; }
 uint64_t gmg_peak_run(int dev) { (void)dev; return 7; }
-uint64_t gmg_peak_tracked(int dev) { (void)dev; return 7; }
+uint64_t gmg_peak_in_use(int dev) { (void)dev; return 7; }
 uint64_t gmg_quota_refused(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_driver_oom(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_host_driver_oom(void) { return 0; }
