@@ -549,6 +549,7 @@ fi
 . tests/oom/untracked.sh
 . tests/oom/failed_peak.sh
 . tests/oom/marks.sh
+. tests/oom/in_use.sh
 # refusals and reports
 . tests/refusals/per_site.sh
 . tests/refusals/lists.sh

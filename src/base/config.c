@@ -126,7 +126,6 @@ static int metrics_check(const char *v, char *why, size_t n)
     return gmg_config_bad_escape(v, GMG_METRICS_ESCAPES, why, n) ? -1 : 0;
 }
 
-
 int gmg_config_parse(const char *(*get)(const char *), struct gmg_config *c, char *err, unsigned errlen)
 {
     const char *v;

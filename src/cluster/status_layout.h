@@ -46,7 +46,7 @@
 #define GMG_STATUS_SITE     256                         /* "function file:line" */
 
 struct gmg_status_dev {
-    uint64_t used;        /* bytes in use now (this process): under a limit, counted against it */
+    uint64_t used;        /* bytes of the allocations this process holds now, as the quota counts them */
     uint64_t limit;       /* the quota, or the group's budget; 0: no limit */
     uint64_t peak;        /* the most this process held at once */
     uint64_t refused;     /* allocations the quota refused (or let over, under warn) */

@@ -375,8 +375,7 @@ uint64_t gmg_peak_in_use(int dev)
 {
     if (dev < 0 || dev >= GMG_MAX_DEVICES)
         return 0;
-    uint64_t tracked = __atomic_load_n(&pk[dev].word, __ATOMIC_ACQUIRE) >> 16;
-    return tracked + __atomic_load_n(&pk[dev].untracked, __ATOMIC_RELAXED);
+    return gmg_peak_tracked(dev) + __atomic_load_n(&pk[dev].untracked, __ATOMIC_RELAXED);
 }
 
 uint64_t gmg_peak_run_ms(int dev)

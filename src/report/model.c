@@ -279,15 +279,9 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
         r->dev[d].limit = gmg_quota_limit(d);
         r->dev[d].used = gmg_peak_in_use(d);
         r->dev[d].peak = gmg_peak_run(d); /* made allocations only (core/peak.h) */
-        r->dev[d].refused = gmg_quota_refused(d);
-        r->refused += r->dev[d].refused;
-        r->dev[d].driver_oom = gmg_quota_driver_oom(d);
-        r->driver_oom += r->dev[d].driver_oom;
         r->dev[d].group_used = gmg_quota_charged(d);
         r->dev[d].group_peak = gmg_quota_group_peak(d);
     }
-    r->host_driver_oom = gmg_quota_host_driver_oom();
-    r->driver_oom += r->host_driver_oom;
     /* ranges' first: each of those is in unknown_frees by then (intercept.c
      * counts it there first), so that a range freed meanwhile never makes
      * the frees of allocations too few, and untracked_live too many */
@@ -335,10 +329,10 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     if (w.growth_too)
         gmg_timeline_event(GMG_TL_DUMP, -1, r->live_bytes - w.region_bytes); /* each byte once */
     r->timeline = gmg_timeline_copy();
-    /* the counts again, after the marks: each is counted before it is
-     * marked, so that a refusal or out-of-memory of another thread's since
-     * the device lines were read (one still allocating at exit) is in the
-     * counts too, never only in the marks and messages */
+    /* the refusal counts after the marks: each is counted before it is
+     * marked, so that a refusal or out-of-memory of another thread's while
+     * the report is built (one still allocating at exit) is in the counts
+     * too, never only in the marks and messages */
     r->refused = r->driver_oom = 0;
     for (int d = 0; d < r->ndev; d++) {
         r->dev[d].refused = gmg_quota_refused(d);
