@@ -384,6 +384,7 @@ __attribute__((constructor)) static void gmg_start(void)
     gmg_py_detect(); /* here, not at the first capture (pyframes.h) */
     gmg_status_forget_exec();
     open_group();
+    gmg_quota_settle_counting(); /* after the limit and the group are known */
     static const struct gmg_device_ops dev_ops = {
         .meminfo = gmg_dev_meminfo,
         .address_range = gmg_dev_address_range,

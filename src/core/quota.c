@@ -28,6 +28,9 @@ static int max_dev_seen = -1;
 
 static int valid(int dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
 
+/* 1 once start-up found no limit and no group (quota.h) */
+static int counterless;
+
 /* Built with -DGMG_QUOTA_TEST_HOOKS (tests/unit/test_quota_peak.c only): a
  * function a test sets runs at marked points, to order two threads there. */
 #ifdef GMG_QUOTA_TEST_HOOKS
@@ -447,6 +450,8 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
         return 1;
     if (__builtin_expect(dev > __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED), 0))
         note_dev(dev);
+    if (__atomic_load_n(&counterless, __ATOMIC_RELAXED))
+        return 1;
     struct devq *d = &q[dev];
     if (__builtin_expect(!gmg_cfg.has_limit && !get_pool() && bytes < FAST_MAX &&
                          __atomic_load_n(&d->used, __ATOMIC_RELAXED) < FAST_USED_MAX, 1)) {
@@ -505,7 +510,7 @@ static __attribute__((noinline)) void release_counter(int dev, uint64_t bytes)
  * out of line, so that it saves no registers. */
 void gmg_quota_release(int dev, uint64_t bytes)
 {
-    if (!valid(dev))
+    if (!valid(dev) || __atomic_load_n(&counterless, __ATOMIC_RELAXED))
         return;
     if (__builtin_expect(bytes <= CREDIT_MAX && credits_kept() && !frozen(&q[dev]) && !near_limit(dev), 1)) {
         /* kept as credit in the home slot (above), given back past CREDIT_MAX */
@@ -516,6 +521,16 @@ void gmg_quota_release(int dev, uint64_t bytes)
     }
     release_counter(dev, bytes);
 }
+
+void gmg_quota_settle_counting(void)
+{
+#ifndef GMG_NO_PEAK
+    if (!gmg_cfg.has_limit && !get_pool())
+        __atomic_store_n(&counterless, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+int gmg_quota_counting(void) { return !__atomic_load_n(&counterless, __ATOMIC_RELAXED); }
 
 uint64_t gmg_quota_charged(int dev)
 {

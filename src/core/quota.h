@@ -28,6 +28,16 @@
  * request is reserved anyway and *over is set. */
 int gmg_quota_reserve(int dev, uint64_t bytes, int *over);
 void gmg_quota_release(int dev, uint64_t bytes);
+/* Whether the devices' counters are kept: under a limit or a group only.
+ * Without either nothing can be refused, and what is in use is the
+ * tracked bytes (core/peak.h), so reserve and release then touch nothing
+ * shared: two atomic operations fewer a pair. Decided once, at start-up,
+ * before the program runs (gmg_quota_settle_counting); counters are kept
+ * until then, and bytes counted then stay in them, read by nothing. A
+ * build without peak tracking (GMG_NO_PEAK) always keeps them: its figures
+ * are the quota's. */
+void gmg_quota_settle_counting(void);
+int gmg_quota_counting(void);
 /*
  * Peaks. A reservation that takes the device's counter above its peak
  * leaves the new high in the reserving thread's `pending` instead of

@@ -121,8 +121,10 @@ static struct gmg_refusal event(const struct gmg_op *op, uint64_t bytes)
         .device = op->dev,
         .bytes = bytes,
         .limit = gmg_quota_limit(op->dev),
-        .in_use = gmg_quota_charged(op->dev),
-        .own = gmg_quota_used(op->dev),
+        /* without a limit or a group no counter is kept (quota.h): the
+         * allocations held are what is in use */
+        .in_use = gmg_quota_counting() ? gmg_quota_charged(op->dev) : gmg_peak_in_use(op->dev),
+        .own = gmg_quota_counting() ? gmg_quota_used(op->dev) : gmg_peak_in_use(op->dev),
         .stack = op->stack,
     };
 }

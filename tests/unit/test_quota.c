@@ -569,6 +569,36 @@ static void credit_across_cpus(void)
           (unsigned long long)gmg_quota_used(D));
 }
 
+/* Start-up settles whether counters are kept: under a limit they are; with
+ * no limit and no group nothing is counted (what is in use is the tracked
+ * bytes, core/peak.h), and a release of bytes reserved before the decision
+ * leaves the counter alone. Last: the decision holds for the process. */
+static void counters_only_under_a_limit(void)
+{
+    configure(14, "1G", NULL);
+    gmg_quota_settle_counting();
+    CHECK(gmg_quota_counting(), "a limit: counters kept");
+    CHECK(gmg_quota_reserve(D, 4096, NULL) == 1 && gmg_quota_counter(D) == 4096,
+          "a limit: a reservation counted (counter %llu)", (unsigned long long)gmg_quota_counter(D));
+    gmg_quota_release(D, 4096);
+    configure(15, "", NULL);
+    CHECK(gmg_quota_reserve(D, 8192, NULL) == 1 && gmg_quota_counter(D) == 8192,
+          "before start-up settles: counted (counter %llu)", (unsigned long long)gmg_quota_counter(D));
+    gmg_quota_commit();
+    gmg_quota_settle_counting();
+    CHECK(!gmg_quota_counting(), "no limit, no group: no counters");
+    for (int i = 0; i < 1000; i++) {
+        CHECK(gmg_quota_reserve(D, 1 << 20, NULL) == 1, "no limit: a reservation granted");
+        gmg_quota_commit();
+        gmg_quota_release(D, 1 << 20);
+    }
+    gmg_quota_release(D, 8192); /* reserved before: left where it was */
+    CHECK(gmg_quota_counter(D) == 8192 && gmg_quota_used(D) == 8192 && gmg_quota_peak(D) == 8192,
+          "no counters: the counter untouched (%llu, want 8192), used %llu, peak %llu",
+          (unsigned long long)gmg_quota_counter(D), (unsigned long long)gmg_quota_used(D),
+          (unsigned long long)gmg_quota_peak(D));
+}
+
 int main(void)
 {
     pairs_alone();
@@ -581,6 +611,7 @@ int main(void)
     race_snapshot_over();
     race_snapshot_under();
     credit_across_cpus();
+    counters_only_under_a_limit();
     printf("quota: %d checks, %d failed\n", checks, failed);
     return failed != 0;
 }

@@ -33,6 +33,8 @@ uint64_t gmg_peak_tracked(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_charged(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_limit(int dev) { (void)dev; return 0; }
 uint64_t gmg_quota_used(int dev) { (void)dev; return 0; }
+int gmg_quota_counting(void) { return 1; }
+uint64_t gmg_peak_in_use(int dev) { (void)dev; return 0; }
 void gmg_quota_count_driver_oom(int dev) { (void)dev; }
 void gmg_quota_count_host_driver_oom(void) {}
 void gmg_quota_count_refusal(int dev) { (void)dev; }
