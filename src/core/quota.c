@@ -455,7 +455,8 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
     struct devq *d = &q[dev];
     if (__builtin_expect(!gmg_cfg.has_limit && !get_pool() && bytes < FAST_MAX &&
                          __atomic_load_n(&d->used, __ATOMIC_RELAXED) < FAST_USED_MAX, 1)) {
-        /* No limit: nothing can refuse, so one atomic add is as exact as
+        /* No limit (counters kept: before start-up settled, or built
+         * without peak tracking): nothing can refuse, so one atomic add is as exact as
          * the compare-and-swap in reserve_slow. It cannot wrap: each of the
          * threads adding at once adds less than 2^40 to less than 2^63.
          * The home slot's credit pays first: no add at all when it covers

@@ -2,9 +2,9 @@
  * quota.h - per-device byte accounting and the GPUMEM_LIMIT reservation
  * (core layer).
  *
- * Bytes are reserved with a compare-and-swap on the device's counter (one
- * atomic add when there is no limit: nothing can refuse) before
- * the driver is called, so concurrent threads can never take the process
+ * Bytes are reserved with a compare-and-swap on the device's counter before
+ * the driver is called (without a limit or a group no counter is kept:
+ * gmg_quota_counting), so concurrent threads can never take the process
  * past its limit, not by one byte; a failed driver call rolls back. No lock
  * on the way. A free leaves its bytes in the counter as credit in a slot
  * of its CPU's, which the next reservation there spends without writing
