@@ -113,6 +113,8 @@ static int runs_as(pid_t pid, uint32_t uid)
 }
 
 /* A small file read whole (gmg_status_reader). */
+static int plain_open(const char *path, int flags) { return open(path, flags); }
+
 static long plain_read(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -252,9 +254,7 @@ static void scan(struct frame *f)
         char path[PATH_MAX];
         snprintf(path, sizeof path, GMG_STATUS_DIR "/%s", e->d_name);
         /* (its access time left alone but for the pages shown: it marks them watched) */
-        int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOATIME);
-        if (fd < 0 && errno == EPERM) /* not the file's owner */
-            fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        int fd = gmg_status_open_unmarked(plain_open, path);
         if (fd < 0)
             continue; /* a symlink (ELOOP), gone meanwhile, not readable */
         struct stat st;

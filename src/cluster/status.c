@@ -53,13 +53,8 @@ static char site_name[GMG_STATUS_SITE];
 
 /* A page opened to be read here, its access time left alone: that time
  * is a top's mark that it watches (another process's sweep is not). */
-static int open_unmarked(const char *at)
-{
-    int fd = gmg_open_high(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOATIME, 0);
-    if (fd < 0 && errno == EPERM) /* not the file's owner */
-        fd = gmg_open_high(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-    return fd;
-}
+static int open_high_ro(const char *path, int flags) { return gmg_open_high(path, flags, 0); }
+static int open_unmarked(const char *at) { return gmg_status_open_unmarked(open_high_ro, at); }
 
 static void make_path(char *out, size_t n, int pid)
 {

@@ -89,6 +89,7 @@ struct gmg_status_page {
 #include "base/procstat.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -149,6 +150,24 @@ static inline int gmg_status_parse_name(const char *s, unsigned long *uid, long 
  * length, or -1 with errno (the library's raises its descriptor out of the
  * program's way, base/fd.h; top's is plain). */
 typedef long (*gmg_status_reader)(const char *path, char *buf, size_t cap);
+
+/* Opens a file for reading (O_RDONLY and `flags`, O_CLOEXEC among them:
+ * the caller's), returning a descriptor or -1 with errno (the library's
+ * raises its descriptor out of the program's way, base/fd.h; top's is
+ * plain). */
+typedef int (*gmg_status_opener)(const char *path, int flags);
+
+/* A page opened to be read with its access time left alone (O_NOATIME),
+ * since that time is a top's mark that it watches the page; without it
+ * where O_NOATIME is refused (EPERM: not the file's owner, whose access
+ * time is then no mark of ours to keep). Never through a symlink. */
+static inline int gmg_status_open_unmarked(gmg_status_opener op, const char *path)
+{
+    int fd = op(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOATIME);
+    if (fd < 0 && errno == EPERM)
+        fd = op(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    return fd;
+}
 
 /* 1: alive with that start time (0: any); 0: gone (or another process, or
  * a zombie: a main thread that ended by pthread_exit, the process's other
