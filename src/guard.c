@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include "../include/gpumemguard.h"
+#include "base/bias.h"
 #include "base/config.h"
 #include "base/exe.h"
 #include "base/export.h"
@@ -367,6 +368,7 @@ __attribute__((constructor)) static void gmg_start(void)
         return;
     }
     gmg_self_take();
+    gmg_bias_start(); /* before any thread of ours: the table's and the peak's owners (base/bias.h) */
     gmg_stderr_remember();
     if (gmg_config_load(err, sizeof err) < 0) {
         gmg_error("%s", err);

@@ -54,6 +54,7 @@
  */
 #include "core/peak.h"
 
+#include "base/bias.h"
 #include "base/limit_parse.h"
 #ifdef GMG_NO_PEAK
 #include "core/quota.h"
@@ -68,6 +69,7 @@
  * the word. */
 struct pk {
     uint64_t word;              /* bytes << 16 | generation & 0xffff */
+    gmg_bias_t bias;            /* its owner moves the word with plain stores (below) */
     uint64_t peak __attribute__((aligned(64))); /* tracked bytes at the latest peak; 0 while a restart is under way */
     uint64_t gen64;             /* the generation, whole */
     uint64_t run;               /* the run's highest peak (a restart keeps it) */
@@ -146,10 +148,39 @@ static __thread struct {
     int dev;
 } last __attribute__((tls_model("initial-exec")));
 
+/* The word's owner (base/bias.h: most programs allocate from one thread)
+ * moves it with a plain load and store, where every other thread uses the
+ * compare-and-swap and subtract below once it has revoked the owner's bias:
+ * while the owner is inside, nobody else writes the word, so its moves take
+ * their place in the word's order as the compare-and-swap's would, and the
+ * argument above holds unchanged. A move that may set a peak leaves first
+ * and takes the lock, as any other. -1 when the caller is not the owner
+ * (the bias is then revoked). */
+static inline __attribute__((always_inline)) int owner_move(struct pk *p, uint64_t bytes, int sign, uint64_t *gen)
+{
+    if (__builtin_expect(!gmg_bias_enter(&p->bias), 0)) {
+        gmg_bias_revoke(&p->bias);
+        return -1;
+    }
+    uint64_t w = __atomic_load_n(&p->word, __ATOMIC_RELAXED);
+    if (sign > 0 && (w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE)) {
+        gmg_bias_leave(&p->bias);
+        *gen = move_locked(p, bytes);
+        return 0;
+    }
+    __atomic_store_n(&p->word, sign > 0 ? w + (bytes << 16) : w - (bytes << 16), __ATOMIC_RELEASE);
+    gmg_bias_leave(&p->bias);
+    *gen = widen(p, w);
+    return 0;
+}
+
 /* Inlined into each slot mover: on every counted allocation and free. */
 static inline __attribute__((always_inline)) uint64_t peak_move(int dev, uint64_t bytes, int sign)
 {
     struct pk *p = &pk[dev];
+    uint64_t gen;
+    if (__builtin_expect(owner_move(p, bytes, sign, &gen) == 0, 1))
+        return gen;
     if (sign < 0) { /* a free: no condition, one atomic operation; the old word gives its generation */
         uint64_t old = __atomic_fetch_sub(&p->word, bytes << 16, __ATOMIC_ACQ_REL);
         last.word = old - (bytes << 16);
@@ -355,6 +386,7 @@ int gmg_peak_read_settled(int dev, uint64_t *bytes, uint64_t *gen, uint64_t (*wa
 void gmg_peak_restart(int dev)
 {
     struct pk *p = &pk[dev];
+    gmg_bias_revoke(&p->bias); /* the word's CAS below: nobody may move it with plain stores */
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
     __atomic_store_n(&p->peak, 0, __ATOMIC_SEQ_CST); /* adders go to the lock meanwhile */
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
@@ -411,6 +443,7 @@ void gmg_peak_atfork_child(void)
         pk[i].run = 0;
         pk[i].run_ms = 0;
         pk[i].untracked = 0;
+        gmg_bias_forget(&pk[i].bias);
         pthread_mutex_init(&pk[i].mu, NULL);
     }
 }

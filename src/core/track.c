@@ -10,6 +10,7 @@
  */
 #include "core/track.h"
 
+#include "base/bias.h"
 #include "base/lock.h"
 #include "base/log.h"
 #include "core/peak.h"
@@ -80,6 +81,12 @@ struct flight {
 
 struct shard {
     gmg_lock_t mu;
+    /* Taken by its owner (base/bias.h) instead of mu: the thread that
+     * uses the shard alone (most programs allocate from one thread) takes
+     * it with plain stores, no atomic read-modify-write (docs/benchmarks.md,
+     * where a stacks-off pair goes). `biased`: how the holder took it. */
+    gmg_bias_t bias;
+    int biased;
     struct gmg_alloc *head;
     size_t count;           /* written under mu, read without it */
     uint32_t seq;           /* under mu: the last record's seq   */
@@ -106,6 +113,46 @@ struct shard {
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS];
+
+/* The shard's exclusion: its owner's bias, or its lock once revoked. */
+static inline __attribute__((always_inline)) void shard_lock(struct shard *s)
+{
+    if (__builtin_expect(gmg_bias_enter(&s->bias), 1)) {
+        s->biased = 1;
+        return;
+    }
+    gmg_bias_revoke(&s->bias);
+    gmg_lock(&s->mu);
+    s->biased = 0;
+}
+
+static inline __attribute__((always_inline)) void shard_unlock(struct shard *s)
+{
+    if (s->biased)
+        gmg_bias_leave(&s->bias);
+    else
+        gmg_unlock(&s->mu);
+}
+
+/* Before a walk of every shard: every bias revoked at one barrier, where
+ * the walk's locks would each make one. */
+static void unbias_all(void)
+{
+    static int done;
+    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+        return;
+    int dropped[SHARDS], any = 0;
+    for (int i = 0; i < SHARDS; i++)
+        any |= dropped[i] = gmg_bias_drop(&shards[i].bias);
+    if (any)
+        gmg_bias_barrier();
+    for (int i = 0; i < SHARDS; i++) {
+        if (dropped[i])
+            gmg_bias_settle(&shards[i].bias);
+        gmg_bias_revoke(&shards[i].bias); /* those another thread was revoking */
+    }
+    __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
 
 static pthread_mutex_t reclaimed_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gmg_alloc **reclaimed;
@@ -285,10 +332,10 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
     uint64_t h = key_hash(t->value, t->space);
     struct shard *s = shard_of(h);
     int ret = 0;
-    gmg_lock(&s->mu);
+    shard_lock(s);
     struct gmg_alloc *a = gmg_pool_get(&s->pool, t->has_aux);
     if (!a) {
-        gmg_unlock(&s->mu);
+        shard_unlock(s);
         untracked(t->family, t->device, t->counted ? t->size : 0);
         return -1;
     }
@@ -311,7 +358,7 @@ int gmg_track_insert(const struct gmg_alloc *t, uint64_t aux, struct gmg_gone *s
         gmg_pool_put(&s->pool, a); /* untracked; a stale record is still gone */
         ret = ret ? GMG_INSERT_FAILED_STALE : -1;
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     if (__builtin_expect(ret < 0, 0))
         untracked(t->family, t->device, t->counted ? t->size : 0);
     return ret;
@@ -321,13 +368,13 @@ int gmg_track_remove(enum gmg_space space, uint64_t value, struct gmg_gone *out)
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
-    gmg_lock(&s->mu);
+    shard_lock(s);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a) {
         del_locked(s, a);
         gone_locked(s, a, out);
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return a != NULL;
 }
 
@@ -376,7 +423,7 @@ void gmg_track_free_begin(enum gmg_space space, uint64_t value, struct gmg_freei
     f->racing = 0;
     f->flight = -1;
     f->shard = (uint32_t)(s - shards);
-    gmg_lock(&s->mu);
+    shard_lock(s);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a && a->freeing) {
         f->racing = a->seq; /* marked in the table by another thread */
@@ -404,7 +451,7 @@ void gmg_track_free_begin(enum gmg_space space, uint64_t value, struct gmg_freei
             f->flight = i;
         }
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
 }
 
 /* The record was in a flight slot: see gmg_track_free_end. */
@@ -421,7 +468,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
     }
     int what, lost = 0, lost_family = 0, lost_device = -1;
     uint64_t lost_bytes = 0;
-    gmg_lock(&s->mu);
+    shard_lock(s);
     uint32_t st = __atomic_load_n(&fl->state, __ATOMIC_ACQUIRE);
     __atomic_store_n(&fl->state, FL_FREE, __ATOMIC_RELEASE);
     if (st & FL_OTHER) { /* a racing free of the same pointer freed it */
@@ -448,7 +495,7 @@ static int flight_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
             what = GMG_FREE_KEPT;
         }
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     if (__builtin_expect(lost, 0))
         untracked(lost_family, lost_device, lost_bytes);
     return what;
@@ -461,7 +508,7 @@ int gmg_track_free_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
     struct gmg_alloc *a = f->a;
     struct shard *s = &shards[f->shard];
     int what = GMG_FREE_DROPPED;
-    gmg_lock(&s->mu);
+    shard_lock(s);
     if (a->detached) {
         gone_locked(s, a, out); /* already out of the table */
     } else if ((freed || a->freed_by_other) && a->space == GMG_SPACE_VMM && a->aux[0] > 0) {
@@ -479,7 +526,7 @@ int gmg_track_free_end(struct gmg_freeing *f, int freed, struct gmg_gone *out)
         a->freeing = 0; /* the driver kept it: live again */
         what = GMG_FREE_KEPT;
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return what;
 }
 
@@ -489,10 +536,10 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
     uint32_t seq = (uint32_t)f->racing;
-    gmg_lock(&s->mu);
+    shard_lock(s);
     struct flight *fl = f->flight >= 0 ? &s->fl[f->flight] : NULL;
     if (fl && flight_tell(fl, space, value, seq, FL_OTHER)) {
-        gmg_unlock(&s->mu); /* still in flight: its owner drops it */
+        shard_unlock(s); /* still in flight: its owner drops it */
         return 0;
     }
     /* the free we raced was done by the driver too (its slot not claimed
@@ -506,7 +553,7 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg
     if (a && a->seq != seq && first_done && space != GMG_SPACE_VMM) {
         if (suspect)
             *suspect = a->seq;
-        gmg_unlock(&s->mu);
+        shard_unlock(s);
         return GMG_RACING_CHECK;
     } else if (!a || a->seq != seq) {
         a = NULL; /* gone, or the key is a newer allocation's now */
@@ -517,7 +564,7 @@ int gmg_track_free_racing(enum gmg_space space, uint64_t value, const struct gmg
         del_locked(s, a); /* the first free failed and ours freed it */
         gone_locked(s, a, out);
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return a != NULL;
 }
 
@@ -525,7 +572,7 @@ int gmg_track_drop_dead(enum gmg_space space, uint64_t value, uint32_t seq, uint
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
-    gmg_lock(&s->mu);
+    shard_lock(s);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a && a->seq == seq && a->ctx == ctx && a->freeing) {
         a->freed_by_other = 1; /* the thread that began freeing it drops it */
@@ -539,7 +586,7 @@ int gmg_track_drop_dead(enum gmg_space space, uint64_t value, uint32_t seq, uint
             if (s->fl[i].ctx == ctx && flight_tell(&s->fl[i], space, value, seq, FL_OTHER))
                 break; /* in flight: its owner drops it */
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return a != NULL;
 }
 
@@ -548,7 +595,7 @@ static struct gmg_alloc *vmm_locked(uint64_t handle, struct shard **s)
 {
     uint64_t h = key_hash(handle, GMG_SPACE_VMM);
     *s = shard_of(h);
-    gmg_lock(&(*s)->mu);
+    shard_lock(*s);
     struct gmg_alloc *a = find_locked(*s, GMG_SPACE_VMM, handle, h);
     return a && a->has_aux ? a : NULL; /* a handle's record always has its mapping count */
 }
@@ -568,7 +615,7 @@ int gmg_track_vmm_mapped(uint64_t handle, uint64_t extent)
             live_change(s, a, 1);
         }
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return a != NULL;
 }
 
@@ -577,7 +624,7 @@ int gmg_track_vmm_is_mapped(uint64_t handle)
     struct shard *s;
     struct gmg_alloc *a = vmm_locked(handle, &s);
     int mapped = a && a->aux[0] > 0;
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return mapped;
 }
 
@@ -591,7 +638,7 @@ int gmg_track_vmm_unmapped(uint64_t handle, struct gmg_gone *out)
     } else {
         a = NULL;
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return a != NULL;
 }
 
@@ -609,7 +656,7 @@ int gmg_track_vmm_released(uint64_t handle, struct gmg_gone *out)
             a->released = 1;
         a = NULL;
     }
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return a != NULL;
 }
 
@@ -617,19 +664,20 @@ int gmg_track_lookup(enum gmg_space space, uint64_t value, struct gmg_alloc *out
 {
     uint64_t h = key_hash(value, space);
     struct shard *s = shard_of(h);
-    gmg_lock(&s->mu);
+    shard_lock(s);
     struct gmg_alloc *a = find_locked(s, space, value, h);
     if (a && out)
         *out = *a; /* without aux */
     if (a && aux)
         *aux = a->has_aux ? a->aux[0] : 0;
-    gmg_unlock(&s->mu);
+    shard_unlock(s);
     return a != NULL;
 }
 
 size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len, const uint64_t *aux,
                               void (*fn)(const struct gmg_gone *, void *), void *arg)
 {
+    unbias_all();
     size_t n = 0;
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
@@ -638,7 +686,7 @@ size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len, c
         size_t k;
         do { /* at most 64 a time: fn runs unlocked (it may call the table) */
             k = 0;
-            gmg_lock(&s->mu);
+            shard_lock(s);
             HASH_ITER(hh, s->head, a, tmp) {
                 if (k < 64 && a->space == space && a->value >= lo && a->value - lo < len && !a->freeing &&
                     (!aux || (a->has_aux && a->aux[0] == *aux))) {
@@ -646,7 +694,7 @@ size_t gmg_track_remove_range(enum gmg_space space, uint64_t lo, uint64_t len, c
                     gone_locked(s, a, &buf[k++]);
                 }
             }
-            gmg_unlock(&s->mu);
+            shard_unlock(s);
             for (size_t j = 0; j < k; j++)
                 fn(&buf[j], arg);
             n += k;
@@ -701,11 +749,12 @@ void gmg_track_reclaimed_add(struct gmg_alloc *a)
 
 size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, void *), void *arg)
 {
+    unbias_all();
     size_t n = 0;
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
         struct gmg_alloc *a, *tmp, *out = NULL;
-        gmg_lock(&s->mu);
+        shard_lock(s);
         for (int k = 0; k < FLIGHTS; k++) { /* frees in flight: their owners settle */
             struct flight *fl = &s->fl[k];
             if (fl->ctx == ctx && reclaimable_family(fl->family))
@@ -720,7 +769,7 @@ size_t gmg_track_reclaim_ctx(uint32_t ctx, void (*fn)(const struct gmg_alloc *, 
                 out = a;
             }
         }
-        gmg_unlock(&s->mu);
+        shard_unlock(s);
         while (out) {
             struct gmg_alloc *next = out->hh.next;
             if (fn)
@@ -740,9 +789,10 @@ static uint32_t marks_kept[SHARDS], marks_walked[SHARDS];
 
 void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg)
 {
+    unbias_all();
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
-        gmg_lock(&s->mu);
+        shard_lock(s);
         if (mark)
             marks_walked[i] = s->seq;
         for (struct gmg_alloc *a = s->head; a; a = a->hh.next) {
@@ -753,7 +803,7 @@ void gmg_track_walk(int mark, gmg_walk_fn fn, void *arg)
                 a->seen = 1;
             fn(a, fresh, arg);
         }
-        gmg_unlock(&s->mu);
+        shard_unlock(s);
     }
 }
 
@@ -764,16 +814,17 @@ void gmg_track_marks_keep(void)
 
 void gmg_track_marks_undo(void)
 {
+    unbias_all();
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
         uint32_t span = marks_walked[i] - marks_kept[i];
         if (!span)
             continue; /* nothing made here since the last kept walk */
-        gmg_lock(&s->mu);
+        shard_lock(s);
         for (struct gmg_alloc *a = s->head; a; a = a->hh.next)
             if (a->space && a->seen && a->seq - marks_kept[i] - 1 < span)
                 a->seen = 0;
-        gmg_unlock(&s->mu);
+        shard_unlock(s);
     }
     memcpy(marks_walked, marks_kept, sizeof marks_walked);
 }
@@ -782,23 +833,25 @@ _Static_assert(GMG_TRACK_SHARDS == SHARDS, "a mark holds each shard's number");
 
 void gmg_track_mark(struct gmg_track_mark *m)
 {
+    unbias_all();
     for (int i = 0; i < SHARDS; i++) {
-        gmg_lock(&shards[i].mu);
+        shard_lock(&shards[i]);
         m->seq[i] = shards[i].seq;
-        gmg_unlock(&shards[i].mu);
+        shard_unlock(&shards[i]);
     }
 }
 
 void gmg_track_walk_since(const struct gmg_track_mark *m, gmg_walk_fn fn, void *arg)
 {
+    unbias_all();
     for (int i = 0; i < SHARDS; i++) {
         struct shard *s = &shards[i];
-        gmg_lock(&s->mu);
+        shard_lock(s);
         uint32_t span = s->seq - m->seq[i];
         for (struct gmg_alloc *a = span ? s->head : NULL; a; a = a->hh.next)
             if (a->space && a->seq - m->seq[i] - 1 < span)
                 fn(a, !a->seen, arg);
-        gmg_unlock(&s->mu);
+        shard_unlock(s);
     }
 }
 
@@ -897,6 +950,7 @@ void gmg_track_atfork_child(void)
      * parent's fork never waits on the table. */
     for (int i = 0; i < SHARDS; i++) {
         memset(&shards[i], 0, sizeof shards[i]); /* lock, table, pool, flights */
+        gmg_bias_forget(&shards[i].bias);        /* its owner may be a thread the child has not */
     }
     pthread_mutex_init(&reclaimed_mu, NULL);
     reclaimed = NULL;

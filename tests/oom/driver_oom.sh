@@ -4,13 +4,13 @@
 # $B, $T, $WORK, $PRELOAD).
 
 build driverooms tests/oom/driverooms.c -L"$B/sim" -l:libcuda.so.1
-build test_peak tests/unit/test_peak.c src/core/peak.c -DGMG_PEAK_TEST_HOOKS -Isrc
+build test_peak tests/unit/test_peak.c src/core/peak.c src/base/bias.c -DGMG_PEAK_TEST_HOOKS -Isrc
 build test_timeline tests/unit/test_timeline.c src/report/timeline.c src/base/buf.c -DGMG_TIMELINE_TEST_HOOKS -Isrc
 
 # The peak's make-up with moves overtaken between their word and their
 # slot (forced, not left to chance), past 65536 peaks, and a restart.
-if "$T/test_peak" >"$WORK/out" 2>&1; then
-    ok "what was live at the peak, with a move overtaken by the next peak's, and a reading that waits for a peak's move held half done, up to its bound (tests/unit/test_peak.c)"
+if "$T/test_peak" >"$WORK/out" 2>&1 && "$T/test_peak" bias >>"$WORK/out" 2>&1; then
+    ok "what was live at the peak, with a move overtaken by the next peak's, and a reading that waits for a peak's move held half done, up to its bound, the words moved with and without their owner's bias (tests/unit/test_peak.c)"
 else bad "what was live at the peak (tests/unit/test_peak.c)" "$WORK/out"; fi
 if "$T/test_timeline" >"$WORK/out" 2>&1; then
     ok "the timeline's bound: halved when full, each interval's most kept, the peak and marks (tests/unit/test_timeline.c)"
@@ -179,6 +179,23 @@ for oom_case in 32 0 split; do
         ok "at the peak under a storm of 8 threads ($oom_what): exactly the known peak and its make-up, and what is live at exit, three runs"
     else
         bad "at the peak under a storm ($oom_what): want $(sed -n 's/^storm peak //p' "$WORK/out"), got $(jq -c '[.at_peak[0] | [.bytes, [.groups[] | [.bytes, .count]]], (.live | length)]' "$WORK/storm.json" 2>&1 | head -c 300) $(grep -m1 'stacks:' "$WORK/err")"
+    fi
+done
+
+# The same storm with one thread alone for half its rounds first: the
+# table's shards and the device's word are its own (base/bias.h) until the
+# other 7 come, and they take them from it while it is at work.
+for oom_case in 0 32; do
+    oom_ok=1
+    for oom_i in 1 2 3; do
+        guarded GPUSIM_THREAD_RANGES=1 GPUSIM_MEM=1G GPUMEM_STACK_DEPTH=$oom_case GPUMEM_REPORT="$WORK/storm.json" \
+            GPUMEM_REPORT_FORMAT=json STORM_LATE=1 "$T/driverooms" storm
+        storm_check $oom_case "$(sed -n 's/^storm peak //p' "$WORK/out")" "$oom_pairs" || { oom_ok=0; break; }
+    done
+    if [ $oom_ok = 1 ]; then
+        ok "at the peak under a storm whose 7 other threads come while the first is at work, alone until then (stacks $([ $oom_case = 0 ] && echo off || echo on)): exactly the known peak and its make-up, three runs"
+    else
+        bad "at the peak, a storm joining one thread at work (stacks $oom_case): want $(sed -n 's/^storm peak //p' "$WORK/out"), got $(jq -c '[.at_peak[0] | [.bytes, [.groups[] | [.bytes, .count]]], (.live | length)]' "$WORK/storm.json" 2>&1 | head -c 300)" "$WORK/err"
     fi
 done
 

@@ -26,7 +26,9 @@
  *            call site of its own, while each thread makes one more block
  *            and frees it, again and again, until the last message is out:
  *            each message sees THREADS x K to THREADS x (K + 1) blocks live
- *            at a storm site.
+ *            at a storm site. STORM_LATE set: thread 0 makes half its
+ *            rounds alone before the others start (the table's shards and
+ *            the device's word are its own until they come, base/bias.h).
  *   slowdump 4096 allocations from 4096 call stacks, a SIGUSR1 dump (long:
  *            its reader, stderr, is slow), and while it is written, a
  *            driver OOM: its message must not land inside the dump
@@ -165,6 +167,7 @@ static int threads = 8;
 static int one_site; /* STORM_ONE_SITE: every thread on pair 0's site and size */
 static pthread_barrier_t bar, bar_main; /* bar_main: the threads and main, with STORM_OOMS */
 static int ooms;                         /* STORM_OOMS */
+static int late, late_go;                /* STORM_LATE: the others start once thread 0 is half done */
 static CUcontext ctx;
 
 static __attribute__((noinline)) CUdeviceptr storm_alloc(int depth, size_t bytes)
@@ -187,6 +190,8 @@ static void *storm_thread(void *arg)
     CUdeviceptr held[K];
     unsigned seed = (unsigned)i * 7919u + 1;
     pthread_barrier_wait(&bar);
+    while (late && i != 0 && !__atomic_load_n(&late_go, __ATOMIC_ACQUIRE))
+        usleep(100);
     /* K made, then one freed and made again: never more than K held; with
      * OOMs, until main has made them all (it starts once every thread holds K) */
     for (int r = -K; ooms ? r < 0 || !__atomic_load_n(&tl_stop, __ATOMIC_RELAXED) : r < ROUNDS; r++) {
@@ -204,6 +209,8 @@ static void *storm_thread(void *arg)
             continue;
         }
         held[k] = p;
+        if (late && i == 0 && r == ROUNDS / 2)
+            __atomic_store_n(&late_go, 1, __ATOMIC_RELEASE);
     }
     pthread_barrier_wait(&bar);
     if (one_site && i == 0)
@@ -227,6 +234,7 @@ static void storm(void)
     if (t && atoi(t) >= 2)
         threads = atoi(t) & ~1;
     one_site = getenv("STORM_ONE_SITE") != NULL;
+    late = getenv("STORM_LATE") != NULL;
     ctx = tl_setup(0);
     pthread_t th[64];
     pthread_barrier_init(&bar, NULL, (unsigned)threads);

@@ -5,9 +5,11 @@
  * order is forced, not left to chance. Then more than 65536 peaks (the
  * word keeps 16 bits of the generation), a restart, and a reader that
  * comes while a peak's move is half done (its thread held between its word
- * and its slot): it waits for the move, up to its bound.
+ * and its slot): it waits for the move, up to its bound. With "bias": the
+ * same with the words moved by their owner thread (base/bias.h).
  */
 #include "core/peak.h"
+#include "base/bias.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -154,9 +156,11 @@ static void settled(void)
     CHECK(r == 1 && walks == 1 && peak == 800);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     uint64_t peak, gen;
+    if (argc > 1 && strcmp(argv[1], "bias") == 0)
+        gmg_bias_start(); /* the words moved by their owner, this thread (base/bias.h) */
     gmg_peak_slot_move(&S, 0, 20, 1);
     gmg_peak_slot_move(&U, 0, 200, 1); /* peak 220 */
     gmg_peak_slot_move(&U, 0, 200, -1);

@@ -1,0 +1,102 @@
+/* bias.c - see bias.h: tokens, claims and revocation. */
+#define _GNU_SOURCE
+#include "base/bias.h"
+
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__thread uint32_t gmg_bias_token_tl __attribute__((tls_model("initial-exec")));
+
+static uint32_t next_token;
+static int bias_on; /* the barrier was registered: a bias may be given */
+
+static long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
+
+void gmg_bias_start(void)
+{
+    long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+        membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
+        return;
+    __atomic_store_n(&bias_on, 1, __ATOMIC_RELEASE);
+}
+
+uint32_t gmg_bias_token_new(void)
+{
+    uint32_t t;
+    do /* never 0 (no owner) nor GMG_BIAS_NONE or _REVOKING, after 2^32 threads */
+        t = __atomic_add_fetch(&next_token, 1, __ATOMIC_RELAXED);
+    while (t == 0 || t >= GMG_BIAS_REVOKING);
+    gmg_bias_token_tl = t;
+    return t;
+}
+
+int gmg_bias_claim(gmg_bias_t *b, uint32_t me)
+{
+    uint32_t none = 0;
+    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) &&
+           __atomic_compare_exchange_n(&b->owner, &none, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
+int gmg_bias_drop(gmg_bias_t *b)
+{
+    uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
+    while (o != GMG_BIAS_NONE && o != GMG_BIAS_REVOKING) {
+        /* never owned: nobody can be inside, and a claim after this fails */
+        uint32_t to = o == 0 ? GMG_BIAS_NONE : GMG_BIAS_REVOKING;
+        if (__atomic_compare_exchange_n(&b->owner, &o, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return o != 0;
+    }
+    return 0;
+}
+
+/* Every running thread of the process passes a full barrier (a thread not
+ * running passes one as it is switched out). Registered at start-up, the
+ * expedited command cannot fail; the global one is the slow way to the
+ * same end, should it. */
+void gmg_bias_barrier(void)
+{
+    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
+        (void)membarrier(MEMBARRIER_CMD_GLOBAL);
+}
+
+static inline void relax(unsigned i)
+{
+    if (i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#elif defined(__aarch64__)
+        __asm__ __volatile__("yield");
+#endif
+    } else {
+        sched_yield(); /* the owner (or the revoker) was switched out: a few instructions left */
+    }
+}
+
+/* A dropped object, after the barrier: its owner out, then revoked. */
+void gmg_bias_settle(gmg_bias_t *b)
+{
+    for (unsigned i = 0; __atomic_load_n(&b->busy, __ATOMIC_ACQUIRE); i++)
+        relax(i);
+    __atomic_store_n(&b->owner, GMG_BIAS_NONE, __ATOMIC_RELEASE);
+}
+
+void gmg_bias_revoke_slow(gmg_bias_t *b)
+{
+    if (gmg_bias_drop(b)) {
+        gmg_bias_barrier();
+        gmg_bias_settle(b);
+        return;
+    }
+    /* revoked, or another thread is revoking it: wait for it to finish */
+    for (unsigned i = 0; __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE; i++)
+        relax(i);
+}
+
+void gmg_bias_forget(gmg_bias_t *b)
+{
+    b->owner = GMG_BIAS_NONE;
+    b->busy = 0;
+}

@@ -1,0 +1,107 @@
+/*
+ * bias.h - owner-biased exclusion (base layer): a shared object that the
+ * one thread using it may change with plain loads and stores, where a
+ * lock or an atomic read-modify-write would cost 7-10 ns each, until
+ * another thread needs it; from then on, for good, everyone goes through
+ * the object's lock or atomic operations as before. Most programs allocate
+ * from one thread: for them the table's shards and the device's peak word
+ * are such objects (docs/benchmarks.md).
+ *
+ * An object's bias names its owner, the first thread that entered it (a
+ * token of the thread's, never 0 or GMG_BIAS_NONE), or 0 before that, or
+ * GMG_BIAS_NONE once revoked. The owner enters by storing busy = 1 and
+ * then reading the bias again: still its own, it is inside; it leaves by
+ * storing busy = 0 (a release). A thread that needs the object otherwise
+ * revokes the bias first: it stores GMG_BIAS_REVOKING, makes every running
+ * thread of the process pass a full memory barrier (membarrier(2),
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED), waits for busy to be 0, and stores
+ * GMG_BIAS_NONE (a release); other threads that find it revoking wait for
+ * that. Where the barrier fell in the owner's instructions, either the
+ * owner's read of the bias came after it and saw it revoking (it leaves and
+ * takes the lock), or its busy = 1 came before it and the revoker sees it
+ * and waits for the owner to leave: never both inside (Dekker's exclusion,
+ * the owner's half of the fence run for it by the revoker). Revocation
+ * costs a system call once per object, and stays.
+ *
+ * Without membarrier (a kernel before 4.14, a seccomp filter refusing it),
+ * and before start-up (gmg_bias_start), no bias is given: an object is
+ * revoked the first time it is entered.
+ *
+ * A signal handler that enters an object its thread was interrupted
+ * inside is refused (busy is already 1), and revoking it waits for the
+ * thread it interrupted: it hangs, as it would on a lock its thread held.
+ * The guard's objects are entered only from allocation calls, which the
+ * driver does not allow in signal handlers either.
+ *
+ * A forked child keeps no bias (gmg_bias_forget): its objects' owners may
+ * be threads it does not have.
+ */
+#ifndef GMG_BASE_BIAS_H
+#define GMG_BASE_BIAS_H
+
+#include <stdint.h>
+
+typedef struct {
+    uint32_t owner; /* 0: no owner yet; GMG_BIAS_NONE: revoked; GMG_BIAS_REVOKING:
+                       being revoked (the owner may still be inside); else the
+                       owner's token */
+    uint32_t busy;  /* 1 while the owner is inside; written by the owner only */
+} gmg_bias_t;
+#define GMG_BIAS_NONE 0xffffffffu
+#define GMG_BIAS_REVOKING 0xfffffffeu
+
+extern __thread uint32_t gmg_bias_token_tl __attribute__((tls_model("initial-exec")));
+uint32_t gmg_bias_token_new(void);
+int gmg_bias_claim(gmg_bias_t *b, uint32_t me);
+void gmg_bias_revoke_slow(gmg_bias_t *b);
+
+/* Whether a bias can be given in this process: asks the kernel for the
+ * barrier, once, at start-up (before it, and where refused, none is). */
+void gmg_bias_start(void);
+
+/* 1: the calling thread owns the object and is inside it (leave with
+ * gmg_bias_leave); 0: it is not, and must use the object's lock or atomic
+ * operations, after gmg_bias_revoke. An object with no owner yet becomes
+ * the caller's. */
+static inline int gmg_bias_enter(gmg_bias_t *b)
+{
+    uint32_t me = gmg_bias_token_tl;
+    if (__builtin_expect(!me, 0))
+        me = gmg_bias_token_new();
+    uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_RELAXED);
+    if (__builtin_expect(o != me, 0) && (o != 0 || !gmg_bias_claim(b, me)))
+        return 0;
+    if (__builtin_expect(__atomic_load_n(&b->busy, __ATOMIC_RELAXED) != 0, 0))
+        return 0; /* inside already: a signal handler of the owner's */
+    __atomic_store_n(&b->busy, 1, __ATOMIC_RELAXED);
+    /* the compiler keeps the read below after the store; the CPU may not,
+     * which the revoker's barrier (above) answers for */
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_RELAXED) == me, 1))
+        return 1;
+    __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
+    return 0;
+}
+
+static inline void gmg_bias_leave(gmg_bias_t *b) { __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE); }
+
+/* The object is no one's for good, and its owner is not inside it: the
+ * caller may use its lock or atomic operations. One load once revoked. */
+static inline void gmg_bias_revoke(gmg_bias_t *b)
+{
+    if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE, 0))
+        gmg_bias_revoke_slow(b);
+}
+
+/* Many objects at once, with one barrier: gmg_bias_drop on each (1: it
+ * had an owner, and is now revoking), then one gmg_bias_barrier, then
+ * gmg_bias_settle on each dropped, then gmg_bias_revoke on each (for those
+ * another thread was revoking meanwhile). */
+int gmg_bias_drop(gmg_bias_t *b);
+void gmg_bias_barrier(void);
+void gmg_bias_settle(gmg_bias_t *b);
+
+/* In a forked child: no owner, no bias, nobody inside. */
+void gmg_bias_forget(gmg_bias_t *b);
+
+#endif
