@@ -2,9 +2,12 @@
 #define _GNU_SOURCE
 #include "base/bias.h"
 
+#include "base/lock.h"
+
+#include <errno.h>
 #include <linux/membarrier.h>
-#include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 __thread uint32_t gmg_bias_token_tl __attribute__((tls_model("initial-exec")));
@@ -16,11 +19,12 @@ static long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
 
 void gmg_bias_start(void)
 {
+    int saved = errno;
     long cmds = membarrier(MEMBARRIER_CMD_QUERY);
-    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
-        membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0)
-        return;
-    __atomic_store_n(&bias_on, 1, __ATOMIC_RELEASE);
+    if (cmds >= 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0)
+        __atomic_store_n(&bias_on, 1, __ATOMIC_RELEASE);
+    errno = saved;
 }
 
 uint32_t gmg_bias_token_new(void)
@@ -58,11 +62,17 @@ int gmg_bias_drop(gmg_bias_t *b)
  * same end, should it. */
 void gmg_bias_barrier(void)
 {
+    int saved = errno;
     if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
         (void)membarrier(MEMBARRIER_CMD_GLOBAL);
+    errno = saved;
 }
 
-static inline void relax(unsigned i)
+/* One more round of a wait for another thread's few instructions: a spin,
+ * then naps (the thread may have been switched out, or stopped), noted as
+ * a lock's wait is (base/lock.h: the report thread's waiting must not look
+ * like work to a fatal signal's handler). `noted`: the caller's, 0 at first. */
+static void wait_round(unsigned i, int *noted)
 {
     if (i < 64) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -70,29 +80,50 @@ static inline void relax(unsigned i)
 #elif defined(__aarch64__)
         __asm__ __volatile__("yield");
 #endif
-    } else {
-        sched_yield(); /* the owner (or the revoker) was switched out: a few instructions left */
+        return;
     }
+    long long *note = gmg_lock_wait_note;
+    if (note && !*noted) {
+        struct timespec ts;
+        __atomic_store_n(note, clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
+                                   ? (long long)ts.tv_sec * 1000000000 + ts.tv_nsec : -1,
+                         __ATOMIC_RELEASE);
+        *noted = 1;
+    }
+    const struct timespec nap = { 0, 50000 };
+    nanosleep(&nap, NULL);
+}
+
+static void wait_done(int noted)
+{
+    if (noted && gmg_lock_wait_note)
+        __atomic_store_n(gmg_lock_wait_note, -1, __ATOMIC_RELEASE);
 }
 
 /* A dropped object, after the barrier: its owner out, then revoked. */
 void gmg_bias_settle(gmg_bias_t *b)
 {
+    int saved = errno, noted = 0;
     for (unsigned i = 0; __atomic_load_n(&b->busy, __ATOMIC_ACQUIRE); i++)
-        relax(i);
+        wait_round(i, &noted);
+    wait_done(noted);
     __atomic_store_n(&b->owner, GMG_BIAS_NONE, __ATOMIC_RELEASE);
+    errno = saved;
 }
 
 void gmg_bias_revoke_slow(gmg_bias_t *b)
 {
+    int saved = errno;
     if (gmg_bias_drop(b)) {
         gmg_bias_barrier();
         gmg_bias_settle(b);
-        return;
+    } else { /* revoked, or another thread is revoking it: wait for it to finish */
+        int noted = 0;
+        for (unsigned i = 0; __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE; i++)
+            wait_round(i, &noted);
+        wait_done(noted);
     }
-    /* revoked, or another thread is revoking it: wait for it to finish */
-    for (unsigned i = 0; __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE; i++)
-        relax(i);
+    errno = saved;
 }
 
 void gmg_bias_forget(gmg_bias_t *b)

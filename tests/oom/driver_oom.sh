@@ -4,7 +4,7 @@
 # $B, $T, $WORK, $PRELOAD).
 
 build driverooms tests/oom/driverooms.c -L"$B/sim" -l:libcuda.so.1
-build test_peak tests/unit/test_peak.c src/core/peak.c src/base/bias.c -DGMG_PEAK_TEST_HOOKS -Isrc
+build test_peak tests/unit/test_peak.c src/core/peak.c src/base/bias.c src/base/lock.c -DGMG_PEAK_TEST_HOOKS -Isrc
 build test_timeline tests/unit/test_timeline.c src/report/timeline.c src/base/buf.c -DGMG_TIMELINE_TEST_HOOKS -Isrc
 
 # The peak's make-up with moves overtaken between their word and their
