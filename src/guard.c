@@ -217,6 +217,7 @@ static void first_use(void)
 static void child(void)
 {
     gmg_self_take(); /* a fork() child: the state copied here is its own now */
+    gmg_bias_atfork_child();
     gmg_walkgate_child();
     forked_child = 1;
     gmg_status_atfork_child();
@@ -427,6 +428,7 @@ __attribute__((constructor)) static void gmg_start(void)
 static void take_over_at_exit(void)
 {
     gmg_self_take();
+    gmg_bias_atfork_child();
     forked_child = 1;
     gmg_track_atfork_child();
     gmg_stacks_atfork_child();

@@ -56,15 +56,36 @@ int gmg_bias_drop(gmg_bias_t *b)
     return 0;
 }
 
+/* Not nanosleep: glibc's is a cancellation point, and a thread cancelled
+ * while waiting here would leave the object it holds (a shard, inside
+ * which it revokes the peak word's bias) held for ever. */
+static void nap_ns(long ns)
+{
+    const struct timespec nap = { 0, ns };
+    (void)syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &nap, NULL);
+}
+
 /* Every running thread of the process passes a full barrier (a thread not
  * running passes one as it is switched out). Registered at start-up, the
- * expedited command cannot fail; the global one is the slow way to the
- * same end, should it. */
+ * expedited command fails only for want of memory for its CPU mask, for a
+ * moment: it is tried again, then the global command, the slow way to the
+ * same end. Should both fail (the global one is refused on nohz_full
+ * CPUs), a nap of 10 ms stands in for the barrier: the owner's busy = 1,
+ * stored before its read of the bias, leaves its CPU's store buffer within
+ * nanoseconds, and a switch away from the CPU is itself a barrier. */
 void gmg_bias_barrier(void)
 {
     int saved = errno;
-    if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0)
-        (void)membarrier(MEMBARRIER_CMD_GLOBAL);
+    for (int i = 0; i < 3; i++) {
+        if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+            goto done;
+        if (errno != ENOMEM)
+            break;
+        nap_ns(1000000);
+    }
+    if (membarrier(MEMBARRIER_CMD_GLOBAL) != 0)
+        nap_ns(10000000);
+done:
     errno = saved;
 }
 
@@ -90,8 +111,7 @@ static void wait_round(unsigned i, int *noted)
                          __ATOMIC_RELEASE);
         *noted = 1;
     }
-    const struct timespec nap = { 0, 50000 };
-    nanosleep(&nap, NULL);
+    nap_ns(50000);
 }
 
 static void wait_done(int noted)
@@ -124,6 +144,20 @@ void gmg_bias_revoke_slow(gmg_bias_t *b)
         wait_done(noted);
     }
     errno = saved;
+}
+
+void gmg_bias_atfork_child(void)
+{
+    /* the child is a process of its own, whose barrier is not registered */
+    __atomic_store_n(&bias_on, 0, __ATOMIC_RELEASE);
+}
+
+int gmg_bias_settled(gmg_bias_t *b)
+{
+    if (__atomic_load_n(&b->busy, __ATOMIC_ACQUIRE))
+        return 0;
+    __atomic_store_n(&b->owner, GMG_BIAS_NONE, __ATOMIC_RELEASE);
+    return 1;
 }
 
 void gmg_bias_forget(gmg_bias_t *b)

@@ -30,8 +30,10 @@
  * A signal handler that enters an object its thread was interrupted
  * inside is refused (busy is already 1), and revoking it waits for the
  * thread it interrupted: it hangs, as it would on a lock its thread held.
- * The guard's objects are entered only from allocation calls, which the
- * driver does not allow in signal handlers either.
+ * For the device's peak word that is new (its compare-and-swap never
+ * waited). The guard's objects are entered only from allocation calls,
+ * which the driver does not allow in signal handlers either. Waits nap by
+ * the raw system call, never at a cancellation point.
  *
  * A forked child keeps no bias (gmg_bias_forget): its objects' owners may
  * be threads it does not have.
@@ -95,13 +97,18 @@ static inline void gmg_bias_revoke(gmg_bias_t *b)
 
 /* Many objects at once, with one barrier: gmg_bias_drop on each (1: it
  * had an owner, and is now revoking), then one gmg_bias_barrier, then
- * gmg_bias_settle on each dropped, then gmg_bias_revoke on each (for those
- * another thread was revoking meanwhile). */
+ * gmg_bias_settled on each dropped (1: revoked; 0: its owner is inside),
+ * then gmg_bias_settle on those whose owner was inside (which waits for
+ * it: the others are free meanwhile), then gmg_bias_revoke on each (for
+ * those another thread was revoking meanwhile). */
 int gmg_bias_drop(gmg_bias_t *b);
 void gmg_bias_barrier(void);
+int gmg_bias_settled(gmg_bias_t *b);
 void gmg_bias_settle(gmg_bias_t *b);
 
-/* In a forked child: no owner, no bias, nobody inside. */
+/* In a forked child: no owner, no bias, nobody inside; and no bias given
+ * any more (gmg_bias_atfork_child: its barrier is not registered). */
 void gmg_bias_forget(gmg_bias_t *b);
+void gmg_bias_atfork_child(void);
 
 #endif

@@ -33,7 +33,7 @@ void gmg_quota_release(int dev, uint64_t bytes);
  * tracked bytes (core/peak.h), so reserve and release then touch nothing
  * shared: two atomic operations fewer a pair. Decided once, at start-up,
  * before the program runs (gmg_quota_settle_counting); counters are kept
- * until then, and bytes counted then stay in them, read by nothing. A
+ * until then, and bytes counted then stay in them, shown nowhere. A
  * build without peak tracking (GMG_NO_PEAK) always keeps them: its figures
  * are the quota's. */
 void gmg_quota_settle_counting(void);

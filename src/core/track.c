@@ -146,6 +146,11 @@ static void unbias_all(void)
         any |= dropped[i] = gmg_bias_drop(&shards[i].bias);
     if (any)
         gmg_bias_barrier();
+    /* every shard whose owner is not inside first: one owner inside (a
+     * thread preempted there) holds up its shard only, not the table */
+    for (int i = 0; i < SHARDS; i++)
+        if (dropped[i] && gmg_bias_settled(&shards[i].bias))
+            dropped[i] = 0;
     for (int i = 0; i < SHARDS; i++) {
         if (dropped[i])
             gmg_bias_settle(&shards[i].bias);

@@ -81,9 +81,8 @@ static void *other(void *arg)
             dropped[k] = gmg_bias_drop(&objs[k].bias);
         gmg_bias_barrier();
         for (int k = 0; k < 2; k++) {
-            if (dropped[k]) {
-                if (__atomic_load_n(&objs[k].bias.busy, __ATOMIC_RELAXED))
-                    __atomic_add_fetch(&caught_inside, 1, __ATOMIC_RELAXED);
+            if (dropped[k] && !gmg_bias_settled(&objs[k].bias)) { /* its owner inside: wait */
+                __atomic_add_fetch(&caught_inside, 1, __ATOMIC_RELAXED);
                 gmg_bias_settle(&objs[k].bias);
             }
             gmg_bias_revoke(&objs[k].bias);
