@@ -45,6 +45,13 @@ __attribute__((constructor)) static void live_init(void)
  * it reads the totals as they were at one moment.
  */
 
+/* Every call site's totals moved by one thread alone (most programs):
+ * taken by that thread's bias (base/bias.h) instead of each slot's lock,
+ * until another thread moves one, or a reader needs the slots' locks
+ * (the peak's make-up, a busy call site's stripes); then, for good, by
+ * their locks. */
+static gmg_bias_t solo;
+
 struct live_stripe {
     uint64_t bytes, count;
     struct gmg_peak_slot peak;
@@ -170,7 +177,8 @@ int gmg_stack_live_add(uint32_t id, int device, int family, uint64_t bytes, int 
         uint32_t i = gmg_cpu_slot();
         st += i < __atomic_load_n(&s->nstripes, __ATOMIC_RELAXED) ? i : 0;
         gmg_peak_slot_move_with(&st->peak, device, bytes, sign, peak, &st->bytes, &st->count);
-    } else if (__builtin_expect(gmg_peak_slot_move_with(&s->peak, device, bytes, sign, peak, &s->bytes, &s->count) ||
+    } else if (__builtin_expect(gmg_peak_slot_move_biased(&s->peak, &solo, device, bytes, sign, peak, &s->bytes,
+                                                         &s->count) ||
                                 !stripe_after, 0) &&
                __atomic_add_fetch(&s->waits, 1, __ATOMIC_RELAXED) >= stripe_after) {
         stripes_make(s);
@@ -193,6 +201,7 @@ static void live_sum(struct live_slot *s, uint64_t *bytes, uint64_t *count)
      * refusal's message is captured on the refusing thread), and a handler
      * that allocated at this call site there would wait for ever on a lock
      * its own thread holds */
+    gmg_bias_revoke(&solo); /* the slots' locks taken below: nobody may move them without */
     sigset_t all, was;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &was);
@@ -277,6 +286,10 @@ static void peak_visit(uint32_t id, struct live_slot *s, const struct walk *w)
 
 void gmg_stack_peak_each(int device, uint64_t gen, gmg_live_fn fn, void *arg)
 {
+    /* the slots' locks taken (gmg_peak_slot_at): nobody may move them
+     * without. Under the device's peak lock: the bias's owner waits for it
+     * only outside the bias (gmg_peak_slot_move_biased). */
+    gmg_bias_revoke(&solo);
     struct walk w = { fn, arg, device, gen };
     each_slot(peak_visit, &w);
 }
@@ -289,4 +302,5 @@ void gmg_live_atfork_child(void)
      * (the parent's chunks are left untouched, costing the child nothing) */
     memset(live_chunks, 0, sizeof live_chunks);
     chunks_made = 0;
+    gmg_bias_forget(&solo);
 }

@@ -335,6 +335,32 @@ int gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, in
     return waited;
 }
 
+int gmg_peak_slot_move_biased(struct gmg_peak_slot *s, gmg_bias_t *b, int dev, uint64_t bytes, int sign, int counted,
+                              uint64_t *total, uint64_t *count)
+{
+    /* the word first, outside the bias: it may wait for the device's lock,
+     * which a reader holds while it revokes the bias */
+    uint64_t gen = counted ? peak_move(dev, bytes, sign) : 0;
+    if (counted)
+        TEST_HOOK();
+    int waited = 0;
+    int biased = gmg_bias_enter(b);
+    if (!biased) {
+        gmg_bias_revoke(b);
+        waited = slot_lock(s);
+    }
+    if (counted)
+        slot_apply(s, gen, bytes, sign);
+    uint64_t t = __atomic_load_n(total, __ATOMIC_RELAXED), c = __atomic_load_n(count, __ATOMIC_RELAXED);
+    __atomic_store_n(total, sign > 0 ? t + bytes : t - bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(count, sign > 0 ? c + 1 : c - 1, __ATOMIC_RELAXED);
+    if (biased)
+        gmg_bias_leave(b);
+    else
+        slot_unlock(s);
+    return waited;
+}
+
 void gmg_peak_slot_hold(struct gmg_peak_slot *s) { slot_lock(s); }
 void gmg_peak_slot_release(struct gmg_peak_slot *s) { slot_unlock(s); }
 

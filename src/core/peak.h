@@ -14,6 +14,8 @@
 #ifndef GMG_CORE_PEAK_H
 #define GMG_CORE_PEAK_H
 
+#include "base/bias.h"
+
 #include <stdint.h>
 
 /* Records of this size or more are left out of the peak's make-up (the
@@ -45,6 +47,12 @@ void gmg_peak_slot_move_serial(struct gmg_peak_slot *s, int dev, uint64_t bytes,
  * slot's lock was held by another thread, and this one waited for it. */
 int gmg_peak_slot_move_with(struct gmg_peak_slot *s, int dev, uint64_t bytes, int sign, int counted,
                             uint64_t *total, uint64_t *count);
+/* The same, the slot taken by the bias `b`'s owner (base/bias.h) without
+ * its lock, else (the bias revoked) by its lock. One bias may stand for
+ * many slots: a reader of any of them (gmg_peak_slot_at, _hold) revokes
+ * it first. */
+int gmg_peak_slot_move_biased(struct gmg_peak_slot *s, gmg_bias_t *b, int dev, uint64_t bytes, int sign, int counted,
+                              uint64_t *total, uint64_t *count);
 /* Hold a slot's lock, and let it go: the totals that move under it
  * (gmg_peak_slot_move_with) stand still meanwhile. For a reader that adds
  * several slots up at one moment: it holds them all, taking them in one
