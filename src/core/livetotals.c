@@ -201,10 +201,10 @@ static void live_sum(struct live_slot *s, uint64_t *bytes, uint64_t *count)
      * refusal's message is captured on the refusing thread), and a handler
      * that allocated at this call site there would wait for ever on a lock
      * its own thread holds */
-    gmg_bias_revoke(&solo); /* the slots' locks taken below: nobody may move them without */
     sigset_t all, was;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &was);
+    gmg_bias_revoke(&solo); /* the slots' locks taken below: nobody may move them without */
     gmg_peak_slot_hold(&s->peak);
     for (uint32_t i = 0; i < n; i++)
         gmg_peak_slot_hold(&st[i].peak);

@@ -158,10 +158,8 @@ static __thread struct {
  * (the bias is then revoked). */
 static inline __attribute__((always_inline)) int owner_move(struct pk *p, uint64_t bytes, int sign, uint64_t *gen)
 {
-    if (__builtin_expect(!gmg_bias_enter(&p->bias), 0)) {
-        gmg_bias_revoke(&p->bias);
+    if (!gmg_bias_take(&p->bias))
         return -1;
-    }
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_RELAXED);
     if (sign > 0 && (w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE)) {
         gmg_bias_leave(&p->bias);
@@ -344,11 +342,9 @@ int gmg_peak_slot_move_biased(struct gmg_peak_slot *s, gmg_bias_t *b, int dev, u
     if (counted)
         TEST_HOOK();
     int waited = 0;
-    int biased = gmg_bias_enter(b);
-    if (!biased) {
-        gmg_bias_revoke(b);
+    int biased = gmg_bias_take(b);
+    if (!biased)
         waited = slot_lock(s);
-    }
     if (counted)
         slot_apply(s, gen, bytes, sign);
     uint64_t t = __atomic_load_n(total, __ATOMIC_RELAXED), c = __atomic_load_n(count, __ATOMIC_RELAXED);

@@ -117,11 +117,10 @@ static struct shard shards[SHARDS];
 /* The shard's exclusion: its owner's bias, or its lock once revoked. */
 static inline __attribute__((always_inline)) void shard_lock(struct shard *s)
 {
-    if (__builtin_expect(gmg_bias_enter(&s->bias), 1)) {
+    if (gmg_bias_take(&s->bias)) {
         s->biased = 1;
         return;
     }
-    gmg_bias_revoke(&s->bias);
     gmg_lock(&s->mu);
     s->biased = 0;
 }

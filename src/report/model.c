@@ -342,7 +342,10 @@ int gmg_report_build(struct gmg_report *r, enum gmg_trigger trigger)
     }
     r->host_driver_oom = gmg_quota_host_driver_oom();
     r->driver_oom += r->host_driver_oom;
-    gmg_at_peak_build(r, w.growth_too); /* a signal or API dump starts the next window */
+    /* a signal or API dump starts the next window; the API's leaked and
+     * retained bytes read nothing of the peak's */
+    if (trigger != GMG_TRIGGER_QUERY)
+        gmg_at_peak_build(r, w.growth_too);
     /* a peak set since the device lines were read: the line says it too */
     for (size_t i = 0; i < r->nat_peak; i++) {
         int d = r->at_peak[i].device;

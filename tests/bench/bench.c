@@ -7,7 +7,9 @@
  *       cuMemAlloc_v2+cuMemFree_v2 pairs of 4 KiB, LIVE allocations of
  *       512 bytes held live meanwhile; each thread first recurses DEPTH
  *       frames so that its allocations have a stack that deep, then makes
- *       PAIRS pairs in 80 rounds: 40 through cuMemAlloc_v2/cuMemFree_v2
+ *       PAIRS pairs in 80 rounds (BENCH_LIVE_HERE set: the LIVE
+ *       allocations are made by the first thread, before its rounds, not
+ *       by the main thread before the threads start): 40 through cuMemAlloc_v2/cuMemFree_v2
  *       (the guard's, when it is preloaded) alternating with 40 through the
  *       simulated driver's own names for them, which nothing intercepts.
  *       Prints "CPU_NS WALL_NS SLEEPS RAW_CPU_NS RAW_SLEEPS": CPU time per
@@ -216,13 +218,6 @@ static long pair_loop(void *arg)
     return 0;
 }
 
-static void *thread_main(void *arg)
-{
-    cuCtxSetCurrent(ctx);
-    deep(depth, pair_loop, arg);
-    return NULL;
-}
-
 static long hold_loop(void *arg)
 {
     long live = *(long *)arg;
@@ -237,6 +232,17 @@ static long hold_loop(void *arg)
 static void hold(long live)
 {
     deep(depth, hold_loop, &live);
+}
+
+static long live_here; /* BENCH_LIVE_HERE: the live allocations, made by the first worker */
+
+static void *thread_main(void *arg)
+{
+    cuCtxSetCurrent(ctx);
+    if (live_here && ((struct worker *)arg)->index == 0)
+        hold(live_here);
+    deep(depth, pair_loop, arg);
+    return NULL;
 }
 
 static long status_kb(const char *field)
@@ -263,7 +269,10 @@ static void start(void)
 static int mode_pairs(long live, int threads)
 {
     start();
-    hold(live);
+    if (getenv("BENCH_LIVE_HERE"))
+        live_here = live; /* before the first round's barrier */
+    else
+        hold(live);
     pthread_t t[64];
     struct worker *w = calloc((size_t)threads, sizeof *w);
     pthread_barrier_init(&round_start, NULL, (unsigned)threads);
