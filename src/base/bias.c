@@ -96,19 +96,11 @@ done:
 static void wait_round(unsigned i, int *noted)
 {
     if (i < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#elif defined(__aarch64__)
-        __asm__ __volatile__("yield");
-#endif
+        gmg_cpu_relax();
         return;
     }
-    long long *note = gmg_lock_wait_note;
-    if (note && !*noted) {
-        struct timespec ts;
-        __atomic_store_n(note, clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0
-                                   ? (long long)ts.tv_sec * 1000000000 + ts.tv_nsec : -1,
-                         __ATOMIC_RELEASE);
+    if (gmg_lock_wait_note && !*noted) {
+        gmg_lock_note_wait(gmg_lock_wait_note, 1);
         *noted = 1;
     }
     nap_ns(50000);
@@ -117,7 +109,7 @@ static void wait_round(unsigned i, int *noted)
 static void wait_done(int noted)
 {
     if (noted && gmg_lock_wait_note)
-        __atomic_store_n(gmg_lock_wait_note, -1, __ATOMIC_RELEASE);
+        gmg_lock_note_wait(gmg_lock_wait_note, 0);
 }
 
 /* A dropped object, after the barrier: its owner out, then revoked. */

@@ -4,8 +4,8 @@
  * lock or an atomic read-modify-write would cost 7-10 ns each, until
  * another thread needs it; from then on, for good, everyone goes through
  * the object's lock or atomic operations as before. Most programs allocate
- * from one thread: for them the table's shards and the device's peak word
- * are such objects (docs/benchmarks.md).
+ * from one thread: for them the table's shards, the device's peak word and
+ * the call sites' totals are such objects (docs/benchmarks.md).
  *
  * An object's bias names its owner, the first thread that entered it (a
  * token of the thread's, never 0 or GMG_BIAS_NONE), or 0 before that, or
@@ -61,16 +61,14 @@ void gmg_bias_revoke_slow(gmg_bias_t *b);
  * barrier, once, at start-up (before it, and where refused, none is). */
 void gmg_bias_start(void);
 
-/* 1: the calling thread owns the object and is inside it (leave with
- * gmg_bias_leave); 0: it is not, and must use the object's lock or atomic
- * operations, after gmg_bias_revoke. An object with no owner yet becomes
- * the caller's. */
-static inline int gmg_bias_enter(gmg_bias_t *b)
+/* The owner's entry, the bias read as `o`: 1 inside (leave with
+ * gmg_bias_leave), 0 not the owner (or a signal handler of the owner's,
+ * inside already). An object with no owner yet becomes the caller's. */
+static inline int gmg_bias_enter_seen(gmg_bias_t *b, uint32_t o)
 {
     uint32_t me = gmg_bias_token_tl;
     if (__builtin_expect(!me, 0))
         me = gmg_bias_token_new();
-    uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_RELAXED);
     if (__builtin_expect(o != me, 0) && (o != 0 || !gmg_bias_claim(b, me)))
         return 0;
     if (__builtin_expect(__atomic_load_n(&b->busy, __ATOMIC_RELAXED) != 0, 0))
@@ -83,6 +81,14 @@ static inline int gmg_bias_enter(gmg_bias_t *b)
         return 1;
     __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
     return 0;
+}
+
+/* 1: the calling thread owns the object and is inside it (leave with
+ * gmg_bias_leave); 0: it is not, and must use the object's lock or atomic
+ * operations, after gmg_bias_revoke. */
+static inline int gmg_bias_enter(gmg_bias_t *b)
+{
+    return gmg_bias_enter_seen(b, __atomic_load_n(&b->owner, __ATOMIC_RELAXED));
 }
 
 static inline void gmg_bias_leave(gmg_bias_t *b) { __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE); }
@@ -104,17 +110,8 @@ static inline int gmg_bias_take(gmg_bias_t *b)
     uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
     if (o == GMG_BIAS_NONE)
         return 0;
-    uint32_t me = gmg_bias_token_tl;
-    if (__builtin_expect(!me, 0))
-        me = gmg_bias_token_new();
-    if (__builtin_expect(o == me || (o == 0 && gmg_bias_claim(b, me)), 1) &&
-        !__atomic_load_n(&b->busy, __ATOMIC_RELAXED)) {
-        __atomic_store_n(&b->busy, 1, __ATOMIC_RELAXED);
-        __atomic_signal_fence(__ATOMIC_SEQ_CST); /* as in gmg_bias_enter */
-        if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_RELAXED) == me, 1))
-            return 1;
-        __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
-    }
+    if (__builtin_expect(gmg_bias_enter_seen(b, o), 1))
+        return 1;
     gmg_bias_revoke_slow(b);
     return 0;
 }

@@ -14,8 +14,7 @@
 
 __thread long long *gmg_lock_wait_note __attribute__((tls_model("initial-exec")));
 
-/* *note: the calling thread's CPU time now, or -1 */
-static void note_wait(long long *note, int waiting)
+void gmg_lock_note_wait(long long *note, int waiting)
 {
     struct timespec ts;
     long long v = -1;
@@ -24,20 +23,11 @@ static void note_wait(long long *note, int waiting)
     __atomic_store_n(note, v, __ATOMIC_RELEASE);
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 void gmg_lock_slow(gmg_lock_t *l)
 {
     /* a short spin first: critical sections are a few hundred instructions */
     for (int i = 0; i < SPINS; i++) {
-        cpu_relax();
+        gmg_cpu_relax();
         if (__atomic_load_n(&l->v, __ATOMIC_RELAXED) == 0 && gmg_trylock(l))
             return;
     }
@@ -47,13 +37,13 @@ void gmg_lock_slow(gmg_lock_t *l)
     const struct timespec nap = { 0, GMG_LOCK_NAP_NS };
     long long *note = gmg_lock_wait_note;
     if (note)
-        note_wait(note, 1);
+        gmg_lock_note_wait(note, 1);
     __atomic_fetch_add(&l->waiters, 1, __ATOMIC_SEQ_CST);
     while (!gmg_trylock(l))
         syscall(SYS_futex, &l->v, FUTEX_WAIT_PRIVATE, 1, &nap, NULL, 0);
     __atomic_fetch_sub(&l->waiters, 1, __ATOMIC_RELAXED);
     if (note)
-        note_wait(note, 0);
+        gmg_lock_note_wait(note, 0);
     errno = saved;
 }
 

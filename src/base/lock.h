@@ -38,6 +38,21 @@ typedef struct {
  * its CPU time (ns) as the sleep began; else -1. NULL: not noted. */
 extern __thread long long *gmg_lock_wait_note __attribute__((tls_model("initial-exec")));
 
+/* A moment's pause in a spin (x86 pause, arm yield). */
+static inline void gmg_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* *note (gmg_lock_wait_note's word) set to the calling thread's CPU time
+ * as a wait begins (waiting), to -1 as it ends: for the guard's other waits
+ * on another thread's few instructions (base/bias.h). */
+void gmg_lock_note_wait(long long *note, int waiting);
+
 void gmg_lock_slow(gmg_lock_t *l);
 void gmg_lock_wake(gmg_lock_t *l);
 

@@ -115,16 +115,17 @@ static struct gmg_refusal event(const struct gmg_op *op, uint64_t bytes)
 {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
+    /* without a limit or a group no counter is kept (quota.h): the
+     * allocations held are what is in use */
+    int counting = gmg_quota_counting();
     return (struct gmg_refusal){
         .mono_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u,
         .family = op->family,
         .device = op->dev,
         .bytes = bytes,
         .limit = gmg_quota_limit(op->dev),
-        /* without a limit or a group no counter is kept (quota.h): the
-         * allocations held are what is in use */
-        .in_use = gmg_quota_counting() ? gmg_quota_charged(op->dev) : gmg_peak_in_use(op->dev),
-        .own = gmg_quota_counting() ? gmg_quota_used(op->dev) : gmg_peak_in_use(op->dev),
+        .in_use = counting ? gmg_quota_charged(op->dev) : gmg_peak_in_use(op->dev),
+        .own = counting ? gmg_quota_used(op->dev) : gmg_peak_in_use(op->dev),
         .stack = op->stack,
     };
 }
