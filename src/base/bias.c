@@ -44,6 +44,13 @@ int gmg_bias_claim(gmg_bias_t *b, uint32_t me)
            __atomic_compare_exchange_n(&b->owner, &none, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
+int gmg_bias_reclaim(gmg_bias_t *b)
+{
+    uint32_t none = GMG_BIAS_NONE;
+    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) &&
+           __atomic_compare_exchange_n(&b->owner, &none, gmg_bias_me(), 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+}
+
 int gmg_bias_drop(gmg_bias_t *b)
 {
     uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
@@ -113,28 +120,40 @@ static void wait_done(int noted)
 }
 
 /* A dropped object, after the barrier: its owner out, then revoked. */
-void gmg_bias_settle(gmg_bias_t *b)
+static void settle_then(gmg_bias_t *b, void (*out)(void *), void *arg)
 {
     int saved = errno, noted = 0;
     for (unsigned i = 0; __atomic_load_n(&b->busy, __ATOMIC_ACQUIRE); i++)
         wait_round(i, &noted);
     wait_done(noted);
+    if (out)
+        out(arg);
     __atomic_store_n(&b->owner, GMG_BIAS_NONE, __ATOMIC_RELEASE);
     errno = saved;
 }
 
-void gmg_bias_revoke_slow(gmg_bias_t *b)
+void gmg_bias_settle(gmg_bias_t *b) { settle_then(b, NULL, NULL); }
+
+void gmg_bias_revoke_slow(gmg_bias_t *b) { gmg_bias_revoke_slow_then(b, NULL, NULL); }
+
+void gmg_bias_revoke_slow_then(gmg_bias_t *b, void (*out)(void *), void *arg)
 {
-    int saved = errno;
-    if (gmg_bias_drop(b)) {
-        gmg_bias_barrier();
-        gmg_bias_settle(b);
-    } else { /* revoked, or another thread is revoking it: wait for it to finish */
-        int noted = 0;
-        for (unsigned i = 0; __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE; i++)
-            wait_round(i, &noted);
-        wait_done(noted);
+    int saved = errno, noted = 0;
+    for (unsigned i = 0;; i++) {
+        uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
+        if (o == GMG_BIAS_NONE)
+            break;
+        if (o != GMG_BIAS_REVOKING) { /* owned (again: given back since), or never */
+            if (gmg_bias_drop(b)) {
+                gmg_bias_barrier();
+                settle_then(b, out, arg);
+                break;
+            }
+            continue; /* another thread changed it first: look again */
+        }
+        wait_round(i, &noted); /* another thread is revoking it: wait for it to finish */
     }
+    wait_done(noted);
     errno = saved;
 }
 

@@ -2,8 +2,9 @@
  * bias.h - owner-biased exclusion (base layer): a shared object that the
  * one thread using it may change with plain loads and stores, where a
  * lock or an atomic read-modify-write would cost 7-10 ns each, until
- * another thread needs it; from then on, for good, everyone goes through
- * the object's lock or atomic operations as before. Most programs allocate
+ * another thread needs it; from then on everyone goes through the
+ * object's lock or atomic operations as before, until the object is given
+ * back to one thread (below). Most programs allocate
  * from one thread: for them the table's shards, the device's peak word and
  * the call sites' totals are such objects (docs/benchmarks.md).
  *
@@ -21,7 +22,19 @@
  * takes the lock), or its busy = 1 came before it and the revoker sees it
  * and waits for the owner to leave: never both inside (Dekker's exclusion,
  * the owner's half of the fence run for it by the revoker). Revocation
- * costs a system call once per object, and stays.
+ * costs a system call.
+ *
+ * A revoked object is given back (regained) to a thread that has since
+ * used it alone for a while: the program's threads took turns (a loader
+ * thread made the live set, the training thread allocates from then on).
+ * A lock-based object's taker counts, under the lock, the takes in a row
+ * that were its own (gmg_bias_note_take), and after GMG_BIAS_REGAIN of
+ * them claims the bias back (gmg_bias_reclaim): every taker of the lock
+ * therefore checks, under it, that the object is still revoked, and else
+ * lets the lock go and revokes it again. The device's peak word, which has
+ * no lock, is given back in its own way (core/peak.c). Each regain of an
+ * object doubles the run its next one needs, so a program whose threads
+ * keep taking turns pays at most a few dozen revocations per object.
  *
  * Without membarrier (a kernel before 4.14, a seccomp filter refusing it),
  * and before start-up (gmg_bias_start), no bias is given: an object is
@@ -56,6 +69,15 @@ extern __thread uint32_t gmg_bias_token_tl __attribute__((tls_model("initial-exe
 uint32_t gmg_bias_token_new(void);
 int gmg_bias_claim(gmg_bias_t *b, uint32_t me);
 void gmg_bias_revoke_slow(gmg_bias_t *b);
+/* The same, `out(arg)` run once the owner is out and before the object is
+ * marked revoked (the peak word clears its mark of the bias there). */
+void gmg_bias_revoke_slow_then(gmg_bias_t *b, void (*out)(void *), void *arg);
+
+static inline uint32_t gmg_bias_me(void)
+{
+    uint32_t me = gmg_bias_token_tl;
+    return __builtin_expect(me != 0, 1) ? me : gmg_bias_token_new();
+}
 
 /* Whether a bias can be given in this process: asks the kernel for the
  * barrier, once, at start-up (before it, and where refused, none is). */
@@ -66,9 +88,7 @@ void gmg_bias_start(void);
  * inside already). An object with no owner yet becomes the caller's. */
 static inline int gmg_bias_enter_seen(gmg_bias_t *b, uint32_t o)
 {
-    uint32_t me = gmg_bias_token_tl;
-    if (__builtin_expect(!me, 0))
-        me = gmg_bias_token_new();
+    uint32_t me = gmg_bias_me();
     if (__builtin_expect(o != me, 0) && (o != 0 || !gmg_bias_claim(b, me)))
         return 0;
     if (__builtin_expect(__atomic_load_n(&b->busy, __ATOMIC_RELAXED) != 0, 0))
@@ -93,8 +113,8 @@ static inline int gmg_bias_enter(gmg_bias_t *b)
 
 static inline void gmg_bias_leave(gmg_bias_t *b) { __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE); }
 
-/* The object is no one's for good, and its owner is not inside it: the
- * caller may use its lock or atomic operations. One load once revoked. */
+/* The object is no one's, and its owner is not inside it: the caller may
+ * use its lock or atomic operations. One load once revoked. */
 static inline void gmg_bias_revoke(gmg_bias_t *b)
 {
     if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE, 0))
@@ -102,9 +122,9 @@ static inline void gmg_bias_revoke(gmg_bias_t *b)
 }
 
 /* gmg_bias_enter, and where it says no, gmg_bias_revoke: 1 inside by the
- * bias, 0 revoked (the caller takes the lock). A revoked object, the usual
- * state of a program's objects once two of its threads use them, costs one
- * load and compare. */
+ * bias, 0 revoked (the caller takes the lock, then checks gmg_bias_revoked
+ * under it). A revoked object, the usual state of a program's objects
+ * while two of its threads use them, costs one load and compare. */
 static inline int gmg_bias_take(gmg_bias_t *b)
 {
     uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
@@ -114,6 +134,54 @@ static inline int gmg_bias_take(gmg_bias_t *b)
         return 1;
     gmg_bias_revoke_slow(b);
     return 0;
+}
+
+/* Under the object's lock, taken after gmg_bias_take said 0: 1, the object
+ * is still revoked (the lock is the caller's); 0, its bias was given back
+ * meanwhile (the caller lets the lock go, and takes it again). */
+static inline int gmg_bias_revoked(const gmg_bias_t *b)
+{
+    /* an acquire: the revocation read here may be a later one than the lock's
+     * last holder saw, after an owner's plain stores, which the revoker's
+     * acquire of busy = 0 and release of the revocation pass on */
+    return __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) == GMG_BIAS_NONE;
+}
+
+/* Giving a revoked object back. 1: the bias is now the caller's (it was
+ * revoked, and a bias may be given); it enters as its owner from its next
+ * use, its present one, if any, finishing the way it began. */
+int gmg_bias_reclaim(gmg_bias_t *b);
+
+/* A lock-based object's regain count: kept beside it, written under its
+ * lock. */
+typedef struct {
+    uint32_t taker;   /* the last taker's token */
+    uint32_t run;     /* its takes in a row, less one */
+    uint32_t regains; /* how often the bias was given back */
+} gmg_bias_turns_t;
+#define GMG_BIAS_REGAIN 16u
+
+/* The takes in a row an object's next regain needs, after `regains`. */
+static inline uint64_t gmg_bias_regain_after(uint32_t regains, uint32_t base)
+{
+    return (uint64_t)base << (regains < 32 ? regains : 32);
+}
+
+/* Called by each taker of a revoked object, under its lock, as it lets the
+ * lock go (its changes made: a signal handler of its own that enters by the
+ * bias given back finds the object whole): after a first take, the
+ * GMG_BIAS_REGAIN << regains -th more in a row by one thread gives the bias
+ * back to it. */
+static inline void gmg_bias_note_take(gmg_bias_t *b, gmg_bias_turns_t *t)
+{
+    uint32_t me = gmg_bias_me();
+    if (t->taker != me) {
+        t->taker = me;
+        t->run = 0;
+    } else if (__builtin_expect(++t->run >= gmg_bias_regain_after(t->regains, GMG_BIAS_REGAIN), 0)) {
+        t->run = 0;
+        t->regains += gmg_bias_reclaim(b);
+    }
 }
 
 /* Many objects at once, with one barrier: gmg_bias_drop on each (1: it

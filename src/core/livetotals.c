@@ -49,7 +49,8 @@ __attribute__((constructor)) static void live_init(void)
  * taken by that thread's bias (base/bias.h) instead of each slot's lock,
  * until another thread moves one, or a reader needs the slots' locks
  * (the peak's make-up, a busy call site's stripes); then, for good, by
- * their locks. */
+ * their locks: this bias is never given back (the slots' lock takers do
+ * not check it under the lock, as the table's shards' do). */
 static gmg_bias_t solo;
 
 struct live_stripe {

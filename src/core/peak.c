@@ -1,8 +1,9 @@
 /*
  * peak.c - see peak.h.
  *
- * Each device has one word: its tracked bytes in the upper 48 bits, the
- * low 16 bits of its peak generation below them. Every move of a counted
+ * Each device has one word: its tracked bytes in the upper 48 bits, below
+ * them one bit that says whether the word's owner may move it with plain
+ * stores (BIASED, below), and the low 15 bits of its peak generation. Every move of a counted
  * record is one compare-and-swap on it, so that the moves of all threads
  * have one order, the word's, and each move knows the generation in force
  * at its place in that order. A generation is the number of peaks set so
@@ -48,9 +49,9 @@
  * gmg_peak_read_settled walks again until it is (bounded). The converse is
  * not proof: an allocation and a free of equal size, both half done at
  * once, cancel out in the sum while each total is off by their size.
- * The 16 bits in the word are widened with `gen64`, stored after each bump
+ * The 15 bits in the word are widened with `gen64`, stored after each bump
  * under the lock: a move reads it after its compare-and-swap, and fewer
- * than 32768 peaks come between the two.
+ * than 16384 peaks come between the two.
  */
 #include "core/peak.h"
 
@@ -68,8 +69,9 @@
  * therefore stays in every CPU's cache while threads on several CPUs move
  * the word. */
 struct pk {
-    uint64_t word;              /* bytes << 16 | generation & 0xffff */
+    uint64_t word;              /* bytes << 16 | BIASED or not | generation & GEN_MASK */
     gmg_bias_t bias;            /* its owner moves the word with plain stores (below) */
+    uint32_t regains;           /* how often the bias was given back (below) */
     uint64_t peak __attribute__((aligned(64))); /* tracked bytes at the latest peak; 0 while a restart is under way */
     uint64_t gen64;             /* the generation, whole */
     uint64_t run;               /* the run's highest peak (a restart keeps it) */
@@ -86,18 +88,81 @@ __attribute__((constructor)) static void peak_init(void)
         pthread_mutex_init(&pk[i].mu, NULL);
 }
 
-#define GEN_MASK 0xffffull
+#define GEN_MASK 0x7fffull
+#define BIASED 0x8000ull
 
 static inline uint64_t widen(const struct pk *p, uint64_t word)
 {
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_ACQUIRE);
-    return g + (uint64_t)(int64_t)(int16_t)(uint16_t)((word & GEN_MASK) - (g & GEN_MASK));
+    uint64_t d = ((word & GEN_MASK) - g) & GEN_MASK; /* the 15-bit difference, */
+    return g + (uint64_t)((int64_t)(d << 49) >> 49); /* signed */
 }
 
-/* A move that may set a peak, under the lock. */
+/*
+ * The word's owner (base/bias.h: most programs allocate from one thread)
+ * moves it with a plain load and store, where every other thread uses a
+ * compare-and-swap. While the owner is inside its bias, with BIASED set in
+ * the word, nobody else writes the word: every compare-and-swap expects a
+ * value without BIASED (word_cas), and fails; its thread then revokes the
+ * bias, whose revocation clears BIASED once the owner is out and before
+ * the bias reads revoked. So the owner's moves take their place in the
+ * word's order as the compare-and-swap's would, and the argument above
+ * holds unchanged. Only an owner inside its bias sets BIASED (with a
+ * compare-and-swap of its move: threads that have not seen it own the
+ * word may still be swapping): while BIASED is set the bias is the
+ * owner's or being revoked.
+ *
+ * Nothing but the word tells a thread that it is not the owner: so a bias
+ * revoked can be given back. A thread whose compare-and-swaps on the value
+ * its last move left keep succeeding at the first try (no other thread
+ * moved the word in between) claims the bias back after REGAIN << regains
+ * moves in a row: a program whose allocating thread changed (a loader
+ * thread made the live set) gets back the plain stores.
+ */
+#define REGAIN 1024u
+
+static void word_unbias(void *arg)
+{
+    __atomic_fetch_and(&((struct pk *)arg)->word, ~BIASED, __ATOMIC_ACQ_REL);
+}
+
+/* The word's bias is revoked here only, never by gmg_bias_revoke: a
+ * revocation that left BIASED set would fail every swap for ever. */
+static __attribute__((noinline, cold)) void word_revoke(struct pk *p)
+{
+    gmg_bias_revoke_slow_then(&p->bias, word_unbias, p);
+}
+
+/* A compare-and-swap of the word by a thread not inside its bias: 1 done;
+ * 0 not, *w the word now (a biased word is first revoked, never swapped:
+ * its owner may be between its load and its store). */
+static inline int word_cas(struct pk *p, uint64_t *w, uint64_t nw)
+{
+    if (__builtin_expect(!(*w & BIASED), 1))
+        return __atomic_compare_exchange_n(&p->word, w, nw, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    word_revoke(p);
+    *w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+    return 0;
+}
+
+/* The owner's move, inside its bias: a plain store where BIASED is set,
+ * else the compare-and-swap that sets it. 1 done; 0 not, *w the word now. */
+static inline int owner_store(struct pk *p, uint64_t *w, uint64_t nw)
+{
+    if (__builtin_expect(*w & BIASED, 1)) {
+        __atomic_store_n(&p->word, nw | BIASED, __ATOMIC_RELEASE);
+        return 1;
+    }
+    return __atomic_compare_exchange_n(&p->word, w, nw | BIASED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+/* A move that may set a peak, under the lock; the word's owner enters its
+ * bias after taking the lock (a revoker may hold it while it waits for the
+ * owner to leave the bias). */
 static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t bytes)
 {
     pthread_mutex_lock(&p->mu);
+    int inside = gmg_bias_enter(&p->bias);
     uint64_t peak = __atomic_load_n(&p->peak, __ATOMIC_RELAXED);
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE), b;
@@ -105,7 +170,7 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
         uint64_t total = (w >> 16) + bytes;
         if (total > peak) {
             uint64_t nw = total << 16 | ((g + 1) & GEN_MASK);
-            if (__atomic_compare_exchange_n(&p->word, &w, nw, 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            if (inside ? owner_store(p, &w, nw) : word_cas(p, &w, nw)) {
                 __atomic_store_n(&p->gen64, g + 1, __ATOMIC_RELEASE);
                 __atomic_store_n(&p->peak, total, __ATOMIC_RELEASE);
                 if (total > __atomic_load_n(&p->run, __ATOMIC_RELAXED)) { /* under the lock: its one writer */
@@ -118,12 +183,13 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
                 b = g;
                 break;
             }
-        } else if (__atomic_compare_exchange_n(&p->word, &w, w + (bytes << 16), 1, __ATOMIC_ACQ_REL,
-                                               __ATOMIC_ACQUIRE)) {
+        } else if (inside ? owner_store(p, &w, w + (bytes << 16)) : word_cas(p, &w, w + (bytes << 16))) {
             b = widen(p, w);
             break;
         }
     }
+    if (inside)
+        gmg_bias_leave(&p->bias);
     pthread_mutex_unlock(&p->mu);
     return b;
 }
@@ -139,37 +205,60 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
  * word's generation before gen64 follows, and a swap on the older
  * generation then fails). So a swap that succeeds proves the word was that
  * value in the generation whose peak, or a smaller one, was read (gen64
- * was read a moment before, so not 65536 generations ago): as for a value
+ * was read a moment before, so not 32768 generations ago): as for a value
  * loaded (the argument above). Whatever value is tried, then, a stale one
- * (a move 65536 peaks ago, a signal handler's move on another device
+ * (a move 32768 peaks ago, a signal handler's move on another device
  * between the two fields' stores) only costs a failed swap. */
 static __thread struct {
     uint64_t word;
     int dev;
+    uint32_t run; /* moves in a row whose swap on `word` succeeded at once */
 } last __attribute__((tls_model("initial-exec")));
 
-/* The word's owner (base/bias.h: most programs allocate from one thread)
- * moves it with a plain load and store, where every other thread uses the
- * compare-and-swap and subtract below once it has revoked the owner's bias:
- * while the owner is inside, nobody else writes the word, so its moves take
- * their place in the word's order as the compare-and-swap's would, and the
- * argument above holds unchanged. A move that may set a peak leaves first
- * and takes the lock, as any other. -1 when the caller is not the owner
- * (the bias is then revoked). */
+/* The owner's move (see above). A move that may set a peak leaves the bias
+ * and takes the lock, as any other. -1 when the caller is not the owner,
+ * or its move found the word moved by a thread that has not seen it own
+ * it (the compare-and-swap's way, then, this once). */
 static inline __attribute__((always_inline)) int owner_move(struct pk *p, uint64_t bytes, int sign, uint64_t *gen)
 {
-    if (!gmg_bias_take(&p->bias))
+    if (!gmg_bias_enter(&p->bias))
         return -1;
-    uint64_t w = __atomic_load_n(&p->word, __ATOMIC_RELAXED);
+    /* an acquire, as a compare-and-swap's load: before BIASED is set, other
+     * threads' swaps (a restart's among them) are still the word's moves */
+    uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
     if (sign > 0 && (w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE)) {
         gmg_bias_leave(&p->bias);
         *gen = move_locked(p, bytes);
         return 0;
     }
-    __atomic_store_n(&p->word, sign > 0 ? w + (bytes << 16) : w - (bytes << 16), __ATOMIC_RELEASE);
+    if (!owner_store(p, &w, sign > 0 ? w + (bytes << 16) : w - (bytes << 16))) {
+        gmg_bias_leave(&p->bias);
+        return -1;
+    }
     gmg_bias_leave(&p->bias);
     *gen = widen(p, w);
     return 0;
+}
+
+/* A non-owner's move that succeeded (`first`: at the first try, on the
+ * value its last move left): counts toward the bias given back. */
+static inline void note_swap(struct pk *p, int dev, uint64_t nw, int first)
+{
+    last.word = nw;
+    last.dev = dev;
+    if (!first) {
+        last.run = 0;
+    } else if (__builtin_expect(++last.run >= gmg_bias_regain_after(__atomic_load_n(&p->regains, __ATOMIC_RELAXED),
+                                                                     REGAIN), 0)) {
+        last.run = 0;
+        /* an owner that has not moved the word since it was given it (its
+         * thread went quiet, or ended) never set BIASED, and nobody else
+         * would revoke it */
+        if (__atomic_load_n(&p->bias.owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE)
+            word_revoke(p);
+        if (gmg_bias_reclaim(&p->bias))
+            __atomic_fetch_add(&p->regains, 1, __ATOMIC_RELAXED);
+    }
 }
 
 /* Inlined into each slot mover: on every counted allocation and free. */
@@ -179,30 +268,37 @@ static inline __attribute__((always_inline)) uint64_t peak_move(int dev, uint64_
     uint64_t gen;
     if (__builtin_expect(owner_move(p, bytes, sign, &gen) == 0, 1))
         return gen;
-    if (sign < 0) { /* a free: no condition, one atomic operation; the old word gives its generation */
-        uint64_t old = __atomic_fetch_sub(&p->word, bytes << 16, __ATOMIC_ACQ_REL);
-        last.word = old - (bytes << 16);
-        last.dev = dev;
-        return widen(p, old);
+    int first = last.dev == dev;
+    uint64_t w = last.word;
+    if (sign < 0) { /* a free: no condition */
+        if (!first)
+            w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+        while (!word_cas(p, &w, w - (bytes << 16)))
+            first = 0;
+        note_swap(p, dev, w - (bytes << 16), first);
+        return widen(p, w);
     }
-    uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_ACQUIRE), w = last.word;
-    if (last.dev != dev || ((w ^ g) & GEN_MASK))
+    uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_ACQUIRE);
+    if (!first || ((w ^ g) & GEN_MASK)) {
         w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
+        first = 0;
+    }
     for (;;) {
         if ((w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE)) {
             uint64_t now = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
             if (now != w) { /* the value tried was the thread's last, not the word's */
                 w = now;
+                first = 0;
                 continue;
             }
             last.dev = -1;
             return move_locked(p, bytes);
         }
-        if (__atomic_compare_exchange_n(&p->word, &w, w + (bytes << 16), 1, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-            last.word = w + (bytes << 16);
-            last.dev = dev;
+        if (word_cas(p, &w, w + (bytes << 16))) {
+            note_swap(p, dev, w + (bytes << 16), first);
             return widen(p, w);
         }
+        first = 0;
     }
 }
 
@@ -236,6 +332,8 @@ static inline void slot_unlock(struct gmg_peak_slot *s) { __atomic_store_n(&s->l
  * another thread may overtake it. */
 #ifdef GMG_PEAK_TEST_HOOKS
 void (*gmg_peak_test_hook)(void);
+unsigned gmg_peak_test_regains(int dev);
+unsigned gmg_peak_test_regains(int dev) { return __atomic_load_n(&pk[dev].regains, __ATOMIC_RELAXED); }
 #define TEST_HOOK() do { if (gmg_peak_test_hook) gmg_peak_test_hook(); } while (0)
 #else
 #define TEST_HOOK() ((void)0)
@@ -408,12 +506,10 @@ int gmg_peak_read_settled(int dev, uint64_t *bytes, uint64_t *gen, uint64_t (*wa
 void gmg_peak_restart(int dev)
 {
     struct pk *p = &pk[dev];
-    gmg_bias_revoke(&p->bias); /* the word's CAS below: nobody may move it with plain stores */
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
     __atomic_store_n(&p->peak, 0, __ATOMIC_SEQ_CST); /* adders go to the lock meanwhile */
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
-    while (!__atomic_compare_exchange_n(&p->word, &w, (w & ~GEN_MASK) | ((g + 1) & GEN_MASK), 1, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE))
+    while (!word_cas(p, &w, (w & ~(GEN_MASK | BIASED)) | ((g + 1) & GEN_MASK)))
         ;
     __atomic_store_n(&p->gen64, g + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&p->peak, w >> 16, __ATOMIC_RELEASE);
@@ -465,6 +561,7 @@ void gmg_peak_atfork_child(void)
         pk[i].run = 0;
         pk[i].run_ms = 0;
         pk[i].untracked = 0;
+        pk[i].regains = 0;
         gmg_bias_forget(&pk[i].bias);
         pthread_mutex_init(&pk[i].mu, NULL);
     }

@@ -84,9 +84,12 @@ struct shard {
     /* Taken by its owner (base/bias.h) instead of mu: the thread that
      * uses the shard alone (most programs allocate from one thread) takes
      * it with plain stores, no atomic read-modify-write (docs/benchmarks.md,
-     * where a stacks-off pair goes). `biased`: how the holder took it. */
+     * where a stacks-off pair goes), and given back to a thread that
+     * takes the lock alone for a while (`turns`, under mu). `biased`: how
+     * the holder took it. */
     gmg_bias_t bias;
     int biased;
+    gmg_bias_turns_t turns;
     struct gmg_alloc *head;
     size_t count;           /* written under mu, read without it */
     uint32_t seq;           /* under mu: the last record's seq   */
@@ -114,7 +117,17 @@ struct shard {
 
 static struct shard shards[SHARDS];
 
-/* The shard's exclusion: its owner's bias, or its lock once revoked. */
+/* The shard's exclusion: its owner's bias, or its lock once revoked (and
+ * still revoked once the lock is held: a taker gives it back under it). */
+static __attribute__((noinline, cold)) void shard_lock_again(struct shard *s)
+{
+    do {
+        gmg_unlock(&s->mu);
+        gmg_bias_revoke(&s->bias);
+        gmg_lock(&s->mu);
+    } while (!gmg_bias_revoked(&s->bias));
+}
+
 static inline __attribute__((always_inline)) void shard_lock(struct shard *s)
 {
     if (gmg_bias_take(&s->bias)) {
@@ -122,24 +135,26 @@ static inline __attribute__((always_inline)) void shard_lock(struct shard *s)
         return;
     }
     gmg_lock(&s->mu);
+    if (__builtin_expect(!gmg_bias_revoked(&s->bias), 0))
+        shard_lock_again(s);
     s->biased = 0;
 }
 
 static inline __attribute__((always_inline)) void shard_unlock(struct shard *s)
 {
-    if (s->biased)
+    if (s->biased) {
         gmg_bias_leave(&s->bias);
-    else
+    } else {
+        gmg_bias_note_take(&s->bias, &s->turns);
         gmg_unlock(&s->mu);
+    }
 }
 
 /* Before a walk of every shard: every bias revoked at one barrier, where
- * the walk's locks would each make one. */
+ * the walk's locks would each make one (a shard given back meanwhile is
+ * revoked again by its lock's taker, shard_lock). */
 static void unbias_all(void)
 {
-    static int done;
-    if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
-        return;
     int dropped[SHARDS], any = 0;
     for (int i = 0; i < SHARDS; i++)
         any |= dropped[i] = gmg_bias_drop(&shards[i].bias);
@@ -155,7 +170,6 @@ static void unbias_all(void)
             gmg_bias_settle(&shards[i].bias);
         gmg_bias_revoke(&shards[i].bias); /* those another thread was revoking */
     }
-    __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
 static pthread_mutex_t reclaimed_mu = PTHREAD_MUTEX_INITIALIZER;

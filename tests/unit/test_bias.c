@@ -7,18 +7,28 @@
  * (alone, or with others at one barrier) and adds under the lock: every
  * round's counter must come out exact, and nobody may be seen inside with
  * another. Also: no bias before gmg_bias_start; an owner's signal handler
- * entering the object it interrupted is refused; a revoked object stays
- * revoked; a forgotten one has no owner.
- * Prints "bias: N rounds exact, M revoked while the owner was inside" and
- * exits 0, or says what was wrong and exits 1.
+ * entering the object it interrupted is refused; a revoked object is not
+ * entered again, but can be claimed back (gmg_bias_reclaim), once; a
+ * forgotten one has no owner. Then the bias given back: three threads
+ * use one object as a table shard does (the bias, or the lock, taken
+ * again where the bias was given back meanwhile, and every take counted
+ * toward the next regain), first taking turns in bursts, then all at once,
+ * then by turns again with a revoker at random moments: the counter must
+ * come out exact, nobody inside with another, and the bias must have been
+ * given back.
+ * Prints "bias: N rounds exact, M revoked while the owner was inside,
+ * R regains" and exits 0, or says what was wrong and exits 1.
  */
 #define _GNU_SOURCE
 #include "base/bias.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define ROUNDS 3000
 #define OWNER_ADDS 400
@@ -109,6 +119,199 @@ static void fresh(struct obj *o)
     o->inside = 0;
 }
 
+/* The bias given back: an object used as core/track.c uses a shard. */
+#define TURN_THREADS 3
+#define TURNS 60
+#define TOGETHER_ADDS 20000
+
+static struct robj {
+    gmg_bias_t bias;
+    pthread_mutex_t mu;
+    gmg_bias_turns_t turns; /* under mu */
+    long counter;
+    int inside;
+} R;
+static int turn, turn_phase_done;
+static long biased_entries, r_wanted;
+
+static int r_lock(void)
+{
+    if (gmg_bias_take(&R.bias))
+        return 1;
+    pthread_mutex_lock(&R.mu);
+    while (!gmg_bias_revoked(&R.bias)) { /* given back meanwhile */
+        pthread_mutex_unlock(&R.mu);
+        gmg_bias_revoke(&R.bias);
+        pthread_mutex_lock(&R.mu);
+    }
+    return 0;
+}
+
+static void r_unlock(int biased)
+{
+    if (biased) {
+        gmg_bias_leave(&R.bias);
+    } else {
+        gmg_bias_note_take(&R.bias, &R.turns);
+        pthread_mutex_unlock(&R.mu);
+    }
+}
+
+static void r_add(int slow)
+{
+    int biased = r_lock();
+    if (R.inside++)
+        __atomic_store_n(&overlaps, 1, __ATOMIC_RELAXED);
+    long c = R.counter;
+    pause_a_little(slow);
+    R.counter = c + 1;
+    R.inside--;
+    if (biased)
+        __atomic_add_fetch(&biased_entries, 1, __ATOMIC_RELAXED);
+    r_unlock(biased);
+}
+
+static void by_turns(int me, unsigned *seed)
+{
+    for (int t = 0; t < TURNS; t++) {
+        while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) % TURN_THREADS != me)
+            sched_yield();
+        int n = 50 + (int)(rand_r(seed) % 3000);
+        for (int i = 0; i < n; i++)
+            r_add(i % 7);
+        __atomic_add_fetch(&r_wanted, n, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&turn, 1, __ATOMIC_RELEASE);
+    }
+}
+
+static void *turn_taker(void *arg)
+{
+    int me = (int)(long)arg;
+    unsigned seed = 12345u + (unsigned)me;
+    by_turns(me, &seed);
+    pthread_barrier_wait(&start);
+    for (int i = 0; i < TOGETHER_ADDS; i++) /* all at once */
+        r_add(rand_r(&seed) % 20);
+    __atomic_add_fetch(&r_wanted, TOGETHER_ADDS, __ATOMIC_RELAXED);
+    pthread_barrier_wait(&start);
+    by_turns(me, &seed); /* and by turns again, a revoker about */
+    return NULL;
+}
+
+static void *random_revoker(void *arg)
+{
+    (void)arg;
+    unsigned seed = 99;
+    while (!__atomic_load_n(&turn_phase_done, __ATOMIC_ACQUIRE)) {
+        pause_a_little((int)(rand_r(&seed) % 20000));
+        int biased = r_lock(); /* a take like any other: the bias revoked if given */
+        R.counter++;
+        __atomic_add_fetch(&r_wanted, 1, __ATOMIC_RELAXED);
+        r_unlock(biased);
+    }
+    return NULL;
+}
+
+static void *one_add(void *arg)
+{
+    (void)arg;
+    r_add(0);
+    return NULL;
+}
+
+/* A taker waiting for the lock while its holder claims the bias back and
+ * enters by it: the taker must not go in on the lock alone. */
+static void reclaim_race_check(void)
+{
+    memset(&R, 0, sizeof R);
+    pthread_mutex_init(&R.mu, NULL);
+    gmg_bias_revoke(&R.bias);
+    pthread_mutex_lock(&R.mu);
+    pthread_t x;
+    pthread_create(&x, NULL, one_add, NULL);
+    struct timespec wait = { 0, 20000000 };
+    nanosleep(&wait, NULL); /* x found the object revoked, and waits for the lock */
+    int entered = gmg_bias_reclaim(&R.bias) && gmg_bias_enter(&R.bias);
+    if (entered)
+        R.inside++;
+    pthread_mutex_unlock(&R.mu);
+    if (!entered) {
+        printf("FAIL: the lock's holder could not claim the bias back and enter by it\n");
+        failures++;
+        pthread_join(x, NULL);
+        return;
+    }
+    nanosleep(&wait, NULL);
+    int alone = R.inside == 1;
+    R.counter++;
+    R.inside--;
+    gmg_bias_leave(&R.bias);
+    pthread_join(x, NULL);
+    if (!alone || R.counter != 2) {
+        printf("FAIL: a taker of the lock went in while the bias's new owner was inside (counter %ld)\n", R.counter);
+        failures++;
+    }
+}
+
+/* A revoker waiting for another's revocation, which ends and is at once
+ * given back: it must revoke again, not wait for ever for "revoked". */
+static gmg_bias_t waited_on;
+static void *revoke_waited(void *arg)
+{
+    (void)arg;
+    gmg_bias_revoke(&waited_on);
+    return NULL;
+}
+
+static void revoked_then_given_back_check(void)
+{
+    __atomic_store_n(&waited_on.owner, GMG_BIAS_REVOKING, __ATOMIC_RELEASE); /* as if another were revoking */
+    pthread_t x;
+    pthread_create(&x, NULL, revoke_waited, NULL);
+    struct timespec wait = { 0, 20000000 };
+    nanosleep(&wait, NULL);
+    __atomic_store_n(&waited_on.owner, GMG_BIAS_NONE, __ATOMIC_RELEASE);
+    int claimed = gmg_bias_reclaim(&waited_on);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    if (pthread_timedjoin_np(x, NULL, &until) != 0) {
+        printf("FAIL: a revoker waiting for another's revocation hangs once the bias is given back (claimed %d)\n",
+               claimed);
+        failures++;
+        return;
+    }
+    if (__atomic_load_n(&waited_on.owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE) {
+        printf("FAIL: the revoker left the bias given back (owner %u)\n", waited_on.owner);
+        failures++;
+    }
+}
+
+static void regain_check(void)
+{
+    memset(&R, 0, sizeof R);
+    pthread_mutex_init(&R.mu, NULL);
+    pthread_barrier_destroy(&start);
+    pthread_barrier_init(&start, NULL, TURN_THREADS);
+    pthread_t t[TURN_THREADS], rv;
+    for (int i = 0; i < TURN_THREADS; i++)
+        pthread_create(&t[i], NULL, turn_taker, (void *)(long)i);
+    pthread_create(&rv, NULL, random_revoker, NULL);
+    for (int i = 0; i < TURN_THREADS; i++)
+        pthread_join(t[i], NULL);
+    __atomic_store_n(&turn_phase_done, 1, __ATOMIC_RELEASE);
+    pthread_join(rv, NULL);
+    if (R.counter != r_wanted) {
+        printf("FAIL: the bias given back: counter %ld, want %ld\n", R.counter, r_wanted);
+        failures++;
+    }
+    if (R.turns.regains < 3 || !biased_entries) {
+        printf("FAIL: threads taking turns got the bias back %u times (%ld entries by it)\n", R.turns.regains,
+               biased_entries);
+        failures++;
+    }
+}
+
 /* A signal handler on the owner's thread, run while it is inside. */
 static volatile int nested_entered = -1;
 static void on_usr1(int sig)
@@ -158,6 +361,13 @@ int main(void)
         printf("FAIL: a revoked object entered again\n");
         failures++;
     }
+    if (!gmg_bias_reclaim(&objs[0].bias) || gmg_bias_reclaim(&objs[0].bias) || !gmg_bias_enter(&objs[0].bias)) {
+        printf("FAIL: a revoked object not claimed back once, or not entered by its new owner\n");
+        failures++;
+    } else {
+        gmg_bias_leave(&objs[0].bias);
+    }
+    gmg_bias_revoke(&objs[0].bias);
     objs[0].bias.owner = 7;
     objs[0].bias.busy = 1;
     gmg_bias_forget(&objs[0].bias);
@@ -191,12 +401,16 @@ int main(void)
             break;
         }
     }
+    reclaim_race_check();
+    revoked_then_given_back_check();
+    regain_check();
     if (overlaps) {
         printf("FAIL: two threads inside at once\n");
         failures++;
     }
     if (failures)
         return 1;
-    printf("bias: %d rounds exact, %ld revoked while the owner was inside\n", ROUNDS, caught_inside);
+    printf("bias: %d rounds exact, %ld revoked while the owner was inside, %u regains\n", ROUNDS, caught_inside,
+           R.turns.regains);
     return 0;
 }

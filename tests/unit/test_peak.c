@@ -3,16 +3,22 @@
  * overtaken between their word and their slot, as threads overtake each
  * other: the hook runs another "thread"'s moves at that point, so the
  * order is forced, not left to chance. Then more than 65536 peaks (the
- * word keeps 16 bits of the generation), a restart, and a reader that
+ * word keeps 15 bits of the generation), a restart, and a reader that
  * comes while a peak's move is half done (its thread held between its word
  * and its slot): it waits for the move, up to its bound. With "bias": the
- * same with the words moved by their owner thread (base/bias.h).
+ * same with the words moved by their owner thread (base/bias.h), and then
+ * threads that take turns at a word, in bursts long enough for it to be
+ * given back to each, while another moves it now and then: every move
+ * kept (each burst and each intruder's move gives back what it took), the
+ * make-up at the peak summing to it, and the word given back.
  */
 #include "core/peak.h"
 #include "base/bias.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -156,6 +162,80 @@ static void settled(void)
     CHECK(r == 1 && walks == 1 && peak == 800);
 }
 
+/* Threads taking turns at device 2's word (see the top). */
+#define TURN_THREADS 3
+#define TURNS 30
+static struct gmg_peak_slot turn_slot[TURN_THREADS + 1];
+static int turn, turns_done;
+extern unsigned gmg_peak_test_regains(int dev);
+
+static void *turn_taker(void *arg)
+{
+    int me = (int)(long)arg;
+    unsigned seed = 777u + (unsigned)me;
+    uint64_t sizes[256];
+    for (int t = 0; t < TURNS; t++) {
+        while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) % TURN_THREADS != me)
+            sched_yield();
+        int bursts = 20 + (int)(rand_r(&seed) % 40);
+        for (int b = 0; b < bursts; b++) { /* up to 256 live, then all given back */
+            int n = 1 + (int)(rand_r(&seed) % 256);
+            for (int i = 0; i < n; i++)
+                gmg_peak_slot_move(&turn_slot[me], 2, sizes[i] = 1 + rand_r(&seed) % 100000, 1);
+            for (int i = n - 1; i >= 0; i--)
+                gmg_peak_slot_move(&turn_slot[me], 2, sizes[i], -1);
+        }
+        __atomic_add_fetch(&turn, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+static void *intruder(void *arg)
+{
+    (void)arg;
+    unsigned seed = 4242;
+    while (!__atomic_load_n(&turns_done, __ATOMIC_ACQUIRE)) {
+        for (volatile int i = 0, n = (int)(rand_r(&seed) % 2000); i < n; i++)
+            ;
+        uint64_t bytes = 1 + rand_r(&seed) % 1000;
+        gmg_peak_slot_move(&turn_slot[TURN_THREADS], 2, bytes, 1);
+        gmg_peak_slot_move(&turn_slot[TURN_THREADS], 2, bytes, -1);
+    }
+    return NULL;
+}
+
+static uint64_t walk_turns(uint64_t gen, void *arg)
+{
+    (void)arg;
+    uint64_t sum = 0;
+    for (int i = 0; i <= TURN_THREADS; i++)
+        sum += at(&turn_slot[i], gen);
+    return sum;
+}
+
+static void taking_turns(void)
+{
+    pthread_t t[TURN_THREADS], x;
+    for (int i = 0; i < TURN_THREADS; i++)
+        pthread_create(&t[i], NULL, turn_taker, (void *)(long)i);
+    pthread_create(&x, NULL, intruder, NULL);
+    for (int i = 0; i < TURN_THREADS; i++)
+        pthread_join(t[i], NULL);
+    __atomic_store_n(&turns_done, 1, __ATOMIC_RELEASE);
+    pthread_join(x, NULL);
+    CHECK(gmg_peak_tracked(2) == 0);
+    uint64_t peak, gen;
+    gmg_peak_lock(2);
+    int settled = gmg_peak_read_settled(2, &peak, &gen, walk_turns, NULL);
+    gmg_peak_unlock(2);
+    CHECK(settled && peak > 0);
+    unsigned regains = gmg_peak_test_regains(2);
+    CHECK(regains >= 2);
+    if (gmg_peak_tracked(2) != 0 || !settled || regains < 2)
+        printf("     taking turns: tracked %llu (want 0), peak %llu settled %d, %u regains\n",
+               (unsigned long long)gmg_peak_tracked(2), (unsigned long long)peak, settled, regains);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t peak, gen;
@@ -203,6 +283,8 @@ int main(int argc, char **argv)
     gmg_peak_unlock(0);
     CHECK(gmg_peak_tracked(0) == 70);
     settled();
+    if (argc > 1 && strcmp(argv[1], "bias") == 0)
+        taking_turns();
     if (fails)
         return 1;
     printf("peak ok\n");
