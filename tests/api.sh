@@ -17,6 +17,16 @@ for api_mode in api fork; do
     fi
 done
 
+# the window's peak read while another thread resets it, and a third owns
+# the device's peak word: never below what stays live
+build reset_reads tests/api/reset_reads.c -L"$B/sim" -l:libcuda.so.1
+tguarded 60 GPUMEM_REPORT=none "$T/reset_reads" 2; api_rc=$?
+if [ $api_rc = 0 ] && has "none below the live 1 MiB" "$WORK/out"; then
+    ok "public API from C: the window's peak read while another thread resets it every 200 us and a third allocates alone: never below the 1 MiB held ($(grep -o '^reset reads: [0-9]* readings' "$WORK/out"))"
+else
+    bad "public API from C: the window's peak read during resets (rc $api_rc)" "$WORK/out"
+fi
+
 # a second copy of the library, opened by path, answers with the first's
 if [ "${GMG_SANITIZER:-}" = tsan ]; then
     skip "public API from C through a second copy" "two TSan-built copies of one library crash TSan's runtime at exit"

@@ -33,8 +33,7 @@
  * therefore checks, under it, that the object is still revoked, and else
  * lets the lock go and revokes it again. The device's peak word, which has
  * no lock, is given back in its own way (core/peak.c). Each regain of an
- * object doubles the run its next one needs, so a program whose threads
- * keep taking turns pays at most a few dozen revocations per object.
+ * object doubles the run its next one needs, up to 1,024 times the first.
  *
  * Without membarrier (a kernel before 4.14, a seccomp filter refusing it),
  * and before start-up (gmg_bias_start), no bias is given: an object is
@@ -161,10 +160,15 @@ typedef struct {
 } gmg_bias_turns_t;
 #define GMG_BIAS_REGAIN 16u
 
-/* The takes in a row an object's next regain needs, after `regains`. */
+/* The takes in a row an object's next regain needs, after `regains`: the
+ * first's doubled each time, up to 1,024 times (threads that keep taking
+ * turns then pay one barrier per 1,024 runs of the first's length at
+ * most, and a program that dumps its reports now and then, which revokes,
+ * still gets its biases back). */
+#define GMG_BIAS_REGAIN_DOUBLINGS 10u
 static inline uint64_t gmg_bias_regain_after(uint32_t regains, uint32_t base)
 {
-    return (uint64_t)base << (regains < 32 ? regains : 32);
+    return (uint64_t)base << (regains < GMG_BIAS_REGAIN_DOUBLINGS ? regains : GMG_BIAS_REGAIN_DOUBLINGS);
 }
 
 /* Called by each taker of a revoked object, under its lock, as it lets the

@@ -506,6 +506,11 @@ int gmg_peak_read_settled(int dev, uint64_t *bytes, uint64_t *gen, uint64_t (*wa
 void gmg_peak_restart(int dev)
 {
     struct pk *p = &pk[dev];
+    /* an owner moving the word is revoked before the peak reads 0, not in
+     * that window (readers without the lock, gmg_at_peak_window_bytes, see
+     * the 0); one given the word back meanwhile is revoked by word_cas */
+    if (__atomic_load_n(&p->word, __ATOMIC_ACQUIRE) & BIASED)
+        word_revoke(p);
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
     __atomic_store_n(&p->peak, 0, __ATOMIC_SEQ_CST); /* adders go to the lock meanwhile */
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);

@@ -283,6 +283,11 @@ void gmg_at_peak_window_bytes(int dev, uint64_t *peak, uint64_t *base)
     gmg_peak_get(dev, &now, &gen);
     uint64_t kept_peak = __atomic_load_n(&api_peak[dev], __ATOMIC_ACQUIRE);
     *peak = now > kept_peak ? now : kept_peak;
+    /* and never below what is tracked now, which the window's peak always
+     * reaches: a reading made while a reset restarts the window (both 0
+     * for a moment) is no lower than the truth */
+    uint64_t tracked = gmg_peak_tracked(dev);
+    *peak = tracked > *peak ? tracked : *peak;
     *base = __atomic_load_n(&api_base[dev], __ATOMIC_ACQUIRE);
 }
 
