@@ -21,13 +21,13 @@
 static void (*peak_reset)(void);
 static unsigned long long (*peak_of)(int);
 static CUcontext ctx;
-static volatile int stop;
+static int stop;
 
 static void *churn(void *arg)
 {
     (void)arg;
     CK(cuCtxSetCurrent(ctx));
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         CUdeviceptr p;
         CK(cuMemAlloc_v2(&p, 4096));
         CK(cuMemFree_v2(p));
@@ -38,7 +38,7 @@ static void *churn(void *arg)
 static void *resets(void *arg)
 {
     (void)arg;
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
         peak_reset();
         usleep(200);
     }
@@ -78,7 +78,7 @@ int main(int argc, char **argv)
         }
         clock_gettime(CLOCK_MONOTONIC, &t);
     } while (t.tv_sec - t0.tv_sec < secs);
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
     pthread_join(c, NULL);
     pthread_join(r, NULL);
     CK(cuMemFree_v2(held));
