@@ -114,9 +114,9 @@ static inline uint64_t widen(const struct pk *p, uint64_t word)
  *
  * Nothing but the word tells a thread that it is not the owner: so a bias
  * revoked can be given back. A thread whose compare-and-swaps on the value
- * its last move left keep succeeding at the first try (no other thread
- * moved the word in between) claims the bias back after REGAIN << regains
- * moves in a row: a program whose allocating thread changed (a loader
+ * its last move left keep succeeding at the first try (it found the word
+ * as that move left it) claims the bias back after REGAIN << regains such
+ * moves after a first: a program whose allocating thread changed (a loader
  * thread made the live set) gets back the plain stores.
  */
 #define REGAIN 1024u
@@ -506,9 +506,10 @@ int gmg_peak_read_settled(int dev, uint64_t *bytes, uint64_t *gen, uint64_t (*wa
 void gmg_peak_restart(int dev)
 {
     struct pk *p = &pk[dev];
-    /* an owner moving the word is revoked before the peak reads 0, not in
-     * that window (readers without the lock, gmg_at_peak_window_bytes, see
-     * the 0); one given the word back meanwhile is revoked by word_cas */
+    /* an owner that has moved the word since it got the bias (BIASED set,
+     * idle or not) is revoked before the peak reads 0, not in that window
+     * (readers without the lock, gmg_at_peak_window_bytes, see the 0); one
+     * that sets BIASED meanwhile is revoked by word_cas below */
     if (__atomic_load_n(&p->word, __ATOMIC_ACQUIRE) & BIASED)
         word_revoke(p);
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);

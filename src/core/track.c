@@ -150,6 +150,11 @@ static inline __attribute__((always_inline)) void shard_unlock(struct shard *s)
     }
 }
 
+#ifdef GMG_TRACK_TEST_HOOKS /* tests/unit/test_track.c only */
+unsigned gmg_track_test_regains(uint32_t shard);
+unsigned gmg_track_test_regains(uint32_t shard) { return shards[shard % SHARDS].turns.regains; }
+#endif
+
 /* Before a walk of every shard: every bias revoked at one barrier, where
  * the walk's locks would each make one (a shard given back meanwhile is
  * revoked again by its lock's taker, shard_lock). */

@@ -286,8 +286,10 @@ void gmg_at_peak_window_bytes(int dev, uint64_t *peak, uint64_t *base)
     /* and never below what is tracked now, which the window's peak always
      * reaches: a reading made while a reset restarts the window (both 0
      * for a moment) is no lower than the truth */
+#ifndef GMG_NO_PEAK /* (without peak tracking, "tracked" is the quota's counter) */
     uint64_t tracked = gmg_peak_tracked(dev);
     *peak = tracked > *peak ? tracked : *peak;
+#endif
     *base = __atomic_load_n(&api_base[dev], __ATOMIC_ACQUIRE);
 }
 

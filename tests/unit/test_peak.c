@@ -10,7 +10,9 @@
  * threads that take turns at a word, in bursts long enough for it to be
  * given back to each, while another moves it now and then: every move
  * kept (each burst and each intruder's move gives back what it took), the
- * make-up at the peak summing to it, and the word given back.
+ * make-up at the peak summing to it, and the word given back. And a thread
+ * given the word that never moves it again (it ends): another thread that
+ * then moves the word alone long enough takes it from it.
  */
 #include "core/peak.h"
 #include "base/bias.h"
@@ -236,6 +238,38 @@ static void taking_turns(void)
                (unsigned long long)gmg_peak_tracked(2), (unsigned long long)peak, settled, regains);
 }
 
+/* A thread that is given the word (device 3) on its last move, and ends. */
+static struct gmg_peak_slot idle_slot;
+static void *taken_then_idle(void *arg)
+{
+    (void)arg;
+    unsigned before = gmg_peak_test_regains(3);
+    for (int i = 0; i < 1000000 && gmg_peak_test_regains(3) == before; i++) {
+        gmg_peak_slot_move(&idle_slot, 3, 64, 1);
+        gmg_peak_slot_move(&idle_slot, 3, 64, -1);
+    }
+    return NULL;
+}
+
+static void owner_gone_idle(void)
+{
+    pthread_t t;
+    gmg_peak_slot_move(&idle_slot, 3, 8, 1); /* this thread owns the word */
+    pthread_create(&t, NULL, taken_then_idle, NULL); /* revokes it, moves alone until given it */
+    pthread_join(t, NULL);
+    unsigned given = gmg_peak_test_regains(3);
+    CHECK(given == 1);
+    for (int i = 0; i < 4096; i++) { /* alone: past the next regain's 2,048 */
+        gmg_peak_slot_move(&idle_slot, 3, 64, 1);
+        gmg_peak_slot_move(&idle_slot, 3, 64, -1);
+    }
+    CHECK(gmg_peak_test_regains(3) == 2);
+    CHECK(gmg_peak_tracked(3) == 8);
+    if (gmg_peak_test_regains(3) != 2)
+        printf("     an owner gone idle: regains %u after its thread ended, %u after this one's moves (want 1, 2)\n",
+               given, gmg_peak_test_regains(3));
+}
+
 int main(int argc, char **argv)
 {
     uint64_t peak, gen;
@@ -283,8 +317,10 @@ int main(int argc, char **argv)
     gmg_peak_unlock(0);
     CHECK(gmg_peak_tracked(0) == 70);
     settled();
-    if (argc > 1 && strcmp(argv[1], "bias") == 0)
+    if (argc > 1 && strcmp(argv[1], "bias") == 0) {
         taking_turns();
+        owner_gone_idle();
+    }
     if (fails)
         return 1;
     printf("peak ok\n");

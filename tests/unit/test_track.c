@@ -16,14 +16,20 @@
  * their indices with no memory to be had (calloc fails here on demand: the
  * first table is static), a shard's records when no chunk over 4 KiB can
  * be had (malloc fails on demand), and a dump's marks undone and kept.
+ * Last, with owner-biased shards (base/bias.h): three threads take turns
+ * at one shard in bursts long enough for its bias to be given back, then
+ * all at once, beside a thread that takes it at random moments: every
+ * insert and removal kept, and the bias given back.
  * Prints "track: N checks" and exits 0, or names each failed check and
  * exits 1.
  */
 #define _GNU_SOURCE
 #include "core/track.h"
+#include "base/bias.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +171,81 @@ static void expect_live(size_t n, const char *when)
     snprintf(what, sizeof what, "%s: %zu live (count %zu, totals %llu bytes in %llu)", when, n, gmg_track_count(),
              (unsigned long long)v[0], (unsigned long long)v[1]);
     CHECK(gmg_track_count() == n && v[0] == 100 * n && v[1] == n, what);
+}
+
+/* 15. threads taking turns at one shard (see the top) */
+#define TURN_THREADS 3
+#define TURN_KEYS 200
+static uint64_t turn_keys[TURN_THREADS + 1][TURN_KEYS];
+static int turn, turns_together, turn_failures;
+extern unsigned gmg_track_test_regains(uint32_t shard);
+
+static void burst(int me, int n)
+{
+    struct gmg_gone g;
+    for (int i = 0; i < n; i++)
+        if (try_insert(turn_keys[me][i], 1) != 0)
+            __atomic_add_fetch(&turn_failures, 1, __ATOMIC_RELAXED);
+    for (int i = n - 1; i >= 0; i--)
+        if (gmg_track_remove(GMG_SPACE_DEVPTR, turn_keys[me][i], &g) != 1 || g.value != turn_keys[me][i])
+            __atomic_add_fetch(&turn_failures, 1, __ATOMIC_RELAXED);
+}
+
+static void *turn_taker(void *arg)
+{
+    int me = (int)(long)arg;
+    unsigned seed = 31u + (unsigned)me;
+    for (int t = 0; t < 40; t++) {
+        while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) % TURN_THREADS != me)
+            sched_yield();
+        for (int b = 0; b < 10; b++)
+            burst(me, 1 + (int)(rand_r(&seed) % TURN_KEYS));
+        __atomic_add_fetch(&turn, 1, __ATOMIC_RELEASE);
+    }
+    __atomic_add_fetch(&turns_together, 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&turns_together, __ATOMIC_ACQUIRE) < TURN_THREADS)
+        sched_yield();
+    for (int b = 0; b < 200; b++) /* all at once */
+        burst(me, 1 + (int)(rand_r(&seed) % 20));
+    return NULL;
+}
+
+static int turns_done;
+static void *turn_intruder(void *arg)
+{
+    (void)arg;
+    unsigned seed = 7;
+    while (!__atomic_load_n(&turns_done, __ATOMIC_ACQUIRE)) {
+        for (volatile int i = 0, n = (int)(rand_r(&seed) % 20000); i < n; i++)
+            ;
+        burst(TURN_THREADS, 1);
+    }
+    return NULL;
+}
+
+static void taking_turns(uint32_t s0)
+{
+    gmg_bias_start();
+    int n = 0;
+    for (uint64_t k = 0xA000000000ull; n < (TURN_THREADS + 1) * TURN_KEYS; k += 0x200)
+        if (shard_of_key(k) == s0) {
+            turn_keys[n / TURN_KEYS][n % TURN_KEYS] = k;
+            n++;
+        }
+    pthread_t t[TURN_THREADS], x;
+    for (int i = 0; i < TURN_THREADS; i++)
+        pthread_create(&t[i], NULL, turn_taker, (void *)(long)i);
+    pthread_create(&x, NULL, turn_intruder, NULL);
+    for (int i = 0; i < TURN_THREADS; i++)
+        pthread_join(t[i], NULL);
+    __atomic_store_n(&turns_done, 1, __ATOMIC_RELEASE);
+    pthread_join(x, NULL);
+    CHECK(turn_failures == 0, "threads taking turns at a shard: every insert and removal done");
+    expect_live(0, "after threads took turns at a shard");
+    char what[96];
+    snprintf(what, sizeof what, "the shard's bias given back to threads taking turns (%u times)",
+             gmg_track_test_regains(s0));
+    CHECK(gmg_track_test_regains(s0) >= 2, what);
 }
 
 static struct gmg_alloc *exiting_record;
@@ -520,6 +601,8 @@ int main(void)
     for (int i = 0; i < 6; i++)
         gmg_track_remove(GMG_SPACE_DEVPTR, pk[i], &g);
     expect_live(0, "after the marking walks");
+
+    taking_turns(s0);
 
     printf("track: %d checks, %d failed\n", checks, failed);
     return failed != 0;
