@@ -57,6 +57,7 @@
 
 #include "base/bias.h"
 #include "base/limit_parse.h"
+#include "base/lock.h"
 #ifdef GMG_NO_PEAK
 #include "core/quota.h"
 #endif
@@ -302,15 +303,6 @@ static inline __attribute__((always_inline)) uint64_t peak_move(int dev, uint64_
     }
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 /* 1: the lock was held by another thread when first tried. */
 static inline int slot_lock(struct gmg_peak_slot *s)
 {
@@ -318,7 +310,7 @@ static inline int slot_lock(struct gmg_peak_slot *s)
         return 0;
     do
         while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
-            cpu_relax();
+            gmg_cpu_relax();
     while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE));
     return 1;
 }
@@ -410,7 +402,7 @@ void gmg_peak_slot_at_serial(const struct gmg_peak_slot *s, uint64_t peak_gen, u
             *count = gen < peak_gen ? c : pc;
             return;
         }
-        cpu_relax(); /* a move is under way: a few stores */
+        gmg_cpu_relax(); /* a move is under way: a few stores */
     }
 }
 
@@ -515,7 +507,7 @@ void gmg_peak_restart(int dev)
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
     __atomic_store_n(&p->peak, 0, __ATOMIC_SEQ_CST); /* adders go to the lock meanwhile */
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
-    while (!word_cas(p, &w, (w & ~(GEN_MASK | BIASED)) | ((g + 1) & GEN_MASK)))
+    while (!word_cas(p, &w, (w & ~GEN_MASK) | ((g + 1) & GEN_MASK))) /* swapped only without BIASED */
         ;
     __atomic_store_n(&p->gen64, g + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&p->peak, w >> 16, __ATOMIC_RELEASE);
