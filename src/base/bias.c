@@ -5,6 +5,7 @@
 #include "base/lock.h"
 
 #include <errno.h>
+#include <string.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -30,8 +31,8 @@ void gmg_bias_start(void)
 uint32_t gmg_bias_token_new(void)
 {
     uint32_t t;
-    do /* never 0 (no owner) nor GMG_BIAS_NONE or _REVOKING, after 2^32 threads */
-        t = __atomic_add_fetch(&next_token, 1, __ATOMIC_RELAXED);
+    do /* never 0 (no owner) nor GMG_BIAS_NONE or _REVOKING, after 2^28 threads */
+        t = __atomic_add_fetch(&next_token, 1, __ATOMIC_RELAXED) & GMG_BIAS_WHO;
     while (t == 0 || t >= GMG_BIAS_REVOKING);
     gmg_bias_token_tl = t;
     return t;
@@ -46,17 +47,19 @@ int gmg_bias_claim(gmg_bias_t *b, uint32_t me)
 
 int gmg_bias_reclaim(gmg_bias_t *b)
 {
-    uint32_t none = GMG_BIAS_NONE;
-    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) &&
-           __atomic_compare_exchange_n(&b->owner, &none, gmg_bias_me(), 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+    uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE), next = gmg_bias_tenure(o) + 1;
+    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) && gmg_bias_who(o) == GMG_BIAS_NONE &&
+           next < GMG_BIAS_TENURES &&
+           __atomic_compare_exchange_n(&b->owner, &o, next << 28 | gmg_bias_me(), 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_RELAXED);
 }
 
 int gmg_bias_drop(gmg_bias_t *b)
 {
     uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
-    while (o != GMG_BIAS_NONE && o != GMG_BIAS_REVOKING) {
+    while (gmg_bias_who(o) != GMG_BIAS_NONE && gmg_bias_who(o) != GMG_BIAS_REVOKING) {
         /* never owned: nobody can be inside, and a claim after this fails */
-        uint32_t to = o == 0 ? GMG_BIAS_NONE : GMG_BIAS_REVOKING;
+        uint32_t to = o == 0 ? GMG_BIAS_NONE : (o & ~GMG_BIAS_WHO) | GMG_BIAS_REVOKING;
         if (__atomic_compare_exchange_n(&b->owner, &o, to, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
             return o != 0;
     }
@@ -123,12 +126,13 @@ static void wait_done(int noted)
 static void settle_then(gmg_bias_t *b, void (*out)(void *), void *arg)
 {
     int saved = errno, noted = 0;
-    for (unsigned i = 0; __atomic_load_n(&b->busy, __ATOMIC_ACQUIRE); i++)
+    uint32_t tenure = gmg_bias_tenure(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE));
+    for (unsigned i = 0; __atomic_load_n(&b->busy[tenure], __ATOMIC_ACQUIRE); i++)
         wait_round(i, &noted);
     wait_done(noted);
     if (out)
         out(arg);
-    __atomic_store_n(&b->owner, GMG_BIAS_NONE, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->owner, tenure << 28 | GMG_BIAS_NONE, __ATOMIC_RELEASE);
     errno = saved;
 }
 
@@ -140,7 +144,7 @@ void gmg_bias_revoke_slow_then(gmg_bias_t *b, void (*out)(void *), void *arg)
 {
     int saved = errno, noted = 0;
     for (unsigned i = 0;; i++) {
-        uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
+        uint32_t o = gmg_bias_who(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE));
         if (o == GMG_BIAS_NONE)
             break;
         if (o != GMG_BIAS_REVOKING) { /* owned (again: given back since), or never */
@@ -165,14 +169,15 @@ void gmg_bias_atfork_child(void)
 
 int gmg_bias_settled(gmg_bias_t *b)
 {
-    if (__atomic_load_n(&b->busy, __ATOMIC_ACQUIRE))
+    uint32_t tenure = gmg_bias_tenure(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE));
+    if (__atomic_load_n(&b->busy[tenure], __ATOMIC_ACQUIRE))
         return 0;
-    __atomic_store_n(&b->owner, GMG_BIAS_NONE, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->owner, tenure << 28 | GMG_BIAS_NONE, __ATOMIC_RELEASE);
     return 1;
 }
 
 void gmg_bias_forget(gmg_bias_t *b)
 {
     b->owner = GMG_BIAS_NONE;
-    b->busy = 0;
+    memset(b->busy, 0, sizeof b->busy);
 }

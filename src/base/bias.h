@@ -33,7 +33,9 @@
  * therefore checks, under it, that the object is still revoked, and else
  * lets the lock go and revokes it again. The device's peak word, which has
  * no lock, is given back in its own way (core/peak.c). Each regain of an
- * object doubles the run its next one needs, up to 1,024 times the first.
+ * object doubles the run its next one needs, up to 1,024 times the first,
+ * and an object has 16 owners at most (the tenures below): after the
+ * fifteenth regain it stays revoked.
  *
  * Without membarrier (a kernel before 4.14, a seccomp filter refusing it),
  * and before start-up (gmg_bias_start), no bias is given: an object is
@@ -53,16 +55,28 @@
 #ifndef GMG_BASE_BIAS_H
 #define GMG_BASE_BIAS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+/* The owner word: the tenure (how often the object was given back) in its
+ * top 4 bits, and who: 0 no owner yet (tenure 0 only), GMG_BIAS_NONE
+ * revoked, GMG_BIAS_REVOKING being revoked (the owner may still be
+ * inside), else the owner's token. Each tenure has a busy flag of its own:
+ * a thread that read itself the owner, and is then held up before it marks
+ * itself inside, may store to its tenure's flag after the object was
+ * revoked and given to another thread; it must not touch the new owner's
+ * (its undoing store of 0 would let a revoker past the owner inside). A
+ * tenure's flag is written by that tenure's owner only. */
+#define GMG_BIAS_TENURES 16
 typedef struct {
-    uint32_t owner; /* 0: no owner yet; GMG_BIAS_NONE: revoked; GMG_BIAS_REVOKING:
-                       being revoked (the owner may still be inside); else the
-                       owner's token */
-    uint32_t busy;  /* 1 while the owner is inside; written by the owner only */
+    uint32_t owner;
+    uint8_t busy[GMG_BIAS_TENURES];
 } gmg_bias_t;
-#define GMG_BIAS_NONE 0xffffffffu
-#define GMG_BIAS_REVOKING 0xfffffffeu
+#define GMG_BIAS_WHO 0x0fffffffu
+#define GMG_BIAS_NONE 0x0fffffffu
+#define GMG_BIAS_REVOKING 0x0ffffffeu
+static inline uint32_t gmg_bias_who(uint32_t o) { return o & GMG_BIAS_WHO; }
+static inline uint32_t gmg_bias_tenure(uint32_t o) { return o >> 28; }
 
 extern __thread uint32_t gmg_bias_token_tl __attribute__((tls_model("initial-exec")));
 uint32_t gmg_bias_token_new(void);
@@ -82,25 +96,34 @@ static inline uint32_t gmg_bias_me(void)
  * barrier, once, at start-up (before it, and where refused, none is). */
 void gmg_bias_start(void);
 
-/* The owner's entry, the bias read as `o`: 1 inside (leave with
- * gmg_bias_leave), 0 not the owner (or a signal handler of the owner's,
- * inside already). An object with no owner yet becomes the caller's. */
-static inline int gmg_bias_enter_seen(gmg_bias_t *b, uint32_t o)
+/* The owner's entry, the bias read as `o`: its tenure's busy flag, inside
+ * (leave with gmg_bias_leave_flag, or gmg_bias_leave); NULL not the owner
+ * (or a signal handler of the owner's, inside already). An object with no
+ * owner yet becomes the caller's. */
+static inline uint8_t *gmg_bias_enter_flag(gmg_bias_t *b, uint32_t o)
 {
     uint32_t me = gmg_bias_me();
-    if (__builtin_expect(o != me, 0) && (o != 0 || !gmg_bias_claim(b, me)))
-        return 0;
-    if (__builtin_expect(__atomic_load_n(&b->busy, __ATOMIC_RELAXED) != 0, 0))
-        return 0; /* inside already: a signal handler of the owner's */
-    __atomic_store_n(&b->busy, 1, __ATOMIC_RELAXED);
+    if (__builtin_expect(gmg_bias_who(o) != me, 0)) {
+        if (o != 0 || !gmg_bias_claim(b, me))
+            return NULL;
+        o = me; /* tenure 0 */
+    }
+    uint8_t *busy = &b->busy[gmg_bias_tenure(o)];
+    if (__builtin_expect(__atomic_load_n(busy, __ATOMIC_RELAXED) != 0, 0))
+        return NULL; /* inside already: a signal handler of the owner's */
+    __atomic_store_n(busy, 1, __ATOMIC_RELAXED);
     /* the compiler keeps the read below after the store; the CPU may not,
      * which the revoker's barrier (above) answers for */
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
-    if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_RELAXED) == me, 1))
-        return 1;
-    __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE);
-    return 0;
+    if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_RELAXED) == o, 1))
+        return busy;
+    __atomic_store_n(busy, 0, __ATOMIC_RELEASE);
+    return NULL;
 }
+
+static inline int gmg_bias_enter_seen(gmg_bias_t *b, uint32_t o) { return gmg_bias_enter_flag(b, o) != NULL; }
+
+static inline void gmg_bias_leave_flag(uint8_t *busy) { __atomic_store_n(busy, 0, __ATOMIC_RELEASE); }
 
 /* 1: the calling thread owns the object and is inside it (leave with
  * gmg_bias_leave); 0: it is not, and must use the object's lock or atomic
@@ -109,31 +132,41 @@ static inline int gmg_bias_enter(gmg_bias_t *b)
 {
     return gmg_bias_enter_seen(b, __atomic_load_n(&b->owner, __ATOMIC_RELAXED));
 }
+static inline uint8_t *gmg_bias_enter_at(gmg_bias_t *b)
+{
+    return gmg_bias_enter_flag(b, __atomic_load_n(&b->owner, __ATOMIC_RELAXED));
+}
 
-static inline void gmg_bias_leave(gmg_bias_t *b) { __atomic_store_n(&b->busy, 0, __ATOMIC_RELEASE); }
+/* (While the owner is inside, the word keeps its tenure: revokers wait.) */
+static inline void gmg_bias_leave(gmg_bias_t *b)
+{
+    __atomic_store_n(&b->busy[gmg_bias_tenure(__atomic_load_n(&b->owner, __ATOMIC_RELAXED))], 0, __ATOMIC_RELEASE);
+}
 
 /* The object is no one's, and its owner is not inside it: the caller may
  * use its lock or atomic operations. One load once revoked. */
 static inline void gmg_bias_revoke(gmg_bias_t *b)
 {
-    if (__builtin_expect(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE, 0))
+    if (__builtin_expect(gmg_bias_who(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE)) != GMG_BIAS_NONE, 0))
         gmg_bias_revoke_slow(b);
 }
 
-/* gmg_bias_enter, and where it says no, gmg_bias_revoke: 1 inside by the
- * bias, 0 revoked (the caller takes the lock, then checks gmg_bias_revoked
+/* gmg_bias_enter, and where it says no, gmg_bias_revoke: inside by the
+ * bias (gmg_bias_take: 1; _take_flag: the flag to leave by), or revoked (0, NULL) (the caller takes the lock, then checks gmg_bias_revoked
  * under it). A revoked object, the usual state of a program's objects
  * while two of its threads use them, costs one load and compare. */
-static inline int gmg_bias_take(gmg_bias_t *b)
+static inline uint8_t *gmg_bias_take_flag(gmg_bias_t *b)
 {
     uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE);
-    if (o == GMG_BIAS_NONE)
-        return 0;
-    if (__builtin_expect(gmg_bias_enter_seen(b, o), 1))
-        return 1;
+    if (gmg_bias_who(o) == GMG_BIAS_NONE)
+        return NULL;
+    uint8_t *busy = gmg_bias_enter_flag(b, o);
+    if (__builtin_expect(busy != NULL, 1))
+        return busy;
     gmg_bias_revoke_slow(b);
-    return 0;
+    return NULL;
 }
+static inline int gmg_bias_take(gmg_bias_t *b) { return gmg_bias_take_flag(b) != NULL; }
 
 /* Under the object's lock, taken after gmg_bias_take said 0: 1, the object
  * is still revoked (the lock is the caller's); 0, its bias was given back
@@ -143,12 +176,13 @@ static inline int gmg_bias_revoked(const gmg_bias_t *b)
     /* an acquire: the revocation read here may be a later one than the lock's
      * last holder saw, after an owner's plain stores, which the revoker's
      * acquire of busy = 0 and release of the revocation pass on */
-    return __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE) == GMG_BIAS_NONE;
+    return gmg_bias_who(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE)) == GMG_BIAS_NONE;
 }
 
 /* Giving a revoked object back. 1: the bias is now the caller's (it was
- * revoked, and a bias may be given); it enters as its owner from its next
- * use, its present one, if any, finishing the way it began. */
+ * revoked, a bias may be given, and the object has had fewer than
+ * GMG_BIAS_TENURES owners); it enters as its owner from its next use, its
+ * present one, if any, finishing the way it began. */
 int gmg_bias_reclaim(gmg_bias_t *b);
 
 /* A lock-based object's regain count: kept beside it, written under its
@@ -161,10 +195,8 @@ typedef struct {
 #define GMG_BIAS_REGAIN 16u
 
 /* The takes in a row an object's next regain needs, after `regains`: the
- * first's doubled each time, up to 1,024 times (threads that keep taking
- * turns then pay one barrier per 1,024 runs of the first's length at
- * most, and a program that dumps its reports now and then, which revokes,
- * still gets its biases back). */
+ * first's doubled each time, up to 1,024 times (with at most
+ * GMG_BIAS_TENURES - 1 regains in all). */
 #define GMG_BIAS_REGAIN_DOUBLINGS 10u
 static inline uint64_t gmg_bias_regain_after(uint32_t regains, uint32_t base)
 {

@@ -163,7 +163,7 @@ static inline int owner_store(struct pk *p, uint64_t *w, uint64_t nw)
 static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t bytes)
 {
     pthread_mutex_lock(&p->mu);
-    int inside = gmg_bias_enter(&p->bias);
+    uint8_t *inside = gmg_bias_enter_at(&p->bias);
     uint64_t peak = __atomic_load_n(&p->peak, __ATOMIC_RELAXED);
     uint64_t g = __atomic_load_n(&p->gen64, __ATOMIC_RELAXED);
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE), b;
@@ -190,7 +190,7 @@ static __attribute__((noinline)) uint64_t move_locked(struct pk *p, uint64_t byt
         }
     }
     if (inside)
-        gmg_bias_leave(&p->bias);
+        gmg_bias_leave_flag(inside);
     pthread_mutex_unlock(&p->mu);
     return b;
 }
@@ -222,21 +222,22 @@ static __thread struct {
  * it (the compare-and-swap's way, then, this once). */
 static inline __attribute__((always_inline)) int owner_move(struct pk *p, uint64_t bytes, int sign, uint64_t *gen)
 {
-    if (!gmg_bias_enter(&p->bias))
+    uint8_t *inside = gmg_bias_enter_at(&p->bias);
+    if (!inside)
         return -1;
     /* an acquire, as a compare-and-swap's load: before BIASED is set, other
      * threads' swaps (a restart's among them) are still the word's moves */
     uint64_t w = __atomic_load_n(&p->word, __ATOMIC_ACQUIRE);
     if (sign > 0 && (w >> 16) + bytes > __atomic_load_n(&p->peak, __ATOMIC_ACQUIRE)) {
-        gmg_bias_leave(&p->bias);
+        gmg_bias_leave_flag(inside);
         *gen = move_locked(p, bytes);
         return 0;
     }
     if (!owner_store(p, &w, sign > 0 ? w + (bytes << 16) : w - (bytes << 16))) {
-        gmg_bias_leave(&p->bias);
+        gmg_bias_leave_flag(inside);
         return -1;
     }
-    gmg_bias_leave(&p->bias);
+    gmg_bias_leave_flag(inside);
     *gen = widen(p, w);
     return 0;
 }
@@ -255,7 +256,7 @@ static inline void note_swap(struct pk *p, int dev, uint64_t nw, int first)
         /* an owner that has not moved the word since it was given it (its
          * thread went quiet, or ended) never set BIASED, and nobody else
          * would revoke it */
-        if (__atomic_load_n(&p->bias.owner, __ATOMIC_ACQUIRE) != GMG_BIAS_NONE)
+        if (!gmg_bias_revoked(&p->bias))
             word_revoke(p);
         if (gmg_bias_reclaim(&p->bias))
             __atomic_fetch_add(&p->regains, 1, __ATOMIC_RELAXED);
@@ -432,16 +433,16 @@ int gmg_peak_slot_move_biased(struct gmg_peak_slot *s, gmg_bias_t *b, int dev, u
     if (counted)
         TEST_HOOK();
     int waited = 0;
-    int biased = gmg_bias_take(b);
-    if (!biased)
+    uint8_t *inside = gmg_bias_take_flag(b);
+    if (!inside)
         waited = slot_lock(s);
     if (counted)
         slot_apply(s, gen, bytes, sign);
     uint64_t t = __atomic_load_n(total, __ATOMIC_RELAXED), c = __atomic_load_n(count, __ATOMIC_RELAXED);
     __atomic_store_n(total, sign > 0 ? t + bytes : t - bytes, __ATOMIC_RELAXED);
     __atomic_store_n(count, sign > 0 ? c + 1 : c - 1, __ATOMIC_RELAXED);
-    if (biased)
-        gmg_bias_leave(b);
+    if (inside)
+        gmg_bias_leave_flag(inside);
     else
         slot_unlock(s);
     return waited;

@@ -85,10 +85,10 @@ struct shard {
      * uses the shard alone (most programs allocate from one thread) takes
      * it with plain stores, no atomic read-modify-write (docs/benchmarks.md,
      * where a stacks-off pair goes), and given back to a thread that
-     * takes the lock alone for a while (`turns`, under mu). `biased`: how
-     * the holder took it. */
+     * takes the lock alone for a while (`turns`, under mu). `inside`: the
+     * holder's busy flag when it took the shard by the bias, else NULL. */
     gmg_bias_t bias;
-    int biased;
+    uint8_t *inside;
     gmg_bias_turns_t turns;
     struct gmg_alloc *head;
     size_t count;           /* written under mu, read without it */
@@ -130,20 +130,21 @@ static __attribute__((noinline, cold)) void shard_lock_again(struct shard *s)
 
 static inline __attribute__((always_inline)) void shard_lock(struct shard *s)
 {
-    if (gmg_bias_take(&s->bias)) {
-        s->biased = 1;
+    uint8_t *inside = gmg_bias_take_flag(&s->bias);
+    if (inside) {
+        s->inside = inside;
         return;
     }
     gmg_lock(&s->mu);
     if (__builtin_expect(!gmg_bias_revoked(&s->bias), 0))
         shard_lock_again(s);
-    s->biased = 0;
+    s->inside = NULL;
 }
 
 static inline __attribute__((always_inline)) void shard_unlock(struct shard *s)
 {
-    if (s->biased) {
-        gmg_bias_leave(&s->bias);
+    if (s->inside) {
+        gmg_bias_leave_flag(s->inside);
     } else {
         gmg_bias_note_take(&s->bias, &s->turns);
         gmg_unlock(&s->mu);
