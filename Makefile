@@ -58,7 +58,7 @@ LIB_CFLAGS := $(CFLAGS_COMMON) $(LTO) -Isrc -fvisibility=hidden -foptimize-sibli
 # libiberty.a (libiberty-dev, position-independent) gives the C++ demangler
 # for processes without a C++ runtime (report/symbolize.c); --exclude-libs
 # keeps its symbols out of the library's exports.
-LIB_LDLIBS := -ldl -lunwind -ldw -lpthread -liberty -Wl,--exclude-libs,libiberty.a
+LIB_LDLIBS := -ldl -lunwind -ldw -lelf -lpthread -liberty -Wl,--exclude-libs,libiberty.a
 ZDEFS     ?= -Wl,-z,defs
 
 # The layers of SPEC §7 (docs/ARCHITECTURE.md); scripts/check-layers.sh keeps

@@ -42,6 +42,7 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_bias tests/unit/test_bias.c src/base/bias.c src/base/lock.c -Isrc
+build test_resident tests/unit/test_resident.c src/base/resident.c src/base/fd.c -Isrc
 build test_track tests/unit/test_track.c src/core/track.c src/core/peak.c src/core/record.c src/base/lock.c src/base/bias.c src/base/log.c -Isrc -DGMG_TRACK_TEST_HOOKS
 build test_livetotals tests/unit/test_livetotals.c src/core/livetotals.c src/core/peak.c src/base/bias.c src/base/lock.c src/base/cpuslot.c -Isrc
 build test_quota tests/unit/test_quota.c src/core/quota.c src/core/counts.c src/base/cpuslot.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \
@@ -53,7 +54,7 @@ build test_quota_counts tests/unit/test_quota_counts.c src/core/quota.c src/core
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_group_fork tests/unit/test_group_fork.c src/base/fd.c src/base/log.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/buf.c src/base/signame.c -Isrc
-build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c src/base/exe.c src/base/buildid.c -Isrc -rdynamic -ldw -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
+build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c src/base/exe.c src/base/buildid.c src/base/resident.c -Isrc -rdynamic -ldw -lelf -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_refusal_sites tests/unit/test_refusal_sites.c src/hooks/refusal.c -Isrc
 build test_utf8 tests/unit/test_utf8.c src/base/buf.c -Isrc
@@ -446,6 +447,9 @@ has "no stack: GPUMEM_STACK_DEPTH=0" "$WORK/err" && has "SUMMARY: gpumemguard: 2
 if "$T/test_limit" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "limit parser table" "$WORK/out"; fi
 if "$T/test_lock" >"$WORK/out" 2>&1; then ok "$(tail -1 "$WORK/out")"; else bad "the table's lock (base/lock.h)" "$WORK/out"; fi
 if "$T/test_bias" >"$WORK/out" 2>&1; then ok "owner-biased exclusion, its owner and a revoker never inside at once: $(tail -1 "$WORK/out")"; else bad "owner-biased exclusion (base/bias.h)" "$WORK/out"; fi
+if "$T/test_resident" >"$WORK/out" 2>&1; then
+    ok "pages a mapping holds as its file's given back, a page it wrote kept with what was written: $(tail -1 "$WORK/out")"
+else bad "giving back a file's pages (tests/unit/test_resident.c)" "$WORK/out"; fi
 if "$T/test_track" >"$WORK/out" 2>&1; then
     ok "frees step by step (in flight, marked, racing, torn down, reused, spares; no memory for tables or contexts): $(tail -1 "$WORK/out")"
 else bad "the table's frees (tests/unit/test_track.c)" "$WORK/out"; fi
@@ -573,6 +577,7 @@ fi
 . tests/symbols/demangle.sh
 . tests/symbols/manylibs.sh
 . tests/symbols/debugfile.sh
+. tests/symbols/warmpages.sh
 # signals, forks, descriptors, the library in the process
 . tests/signals/storm.sh
 . tests/signals/flags.sh

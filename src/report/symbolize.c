@@ -32,6 +32,7 @@
 #include "base/exe.h"
 #include "base/fd.h"
 #include "base/hashtab.h" /* uthash, non-fatal out of memory */
+#include "base/resident.h"
 #include "core/pyframes.h"
 
 #include <dlfcn.h>
@@ -850,6 +851,88 @@ struct gmg_symbolizer *gmg_symbolizer_get(void)
     return s;
 }
 
+/* ------------------------------------------------- the warm-up's pages */
+
+/* What the warm-up read and keeps only to read again: libdw's and libelf's
+ * code and read-only data as it ran them, and the images of the files
+ * libelf mapped (whole, privately: written only by libelf, under
+ * shared_mu, which the caller holds). Their pages that are still the
+ * files' own go back to the page cache; a later message maps them again as
+ * it touches them (minor faults, microseconds), where reading the
+ * modules' DWARF anew would take milliseconds. */
+#define IMAGES_MAX 32
+struct warm_pages {
+    struct { dev_t dev; ino_t ino; } libs[2];
+    int nlibs;
+    uintptr_t images[IMAGES_MAX];
+    int nimages;
+};
+
+static void note_lib(struct warm_pages *w, void *fn)
+{
+    Dl_info di;
+    struct stat st;
+    if (dladdr(fn, &di) && di.dli_fname && stat(di.dli_fname, &st) == 0) {
+        w->libs[w->nlibs].dev = st.st_dev;
+        w->libs[w->nlibs].ino = st.st_ino;
+        w->nlibs++;
+    }
+}
+
+static void note_image(struct warm_pages *w, Elf *e)
+{
+    size_t n;
+    char *p = e ? elf_rawfile(e, &n) : NULL;
+    if (p && w->nimages < IMAGES_MAX)
+        w->images[w->nimages++] = (uintptr_t)p;
+}
+
+/* Each module's files that libdwfl found already: never one it would open
+ * now. */
+static int module_images(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+    (void)userdata, (void)name, (void)start;
+    struct warm_pages *w = arg;
+    const char *mainfile = NULL, *debugfile = NULL;
+    Dwarf_Addr bias;
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+    if (mainfile)
+        note_image(w, dwfl_module_getelf(mod, &bias));
+    if (debugfile) {
+        Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+        if (dw)
+            note_image(w, dwarf_getelf(dw));
+    }
+    return DWARF_CB_OK;
+}
+
+static int warm_page_pick(const struct gmg_mapping *m, void *arg)
+{
+    const struct warm_pages *w = arg;
+    if (!m->ino)
+        return 0;
+    if (m->perms[1] != 'w') /* the libraries' own: no one writes them */
+        for (int i = 0; i < w->nlibs; i++)
+            if (w->libs[i].dev == m->dev && w->libs[i].ino == m->ino)
+                return 1;
+    if (m->offset == 0 && m->perms[3] == 'p') /* a private image libelf mapped */
+        for (int i = 0; i < w->nimages; i++)
+            if (w->images[i] == m->lo)
+                return 1;
+    return 0;
+}
+
+static size_t warm_give_back(struct gmg_symbolizer *s)
+{
+    struct warm_pages w;
+    memset(&w, 0, sizeof w);
+    note_lib(&w, (void *)dwfl_begin);
+    note_lib(&w, (void *)elf_begin);
+    if (s->dwfl)
+        dwfl_getmodules(s->dwfl, module_images, &w, 0);
+    return gmg_resident_give_back(warm_page_pick, &w);
+}
+
 void gmg_symbolizer_warm(void)
 {
     if (pthread_mutex_trylock(&shared_mu) != 0)
@@ -867,6 +950,7 @@ void gmg_symbolizer_warm(void)
             proc_dwfl(s);
             opening = NULL;
         }
+        warm_give_back(s);
     }
     pthread_mutex_unlock(&shared_mu);
 }
