@@ -13,7 +13,9 @@
 
 __thread uint32_t gmg_bias_token_tl __attribute__((tls_model("initial-exec")));
 
-static uint32_t next_token;
+/* The tokens given out: 64 bits, never wrapping back to one a live thread
+ * holds (two threads of one token would both enter its objects). */
+static uint64_t next_token;
 static int bias_on; /* the barrier was registered: a bias may be given */
 
 static long membarrier(int cmd) { return syscall(SYS_membarrier, cmd, 0, 0); }
@@ -30,27 +32,31 @@ void gmg_bias_start(void)
 
 uint32_t gmg_bias_token_new(void)
 {
-    uint32_t t;
-    do /* never 0 (no owner) nor GMG_BIAS_NONE or _REVOKING, after 2^28 threads */
-        t = __atomic_add_fetch(&next_token, 1, __ATOMIC_RELAXED) & GMG_BIAS_WHO;
-    while (t == 0 || t >= GMG_BIAS_REVOKING);
+    /* 1 up; past the 2^28 - 4 th thread, nobody's (never an owner) */
+    uint64_t n = __atomic_add_fetch(&next_token, 1, __ATOMIC_RELAXED);
+    uint32_t t = n < GMG_BIAS_NOBODY ? (uint32_t)n : GMG_BIAS_NOBODY;
     gmg_bias_token_tl = t;
     return t;
 }
 
+#ifdef GMG_BIAS_TEST_HOOKS /* tests/unit/test_bias.c only */
+void gmg_bias_test_tokens_given(uint64_t n);
+void gmg_bias_test_tokens_given(uint64_t n) { __atomic_store_n(&next_token, n, __ATOMIC_RELAXED); }
+#endif
+
 int gmg_bias_claim(gmg_bias_t *b, uint32_t me)
 {
     uint32_t none = 0;
-    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) &&
+    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) && me != GMG_BIAS_NOBODY &&
            __atomic_compare_exchange_n(&b->owner, &none, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
 int gmg_bias_reclaim(gmg_bias_t *b)
 {
-    uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE), next = gmg_bias_tenure(o) + 1;
-    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) && gmg_bias_who(o) == GMG_BIAS_NONE &&
+    uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE), next = gmg_bias_tenure(o) + 1, me = gmg_bias_me();
+    return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) && me != GMG_BIAS_NOBODY && gmg_bias_who(o) == GMG_BIAS_NONE &&
            next < GMG_BIAS_TENURES &&
-           __atomic_compare_exchange_n(&b->owner, &o, next << 28 | gmg_bias_me(), 0, __ATOMIC_ACQ_REL,
+           __atomic_compare_exchange_n(&b->owner, &o, next << 28 | me, 0, __ATOMIC_ACQ_REL,
                                        __ATOMIC_RELAXED);
 }
 

@@ -9,7 +9,9 @@
  * the call sites' totals are such objects (docs/benchmarks.md).
  *
  * An object's bias names its owner, the first thread that entered it (a
- * token of the thread's, never 0 or GMG_BIAS_NONE), or 0 before that, or
+ * token of the thread's, never 0 or GMG_BIAS_NONE, and never one another
+ * thread of the process had: past 2^28 - 4 threads, new ones own nothing
+ * and take every object's lock), or 0 before that, or
  * GMG_BIAS_NONE once revoked. The owner enters by storing busy = 1 and
  * then reading the bias again: still its own, it is inside; it leaves by
  * storing busy = 0 (a release). A thread that needs the object otherwise
@@ -42,8 +44,10 @@
  * revoked the first time it is entered.
  *
  * A signal handler that enters an object its thread was interrupted
- * inside is refused (busy is already 1), and revoking it waits for the
- * thread it interrupted: it hangs, as it would on a lock its thread held.
+ * inside, or entering (busy stored, the bias not yet read again), is
+ * refused (busy is already 1), and revoking it waits for the thread it
+ * interrupted (as does another revoker already under way, which the handler
+ * then waits for): it hangs, as it would on a lock its thread held.
  * For the device's peak word that is new (its compare-and-swap never
  * waited). The guard's objects are entered only from allocation calls,
  * which the driver does not allow in signal handlers either. Waits nap by
@@ -75,6 +79,9 @@ typedef struct {
 #define GMG_BIAS_WHO 0x0fffffffu
 #define GMG_BIAS_NONE 0x0fffffffu
 #define GMG_BIAS_REVOKING 0x0ffffffeu
+/* The token of every thread past the last one (2^28 - 4 threads made):
+ * tokens are never given twice, and a thread of this one never owns. */
+#define GMG_BIAS_NOBODY 0x0ffffffdu
 static inline uint32_t gmg_bias_who(uint32_t o) { return o & GMG_BIAS_WHO; }
 static inline uint32_t gmg_bias_tenure(uint32_t o) { return o >> 28; }
 

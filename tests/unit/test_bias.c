@@ -15,7 +15,8 @@
  * toward the next regain), first taking turns in bursts, then all at once,
  * then by turns again with a revoker at random moments: the counter must
  * come out exact, nobody inside with another, and the bias must have been
- * given back.
+ * given back. Last, tokens run out: a thread made then never shares the
+ * main thread's, and owns nothing.
  * Prints "bias: N rounds exact, M revoked while the owner was inside,
  * R regains" and exits 0, or says what was wrong and exits 1.
  */
@@ -312,6 +313,49 @@ static void regain_check(void)
     }
 }
 
+/* Tokens are never given twice: the main thread owns an object; the
+ * tokens then run out (as after 2^28 threads), and a thread made after
+ * that must neither enter the main thread's object by its bias nor own
+ * one, nor be given one back: it takes the lock. */
+void gmg_bias_test_tokens_given(uint64_t n);
+static gmg_bias_t mains, fresh_one;
+static int late_entered_mains, late_claimed, late_reclaimed;
+static uint32_t late_token;
+static void *late_thread(void *arg)
+{
+    (void)arg;
+    late_token = gmg_bias_me();
+    late_entered_mains = gmg_bias_enter(&mains);
+    if (late_entered_mains)
+        gmg_bias_leave(&mains);
+    late_claimed = gmg_bias_enter(&fresh_one);
+    if (late_claimed)
+        gmg_bias_leave(&fresh_one);
+    gmg_bias_revoke(&fresh_one);
+    late_reclaimed = gmg_bias_reclaim(&fresh_one);
+    return NULL;
+}
+
+static void tokens_check(void)
+{
+    if (!gmg_bias_enter(&mains)) {
+        printf("FAIL: the main thread could not own an object\n");
+        failures++;
+        return;
+    }
+    gmg_bias_leave(&mains);
+    gmg_bias_test_tokens_given((uint64_t)1 << 32); /* every token given, and the count past 32 bits */
+    pthread_t x;
+    pthread_create(&x, NULL, late_thread, NULL);
+    pthread_join(x, NULL);
+    if (late_token == gmg_bias_me() || late_entered_mains || late_claimed || late_reclaimed) {
+        printf("FAIL: a thread made after the tokens ran out got token %u (the main thread's %u), entered the "
+               "main thread's object %d, owned a new one %d, was given one back %d\n",
+               late_token, gmg_bias_me(), late_entered_mains, late_claimed, late_reclaimed);
+        failures++;
+    }
+}
+
 /* A signal handler on the owner's thread, run while it is inside. */
 static volatile int nested_entered = -1;
 static void on_usr1(int sig)
@@ -404,6 +448,7 @@ int main(void)
     reclaim_race_check();
     revoked_then_given_back_check();
     regain_check();
+    tokens_check();
     if (overlaps) {
         printf("FAIL: two threads inside at once\n");
         failures++;
