@@ -42,7 +42,7 @@ build replay tests/integration/replay.c
 build test_limit tests/unit/test_limit.c src/base/limit_parse.c -Isrc
 build test_lock tests/unit/test_lock.c src/base/lock.c -Isrc
 build test_bias tests/unit/test_bias.c src/base/bias.c src/base/lock.c -Isrc -DGMG_BIAS_TEST_HOOKS
-build test_resident tests/unit/test_resident.c src/base/resident.c src/base/fd.c -Isrc
+build test_resident tests/unit/test_resident.c src/base/resident.c src/base/fd.c -Isrc -Wl,--wrap=pread
 build test_track tests/unit/test_track.c src/core/track.c src/core/peak.c src/core/record.c src/base/lock.c src/base/bias.c src/base/log.c -Isrc -DGMG_TRACK_TEST_HOOKS
 build test_livetotals tests/unit/test_livetotals.c src/core/livetotals.c src/core/peak.c src/base/bias.c src/base/lock.c src/base/cpuslot.c -Isrc
 build test_quota tests/unit/test_quota.c src/core/quota.c src/core/counts.c src/base/cpuslot.c src/base/config.c src/base/suppress.c src/base/limit_parse.c \

@@ -37,8 +37,10 @@ static size_t walk(int fd, uintptr_t lo, uintptr_t hi, size_t pg, int drop)
         if (n > CHUNK)
             n = CHUNK;
         ssize_t got = pread(fd, w, n * sizeof w[0], (off_t)(a / pg * sizeof w[0]));
-        if (got <= 0)
+        if (got < (ssize_t)sizeof w[0]) { /* what was looked at only */
+            hi = a;
             break;
+        }
         n = (size_t)got / sizeof w[0];
         for (size_t i = 0; i < n; i++, a += pg) {
             int present = (w[i] & PM_PRESENT) != 0, mine = present ? (w[i] & PM_FILE) == 0 : (w[i] & PM_SWAPPED) != 0;

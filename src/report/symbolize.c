@@ -854,29 +854,60 @@ struct gmg_symbolizer *gmg_symbolizer_get(void)
 /* ------------------------------------------------- the warm-up's pages */
 
 /* What the warm-up read and keeps only to read again: libdw's and libelf's
- * code and read-only data as it ran them, and the images of the files
- * libelf mapped (whole, privately: written only by libelf, under
- * shared_mu, which the caller holds). Their pages that are still the
- * files' own go back to the page cache; a later message maps them again as
- * it touches them (minor faults, microseconds), where reading the
- * modules' DWARF anew would take milliseconds. */
+ * code and read-only data as it ran them (the segments the loader mapped
+ * for them, never a mapping of their files the program made), and the
+ * images of the files libelf mapped (whole, privately: written only by
+ * libelf, under shared_mu, which the caller holds). Their pages that are
+ * still the files' own go back to the page cache; a later message maps
+ * them again as it touches them (minor faults, microseconds), where
+ * reading the modules' DWARF anew would take milliseconds.
+ *
+ * A page written between its look in pagemap and its drop would lose the
+ * write (base/resident.h). Nothing of the guard's writes there; a debugger
+ * may, setting a breakpoint while it has the threads stopped: under a
+ * tracer the libraries' code is left resident. (A uprobe set on libdw at
+ * that very moment would stop firing in this process: that is what
+ * remains.) */
 #define IMAGES_MAX 32
+#define SEGS_MAX 16
 struct warm_pages {
-    struct { dev_t dev; ino_t ino; } libs[2];
-    int nlibs;
+    struct { uintptr_t lo, hi; } segs[SEGS_MAX]; /* the libraries' read-only segments */
+    int nsegs;
     uintptr_t images[IMAGES_MAX];
     int nimages;
 };
 
+/* The loaded object holding `addr`: its segments without write access,
+ * page-aligned. */
+static int lib_segments(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct { struct warm_pages *w; uintptr_t addr; } *a = arg;
+    int mine = 0;
+    for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        mine = ph->p_type == PT_LOAD && a->addr >= lo && a->addr < lo + ph->p_memsz;
+    }
+    if (!mine)
+        return 0;
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) || a->w->nsegs == SEGS_MAX)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        a->w->segs[a->w->nsegs].lo = lo & ~(pg - 1);
+        a->w->segs[a->w->nsegs].hi = (lo + ph->p_memsz + pg - 1) & ~(pg - 1);
+        a->w->nsegs++;
+    }
+    return 1;
+}
+
 static void note_lib(struct warm_pages *w, void *fn)
 {
-    Dl_info di;
-    struct stat st;
-    if (dladdr(fn, &di) && di.dli_fname && stat(di.dli_fname, &st) == 0) {
-        w->libs[w->nlibs].dev = st.st_dev;
-        w->libs[w->nlibs].ino = st.st_ino;
-        w->nlibs++;
-    }
+    struct { struct warm_pages *w; uintptr_t addr; } a = { w, (uintptr_t)fn };
+    dl_iterate_phdr(lib_segments, &a);
 }
 
 static void note_image(struct warm_pages *w, Elf *e)
@@ -911,9 +942,9 @@ static int warm_page_pick(const struct gmg_mapping *m, void *arg)
     const struct warm_pages *w = arg;
     if (!m->ino)
         return 0;
-    if (m->perms[1] != 'w') /* the libraries' own: no one writes them */
-        for (int i = 0; i < w->nlibs; i++)
-            if (w->libs[i].dev == m->dev && w->libs[i].ino == m->ino)
+    if (m->perms[1] != 'w') /* the loader's mapping of a library's read-only segment */
+        for (int i = 0; i < w->nsegs; i++)
+            if (m->lo >= w->segs[i].lo && m->hi <= w->segs[i].hi)
                 return 1;
     if (m->offset == 0 && m->perms[3] == 'p') /* a private image libelf mapped */
         for (int i = 0; i < w->nimages; i++)
@@ -922,12 +953,24 @@ static int warm_page_pick(const struct gmg_mapping *m, void *arg)
     return 0;
 }
 
+/* A tracer (a debugger) is attached: /proc/self/status's TracerPid. */
+static int traced(void)
+{
+    char buf[4096];
+    if (gmg_read_small("/proc/self/status", buf, sizeof buf) <= 0)
+        return 1;
+    const char *t = strstr(buf, "\nTracerPid:");
+    return !t || strtol(t + 11, NULL, 10) != 0;
+}
+
 static size_t warm_give_back(struct gmg_symbolizer *s)
 {
     struct warm_pages w;
     memset(&w, 0, sizeof w);
-    note_lib(&w, (void *)dwfl_begin);
-    note_lib(&w, (void *)elf_begin);
+    if (!traced()) {
+        note_lib(&w, (void *)dwfl_begin);
+        note_lib(&w, (void *)elf_begin);
+    }
     if (s->dwfl)
         dwfl_getmodules(s->dwfl, module_images, &w, 0);
     return gmg_resident_give_back(warm_page_pick, &w);

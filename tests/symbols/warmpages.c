@@ -4,13 +4,18 @@
  * reporter warms its symbolizer up meanwhile), then waits, at most 10 s,
  * until libelf has mapped this program's file whole (the warm-up read it)
  * and prints, from /proc/self/smaps, the resident kB of that image and of
- * libdw's code as the warm-up left them:
- *   image N kB, libdw code M kB
+ * libdw's code as the warm-up left them, and of a mapping of libdw's file
+ * the program made itself before its first driver call (read whole, it is
+ * the program's: never given back):
+ *   image N kB, libdw code M kB, own K of T kB
  * or "no image" when the warm-up never mapped the file. The exit report then
  * names the leak's frame (tests/symbols/warmpages.sh).
  */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,13 +29,17 @@ __attribute__((noinline)) static CUdeviceptr warmpages_site(void)
     return p;
 }
 
-/* -1: no image mapping yet; else its Rss in kB, and libdw's r-xp Rss in *dw */
-static long look(const struct stat *exe, long *dw)
+static unsigned long own_lo; /* the program's own mapping of libdw's file */
+
+/* -1: no image mapping yet; else its Rss in kB, libdw's r-xp Rss in *dw and
+ * the program's own mapping's in *own */
+static long look(const struct stat *exe, long *dw, long *own)
 {
     FILE *f = fopen("/proc/self/smaps", "r");
     char line[1024];
     long image = -1, *into = NULL;
     *dw = 0;
+    *own = 0;
     while (f && fgets(line, sizeof line, f)) {
         unsigned long lo, hi, off, ino;
         unsigned maj, min;
@@ -41,7 +50,9 @@ static long look(const struct stat *exe, long *dw)
                 hi - lo >= (unsigned long)exe->st_size) {
                 image = 0;
                 into = &image;
-            } else if (strstr(path, "/libdw") && strcmp(perms, "r-xp") == 0)
+            } else if (lo == own_lo)
+                into = own;
+            else if (strstr(path, "/libdw") && strcmp(perms, "r-xp") == 0)
                 into = dw;
         } else if (into && strncmp(line, "Rss:", 4) == 0)
             *into += strtol(line + 4, NULL, 10);
@@ -51,26 +62,53 @@ static long look(const struct stat *exe, long *dw)
     return image;
 }
 
+/* libdw's file, mapped privately and read whole: its size in kB, 0 if not */
+static long map_own(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[1024], path[512] = "";
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "/libdw") && sscanf(line, "%*s %*s %*s %*s %*s %511s", path) == 1)
+            break;
+    if (f)
+        fclose(f);
+    int fd = path[0] ? open(path, O_RDONLY) : -1;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        return 0;
+    char *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED)
+        return 0;
+    volatile char sink = 0;
+    for (off_t i = 0; i < st.st_size; i += 4096)
+        sink += p[i];
+    (void)sink;
+    own_lo = (unsigned long)p;
+    return (long)((st.st_size + 4095) / 4096 * 4);
+}
+
 int main(void)
 {
     CUdevice d;
     CUcontext c;
     struct stat exe;
+    long own_size = map_own();
     if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&c, d) || cuCtxSetCurrent(c) ||
         stat("/proc/self/exe", &exe) != 0)
         return 1;
     warmpages_site();
-    long image = -1, dw = 0;
+    long image = -1, dw = 0, own = 0;
     for (int i = 0; i < 100 && image < 0; i++) {
         usleep(100000);
-        image = look(&exe, &dw);
+        image = look(&exe, &dw, &own);
     }
     if (image < 0) {
         printf("no image\n");
         return 0;
     }
     usleep(200000); /* the warm-up gives its pages back as it ends */
-    image = look(&exe, &dw);
-    printf("image %ld kB, libdw code %ld kB\n", image, dw);
+    image = look(&exe, &dw, &own);
+    printf("image %ld kB, libdw code %ld kB, own %ld of %ld kB\n", image, dw, own, own_size);
     return 0;
 }

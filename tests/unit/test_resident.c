@@ -6,8 +6,11 @@
  * page 40 written; the mapping is given back. Then: the 62 pages read are
  * no longer resident, the two written ones still hold what was written,
  * and every other page reads the file's bytes again. A mapping not picked
- * keeps its pages. Prints "resident: N of M pages given back, 2 written
- * kept" and exits 0, or says what was wrong and exits 1.
+ * keeps its pages. Then a read of pagemap that fails half way (built with
+ * -Wl,--wrap=pread): only the pages looked at before it are given back,
+ * and written ones beyond it keep what was written. Prints "resident: N of
+ * M pages given back, 2 written kept" and exits 0, or says what was wrong
+ * and exits 1.
  */
 #define _GNU_SOURCE
 #include "base/resident.h"
@@ -32,6 +35,47 @@ static int fail(const char *what)
 {
     fprintf(stderr, "resident: %s\n", what);
     return 1;
+}
+
+/* pread, failing its fail_at-th call from now (0: never) */
+ssize_t __real_pread(int fd, void *buf, size_t n, off_t off);
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off);
+static int fail_at;
+ssize_t __wrap_pread(int fd, void *buf, size_t n, off_t off)
+{
+    if (fail_at && --fail_at == 0)
+        return -1;
+    return __real_pread(fd, buf, n, off);
+}
+
+/* 1024 pages, pages 700 and 900 written, the second read of pagemap fails
+ * (its first covers 512 pages): 0 when right. */
+static int failed_read_check(int fd, size_t pg)
+{
+    size_t len = 1024 * pg;
+    if (ftruncate(fd, (off_t)len) != 0)
+        return fail("cannot grow the file");
+    char *a = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (a == MAP_FAILED)
+        return fail("cannot map the file");
+    volatile char sink = 0;
+    for (size_t i = 0; i < len; i += pg)
+        sink += a[i];
+    (void)sink;
+    a[700 * pg] = 'P';
+    a[900 * pg] = 'Q';
+    picked = (uintptr_t)a;
+    fail_at = 2;
+    size_t gone = gmg_resident_give_back(pick, NULL);
+    fail_at = 0;
+    if (a[700 * pg] != 'P' || a[900 * pg] != 'Q')
+        return fail("a failed read of pagemap: written pages past it were given back");
+    if (gone != 512 * pg || gmg_resident_file_bytes((uintptr_t)a + 512 * pg, (uintptr_t)a + len) != 510 * pg) {
+        fprintf(stderr, "resident: a failed read of pagemap: %zu bytes given back, not those looked at (%zu)\n", gone,
+                512 * pg);
+        return 1;
+    }
+    return 0;
 }
 
 int main(void)
@@ -78,6 +122,10 @@ int main(void)
     want[40 * pg] = 'Y';
     if (memcmp(a, want, len) != 0 || memcmp(b, want, 5 * pg + 3) != 0)
         return fail("a page given back reads otherwise than before");
-    printf("resident: %zu of %d pages given back, 2 written kept\n", gone / pg, PAGES);
+    munmap(a, len);
+    if (failed_read_check(fd, pg))
+        return 1;
+    printf("resident: %zu of %d pages given back, 2 written kept; a failed read of pagemap gives back only what "
+           "was looked at\n", gone / pg, PAGES);
     return 0;
 }
