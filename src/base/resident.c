@@ -24,14 +24,26 @@
 #define PM_FILE (1ull << 61)
 #define CHUNK 512 /* pagemap words read at once */
 
+/* A run of pages to give back ends at `end`: its resident bytes, counted
+ * when given back (or, without drop, when they could be). */
+static size_t run_end(int drop, int in_run, uintptr_t run, uintptr_t end, size_t run_bytes)
+{
+    if (!in_run || !run_bytes)
+        return 0;
+    if (!drop)
+        return run_bytes;
+    return madvise((void *)run, end - run, MADV_DONTNEED) == 0 ? run_bytes : 0;
+}
+
 /* Walks [lo, hi): with drop, gives back each run of pages that are absent
  * or the file's and holds at least one present page. The file's resident
  * bytes. */
 static size_t walk(int fd, uintptr_t lo, uintptr_t hi, size_t pg, int drop)
 {
     uint64_t w[CHUNK];
-    size_t bytes = 0;
-    uintptr_t run = 0, run_present = 0; /* the run's start (0: none) */
+    size_t bytes = 0, run_bytes = 0;  /* the run's resident bytes */
+    uintptr_t run = 0;
+    int in_run = 0;
     for (uintptr_t a = lo; a < hi;) {
         size_t n = (hi - a) / pg;
         if (n > CHUNK)
@@ -45,28 +57,38 @@ static size_t walk(int fd, uintptr_t lo, uintptr_t hi, size_t pg, int drop)
         for (size_t i = 0; i < n; i++, a += pg) {
             int present = (w[i] & PM_PRESENT) != 0, mine = present ? (w[i] & PM_FILE) == 0 : (w[i] & PM_SWAPPED) != 0;
             if (!mine) {
-                if (!run)
+                if (!in_run) {
                     run = a;
-                if (present) {
-                    run_present = 1;
-                    bytes += pg;
+                    in_run = 1;
                 }
+                run_bytes += present ? pg : 0;
                 continue;
             }
-            if (drop && run && run_present)
-                (void)madvise((void *)run, a - run, MADV_DONTNEED);
-            run = 0;
-            run_present = 0;
+            bytes += run_end(drop, in_run, run, a, run_bytes);
+            in_run = 0;
+            run_bytes = 0;
         }
     }
-    if (drop && run && run_present)
-        (void)madvise((void *)run, hi - run, MADV_DONTNEED);
-    return bytes;
+    return bytes + run_end(drop, in_run, run, hi, run_bytes);
+}
+
+/* /proc/thread-self's: /proc/self is the main thread's, whose maps read
+ * empty once it has ended by pthread_exit while others run on. */
+static int open_proc(const char *name)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/thread-self/%s", name);
+    int fd = gmg_open_high(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) { /* before Linux 3.17 */
+        snprintf(path, sizeof path, "/proc/self/%s", name);
+        fd = gmg_open_high(path, O_RDONLY | O_CLOEXEC, 0);
+    }
+    return fd;
 }
 
 static int open_pagemap(void)
 {
-    return gmg_open_high("/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0);
+    return open_proc("pagemap");
 }
 
 size_t gmg_resident_file_bytes(uintptr_t lo, uintptr_t hi)
@@ -103,7 +125,7 @@ size_t gmg_resident_give_back(int (*pick)(const struct gmg_mapping *m, void *arg
     long pg = sysconf(_SC_PAGESIZE);
     if (pg <= 0)
         return 0;
-    int mfd = gmg_open_high("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+    int mfd = open_proc("maps");
     FILE *f = mfd >= 0 ? fdopen(mfd, "r") : NULL;
     if (!f) {
         if (mfd >= 0)

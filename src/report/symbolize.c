@@ -36,6 +36,7 @@
 #include "core/pyframes.h"
 
 #include <dlfcn.h>
+#include <dirent.h>
 #include <errno.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -867,7 +868,7 @@ struct gmg_symbolizer *gmg_symbolizer_get(void)
  * may, setting a breakpoint while it has the threads stopped: under a
  * tracer the libraries' code is left resident. (A uprobe set on libdw at
  * that very moment would stop firing in this process: that is what
- * remains.) */
+ * remains, and a debugger attached just then.) */
 #define IMAGES_MAX 32
 #define SEGS_MAX 16
 struct warm_pages {
@@ -877,12 +878,17 @@ struct warm_pages {
     int nimages;
 };
 
+struct lib_at {
+    struct warm_pages *w;
+    uintptr_t addr;
+};
+
 /* The loaded object holding `addr`: its segments without write access,
  * page-aligned. */
 static int lib_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    struct { struct warm_pages *w; uintptr_t addr; } *a = arg;
+    struct lib_at *a = arg;
     int mine = 0;
     for (int i = 0; i < info->dlpi_phnum && !mine; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -904,36 +910,42 @@ static int lib_segments(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-static void note_lib(struct warm_pages *w, void *fn)
+/* The library `soname`, as the loader has it: the address of its `fn`
+ * looked up through its own handle (never a program's stub of that name). */
+static void note_lib(struct warm_pages *w, const char *soname, const char *fn)
 {
-    struct { struct warm_pages *w; uintptr_t addr; } a = { w, (uintptr_t)fn };
-    dl_iterate_phdr(lib_segments, &a);
+    void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return;
+    struct lib_at a = { w, (uintptr_t)dlsym(h, fn) };
+    if (a.addr)
+        dl_iterate_phdr(lib_segments, &a);
+    dlclose(h);
 }
 
+/* Where libelf has the file: the start of its image when libelf mapped it
+ * (its header is read there in place), else memory of libelf's own, which
+ * no mapping of a file starts at. Never elf_rawfile: for a file libelf
+ * read instead of mapping, that reads all of it. */
 static void note_image(struct warm_pages *w, Elf *e)
 {
-    size_t n;
-    char *p = e ? elf_rawfile(e, &n) : NULL;
+    char *p = e ? elf_getident(e, NULL) : NULL;
     if (p && w->nimages < IMAGES_MAX)
         w->images[w->nimages++] = (uintptr_t)p;
 }
 
-/* Each module's files that libdwfl found already: never one it would open
- * now. */
+/* Each module's main file that libdwfl opened already (never one it would
+ * open now; a separate debug file is left: asking for its DWARF may load
+ * it). */
 static int module_images(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
 {
     (void)userdata, (void)name, (void)start;
     struct warm_pages *w = arg;
-    const char *mainfile = NULL, *debugfile = NULL;
+    const char *mainfile = NULL;
     Dwarf_Addr bias;
-    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
     if (mainfile)
         note_image(w, dwfl_module_getelf(mod, &bias));
-    if (debugfile) {
-        Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
-        if (dw)
-            note_image(w, dwarf_getelf(dw));
-    }
     return DWARF_CB_OK;
 }
 
@@ -953,14 +965,32 @@ static int warm_page_pick(const struct gmg_mapping *m, void *arg)
     return 0;
 }
 
-/* A tracer (a debugger) is attached: /proc/self/status's TracerPid. */
+/* A tracer (a debugger, strace) is attached to one of the process's
+ * threads, or it cannot be told: each thread's TracerPid. */
 static int traced(void)
 {
-    char buf[4096];
-    if (gmg_read_small("/proc/self/status", buf, sizeof buf) <= 0)
+    int dfd = gmg_open_high("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
         return 1;
-    const char *t = strstr(buf, "\nTracerPid:");
-    return !t || strtol(t + 11, NULL, 10) != 0;
+    }
+    int any = 0, seen = 0;
+    struct dirent *e;
+    while (!any && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[64], buf[4096];
+        snprintf(path, sizeof path, "/proc/self/task/%.20s/status", e->d_name);
+        if (gmg_read_small(path, buf, sizeof buf) <= 0)
+            continue; /* a thread that ended meanwhile */
+        const char *t = strstr(buf, "\nTracerPid:");
+        any = !t || strtol(t + 11, NULL, 10) != 0;
+        seen = 1;
+    }
+    closedir(d);
+    return any || !seen;
 }
 
 static size_t warm_give_back(struct gmg_symbolizer *s)
@@ -968,8 +998,8 @@ static size_t warm_give_back(struct gmg_symbolizer *s)
     struct warm_pages w;
     memset(&w, 0, sizeof w);
     if (!traced()) {
-        note_lib(&w, (void *)dwfl_begin);
-        note_lib(&w, (void *)elf_begin);
+        note_lib(&w, "libdw.so.1", "dwfl_begin");
+        note_lib(&w, "libelf.so.1", "elf_begin");
     }
     if (s->dwfl)
         dwfl_getmodules(s->dwfl, module_images, &w, 0);

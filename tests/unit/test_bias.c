@@ -344,7 +344,9 @@ static void tokens_check(void)
         return;
     }
     gmg_bias_leave(&mains);
-    gmg_bias_test_tokens_given((uint64_t)1 << 32); /* every token given, and the count past 32 bits */
+    /* every token given, and the count past 32 bits: where a count kept in
+     * 32 (or 28) bits gives the main thread's token again */
+    gmg_bias_test_tokens_given(((uint64_t)1 << 32) + gmg_bias_me() - 1);
     pthread_t x;
     pthread_create(&x, NULL, late_thread, NULL);
     pthread_join(x, NULL);
