@@ -911,16 +911,17 @@ static int lib_segments(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* The library `soname`, as the loader has it: the address of its `fn`
- * looked up through its own handle (never a program's stub of that name). */
+ * looked up through its own handle (never a program's stub of that name).
+ * The handle is kept, never closed: the library is one of the guard's own
+ * (it stays loaded as long as the guard does), and a dlclose would reach
+ * the guard's exported one through a sanitizer's interceptor, which then
+ * cannot tell it from the program's and forgets every unwind rule. */
 static void note_lib(struct warm_pages *w, const char *soname, const char *fn)
 {
     void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return;
-    struct lib_at a = { w, (uintptr_t)dlsym(h, fn) };
+    struct lib_at a = { w, h ? (uintptr_t)dlsym(h, fn) : 0 };
     if (a.addr)
         dl_iterate_phdr(lib_segments, &a);
-    dlclose(h);
 }
 
 /* Where libelf has the file: the start of its image when libelf mapped it
