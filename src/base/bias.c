@@ -56,7 +56,7 @@ int gmg_bias_reclaim(gmg_bias_t *b)
     uint32_t o = __atomic_load_n(&b->owner, __ATOMIC_ACQUIRE), next = gmg_bias_tenure(o) + 1, me = gmg_bias_me();
     return __atomic_load_n(&bias_on, __ATOMIC_ACQUIRE) && me != GMG_BIAS_NOBODY && gmg_bias_who(o) == GMG_BIAS_NONE &&
            next < GMG_BIAS_TENURES &&
-           __atomic_compare_exchange_n(&b->owner, &o, next << 28 | me, 0, __ATOMIC_ACQ_REL,
+           __atomic_compare_exchange_n(&b->owner, &o, gmg_bias_word(next, me), 0, __ATOMIC_ACQ_REL,
                                        __ATOMIC_RELAXED);
 }
 
@@ -138,7 +138,7 @@ static void settle_then(gmg_bias_t *b, void (*out)(void *), void *arg)
     wait_done(noted);
     if (out)
         out(arg);
-    __atomic_store_n(&b->owner, tenure << 28 | GMG_BIAS_NONE, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->owner, gmg_bias_word(tenure, GMG_BIAS_NONE), __ATOMIC_RELEASE);
     errno = saved;
 }
 
@@ -178,7 +178,7 @@ int gmg_bias_settled(gmg_bias_t *b)
     uint32_t tenure = gmg_bias_tenure(__atomic_load_n(&b->owner, __ATOMIC_ACQUIRE));
     if (__atomic_load_n(&b->busy[tenure], __ATOMIC_ACQUIRE))
         return 0;
-    __atomic_store_n(&b->owner, tenure << 28 | GMG_BIAS_NONE, __ATOMIC_RELEASE);
+    __atomic_store_n(&b->owner, gmg_bias_word(tenure, GMG_BIAS_NONE), __ATOMIC_RELEASE);
     return 1;
 }
 

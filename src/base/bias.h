@@ -84,6 +84,7 @@ typedef struct {
 #define GMG_BIAS_NOBODY 0x0ffffffdu
 static inline uint32_t gmg_bias_who(uint32_t o) { return o & GMG_BIAS_WHO; }
 static inline uint32_t gmg_bias_tenure(uint32_t o) { return o >> 28; }
+static inline uint32_t gmg_bias_word(uint32_t tenure, uint32_t who) { return tenure << 28 | who; }
 
 extern __thread uint32_t gmg_bias_token_tl __attribute__((tls_model("initial-exec")));
 uint32_t gmg_bias_token_new(void);
@@ -159,8 +160,9 @@ static inline void gmg_bias_revoke(gmg_bias_t *b)
 }
 
 /* gmg_bias_enter, and where it says no, gmg_bias_revoke: inside by the
- * bias (gmg_bias_take: 1; _take_flag: the flag to leave by), or revoked (0, NULL) (the caller takes the lock, then checks gmg_bias_revoked
- * under it). A revoked object, the usual state of a program's objects
+ * bias (gmg_bias_take: 1; _take_flag: the flag to leave by), or revoked
+ * (0, NULL: the caller takes the lock, then checks gmg_bias_revoked under
+ * it). A revoked object, the usual state of a program's objects
  * while two of its threads use them, costs one load and compare. */
 static inline uint8_t *gmg_bias_take_flag(gmg_bias_t *b)
 {

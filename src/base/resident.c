@@ -1,5 +1,5 @@
 /*
- * resident.c - see resident.h. /proc/self/pagemap holds a 64-bit word per
+ * resident.c - see resident.h. The pagemap file holds a 64-bit word per
  * virtual page: bit 63 present, bit 62 swapped, bit 61 a file's page (or
  * shared anonymous memory). A private mapping's page that was written is
  * an anonymous copy (bit 61 clear): dropping it would lose the write, so
@@ -86,15 +86,10 @@ static int open_proc(const char *name)
     return fd;
 }
 
-static int open_pagemap(void)
-{
-    return open_proc("pagemap");
-}
-
 size_t gmg_resident_file_bytes(uintptr_t lo, uintptr_t hi)
 {
     long pg = sysconf(_SC_PAGESIZE);
-    int fd = open_pagemap();
+    int fd = open_proc("pagemap");
     if (fd < 0 || pg <= 0) {
         if (fd >= 0)
             close(fd);
@@ -132,7 +127,7 @@ size_t gmg_resident_give_back(int (*pick)(const struct gmg_mapping *m, void *arg
             close(mfd);
         return 0;
     }
-    int fd = open_pagemap();
+    int fd = open_proc("pagemap");
     size_t bytes = 0;
     char line[4096 + 128];
     while (fd >= 0 && fgets(line, sizeof line, f)) {

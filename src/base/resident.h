@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* One line of /proc/self/maps. */
+/* One line of the maps file (/proc/thread-self's, else /proc/self's). */
 struct gmg_mapping {
     uintptr_t lo, hi;
     char perms[5];            /* "r-xp" */
@@ -21,12 +21,12 @@ struct gmg_mapping {
 };
 
 /* Every mapping `pick` says 1 to: its pages that are resident and still the
- * file's own (/proc/self/pagemap: present, file-backed) dropped
+ * file's own (the pagemap file: present, file-backed) dropped
  * (MADV_DONTNEED), the others left. Only mappings no thread writes to
  * meanwhile may be picked: read-only ones, or a private one the caller
  * alone uses (a page written between the look and the drop would be
- * lost). Returns the bytes given back; 0 where /proc/self/maps or
- * pagemap cannot be read. Allocates (stdio): not in a signal handler. */
+ * lost). Returns the bytes given back; 0 where the maps or pagemap file
+ * cannot be read. Allocates (stdio): not in a signal handler. */
 size_t gmg_resident_give_back(int (*pick)(const struct gmg_mapping *m, void *arg), void *arg);
 
 /* The mapping's bytes that are resident and the file's own, as the above

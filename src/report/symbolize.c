@@ -35,8 +35,8 @@
 #include "base/resident.h"
 #include "core/pyframes.h"
 
-#include <dlfcn.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -994,7 +994,7 @@ static int traced(void)
     return any || !seen;
 }
 
-static size_t warm_give_back(struct gmg_symbolizer *s)
+static void warm_give_back(struct gmg_symbolizer *s)
 {
     struct warm_pages w;
     memset(&w, 0, sizeof w);
@@ -1004,7 +1004,7 @@ static size_t warm_give_back(struct gmg_symbolizer *s)
     }
     if (s->dwfl)
         dwfl_getmodules(s->dwfl, module_images, &w, 0);
-    return gmg_resident_give_back(warm_page_pick, &w);
+    (void)gmg_resident_give_back(warm_page_pick, &w);
 }
 
 void gmg_symbolizer_warm(void)
