@@ -884,7 +884,10 @@ struct lib_at {
 };
 
 /* The loaded object holding `addr`: its segments without write access,
- * page-aligned. */
+ * page-aligned. Never the program's own: a program built without PIE that
+ * calls the library's function itself has that function's address in its
+ * own code (a stub every reference goes through); that library is then
+ * left. */
 static int lib_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
@@ -897,6 +900,8 @@ static int lib_segments(struct dl_phdr_info *info, size_t size, void *arg)
     }
     if (!mine)
         return 0;
+    if (!info->dlpi_name || !info->dlpi_name[0])
+        return 1; /* the program */
     uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -910,18 +915,14 @@ static int lib_segments(struct dl_phdr_info *info, size_t size, void *arg)
     return 1;
 }
 
-/* The library `soname`, as the loader has it: the address of its `fn`
- * looked up through its own handle (never a program's stub of that name).
- * The handle is kept, never closed: the library is one of the guard's own
- * (it stays loaded as long as the guard does), and a dlclose would reach
- * the guard's exported one through a sanitizer's interceptor, which then
- * cannot tell it from the program's and forgets every unwind rule. */
-static void note_lib(struct warm_pages *w, const char *soname, const char *fn)
+/* The library holding `fn`. Through dl_iterate_phdr alone, which takes
+ * the loader's lock for readers: dlopen, dlsym and dladdr take the one a
+ * process's exit takes too (_dl_fini), and a child made without fork
+ * handlers (_Fork, a raw clone) just then would never end. */
+static void note_lib(struct warm_pages *w, void *fn)
 {
-    void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
-    struct lib_at a = { w, h ? (uintptr_t)dlsym(h, fn) : 0 };
-    if (a.addr)
-        dl_iterate_phdr(lib_segments, &a);
+    struct lib_at a = { w, (uintptr_t)fn };
+    dl_iterate_phdr(lib_segments, &a);
 }
 
 /* Where libelf has the file: the start of its image when libelf mapped it
@@ -999,8 +1000,8 @@ static void warm_give_back(struct gmg_symbolizer *s)
     struct warm_pages w;
     memset(&w, 0, sizeof w);
     if (!traced()) {
-        note_lib(&w, "libdw.so.1", "dwfl_begin");
-        note_lib(&w, "libelf.so.1", "elf_begin");
+        note_lib(&w, (void *)dwfl_begin);
+        note_lib(&w, (void *)elf_begin);
     }
     if (s->dwfl)
         dwfl_getmodules(s->dwfl, module_images, &w, 0);
