@@ -19,6 +19,7 @@
 #include "../include/gpumemguard.h"
 #include "base/bias.h"
 #include "base/config.h"
+#include "base/dlclose.h"
 #include "base/exe.h"
 #include "base/export.h"
 #include "base/log.h"
@@ -338,10 +339,10 @@ static void driver_first_notice(void)
 static void say_other_copy(void)
 {
     void *first = earlier_copy("gpumemguard_version");
-    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!first || !driver)
+    void *driver = first ? dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) : NULL;
+    if (!driver)
         return;
-    dlclose(driver);
+    gmg_dlclose_own(driver);
     Dl_info mine, theirs;
     dladdr((void *)copy_marker, &mine);
     dladdr(first, &theirs);
@@ -411,7 +412,7 @@ __attribute__((constructor)) static void gmg_start(void)
      * process that never touches the driver keeps its signals untouched. */
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (h) {
-        dlclose(h);
+        gmg_dlclose_own(h);
         first_use();
     }
 }

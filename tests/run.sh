@@ -54,7 +54,7 @@ build test_quota_counts tests/unit/test_quota_counts.c src/core/quota.c src/core
 build test_walkgate tests/unit/test_walkgate.c src/core/walkgate.c -Isrc
 build test_group_fork tests/unit/test_group_fork.c src/base/fd.c src/base/log.c src/base/config.c src/base/suppress.c \
     src/base/limit_parse.c src/base/buf.c src/base/signame.c -Isrc
-build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c src/base/exe.c src/base/buildid.c src/base/resident.c -Isrc -rdynamic -ldw -lelf -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
+build test_symbolize tests/unit/test_symbolize.c src/report/symbolize.c src/base/fd.c src/base/exe.c src/base/buildid.c src/base/resident.c src/base/dlclose.c -Isrc -rdynamic -ldw -lelf -liberty -Wl,--wrap=calloc -Wl,--wrap=fcntl
 build test_signame tests/unit/test_signame.c src/base/signame.c -Isrc
 build test_refusal_sites tests/unit/test_refusal_sites.c src/hooks/refusal.c -Isrc
 build test_utf8 tests/unit/test_utf8.c src/base/buf.c -Isrc

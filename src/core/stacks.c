@@ -547,9 +547,9 @@ static __attribute__((destructor)) void test_summaries(void)
         unsigned long given = __atomic_load_n(&stat_given, __ATOMIC_RELAXED);
         o = snprintf(line, sizeof line,
                      "gpumemguard: stacks: %lu captures, %lu given the thread's last capture; %lu call sites' totals "
-                     "split by CPU\n",
+                     "split by CPU; unwind rules forgotten %u times\n",
                      __atomic_load_n(&stat_made, __ATOMIC_RELAXED) + given, given,
-                     gmg_live_split());
+                     gmg_live_split(), gmg_unwind_generation());
         if (write(2, line, (size_t)o) < 0)
             return;
     }

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "driver/real.h"
 
+#include "base/dlclose.h"
 #include "base/log.h"
 #include "driver/routes.h"
 
@@ -53,7 +54,7 @@ int gmg_driver_loaded(void)
         return 1;
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (h)
-        dlclose(h);
+        gmg_dlclose_own(h); /* NOLOAD's own reference: nothing is unloaded */
     return h != NULL;
 }
 

@@ -18,6 +18,7 @@
 #include "core/stacks.h"
 #include "core/unwind.h"
 
+#include "base/dlclose.h"
 #include "base/export.h"
 
 #include <dlfcn.h>
@@ -25,22 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef int (*dlclose_fn)(void *);
-
 GMG_EXPORT int dlclose(void *handle)
 {
-    static dlclose_fn real;
-    dlclose_fn f = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.34");
-        if (!f)
-            f = (dlclose_fn)dlvsym(RTLD_NEXT, "dlclose", "GLIBC_2.2.5");
-        if (!f)
-            return -1; /* no C library under us: nothing was loaded either */
-        __atomic_store_n(&real, f, __ATOMIC_RELEASE);
-    }
-    /* the guard's own calls close references it took with RTLD_NOLOAD:
-     * nothing is unloaded */
+    int (*f)(void *) = gmg_libc_dlclose();
+    if (!f)
+        return -1; /* no C library under us: nothing was loaded either */
+    /* a call from the guard itself (none is left that closes through the
+     * name: base/dlclose.h) unloads nothing */
     int own = gmg_stack_is_internal((uintptr_t)__builtin_return_address(0));
     if (!own)
         gmg_unwind_forget();

@@ -47,6 +47,7 @@
 #include "core/stacks.h"
 #include "core/walkgate.h"
 #include "report/report.h"
+#include "report/sites.h"
 #include "report/symbolize.h"
 #include "report/timeline.h"
 
@@ -198,17 +199,27 @@ static void written(unsigned seq)
     pthread_mutex_unlock(&ring_mu);
 }
 
+/* A refusal's mark on its device's timeline, the first of its site there
+ * (explain_mu held): not pinned host memory's out of memory, which is no
+ * device's. */
+static void mark(const struct gmg_refusal *r)
+{
+    if (!(r->driver && gmg_family_host(r->family)) && gmg_sites_first_mark(r->stack, r->family, r->driver, r->device))
+        gmg_timeline_event_at(r->driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, r->device, r->bytes, r->mono_ms);
+}
+
 static void drain(void)
 {
     struct gmg_refusal_state ev;
     unsigned seq;
     pthread_mutex_lock(&explain_mu);
     while (pop(&ev, &seq)) {
-        /* marked as explained: once per call site, as the messages */
-        if (gmg_report_refusal(&ev, claim_whole, &seq) && !ev.ev.abort /* (an abort's is marked there) */
-            && !(ev.ev.driver && gmg_family_host(ev.ev.family))) /* a device's timeline: not pinned host memory's */
-            gmg_timeline_event_at(ev.ev.driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, ev.ev.device, ev.ev.bytes,
-                                  ev.ev.mono_ms);
+        /* explained once per call site; marked once per call site on each
+         * device, also where the site was explained on another (a stack
+         * id new to the allocation path, of a site the message knows) */
+        gmg_report_refusal(&ev, claim_whole, &seq);
+        if (!ev.ev.abort /* (an abort's is marked there) */)
+            mark(&ev.ev);
         written(seq);
     }
     struct gmg_refusal m[MARKS];
@@ -220,8 +231,7 @@ static void drain(void)
     nmarks = 0;
     pthread_mutex_unlock(&ring_mu);
     for (unsigned i = 0; i < nm; i++)
-        gmg_timeline_event_at(m[i].driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, m[i].device, m[i].bytes,
-                              m[i].mono_ms);
+        mark(&m[i]);
     if (lost)
         gmg_error("%lu more refusal(s) at new call sites were counted, not explained (too many at once)", lost);
     if (lost_oom)

@@ -239,3 +239,48 @@ int gmg_sites_first_refusal(uint32_t stack, int family, int driver)
     nexplained[k] += (size_t)added;
     return added;
 }
+
+/* Timeline marks, once per site and device: a site as above (with no
+ * stack, its family), and the device. A site's stacks differ where the
+ * compiler made several call addresses of one line, and after a library
+ * was unloaded (the depot makes a stack captured then anew): the first
+ * stack of a site on a device marks it, another of the same site on that
+ * device does not, and one on another device does. */
+#define MARKED 4096
+
+struct mark {
+    uint64_t hash;
+    uint32_t stack;
+    int device;
+    int family; /* with no stack */
+    int used;
+};
+static struct mark marked[2][MARKED];
+static size_t nmarked[2];
+
+int gmg_sites_first_mark(uint32_t stack, int family, int driver, int device)
+{
+    int k = driver != 0;
+    if (nmarked[k] >= MARKED / 2)
+        return 0; /* full: no more marks, as the allocation path's set */
+    struct gmg_symbolizer *sym = stack ? gmg_symbolizer_get() : NULL;
+    uint64_t h = stack ? site_hash(sym, NULL, stack) : mix(0xcbf29ce484222325ull, &family, sizeof family);
+    h = mix(h, &device, sizeof device);
+    int first = 1;
+    for (size_t i = (size_t)(h >> 7) & (MARKED - 1);; i = (i + 1) & (MARKED - 1)) {
+        struct mark *m = &marked[k][i];
+        if (!m->used) {
+            *m = (struct mark){ .hash = h, .stack = stack, .device = device, .family = family, .used = 1 };
+            nmarked[k]++;
+            break;
+        }
+        if (m->hash == h && m->device == device && (m->stack == 0) == (stack == 0) &&
+            (stack ? same_site(sym, m->stack, stack) : m->family == family)) {
+            first = 0;
+            break;
+        }
+    }
+    if (sym)
+        gmg_symbolizer_put(sym);
+    return first;
+}

@@ -32,4 +32,11 @@ int gmg_sites_unify(struct gmg_symbolizer *sym, struct gmg_group **lists, const 
  * Callers are serialised (the reporter's explain lock). */
 int gmg_sites_first_refusal(uint32_t stack, int family, int driver);
 
+/* Timeline marks, once per site and device: 1 the first time a stack of
+ * this site is marked on `device`'s timeline, then 0; the quota's
+ * refusals and the driver's out of memory (`driver`) each once. With no
+ * stack (0), once per allocation family and device. Callers are
+ * serialised (the reporter's explain lock). */
+int gmg_sites_first_mark(uint32_t stack, int family, int driver, int device);
+
 #endif

@@ -29,6 +29,7 @@
 #include "report/symbolize.h"
 
 #include "base/buildid.h"
+#include "base/dlclose.h"
 #include "base/exe.h"
 #include "base/fd.h"
 #include "base/hashtab.h" /* uthash, non-fatal out of memory */
@@ -348,7 +349,7 @@ static demangle_fn find_demangler(void)
         void *h = dlopen(runtimes[i], RTLD_LAZY | RTLD_NOLOAD);
         if (h) {
             f = (demangle_fn)dlsym(h, "__cxa_demangle");
-            dlclose(h); /* NOLOAD took a reference of its own; the library stays loaded */
+            gmg_dlclose_own(h); /* NOLOAD took a reference of its own; the library stays loaded */
         }
     }
     return f ? f : iberty_demangle;

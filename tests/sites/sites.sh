@@ -1,7 +1,9 @@
 # sites/sites.sh - one call site, one group: a loop built at -O2 and
 # unrolled into four call addresses on one source line is one group in
 # every format, gets one refusal message, and suppressions and growth
-# treat it as one. Sourced by run.sh (its helpers, $B, $T, $WORK, $PRELOAD).
+# treat it as one; one site refused on two devices, a library unloaded in
+# between (tests/sites/unload_marks.c), is marked on both timelines.
+# Sourced by run.sh (its helpers, $B, $T, $WORK, $PRELOAD).
 $CC -std=gnu11 -O2 -g -Wall -Wextra -Werror $SAN_FLAGS -I"$CUDA_INC" -o "$T/unrolled" tests/sites/unrolled.c \
     -L"$B/sim" -l:libcuda.so.1 || exit 1
 UNR_LINE=$(grep -n UNROLLED_LINE tests/sites/unrolled.c | cut -d: -f1)
@@ -62,4 +64,24 @@ else
     else
         bad "one call site: suppression (rc $rc)" "$WORK/err"
     fi
+fi
+
+# one call site refused on device 0, then on device 1 after the program
+# unloaded a library (so the depot made its stack anew, another id): one
+# message, and a mark on each device's timeline (the second was lost when
+# the message went by site and the mark with it); the driver's own out of
+# memory alike
+build unload_marks tests/sites/unload_marks.c -L"$B/sim" -l:libcuda.so.1
+printf 'int unload_me(void) { return 1; }\n' | $CC -shared -fPIC -x c -o "$T/libunloadme.so" - || exit 1
+guarded GPUSIM_DEVICES=2 GPUMEM_LIMIT=1M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/um-limit.json" "$T/unload_marks" "$ROOT/$T/libunloadme.so"
+um_msgs=$(grep -c '^gpumemguard: refused ' "$WORK/err")
+um_marks=$(jq -c '[.timeline.events[] | select(.kind == "refusal") | .device]' "$WORK/um-limit.json" 2>/dev/null)
+guarded GPUSIM_DEVICES=2 GPUSIM_MEM=4M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/um-oom.json" "$T/unload_marks" "$ROOT/$T/libunloadme.so"
+um_oom_msgs=$(grep -c '^gpumemguard: the driver refused ' "$WORK/err")
+um_oom_marks=$(jq -c '[.timeline.events[] | select(.kind == "driver_oom") | .device]' "$WORK/um-oom.json" 2>/dev/null)
+if has "device 1: 2" "$WORK/out" && [ "$um_msgs" = 1 ] && [ "$um_marks" = "[0,1]" ] && [ "$um_oom_msgs" = 1 ] \
+   && [ "$um_oom_marks" = "[0,1]" ]; then
+    ok "one call site refused on two devices with a library unloaded in between: one message, a mark on each device (the driver's out of memory alike)"
+else
+    bad "one site on two devices across an unload: $um_msgs messages, marks $um_marks; driver: $um_oom_msgs messages, marks $um_oom_marks" "$WORK/err"
 fi
