@@ -30,6 +30,16 @@ static int valid(int dev) { return dev >= 0 && dev < GMG_MAX_DEVICES; }
 
 /* 1 once start-up found no limit and no group (quota.h) */
 static int counterless;
+int gmg_quota_free_below; /* quota.h: max_dev_seen + 1 once counterless */
+
+/* Devices below `n` reserve by quota.h's inline test from now on. */
+static void free_below_raise(int n)
+{
+    int cur = __atomic_load_n(&gmg_quota_free_below, __ATOMIC_RELAXED);
+    while (n > cur && !__atomic_compare_exchange_n(&gmg_quota_free_below, &cur, n, 1, __ATOMIC_RELAXED,
+                                                   __ATOMIC_RELAXED))
+        ;
+}
 
 /* Built with -DGMG_QUOTA_TEST_HOOKS (tests/unit/test_quota_peak.c only): a
  * function a test sets runs at marked points, to order two threads there. */
@@ -440,7 +450,7 @@ static __attribute__((noinline)) int reserve_counter(int dev, uint64_t bytes)
     return 1;
 }
 
-int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
+int gmg_quota_reserve_counted(int dev, uint64_t bytes, int *over)
 {
     if (over)
         *over = 0;
@@ -450,8 +460,10 @@ int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
         return 1;
     if (__builtin_expect(dev > __atomic_load_n(&max_dev_seen, __ATOMIC_RELAXED), 0))
         note_dev(dev);
-    if (__atomic_load_n(&counterless, __ATOMIC_RELAXED))
+    if (__atomic_load_n(&counterless, __ATOMIC_RELAXED)) {
+        free_below_raise(dev + 1); /* seen: its next reservations inline */
         return 1;
+    }
     struct devq *d = &q[dev];
     if (__builtin_expect(!gmg_cfg.has_limit && !get_pool() && bytes < FAST_MAX &&
                          __atomic_load_n(&d->used, __ATOMIC_RELAXED) < FAST_USED_MAX, 1)) {

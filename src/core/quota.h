@@ -26,7 +26,7 @@
  * holds it) and there is no limit to refuse it (or warn): the caller lets
  * the driver refuse it, uncounted. Under GPUMEM_ON_LIMIT=warn an over-limit
  * request is reserved anyway and *over is set. */
-int gmg_quota_reserve(int dev, uint64_t bytes, int *over);
+static inline int gmg_quota_reserve(int dev, uint64_t bytes, int *over); /* below */
 void gmg_quota_release(int dev, uint64_t bytes);
 /* Whether the devices' counters are kept: under a limit or a group only.
  * Without either nothing can be refused, and what is in use is the
@@ -60,6 +60,23 @@ static inline void gmg_quota_commit(void)
 {
     if (__builtin_expect(gmg_quota_pending_tl.high != 0 || gmg_quota_pending_tl.group, 0))
         gmg_quota_commit_slow();
+}
+/* Devices 0 .. gmg_quota_free_below - 1 reserve with nothing to count: with
+ * no counters kept, each device once seen (quota.c keeps it; 0 while
+ * counters are kept). The usual reservation is then this inline test and
+ * two thread-local stores, no call. */
+extern int gmg_quota_free_below;
+int gmg_quota_reserve_counted(int dev, uint64_t bytes, int *over);
+static inline int gmg_quota_reserve(int dev, uint64_t bytes, int *over)
+{
+    if (__builtin_expect((unsigned)dev < (unsigned)__atomic_load_n(&gmg_quota_free_below, __ATOMIC_RELAXED), 1)) {
+        if (over)
+            *over = 0;
+        gmg_quota_pending_tl.high = 0;
+        gmg_quota_pending_tl.group = 0;
+        return 1;
+    }
+    return gmg_quota_reserve_counted(dev, bytes, over);
 }
 static inline void gmg_quota_pending_lower(uint64_t bytes)
 {

@@ -132,7 +132,8 @@ static inline __attribute__((always_inline)) int begin_setup(struct gmg_op *op, 
     op->stack = gmg_stack_capture();
     if (!op->counted)
         return 0;
-    gmg_prepare_limit(dev);
+    if (gmg_cfg.has_limit) /* (tested here too: most runs have none, and pay no call) */
+        gmg_prepare_limit(dev);
     return 1;
 }
 
