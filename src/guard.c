@@ -40,6 +40,7 @@
 #include "driver/routes.h"
 #include "hooks/devfacts.h"
 #include "hooks/mempool.h"
+#include "hooks/refusal.h"
 #include "hooks/intercept.h"
 #include "hooks/unload.h"
 #include "report/dumpsig.h"
@@ -234,6 +235,7 @@ static void child(void)
     if (__atomic_load_n(&touched, __ATOMIC_ACQUIRE))
         gmg_mempool_atfork_child();
     gmg_mempools_atfork_child(__atomic_load_n(&touched, __ATOMIC_ACQUIRE));
+    gmg_refusal_atfork_child();
     gmg_report_atfork_child();
     gmg_reporter_atfork_child();
     gmg_dumpsig_atfork_child();

@@ -26,6 +26,7 @@ struct gmg_refusal {
     int free_known;      /* driver: dev_free was read                */
     uint64_t dev_free;   /* driver: the device's free memory then    */
     uint64_t mono_ms;    /* when: CLOCK_MONOTONIC, in ms (the timeline's mark) */
+    uint64_t order;      /* the order refusals were made in (several in one ms) */
 };
 
 struct gmg_upcalls {

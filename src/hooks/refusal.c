@@ -9,6 +9,7 @@
 #include "core/upcalls.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define SITES 4096
@@ -118,7 +119,9 @@ static struct gmg_refusal event(const struct gmg_op *op, uint64_t bytes)
     /* without a limit or a group no counter is kept (quota.h): the
      * allocations held are what is in use */
     int counting = gmg_quota_counting();
+    static uint64_t made;
     return (struct gmg_refusal){
+        .order = __atomic_add_fetch(&made, 1, __ATOMIC_RELAXED),
         .mono_ms = (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u,
         .family = op->family,
         .device = op->dev,
@@ -186,4 +189,10 @@ void gmg_warn_over(struct gmg_op *op, uint64_t bytes)
              gmg_family_name(op->family), gmg_fmt_size(req, sizeof req, bytes), op->dev,
              gmg_fmt_size(use, sizeof use, gmg_quota_charged(op->dev)),
              gmg_fmt_size(lim, sizeof lim, gmg_quota_limit(op->dev)));
+}
+
+void gmg_refusal_atfork_child(void)
+{
+    memset(&quota_marks, 0, sizeof quota_marks);
+    memset(&driver_marks, 0, sizeof driver_marks);
 }

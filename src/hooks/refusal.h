@@ -23,4 +23,8 @@ void gmg_driver_oom(struct gmg_op *op, uint64_t bytes, int free_known, uint64_t 
 /* GPUMEM_ON_LIMIT=warn: the allocation went over and was allowed. */
 void gmg_warn_over(struct gmg_op *op, uint64_t bytes);
 
+/* A fork() child, whose timeline starts empty: no site marked on any of
+ * its devices yet (the sites explained stay explained). */
+void gmg_refusal_atfork_child(void);
+
 #endif

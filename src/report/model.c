@@ -40,6 +40,7 @@ void gmg_report_model_atfork_child(void)
     gmg_symbolizer_atfork_child();
     gmg_at_peak_atfork_child();
     gmg_timeline_atfork_child();
+    gmg_sites_atfork_child();
 }
 
 /* Untracked allocations never freed, at the least: family against family

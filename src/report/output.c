@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "report/report.h"
+#include "report/sites.h"
 
 #include "base/config.h"
 #include "base/fd.h"
@@ -79,6 +80,7 @@ void gmg_report_orphan_child(void)
     gmg_symbolizer_atfork_child(); /* the parent's is left alone, never freed: its memory may be another arena's */
     gmg_at_peak_atfork_child();
     gmg_timeline_atfork_child();
+    gmg_sites_atfork_child();
 }
 
 void gmg_report_atfork_child(void)

@@ -208,6 +208,29 @@ static void mark(const struct gmg_refusal *r)
         gmg_timeline_event_at(r->driver ? GMG_TL_DRIVER_OOM : GMG_TL_REFUSAL, r->device, r->bytes, r->mono_ms);
 }
 
+/* The marks of one drain, the refusals' and the forwarded ones (under
+ * explain_mu): marked in the order they were made, so that the first of
+ * a site on a device is the one its timeline keeps (a refusal taken from
+ * the queue may be later than a mark forwarded before the drain began). */
+static struct {
+    struct gmg_refusal r[RING + MARKS];
+    unsigned n;
+} batch;
+
+static void batch_mark(void)
+{
+    for (unsigned i = 1; i < batch.n; i++) { /* in the order made: a few dozen at most */
+        struct gmg_refusal x = batch.r[i];
+        unsigned j = i;
+        for (; j > 0 && batch.r[j - 1].order > x.order; j--)
+            batch.r[j] = batch.r[j - 1];
+        batch.r[j] = x;
+    }
+    for (unsigned i = 0; i < batch.n; i++)
+        mark(&batch.r[i]);
+    batch.n = 0;
+}
+
 static void drain(void)
 {
     struct gmg_refusal_state ev;
@@ -218,20 +241,21 @@ static void drain(void)
          * device, also where the site was explained on another (a stack
          * id new to the allocation path, of a site the message knows) */
         gmg_report_refusal(&ev, claim_whole, &seq);
-        if (!ev.ev.abort /* (an abort's is marked there) */)
-            mark(&ev.ev);
+        if (!ev.ev.abort /* (an abort's is marked there) */) {
+            if (batch.n == RING) /* more than the queue holds came meanwhile */
+                batch_mark();
+            batch.r[batch.n++] = ev.ev;
+        }
         written(seq);
     }
-    struct gmg_refusal m[MARKS];
     pthread_mutex_lock(&ring_mu);
     unsigned long lost = dropped[0], lost_oom = dropped[1];
     dropped[0] = dropped[1] = 0;
-    unsigned nm = nmarks;
-    memcpy(m, marks, nm * sizeof *m);
+    memcpy(batch.r + batch.n, marks, nmarks * sizeof *marks);
+    batch.n += nmarks;
     nmarks = 0;
     pthread_mutex_unlock(&ring_mu);
-    for (unsigned i = 0; i < nm; i++)
-        mark(&m[i]);
+    batch_mark();
     if (lost)
         gmg_error("%lu more refusal(s) at new call sites were counted, not explained (too many at once)", lost);
     if (lost_oom)
@@ -832,6 +856,7 @@ void gmg_reporter_atfork_child(void)
      * parent of a process forked without handlers (this one's grandparent):
      * this fork ran them, so the locks a new thread needs are sound. */
     reset();
+    batch.n = 0; /* a drain the parent was in is the parent's */
     __atomic_store_n(&asked_in, 0, __ATOMIC_RELAXED); /* an ancestor's pid, which this one's may reuse one day */
     __atomic_store_n(&fatal_sig, 0, __ATOMIC_RELAXED); /* a report the parent was writing is the parent's */
     __atomic_store_n(&cpu_clock_set, 0, __ATOMIC_RELAXED); /* the parent's thread's; the new one sets its own */

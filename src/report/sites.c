@@ -262,7 +262,7 @@ int gmg_sites_first_mark(uint32_t stack, int family, int driver, int device)
 {
     int k = driver != 0;
     if (nmarked[k] >= MARKED / 2)
-        return 0; /* full: no more marks, as the allocation path's set */
+        return 1; /* full: marked, and the timeline (which keeps far fewer) counts what it drops */
     struct gmg_symbolizer *sym = stack ? gmg_symbolizer_get() : NULL;
     uint64_t h = stack ? site_hash(sym, NULL, stack) : mix(0xcbf29ce484222325ull, &family, sizeof family);
     h = mix(h, &device, sizeof device);
@@ -283,4 +283,12 @@ int gmg_sites_first_mark(uint32_t stack, int family, int driver, int device)
     if (sym)
         gmg_symbolizer_put(sym);
     return first;
+}
+
+void gmg_sites_atfork_child(void)
+{
+    /* the child's timeline starts empty (gmg_timeline_atfork_child): so do
+     * its marks; the sites explained stay explained (the parent said so) */
+    memset(marked, 0, sizeof marked);
+    nmarked[0] = nmarked[1] = 0;
 }

@@ -39,4 +39,7 @@ int gmg_sites_first_refusal(uint32_t stack, int family, int driver);
  * serialised (the reporter's explain lock). */
 int gmg_sites_first_mark(uint32_t stack, int family, int driver, int device);
 
+/* A forked child, whose timeline starts empty: no site marked yet. */
+void gmg_sites_atfork_child(void);
+
 #endif

@@ -6,6 +6,7 @@
  *   refusal_sites
  *   refusal_sites many K   K call sites (each a path through a binary
  *                          recursion) ask the device for 1 GiB once each
+ *   refusal_sites twodev K the same on device 0, then on device 1
  *   refusal_sites burst K  K threads, each at a call site of its own, all
  *                          refused by the driver at once (more than the
  *                          report thread's queue holds), then each site
@@ -138,7 +139,11 @@ int main(int argc, char **argv)
     tl_setup(0);
     if (argc > 2 && !strcmp(argv[1], "many"))
         many(atoi(argv[2]));
-    else if (argc > 2 && !strcmp(argv[1], "burst"))
+    else if (argc > 2 && !strcmp(argv[1], "twodev")) {
+        many(atoi(argv[2]));
+        tl_setup(1);
+        many(atoi(argv[2]));
+    } else if (argc > 2 && !strcmp(argv[1], "burst"))
         burst(atoi(argv[2]));
     else if (argc > 2 && !strcmp(argv[1], "both"))
         both(atoi(argv[2]));

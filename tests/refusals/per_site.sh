@@ -34,6 +34,17 @@ if has "many: 2100 of 2100 refused" "$WORK/out" && [ "$msgs" = 2048 ] && [ "$tol
     ok "the driver's out of memory at 2100 call sites: 2048 explained, then one line saying the rest are counted, not explained"
 else bad "refusals past the explained call sites: $msgs messages, told $told" "$WORK/out"; fi
 
+# 1100 call sites refused on device 0, then on device 1: 2200 marks, of
+# which the timeline keeps 1024 and counts the rest as dropped (past 2048
+# sites and devices marked, the marks past them went uncounted)
+tguarded 300 GPUSIM_DEVICES=2 GPUMEM_LIMIT=1M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/twodev.json" \
+    "$T/refusal_sites" twodev 1100
+marked=$(jq -r '.timeline | "\([.events[] | select(.kind != "refusal")] | length) \(.events | length) \(.events_dropped)"' \
+         "$WORK/twodev.json" 2>/dev/null)
+if has "many: 2200 of 1100 refused" "$WORK/out" && [ "$marked" = "0 1024 1176" ]; then
+    ok "1100 call sites refused on two devices: 2200 marks, 1024 kept on the timeline and 1176 counted as dropped"
+else bad "marks of 1100 call sites on two devices (other kinds, kept, dropped): '$marked'" "$WORK/out"; fi
+
 # one call site refused by the quota and by the driver: each explained
 # once, whichever came first
 both_ok=1

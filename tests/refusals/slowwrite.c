@@ -5,10 +5,12 @@
  * the message and saying it is written, past the refused call's wait (a
  * loaded machine does the same, for less long). For
  * tests/refusals/timing.sh: the refused call must not then write the
- * message's first line after it.
+ * message's first line after it. SLOWWRITE_SECONDS: another hold than 3 s
+ * (tests/sites/sites.sh).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,7 +23,8 @@ ssize_t write(int fd, const void *buf, size_t n)
     static const char whole[] = "further refusals from this call site";
     ssize_t w = real(fd, buf, n);
     if (w > 0 && memmem(buf, (size_t)w, whole, sizeof whole - 1)) {
-        struct timespec ts = { 3, 0 };
+        const char *e = getenv("SLOWWRITE_SECONDS");
+        struct timespec ts = { e && *e ? atoi(e) : 3, 0 };
         while (nanosleep(&ts, &ts) != 0)
             ;
     }

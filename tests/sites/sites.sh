@@ -85,3 +85,27 @@ if has "device 1: 2" "$WORK/out" && [ "$um_msgs" = 1 ] && [ "$um_marks" = "[0,1]
 else
     bad "one site on two devices across an unload: $um_msgs messages, marks $um_marks; driver: $um_oom_msgs messages, marks $um_oom_marks" "$WORK/err"
 fi
+
+# a child forked after its parent's refusal, refused at the same call
+# site on the same device: its own timeline (empty at the fork) marks it
+guarded GPUMEM_LIMIT=1M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/umf.json" "$T/unload_marks" fork
+umf_child=$(sed -n 's/^pid \([0-9]*\)$/\1/p' "$WORK/out")
+umf_parent=$(jq -c '[.timeline.events[] | select(.kind == "refusal") | .device]' "$WORK/umf.json" 2>/dev/null)
+umf_marks=$(jq -c '[.timeline.events[] | select(.kind == "refusal") | .device]' "$WORK/umf.$umf_child.json" 2>/dev/null)
+if has "child: 2" "$WORK/out" && [ "$umf_parent" = "[0]" ] && [ "$umf_marks" = "[0]" ]; then
+    ok "a forked child refused at its parent's call site: its own timeline marks it (the parent's too)"
+else bad "a forked child's mark of its parent's call site: parent $umf_parent, child $umf_marks" "$WORK/err"; fi
+
+# marks in the order they were made: with the report thread held after the
+# site's first message (device 0), the site refused on device 1 (a mark
+# forwarded), then again there from a stack made anew after an unload
+# (queued to be explained, reached first by the held thread): device 1's
+# mark is the first refusal there, its 9 MiB (it was the 10 MiB)
+build libslowwrite.so -shared -fPIC tests/refusals/slowwrite.c
+timeout 60 env LD_PRELOAD="$PRELOAD $ROOT/$T/libslowwrite.so" SLOWWRITE_SECONDS=8 GPUSIM_DEVICES=2 GPUMEM_LIMIT=1M \
+    GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/umo.json" "$T/unload_marks" order "$ROOT/$T/libunloadme.so" \
+    >"$WORK/out" 2>"$WORK/err"
+umo=$(jq -c '[.timeline.events[] | select(.kind == "refusal") | [.device, .bytes]]' "$WORK/umo.json" 2>/dev/null)
+if has "device 1, 10 MiB: 2" "$WORK/out" && [ "$umo" = "[[0,8388608],[1,9437184]]" ]; then
+    ok "marks in the order made: a site's first refusal on a device is its mark there, though a later one was reached first"
+else bad "a site's mark on device 1, with the report thread held: $umo" "$WORK/err"; fi
