@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include "hooks/unload.h"
 
-#include "core/stacks.h"
 #include "core/unwind.h"
 
 #include "base/dlclose.h"
@@ -24,21 +23,17 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <stddef.h>
-#include <stdint.h>
 
 GMG_EXPORT int dlclose(void *handle)
 {
     int (*f)(void *) = gmg_libc_dlclose();
     if (!f)
         return -1; /* no C library under us: nothing was loaded either */
-    /* a call from the guard itself (none is left that closes through the
-     * name: base/dlclose.h) unloads nothing */
-    int own = gmg_stack_is_internal((uintptr_t)__builtin_return_address(0));
-    if (!own)
-        gmg_unwind_forget();
+    /* every call here is the program's (or a library's): the guard closes
+     * its own handles by the C library's function (base/dlclose.h) */
+    gmg_unwind_forget();
     int r = f(handle);
-    if (!own)
-        gmg_unwind_forget();
+    gmg_unwind_forget();
     return r;
 }
 

@@ -79,7 +79,7 @@ um_marks=$(jq -c '[.timeline.events[] | select(.kind == "refusal") | .device]' "
 guarded GPUSIM_DEVICES=2 GPUSIM_MEM=4M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/um-oom.json" "$T/unload_marks" "$ROOT/$T/libunloadme.so"
 um_oom_msgs=$(grep -c '^gpumemguard: the driver refused ' "$WORK/err")
 um_oom_marks=$(jq -c '[.timeline.events[] | select(.kind == "driver_oom") | .device]' "$WORK/um-oom.json" 2>/dev/null)
-if has "device 1: 2" "$WORK/out" && [ "$um_msgs" = 1 ] && [ "$um_marks" = "[0,1]" ] && [ "$um_oom_msgs" = 1 ] \
+if has "device 1, 8 MiB: 2" "$WORK/out" && [ "$um_msgs" = 1 ] && [ "$um_marks" = "[0,1]" ] && [ "$um_oom_msgs" = 1 ] \
    && [ "$um_oom_marks" = "[0,1]" ]; then
     ok "one call site refused on two devices with a library unloaded in between: one message, a mark on each device (the driver's out of memory alike)"
 else

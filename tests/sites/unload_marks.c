@@ -31,24 +31,38 @@ static NOINLINE CUresult ask(size_t bytes)
     return r;
 }
 
+/* Each step: make the device current, load and unload LIB if asked, then
+ * ask at the one call site. */
+struct step {
+    int dev, unload;
+    unsigned mib;
+};
+
+static int run(const struct step *steps, int n, const char *lib)
+{
+    for (int i = 0; i < n; i++) {
+        tl_setup(steps[i].dev);
+        if (steps[i].unload) {
+            void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+            if (!h || dlclose(h) != 0) {
+                printf("FAIL %s\n", dlerror());
+                return 1;
+            }
+        }
+        printf("device %d, %u MiB: %d\n", steps[i].dev, steps[i].mib, (int)ask((size_t)steps[i].mib << 20));
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: unload_marks LIB|fork\n");
+        fprintf(stderr, "usage: unload_marks LIB | fork | order LIB\n");
         return 2;
     }
     if (!strcmp(argv[1], "order") && argc > 2) {
-        static const struct { int dev, unload; unsigned mib; } steps[] = { { 0, 0, 8 }, { 1, 0, 9 }, { 1, 1, 10 } };
-        for (int i = 0; i < 3; i++) { /* one call site */
-            tl_setup(steps[i].dev);
-            if (steps[i].unload) {
-                void *h = dlopen(argv[2], RTLD_NOW | RTLD_LOCAL);
-                if (!h || dlclose(h) != 0)
-                    return 1;
-            }
-            printf("device %d, %u MiB: %d\n", steps[i].dev, steps[i].mib, (int)ask((size_t)steps[i].mib << 20));
-        }
-        return 0;
+        static const struct step order[] = { { 0, 0, 8 }, { 1, 0, 9 }, { 1, 1, 10 } };
+        return run(order, 3, argv[2]);
     }
     if (!strcmp(argv[1], "fork")) {
         tl_setup(0);
@@ -69,16 +83,6 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    for (int dev = 0; dev < 2; dev++) {
-        tl_setup(dev);
-        printf("device %d: %d\n", dev, (int)ask(8u << 20)); /* one call site, refused */
-        if (dev == 0) {
-            void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-            if (!h || dlclose(h) != 0) {
-                printf("FAIL %s\n", dlerror());
-                return 1;
-            }
-        }
-    }
-    return 0;
+    static const struct step two[] = { { 0, 0, 8 }, { 1, 1, 8 } };
+    return run(two, 2, argv[1]);
 }
