@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "core/pyframes.h"
 
+#include "core/pycodes.h"
 #include "core/pylines.h"
 #include "core/unwind.h"
 
@@ -98,6 +99,8 @@ static void (*lock_release)(void *);
 #define MAX_OUTER 128         /* outermost frames kept (half the deepest stack) */
 
 static int mode = 1;
+static int stats;                   /* gmg_py_set_stats */
+static unsigned long given_unread;  /* walks given again without reading a name */
 static int state;             /* 0 not looked yet, 1 found, -1 none (yet), -2 one whose frames are not read */
 static const struct py_layout *L;
 static void *(*get_tstate)(void);
@@ -109,6 +112,8 @@ static uintptr_t interp_lo[4], interp_hi[4];   /* the interpreter's code */
 static int ninterp;
 
 void gmg_py_set_mode(int on) { mode = on; }
+void gmg_py_set_stats(int on) { stats = on; }
+unsigned long gmg_py_given_unread(void) { return __atomic_load_n(&given_unread, __ATOMIC_RELAXED); }
 
 const char *gmg_py_version(void)
 {
@@ -206,6 +211,7 @@ static void detect(void)
                 LI = &interps_layouts[i];
         get_tstate = (void *(*)(void))gts;
         dl_iterate_phdr(find_interp, gts);
+        gmg_pycodes_setup(minor, runtime);
         snprintf(version, sizeof version, "%d.%d", major, minor);
         found = 1;
         gmg_debug("Python %s found: Python frames are captured", version);
@@ -614,6 +620,7 @@ struct cache {
     uint32_t memo_walked;     /* frames of the last walk in memo[]; 0: none kept */
     uint32_t memo_ver;        /* bumped whenever memo[] or memo_out may change */
     uint32_t memo_max, memo_n;
+    uint64_t memo_epoch;      /* gmg_pycodes_epoch() before the last walk */
     const void *memo_end;     /* where the last walk stopped: not a frame */
     struct mframe memo[MEMO];
     uintptr_t memo_out[2 * MEMO];
@@ -873,8 +880,11 @@ static inline void frame_facts(const char *frame, struct mframe *m)
     }
 }
 
-/* The last walk's words, if the chain from frame reads as it did. */
-static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max, uintptr_t *out)
+/* The last walk's words, if the chain from frame reads as it did. With
+ * same_codes (no code object freed since that walk: core/pycodes.h), a
+ * code object at the address of one it saw is that one, whose names and
+ * line table cannot have changed: they are not read again. */
+static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max, uintptr_t *out, int same_codes)
 {
     if (!c->memo_walked || c->memo_max != max)
         return UINT32_MAX;
@@ -895,7 +905,7 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
         if (code == code_read) {
             /* its names are compared; its line may rest on more of the table
              * (all of it was as one then: the same object, the same walk) */
-            if (k->s.fn && k->s.t_used > table_read) {
+            if (!same_codes && k->s.fn && k->s.t_used > table_read) {
                 if (!table_holds(k->table, &k->s))
                     return UINT32_MAX;
                 table_read = k->s.t_used;
@@ -905,8 +915,8 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
         const void *type = aligned_ptr(code) ? RD(const void *, code, OB_TYPE) : NULL;
         if (type != k->type)
             return UINT32_MAX;
-        if (type != code_type) {
-            code_read = code;
+        if (type != code_type || same_codes) {
+            code_read = code; /* same_codes: the object it was, its fields and their texts too */
             continue;
         }
         if (RD(const void *, code, L->co_name) != k->name || RD(const void *, code, L->co_filename) != k->filename ||
@@ -933,8 +943,9 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
 
 /* This walk, whose frames the loop read into memo[], kept for the next. */
 static uint32_t memo_keep(struct cache *c, uint32_t walked, const void *end, uint32_t max, const uintptr_t *out,
-                          uint32_t n)
+                          uint32_t n, uint64_t epoch)
 {
+    c->memo_epoch = epoch;
     memcpy(c->memo_out, out, n * sizeof *out);
     c->memo_ver++;
     c->memo_n = n;
@@ -974,9 +985,15 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
     /* the memo is for 3.11-3.13's frames, whose walk ends only where the
      * chain does; 3.10's may end at a frame object of another type */
     int memo = c && L->co_code < 0;
+    uint64_t epoch = 0;
     if (memo) {
-        uint32_t got = memo_take(c, frame, max, out);
+        epoch = fin ? 0 : gmg_pycodes_epoch();
+        int same_codes = epoch && epoch == c->memo_epoch;
+        uint32_t got = memo_take(c, frame, max, out, same_codes);
         if (got != UINT32_MAX) {
+            if (__builtin_expect(stats, 0) && same_codes)
+                __atomic_fetch_add(&given_unread, 1, __ATOMIC_RELAXED);
+            c->memo_epoch = epoch; /* read whole or not, the walk's code objects are known live now */
             *memo_ver = c->memo_ver | 1u << 31; /* never 0 */
             return got;
         }
@@ -1024,7 +1041,7 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
      * (and, below, every frame it names was interned) */
     int fits = memo && walked <= MEMO && !aligned_ptr(frame) && max <= 2 * MEMO;
     if (total <= inner || !ring_n)
-        return fits && !lost ? memo_keep(c, walked, frame, max, out, n) : n;
+        return fits && !lost ? memo_keep(c, walked, frame, max, out, n, epoch) : n;
     uint32_t beyond = total - inner, keep = beyond, first = 0;
     if (walked >= MAX_WALK && aligned_ptr(frame)) { /* cut: the ring's are not the outermost */
         uint32_t gap = mark(c, beyond);
@@ -1050,7 +1067,7 @@ uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver)
         else
             lost = 1;
     }
-    return fits && !lost ? memo_keep(c, walked, frame, max, out, n) : n;
+    return fits && !lost ? memo_keep(c, walked, frame, max, out, n, epoch) : n;
 }
 
 void gmg_py_atfork_child(void)

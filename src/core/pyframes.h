@@ -43,6 +43,11 @@ void gmg_py_tick(void);
  * frames were left out there, then its outermost frames (the program's
  * entry point and <module> among them), max words in all. */
 uint32_t gmg_py_capture(uintptr_t *out, uint32_t max, uint32_t *memo_ver);
+/* GMG_STACK_STATS (tests): count the walks given again whole without
+ * reading a code object's names or line table (none freed since the walk
+ * kept: core/pycodes.h), and read that count. */
+void gmg_py_set_stats(int on);
+unsigned long gmg_py_given_unread(void);
 /* Python frames left out of captured stacks since start-up because their
  * names could not be interned (out of memory). */
 uint64_t gmg_py_lost(void);

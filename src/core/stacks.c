@@ -84,6 +84,7 @@ void gmg_stacks_set_depth(int depth)
     check_mode = chk && chk[0] == '1';
     const char *stats = getenv("GMG_STACK_STATS");
     stats_mode = stats && stats[0] == '1';
+    gmg_py_set_stats(stats_mode);
     Dl_info di;
     if (dladdr((void *)gmg_stacks_set_depth, &di) && di.dli_fbase)
         dl_iterate_phdr(find_self, di.dli_fbase);
@@ -550,6 +551,11 @@ static __attribute__((destructor)) void test_summaries(void)
                      "split by CPU; unwind rules forgotten %u times\n",
                      __atomic_load_n(&stat_made, __ATOMIC_RELAXED) + given, given,
                      gmg_live_split(), gmg_unwind_generation());
+        if (write(2, line, (size_t)o) < 0)
+            return;
+        o = snprintf(line, sizeof line,
+                     "gpumemguard: stacks: %lu Python walks given again without reading a name (no code object "
+                     "freed since)\n", gmg_py_given_unread());
         if (write(2, line, (size_t)o) < 0)
             return;
     }

@@ -295,5 +295,25 @@ def tables():
     write_expected()
 
 
+def tables_in_subinterpreter():
+    # tables() run in a sub-interpreter (a legacy one: ctypes loads there),
+    # after the main one allocated and ran on: the guard's code watcher
+    # counts the main interpreter's code objects freed, never another's, so
+    # no walk may be given again there unread
+    free(alloc(4096))
+    for _ in range(100000):
+        pass  # between bytecodes: the guard's pending call runs
+    try:
+        import _interpreters as interpreters  # 3.13
+        cid = interpreters.create("legacy")
+    except ImportError:
+        import _xxsubinterpreters as interpreters  # 3.12
+        cid = interpreters.create(isolated=False)
+    interpreters.run_string(cid, "import sys\nsys.argv = [%r, 'tables']\n"
+                                 "exec(compile(open(%r).read(), %r, 'exec'), {'__name__': '__main__'})\n"
+                                 % (__file__, __file__, __file__))
+    interpreters.destroy(cid)
+
+
 if __name__ == "__main__":
     globals()[sys.argv[1]]()

@@ -1,0 +1,130 @@
+/*
+ * pycodes.c - see pycodes.h.
+ *
+ * Why the count is enough. A walk at moment T1 reads the epoch, then the
+ * thread's frames: each frame holds a strong reference to its code, so
+ * every code object the walk saw was live after the epoch was read. A walk
+ * at T2 reads the epoch again: if no code object was destroyed in between,
+ * none of those was, and a code object at one of their addresses is the
+ * same one. A code object destroyed and another made at its address before
+ * T2 means a destruction counted before T2's read: the thread's frames at
+ * T2 were pushed by the thread itself, which ran Python (under the GIL,
+ * after the destroying thread let it go) since. The watcher is called in
+ * code_dealloc before the object is freed, and for a code object brought
+ * back to life there too (counted all the same: only more full checks).
+ *
+ * What would miss a destruction, and keeps the epoch 0:
+ *  - the watcher not added yet (the pending call not run, no slot left);
+ *  - another interpreter ever made (_PyRuntime.interpreters.next_id past
+ *    1): its code objects tell its own watchers, not ours, and one made
+ *    with a GIL of its own may race the main one;
+ *  - finalization, whose interpreter clear drops the watchers: the
+ *    capture gives no memo while the interpreter is finalizing, and our
+ *    Py_AtExit function (called after the clear) closes it for good, so
+ *    that an interpreter initialized again is never trusted.
+ */
+#define _GNU_SOURCE
+#include "core/pycodes.h"
+
+#include "base/log.h"
+
+#include <dlfcn.h>
+
+#define RD(T, base, off) (*(T const *)((const char *)(base) + (off)))
+
+/* _PyRuntime.interpreters is { mutex, head, main, next_id }: where main
+ * and next_id lie (main is checked against PyInterpreterState_Main()
+ * before anything is trusted). */
+static const struct { int minor, rt_main, rt_next_id; } layouts[] = {
+    { 12, 48, 56 },
+    { 13, 640, 648 },
+};
+
+#define CODE_EVENT_DESTROY 1   /* PyCodeEvent: PY_CODE_EVENT_CREATE 0, _DESTROY 1 */
+#define ASK_TRIES 16           /* pending-call queue full: asked again at later captures, so many times */
+
+typedef int (*watch_fn)(int event, void *code);
+
+static const char *runtime;
+static int rt_main, rt_next_id;
+static int (*add_pending)(int (*)(void *), void *);   /* Py_AddPendingCall */
+static int (*add_watcher_fn)(watch_fn);               /* PyCode_AddWatcher */
+static int (*at_exit)(void (*)(void));                /* Py_AtExit */
+static void (*err_clear)(void);                       /* PyErr_Clear */
+static void *(*main_interp)(void);                    /* PyInterpreterState_Main */
+
+static int tries;      /* pending calls asked for */
+static int watching;   /* the watcher is on (set once, by the main thread) */
+static int closed;     /* the interpreter finalized: never trusted again */
+static uint64_t deaths;
+
+void gmg_pycodes_setup(int minor, const char *rt)
+{
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++)
+        if (layouts[i].minor == minor) {
+            rt_main = layouts[i].rt_main;
+            rt_next_id = layouts[i].rt_next_id;
+            add_pending = (int (*)(int (*)(void *), void *))dlsym(RTLD_DEFAULT, "Py_AddPendingCall");
+            add_watcher_fn = (int (*)(watch_fn))dlsym(RTLD_DEFAULT, "PyCode_AddWatcher");
+            at_exit = (int (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "Py_AtExit");
+            err_clear = (void (*)(void))dlsym(RTLD_DEFAULT, "PyErr_Clear");
+            main_interp = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
+            if (rt && add_pending && add_watcher_fn && at_exit && err_clear && main_interp)
+                runtime = rt;
+        }
+}
+
+static int on_code(int event, void *code)
+{
+    (void)code;
+    if (event == CODE_EVENT_DESTROY)
+        __atomic_fetch_add(&deaths, 1, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+static void on_finalized(void) { __atomic_store_n(&closed, 1, __ATOMIC_SEQ_CST); }
+
+/* The pending call: on the main thread, with the GIL, between two of its
+ * bytecodes. Never leaves an exception set (the program would see it). */
+static int add_watcher(void *arg)
+{
+    (void)arg;
+    if (RD(void *, runtime, rt_main) != main_interp() || RD(int64_t, runtime, rt_next_id) < 1) {
+        gmg_debug("Python code watcher: _PyRuntime is not laid out as expected; names are read on every walk");
+        return 0;
+    }
+    if (at_exit(on_finalized) != 0) {
+        gmg_debug("Python code watcher: no exit function slot left; names are read on every walk");
+        return 0;
+    }
+    if (add_watcher_fn(on_code) < 0) {
+        err_clear();
+        gmg_debug("Python code watcher: no watcher slot left; names are read on every walk");
+        return 0;
+    }
+    __atomic_store_n(&watching, 1, __ATOMIC_RELEASE);
+    gmg_debug("Python code watcher on: a walk that finds the thread's last one's code objects, none freed since, "
+              "reads none of their names again");
+    return 0;
+}
+
+static __attribute__((noinline, cold)) void ask(void)
+{
+    int t = __atomic_load_n(&tries, __ATOMIC_RELAXED);
+    if (!runtime || t >= ASK_TRIES || !__atomic_compare_exchange_n(&tries, &t, t + 1, 0, __ATOMIC_ACQ_REL,
+                                                                   __ATOMIC_RELAXED))
+        return;
+    if (add_pending(add_watcher, NULL) == 0)
+        __atomic_store_n(&tries, ASK_TRIES, __ATOMIC_RELAXED); /* queued: it runs once */
+}
+
+uint64_t gmg_pycodes_epoch(void)
+{
+    if (__builtin_expect(!__atomic_load_n(&watching, __ATOMIC_ACQUIRE), 0)) {
+        ask();
+        return 0;
+    }
+    if (__atomic_load_n(&closed, __ATOMIC_ACQUIRE) || RD(int64_t, runtime, rt_next_id) > 1)
+        return 0;
+    return __atomic_load_n(&deaths, __ATOMIC_SEQ_CST) + 1;
+}
