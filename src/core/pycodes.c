@@ -53,7 +53,7 @@ static int (*at_exit)(void (*)(void));                /* Py_AtExit */
 static void (*err_clear)(void);                       /* PyErr_Clear */
 static void *(*main_interp)(void);                    /* PyInterpreterState_Main */
 
-static int tries;      /* pending calls asked for */
+static int tries = ASK_TRIES; /* pending calls asked for (none may be: setup lowers it) */
 static int watching;   /* the watcher is on (set once, by the main thread) */
 static int closed;     /* the interpreter finalized: never trusted again */
 static uint64_t deaths;
@@ -69,8 +69,10 @@ void gmg_pycodes_setup(int minor, const char *rt)
             at_exit = (int (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "Py_AtExit");
             err_clear = (void (*)(void))dlsym(RTLD_DEFAULT, "PyErr_Clear");
             main_interp = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
-            if (rt && add_pending && add_watcher_fn && at_exit && err_clear && main_interp)
+            if (rt && add_pending && add_watcher_fn && at_exit && err_clear && main_interp) {
                 runtime = rt;
+                __atomic_store_n(&tries, 0, __ATOMIC_RELEASE);
+            }
         }
 }
 
@@ -110,8 +112,8 @@ static int add_watcher(void *arg)
 
 static __attribute__((noinline, cold)) void ask(void)
 {
-    int t = __atomic_load_n(&tries, __ATOMIC_RELAXED);
-    if (!runtime || t >= ASK_TRIES || !__atomic_compare_exchange_n(&tries, &t, t + 1, 0, __ATOMIC_ACQ_REL,
+    int t = __atomic_load_n(&tries, __ATOMIC_ACQUIRE);
+    if (t >= ASK_TRIES || !__atomic_compare_exchange_n(&tries, &t, t + 1, 0, __ATOMIC_ACQ_REL,
                                                                    __ATOMIC_RELAXED))
         return;
     if (add_pending(add_watcher, NULL) == 0)
@@ -121,7 +123,8 @@ static __attribute__((noinline, cold)) void ask(void)
 uint64_t gmg_pycodes_epoch(void)
 {
     if (__builtin_expect(!__atomic_load_n(&watching, __ATOMIC_ACQUIRE), 0)) {
-        ask();
+        if (__atomic_load_n(&tries, __ATOMIC_RELAXED) < ASK_TRIES)
+            ask();
         return 0;
     }
     if (__atomic_load_n(&closed, __ATOMIC_ACQUIRE) || RD(int64_t, runtime, rt_next_id) > 1)
