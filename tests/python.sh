@@ -191,6 +191,20 @@ PYEOF
     if as_cpython_saw 400; then ok "Python $v: a function made 400 times with a line table of one size and another content in turn (the call on line 2, then 3): $(cat "$WORK/out") stacks, each as CPython saw it"
     else bad "Python $v line tables made again where the last ones were" "$WORK/out"; fi
 
+    # (3.12, 3.13) with the guard's code watcher on, the frames' code objects
+    # are trusted while none is freed: not a code object's file name changed
+    # in place, nor after the program cleared every code watcher (then line
+    # tables made again where the last ones were, as above)
+    case $v in 3.12|3.13)
+        pyrun "$PY" renamed GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
+        if as_cpython_saw 6; then ok "Python $v: a live code object's file name changed in place (_imp._fix_co_filename): $(cat "$WORK/out") stacks, each as CPython saw it"
+        else bad "Python $v code object renamed in place" "$WORK/out"; fi
+        pyrun "$PY" cleared_watchers GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json \
+            GMG_EXPECTED="$WORK/exp.json"
+        if as_cpython_saw 400; then ok "Python $v: every code watcher cleared by the program, then a function made 400 times with line tables of one size and another content: $(cat "$WORK/out") stacks, each as CPython saw it"
+        else bad "Python $v line tables made again after the code watchers were cleared" "$WORK/out"; fi;;
+    esac
+
     # the same in a sub-interpreter (3.12, 3.13: a legacy one, where ctypes
     # loads), after the main interpreter let the guard's code watcher in:
     # it counts only the main interpreter's code objects freed

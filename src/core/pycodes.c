@@ -15,13 +15,20 @@
  *
  * What would miss a destruction, and keeps the epoch 0:
  *  - the watcher not added yet (the pending call not run, no slot left);
+ *  - the watcher gone from its slot: cleared by the program (any id, any
+ *    time; the slot may hold another's since), or by finalization, whose
+ *    interpreter clear drops every watcher (an interpreter initialized
+ *    again is never watched: nothing adds the watcher again). The slot is
+ *    read on every walk; while the interpreter is finalizing, before the
+ *    clear, the capture gives no memo at all;
  *  - another interpreter ever made (_PyRuntime.interpreters.next_id past
  *    1): its code objects tell its own watchers, not ours, and one made
- *    with a GIL of its own may race the main one;
- *  - finalization, whose interpreter clear drops the watchers: the
- *    capture gives no memo while the interpreter is finalizing, and our
- *    Py_AtExit function (called after the clear) closes it for good, so
- *    that an interpreter initialized again is never trusted.
+ *    with a GIL of its own may race the main one.
+ *
+ * A code object's names, first line and line table are never changed in
+ * place, but its file name is (importlib's _fix_co_filename): pyframes
+ * compares the code's fields as pointers on every walk; only what they
+ * point to is trusted.
  */
 #define _GNU_SOURCE
 #include "core/pycodes.h"
@@ -33,11 +40,13 @@
 #define RD(T, base, off) (*(T const *)((const char *)(base) + (off)))
 
 /* _PyRuntime.interpreters is { mutex, head, main, next_id }: where main
- * and next_id lie (main is checked against PyInterpreterState_Main()
- * before anything is trusted). */
-static const struct { int minor, rt_main, rt_next_id; } layouts[] = {
-    { 12, 48, 56 },
-    { 13, 640, 648 },
+ * and next_id lie, and PyInterpreterState.code_watchers, the slots. Each
+ * is checked once before anything is trusted: main against
+ * PyInterpreterState_Main(), the slot PyCode_AddWatcher gave against our
+ * function. */
+static const struct { int minor, rt_main, rt_next_id, code_watchers; } layouts[] = {
+    { 12, 48, 56, 267280 },
+    { 13, 640, 648, 10880 },
 };
 
 #define CODE_EVENT_DESTROY 1   /* PyCodeEvent: PY_CODE_EVENT_CREATE 0, _DESTROY 1 */
@@ -46,16 +55,16 @@ static const struct { int minor, rt_main, rt_next_id; } layouts[] = {
 typedef int (*watch_fn)(int event, void *code);
 
 static const char *runtime;
-static int rt_main, rt_next_id;
+static int rt_main, rt_next_id, code_watchers;
 static int (*add_pending)(int (*)(void *), void *);   /* Py_AddPendingCall */
 static int (*add_watcher_fn)(watch_fn);               /* PyCode_AddWatcher */
-static int (*at_exit)(void (*)(void));                /* Py_AtExit */
+static int (*clear_watcher_fn)(int);                  /* PyCode_ClearWatcher */
 static void (*err_clear)(void);                       /* PyErr_Clear */
 static void *(*main_interp)(void);                    /* PyInterpreterState_Main */
 
 static int tries = ASK_TRIES; /* pending calls asked for (none may be: setup lowers it) */
-static int watching;   /* the watcher is on (set once, by the main thread) */
-static int closed;     /* the interpreter finalized: never trusted again */
+static int watching;          /* the watcher was added (set once, by the main thread) */
+static watch_fn const *slot;  /* where: the main interpreter's code_watchers[id] */
 static uint64_t deaths;
 
 void gmg_pycodes_setup(int minor, const char *rt)
@@ -64,12 +73,13 @@ void gmg_pycodes_setup(int minor, const char *rt)
         if (layouts[i].minor == minor) {
             rt_main = layouts[i].rt_main;
             rt_next_id = layouts[i].rt_next_id;
+            code_watchers = layouts[i].code_watchers;
             add_pending = (int (*)(int (*)(void *), void *))dlsym(RTLD_DEFAULT, "Py_AddPendingCall");
             add_watcher_fn = (int (*)(watch_fn))dlsym(RTLD_DEFAULT, "PyCode_AddWatcher");
-            at_exit = (int (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "Py_AtExit");
+            clear_watcher_fn = (int (*)(int))dlsym(RTLD_DEFAULT, "PyCode_ClearWatcher");
             err_clear = (void (*)(void))dlsym(RTLD_DEFAULT, "PyErr_Clear");
             main_interp = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
-            if (rt && add_pending && add_watcher_fn && at_exit && err_clear && main_interp) {
+            if (rt && add_pending && add_watcher_fn && clear_watcher_fn && err_clear && main_interp) {
                 runtime = rt;
                 __atomic_store_n(&tries, 0, __ATOMIC_RELEASE);
             }
@@ -84,26 +94,29 @@ static int on_code(int event, void *code)
     return 0;
 }
 
-static void on_finalized(void) { __atomic_store_n(&closed, 1, __ATOMIC_SEQ_CST); }
-
 /* The pending call: on the main thread, with the GIL, between two of its
  * bytecodes. Never leaves an exception set (the program would see it). */
 static int add_watcher(void *arg)
 {
     (void)arg;
-    if (RD(void *, runtime, rt_main) != main_interp() || RD(int64_t, runtime, rt_next_id) < 1) {
+    const char *interp = main_interp();
+    if (RD(const void *, runtime, rt_main) != interp || RD(int64_t, runtime, rt_next_id) < 1) {
         gmg_debug("Python code watcher: _PyRuntime is not laid out as expected; names are read on every walk");
         return 0;
     }
-    if (at_exit(on_finalized) != 0) {
-        gmg_debug("Python code watcher: no exit function slot left; names are read on every walk");
-        return 0;
-    }
-    if (add_watcher_fn(on_code) < 0) {
+    int id = add_watcher_fn(on_code);
+    if (id < 0) {
         err_clear();
         gmg_debug("Python code watcher: no watcher slot left; names are read on every walk");
         return 0;
     }
+    watch_fn const *at = (watch_fn const *)(interp + code_watchers) + id;
+    if (id >= 8 || *at != on_code) {
+        (void)clear_watcher_fn(id); /* the slot given back: it cannot be watched */
+        gmg_debug("Python code watcher: the interpreter is not laid out as expected; names are read on every walk");
+        return 0;
+    }
+    slot = at;
     __atomic_store_n(&watching, 1, __ATOMIC_RELEASE);
     gmg_debug("Python code watcher on: a walk that finds the thread's last one's code objects, none freed since, "
               "reads none of their names again");
@@ -127,7 +140,7 @@ uint64_t gmg_pycodes_epoch(void)
             ask();
         return 0;
     }
-    if (__atomic_load_n(&closed, __ATOMIC_ACQUIRE) || RD(int64_t, runtime, rt_next_id) > 1)
+    if (__atomic_load_n(slot, __ATOMIC_RELAXED) != on_code || RD(int64_t, runtime, rt_next_id) > 1)
         return 0;
     return __atomic_load_n(&deaths, __ATOMIC_SEQ_CST) + 1;
 }

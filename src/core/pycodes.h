@@ -9,8 +9,9 @@
  * same address by a later one, the count unchanged in between, is the same
  * object: its names and line table, which a code object never changes,
  * need not be read again. That holds only while the count sees every
- * destruction: none before the watcher is on, in another interpreter
- * (none may ever have been made), or once the interpreter is finalizing.
+ * destruction: none before the watcher is on, once it is gone from its
+ * slot (cleared by the program, or by finalization), or in another
+ * interpreter (none may ever have been made).
  */
 #ifndef GMG_CORE_PYCODES_H
 #define GMG_CORE_PYCODES_H

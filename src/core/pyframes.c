@@ -915,13 +915,18 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
         const void *type = aligned_ptr(code) ? RD(const void *, code, OB_TYPE) : NULL;
         if (type != k->type)
             return UINT32_MAX;
-        if (type != code_type || same_codes) {
-            code_read = code; /* same_codes: the object it was, its fields and their texts too */
+        if (type != code_type) {
+            code_read = code;
             continue;
         }
         if (RD(const void *, code, L->co_name) != k->name || RD(const void *, code, L->co_filename) != k->filename ||
-            RD(const void *, code, L->co_linetable) != k->table || RD(int, code, L->co_firstlineno) != k->first ||
-            table_size(k->table) != k->table_size)
+            RD(const void *, code, L->co_linetable) != k->table || RD(int, code, L->co_firstlineno) != k->first)
+            return UINT32_MAX;
+        if (same_codes) { /* the object it was: what its fields point to too (a file name set since is another) */
+            code_read = code;
+            continue;
+        }
+        if (table_size(k->table) != k->table_size)
             return UINT32_MAX;
         if (!k->s.fn)
             continue; /* left out of the words: its names were not read */

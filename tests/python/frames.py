@@ -295,6 +295,45 @@ def tables():
     write_expected()
 
 
+def watcher_on():
+    # the first allocation asks for the guard's code watcher (3.12+), which
+    # the main thread adds between two bytecodes
+    free(alloc(4096))
+    for _ in range(100000):
+        pass
+
+
+def renamed():
+    # a live code object's file name changed in place (importlib does so to
+    # code it loaded from a .pyc found moved): no code object is freed, the
+    # frames read the same but for the file
+    import _imp
+    watcher_on()
+
+    def f():
+        for i in range(6):
+            noted_alloc(8192)
+            if i == 2:
+                _imp._fix_co_filename(sys._getframe().f_code, "/renamed/elsewhere.py")
+    f()
+    write_expected()
+
+
+def cleared_watchers():
+    # the program clears every code watcher, the guard's among them, then
+    # makes code objects and line tables again where freed ones were, as
+    # tables() does
+    watcher_on()
+    clear = ctypes.pythonapi.PyCode_ClearWatcher
+    clear.argtypes = [ctypes.c_int]
+    for i in range(8):
+        try:
+            clear(i)
+        except ValueError:  # no watcher there: CPython raises, as the guard's never does
+            pass
+    tables()
+
+
 def tables_in_subinterpreter():
     # tables() run in a sub-interpreter (a legacy one: ctypes loads there),
     # after the main one allocated and ran on: the guard's code watcher
