@@ -189,6 +189,19 @@ static void claim_whole(void *arg)
     pthread_mutex_unlock(&ring_mu);
 }
 
+/* Refusal `seq` is at a call site explained before: no message of its
+ * own. 1 when its refused call wrote a first line, tired of waiting, that
+ * promised one (or is writing it still, stuck): a line must then say where
+ * the call site's message is. Else the call is told to write nothing. */
+static int promised(unsigned seq)
+{
+    claim_whole(&seq);
+    pthread_mutex_lock(&ring_mu);
+    int p = first[seq % RING] != FIRST_WHOLE;
+    pthread_mutex_unlock(&ring_mu);
+    return p;
+}
+
 /* Refusal `seq` is written (explain_mu held: in order): its caller may go. */
 static void written(unsigned seq)
 {
@@ -240,7 +253,13 @@ static void drain(void)
         /* explained once per call site; marked once per call site on each
          * device, also where the site was explained on another (a stack
          * id new to the allocation path, of a site the message knows) */
-        gmg_report_refusal(&ev, claim_whole, &seq);
+        if (!gmg_report_refusal(&ev, claim_whole, &seq) && promised(seq)) {
+            gmg_report_stream_lock(); /* never inside a report another thread writes there */
+            gmg_report_refusal_short(&ev.ev, "returning CUDA_ERROR_OUT_OF_MEMORY; this call site's stack and the "
+                                             "biggest live allocations were in its first message, earlier: further "
+                                             "refusals from it are counted, not shown");
+            gmg_report_stream_unlock();
+        }
         if (!ev.ev.abort /* (an abort's is marked there) */) {
             if (batch.n == RING) /* more than the queue holds came meanwhile */
                 batch_mark();

@@ -6,7 +6,8 @@
  * loaded machine does the same, for less long). For
  * tests/refusals/timing.sh: the refused call must not then write the
  * message's first line after it. SLOWWRITE_SECONDS: another hold than 3 s
- * (tests/sites/sites.sh).
+ * (tests/sites/sites.sh); SLOWWRITE_MATCH: another text to hold after
+ * (a signal dump's "\"trigger\":\"signal\"").
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -20,9 +21,11 @@ ssize_t write(int fd, const void *buf, size_t n)
     static ssize_t (*real)(int, const void *, size_t);
     if (!real)
         real = (ssize_t(*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-    static const char whole[] = "further refusals from this call site";
+    const char *match = getenv("SLOWWRITE_MATCH");
+    if (!match || !*match)
+        match = "further refusals from this call site";
     ssize_t w = real(fd, buf, n);
-    if (w > 0 && memmem(buf, (size_t)w, whole, sizeof whole - 1)) {
+    if (w > 0 && memmem(buf, (size_t)w, match, strlen(match))) {
         const char *e = getenv("SLOWWRITE_SECONDS");
         struct timespec ts = { e && *e ? atoi(e) : 3, 0 };
         while (nanosleep(&ts, &ts) != 0)

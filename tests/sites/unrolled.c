@@ -1,13 +1,17 @@
-/* unrolled.c [MB] - built at -O2: a 4-iteration loop the compiler unrolls
- * into four calls of leak_scratch from four addresses on one source line
- * (tests/sites/sites.sh). Each leaks MB MiB (default 10); under a limit
- * the later ones are refused. Prints "refused N". */
+/* unrolled.c [MB [dump]] - built at -O2: a 4-iteration loop the compiler
+ * unrolls into four calls of leak_scratch from four addresses on one source
+ * line (tests/sites/sites.sh). Each leaks MB MiB (default 10); under a
+ * limit the later ones are refused. Prints "refused N". "dump": after the
+ * first call, a dump asked (SIGUSR1) and 0.3 s for the report thread to be
+ * at it. */
 #include <cuda.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static CUdeviceptr ptrs[4];
-static int refused;
+static int refused, dump;
 
 #ifdef __clang__
 #define NOCLONE __attribute__((noinline))
@@ -21,9 +25,18 @@ NOCLONE static void leak_scratch(CUdeviceptr *p, size_t bytes)
         refused++;
 }
 
+NOCLONE static void between(int i)
+{
+    if (dump && i == 0) {
+        raise(SIGUSR1);
+        usleep(300000);
+    }
+}
+
 int main(int argc, char **argv)
 {
     size_t bytes = (size_t)(argc > 1 ? atoi(argv[1]) : 10) << 20;
+    dump = argc > 2 && argv[2][0] == 'd';
     CUdevice dev;
     CUcontext ctx;
     cuInit(0);
@@ -32,7 +45,7 @@ int main(int argc, char **argv)
     cuCtxSetCurrent(ctx);
 #pragma GCC unroll 4
     for (int i = 0; i < 4; i++)
-        leak_scratch(&ptrs[i], bytes); /* UNROLLED_LINE */
+        leak_scratch(&ptrs[i], bytes), between(i); /* UNROLLED_LINE */
     printf("refused %d\n", refused);
     return 0;
 }
