@@ -195,13 +195,21 @@ PYEOF
     # are trusted while none is freed: not a code object's file name changed
     # in place, nor after the program cleared every code watcher (then line
     # tables made again where the last ones were, as above)
+    # (each run checks that the watcher came on: else it proves nothing)
     case $v in 3.12|3.13)
-        pyrun "$PY" renamed GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json"
-        if as_cpython_saw 6; then ok "Python $v: a live code object's file name changed in place (_imp._fix_co_filename): $(cat "$WORK/out") stacks, each as CPython saw it"
-        else bad "Python $v code object renamed in place" "$WORK/out"; fi
+        pyrun "$PY" renamed GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json GMG_EXPECTED="$WORK/exp.json" \
+            GMG_STACK_STATS=1
+        unread=$(unread "$WORK/err"); reused=$(sed -n "s/^a file name made at a dropped one's address: //p" "$WORK/err")
+        if [ "${unread:-0}" -gt 0 ] && as_cpython_saw 9; then ok "Python $v: a live code object's file name changed in place (_imp._fix_co_filename), one made at a dropped one's address ($reused): $(cat "$WORK/out") stacks, each as CPython saw it; $unread walks given again unread"
+        else bad "Python $v code object renamed in place ($unread walks given again unread)" "$WORK/out"; fi
+        pyrun "$PY" gil_held GPUMEM_LOG=debug
+        if ! grep -q "Python code watcher on" "$WORK/err" && has "204800 bytes in 50 allocations still live" "$WORK/err" \
+           && pyframe "$WORK/err" gil_held "$(line gil_held)"; then
+            ok "Python $v: allocations made with the GIL held never ask for the code watcher; their frames as before"
+        else bad "Python $v allocations with the GIL held" "$WORK/err"; fi
         pyrun "$PY" cleared_watchers GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json \
-            GMG_EXPECTED="$WORK/exp.json"
-        if as_cpython_saw 400; then ok "Python $v: every code watcher cleared by the program, then a function made 400 times with line tables of one size and another content: $(cat "$WORK/out") stacks, each as CPython saw it"
+            GMG_EXPECTED="$WORK/exp.json" GPUMEM_LOG=debug
+        if grep -q "Python code watcher on" "$WORK/err" && as_cpython_saw 400; then ok "Python $v: every code watcher cleared by the program, then a function made 400 times with line tables of one size and another content: $(cat "$WORK/out") stacks, each as CPython saw it"
         else bad "Python $v line tables made again after the code watchers were cleared" "$WORK/out"; fi;;
     esac
 
@@ -210,8 +218,8 @@ PYEOF
     # it counts only the main interpreter's code objects freed
     case $v in 3.12|3.13)
         pyrun "$PY" tables_in_subinterpreter GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json \
-            GMG_EXPECTED="$WORK/exp.json"
-        if as_cpython_saw 400; then ok "Python $v: the same in a sub-interpreter, the main one's code watcher on: $(cat "$WORK/out") stacks, each as CPython saw it"
+            GMG_EXPECTED="$WORK/exp.json" GPUMEM_LOG=debug
+        if grep -q "Python code watcher on" "$WORK/err" && as_cpython_saw 400; then ok "Python $v: the same in a sub-interpreter, the main one's code watcher on: $(cat "$WORK/out") stacks, each as CPython saw it"
         else bad "Python $v line tables made again in a sub-interpreter" "$WORK/out"; fi;;
     esac
 

@@ -26,9 +26,9 @@
  *    with a GIL of its own may race the main one.
  *
  * A code object's names, first line and line table are never changed in
- * place, but its file name is (importlib's _fix_co_filename): pyframes
- * compares the code's fields as pointers on every walk; only what they
- * point to is trusted.
+ * place, but its file name is (importlib's _fix_co_filename), and the old
+ * string may be freed and another made at its address: pyframes compares
+ * the code's fields as pointers on every walk, and the file name's text.
  */
 #define _GNU_SOURCE
 #include "core/pycodes.h"
@@ -60,9 +60,12 @@ static int (*add_pending)(int (*)(void *), void *);   /* Py_AddPendingCall */
 static int (*add_watcher_fn)(watch_fn);               /* PyCode_AddWatcher */
 static int (*clear_watcher_fn)(int);                  /* PyCode_ClearWatcher */
 static void (*err_clear)(void);                       /* PyErr_Clear */
+static void *(*err_occurred)(void);                   /* PyErr_Occurred */
+static int (*gil_check)(void);                        /* PyGILState_Check */
 static void *(*main_interp)(void);                    /* PyInterpreterState_Main */
 
 static int tries = ASK_TRIES; /* pending calls asked for (none may be: setup lowers it) */
+static int asking;            /* a thread is in Py_AddPendingCall: no other, no handler of its own */
 static int watching;          /* the watcher was added (set once, by the main thread) */
 static watch_fn const *slot;  /* where: the main interpreter's code_watchers[id] */
 static uint64_t deaths;
@@ -78,8 +81,11 @@ void gmg_pycodes_setup(int minor, const char *rt)
             add_watcher_fn = (int (*)(watch_fn))dlsym(RTLD_DEFAULT, "PyCode_AddWatcher");
             clear_watcher_fn = (int (*)(int))dlsym(RTLD_DEFAULT, "PyCode_ClearWatcher");
             err_clear = (void (*)(void))dlsym(RTLD_DEFAULT, "PyErr_Clear");
+            err_occurred = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyErr_Occurred");
+            gil_check = (int (*)(void))dlsym(RTLD_DEFAULT, "PyGILState_Check");
             main_interp = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
-            if (rt && add_pending && add_watcher_fn && clear_watcher_fn && err_clear && main_interp) {
+            if (rt && add_pending && add_watcher_fn && clear_watcher_fn && err_clear && err_occurred && gil_check &&
+                main_interp) {
                 runtime = rt;
                 __atomic_store_n(&tries, 0, __ATOMIC_RELEASE);
             }
@@ -95,15 +101,20 @@ static int on_code(int event, void *code)
 }
 
 /* The pending call: on the main thread, with the GIL, between two of its
- * bytecodes. Never leaves an exception set (the program would see it). */
+ * bytecodes (or wherever C code calls Py_MakePendingCalls). Never touches
+ * an exception the program has set, never leaves one set. */
 static int add_watcher(void *arg)
 {
     (void)arg;
+    if (__atomic_load_n(&watching, __ATOMIC_ACQUIRE) || err_occurred())
+        return 0;
     const char *interp = main_interp();
     if (RD(const void *, runtime, rt_main) != interp || RD(int64_t, runtime, rt_next_id) < 1) {
         gmg_debug("Python code watcher: _PyRuntime is not laid out as expected; names are read on every walk");
         return 0;
     }
+    if (RD(int64_t, runtime, rt_next_id) > 1)
+        return 0; /* another interpreter made already: the watcher could never be trusted, its slot is the program's */
     int id = add_watcher_fn(on_code);
     if (id < 0) {
         err_clear();
@@ -123,14 +134,24 @@ static int add_watcher(void *arg)
     return 0;
 }
 
+/* Ask for the pending call: one thread at a time (a signal handler's
+ * capture on a thread inside Py_AddPendingCall must not wait for the lock
+ * its own thread holds), and never from a thread that holds the GIL: 3.13's
+ * Py_AddPendingCall may park it on the pending calls' lock, detaching its
+ * thread state, and so let the GIL go inside the allocating call (another
+ * thread may then run and wait for a lock the allocating thread holds).
+ * Such a thread asks at a later capture, or another thread does. */
 static __attribute__((noinline, cold)) void ask(void)
 {
-    int t = __atomic_load_n(&tries, __ATOMIC_ACQUIRE);
-    if (t >= ASK_TRIES || !__atomic_compare_exchange_n(&tries, &t, t + 1, 0, __ATOMIC_ACQ_REL,
-                                                                   __ATOMIC_RELAXED))
+    if (__atomic_exchange_n(&asking, 1, __ATOMIC_ACQUIRE))
         return;
-    if (add_pending(add_watcher, NULL) == 0)
-        __atomic_store_n(&tries, ASK_TRIES, __ATOMIC_RELAXED); /* queued: it runs once */
+    int t = __atomic_load_n(&tries, __ATOMIC_RELAXED);
+    if (t < ASK_TRIES && !gil_check()) {
+        __atomic_store_n(&tries, t + 1, __ATOMIC_RELAXED);
+        if (add_pending(add_watcher, NULL) == 0)
+            __atomic_store_n(&tries, ASK_TRIES, __ATOMIC_RELAXED); /* queued: it runs once */
+    }
+    __atomic_store_n(&asking, 0, __ATOMIC_RELEASE);
 }
 
 uint64_t gmg_pycodes_epoch(void)

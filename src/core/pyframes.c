@@ -354,23 +354,22 @@ static inline int64_t str_hash(const void *s)
 /* Does s read as text (len bytes), as resolve read it into a buffer of
  * cap bytes? Equal hashes kept by CPython say so at once (SipHash, 64
  * bits); an ASCII string is compared in place; anything else is read. */
-static __attribute__((noinline)) int same_text(const void *s, const char *text, uint32_t len, size_t cap);
+static __attribute__((noinline)) int same_text_read(const void *s, const char *text, size_t cap);
 static inline int same_str(const void *s, const char *text, uint32_t len, int64_t hash_then, size_t cap)
 {
-    if (hash_then != -1 && aligned_ptr(s) && RD(const void *, s, OB_TYPE) == unicode_type &&
-        RD(int64_t, s, STR_HASH) == hash_then)
-        return 1;
-    return same_text(s, text, len, cap);
-}
-
-static int same_text(const void *s, const char *text, uint32_t len, size_t cap)
-{
     if (aligned_ptr(s) && RD(const void *, s, OB_TYPE) == unicode_type) {
+        if (hash_then != -1 && RD(int64_t, s, STR_HASH) == hash_then)
+            return 1;
         uint32_t st = RD(uint32_t, s, STR_STATE);
         int64_t n = RD(int64_t, s, STR_LENGTH);
-        if (((st >> 5) & 1) && ((st >> 6) & 1) && n >= 0 && (size_t)n + 4 < cap && (uint64_t)n == len)
-            return memcmp((const char *)s + L->ascii_size, text, len) == 0;
+        if (((st >> 5) & 1) && ((st >> 6) & 1) && n >= 0 && (size_t)n + 4 < cap)
+            return (uint64_t)n == len && memcmp((const char *)s + L->ascii_size, text, len) == 0;
     }
+    return same_text_read(s, text, cap);
+}
+
+static int same_text_read(const void *s, const char *text, size_t cap)
+{
     char buf[1024];
     if (!read_str(s, buf, cap < sizeof buf ? cap : sizeof buf))
         snprintf(buf, sizeof buf, "?");
@@ -922,7 +921,16 @@ static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max
         if (RD(const void *, code, L->co_name) != k->name || RD(const void *, code, L->co_filename) != k->filename ||
             RD(const void *, code, L->co_linetable) != k->table || RD(int, code, L->co_firstlineno) != k->first)
             return UINT32_MAX;
-        if (same_codes) { /* the object it was: what its fields point to too (a file name set since is another) */
+        if (same_codes) {
+            /* the object it was: its name and line table too. Its file
+             * name alone is set in place (importlib's _fix_co_filename),
+             * the old string dropped: one made since at its address is
+             * told by its text, once per file a walk */
+            if (k->s.fn && k->filename != file_read) {
+                if (!same_str(k->filename, k->s.file, k->s.file_len, k->s.file_hash, FILE_CAP))
+                    return UINT32_MAX;
+                file_read = k->filename;
+            }
             code_read = code;
             continue;
         }

@@ -190,14 +190,16 @@ static void claim_whole(void *arg)
 }
 
 /* Refusal `seq` is at a call site explained before: no message of its
- * own. 1 when its refused call wrote a first line, tired of waiting, that
- * promised one (or is writing it still, stuck): a line must then say where
- * the call site's message is. Else the call is told to write nothing. */
+ * own. 1 when its refused call, tired of waiting, is done with a first
+ * line that promised one (or would have, had a report not held the
+ * stream): a line must then say where the call site's message is. 0 when
+ * the call is told to write nothing, or its line is stuck (its write(2)
+ * holds the stream, which the line would wait for). */
 static int promised(unsigned seq)
 {
     claim_whole(&seq);
     pthread_mutex_lock(&ring_mu);
-    int p = first[seq % RING] != FIRST_WHOLE;
+    int p = first[seq % RING] == FIRST_LINE_DONE;
     pthread_mutex_unlock(&ring_mu);
     return p;
 }
@@ -255,9 +257,14 @@ static void drain(void)
          * id new to the allocation path, of a site the message knows) */
         if (!gmg_report_refusal(&ev, claim_whole, &seq) && promised(seq)) {
             gmg_report_stream_lock(); /* never inside a report another thread writes there */
-            gmg_report_refusal_short(&ev.ev, "returning CUDA_ERROR_OUT_OF_MEMORY; this call site's stack and the "
-                                             "biggest live allocations were in its first message, earlier: further "
-                                             "refusals from it are counted, not shown");
+            gmg_report_refusal_short(&ev.ev, ev.ev.driver
+                                                 ? "the program gets the driver's CUDA_ERROR_OUT_OF_MEMORY as it is; "
+                                                   "this call site's stack and the biggest live allocations were in "
+                                                   "its first message, earlier: further ones from it are counted, "
+                                                   "not shown"
+                                                 : "returning CUDA_ERROR_OUT_OF_MEMORY; this call site's stack and "
+                                                   "the biggest live allocations were in its first message, "
+                                                   "earlier: further refusals from it are counted, not shown");
             gmg_report_stream_unlock();
         }
         if (!ev.ev.abort /* (an abort's is marked there) */) {

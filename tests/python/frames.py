@@ -148,6 +148,10 @@ def qualname(code):  # 3.10 has no co_qualname: the guard then names co_name too
     return getattr(code, "co_qualname", code.co_name)
 
 
+def text(s):  # a copy: the names noted hold no code object's strings, which may then be freed (renamed)
+    return (s + ".")[:-1]
+
+
 def write_expected():  # the stacks noted_alloc saw, for as_cpython_saw (tests/python.sh)
     import json
     with open(os.environ["GMG_EXPECTED"], "w") as out:
@@ -156,10 +160,10 @@ def write_expected():  # the stacks noted_alloc saw, for as_cpython_saw (tests/p
 
 def noted_alloc(n):
     p = ctypes.c_uint64(); rc = cu.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(n)); f = sys._getframe(); line = f.f_lineno  # noqa: E501,E702
-    st = [(qualname(f.f_code), f.f_code.co_filename, line)]  # this frame's line is the call's, not this one's
+    st = [(qualname(f.f_code), text(f.f_code.co_filename), line)]  # this frame's line is the call's, not this one's
     f = f.f_back
     while f is not None:
-        st.append((qualname(f.f_code), f.f_code.co_filename, f.f_lineno))
+        st.append((qualname(f.f_code), text(f.f_code.co_filename), f.f_lineno))
         f = f.f_back
     assert rc == 0
     with lock:
@@ -306,17 +310,40 @@ def watcher_on():
 def renamed():
     # a live code object's file name changed in place (importlib does so to
     # code it loaded from a .pyc found moved): no code object is freed, the
-    # frames read the same but for the file
+    # frames read the same but for the file. Then a name dropped by the
+    # next one and a third made where it was (an object of its size): the
+    # same address, another text
     import _imp
     watcher_on()
 
     def f():
-        for i in range(6):
+        code, first = sys._getframe().f_code, None
+        for i in range(9):
+            if i == 3:
+                _imp._fix_co_filename(code, "/renamed/elsewhere.py")
+            elif i == 5:
+                _imp._fix_co_filename(code, "".join(["/renamed/", "first.py"]))
+                first = id(code.co_filename)
+            elif i == 7:
+                _imp._fix_co_filename(code, "/renamed/elsewhere.py")  # the first one freed
+                _imp._fix_co_filename(code, "".join(["/renamed/", "other.py"]))
+                print("a file name made at a dropped one's address:", id(code.co_filename) == first, file=sys.stderr)
             noted_alloc(8192)
-            if i == 2:
-                _imp._fix_co_filename(sys._getframe().f_code, "/renamed/elsewhere.py")
     f()
     write_expected()
+
+
+def gil_held():
+    # allocations made with the GIL held (ctypes.PyDLL keeps it, as C
+    # extensions may): the guard never asks for its code watcher from such a
+    # thread (3.13's Py_AddPendingCall may let the GIL go there), so it never
+    # comes on; the stacks are right all the same
+    held = ctypes.PyDLL("libcuda.so.1")
+    p = ctypes.c_uint64()
+    for _ in range(50):
+        assert held.cuMemAlloc_v2(ctypes.byref(p), ctypes.c_size_t(4096)) == 0  # SITE:gil_held
+        for _ in range(2000):
+            pass
 
 
 def cleared_watchers():

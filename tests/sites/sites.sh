@@ -65,9 +65,10 @@ else
         skip "a refusal's promise kept at an explained site" "a write() preloaded beside the guard crashes TSan-built programs; plain and ASan builds run it"
     else
         build libslowwrite.so -shared -fPIC tests/refusals/slowwrite.c
+        rm -f "$WORK/held"
         timeout 60 env LD_PRELOAD="$PRELOAD $ROOT/$T/libslowwrite.so" SLOWWRITE_SECONDS=4 SLOWWRITE_MATCH='"trigger":"signal"' \
-            GPUMEM_LIMIT=1M GPUMEM_REPORT_FORMAT=json GPUMEM_REPORT="$WORK/unr-dump.json" "$T/unrolled" 10 dump \
-            >"$WORK/out" 2>"$WORK/err"
+            SLOWWRITE_MARK="$WORK/held" UNROLLED_WAIT="$WORK/held" GPUMEM_LIMIT=1M GPUMEM_REPORT_FORMAT=json \
+            GPUMEM_REPORT="$WORK/unr-dump.json" "$T/unrolled" 10 dump >"$WORK/out" 2>"$WORK/err"
         whole=$(grep -c '^  the refused call:' "$WORK/err"); promised=$(grep -c 'the report thread is busy' "$WORK/err")
         kept=$(grep -c "this call site's stack and the biggest live allocations were in its first message, earlier" "$WORK/err")
         if has "refused 4" "$WORK/out" && [ "$whole" = 1 ] && [ "$promised" -ge 1 ] && [ "$kept" = "$promised" ]; then

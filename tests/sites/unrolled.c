@@ -2,8 +2,9 @@
  * unrolls into four calls of leak_scratch from four addresses on one source
  * line (tests/sites/sites.sh). Each leaks MB MiB (default 10); under a
  * limit the later ones are refused. Prints "refused N". "dump": after the
- * first call, a dump asked (SIGUSR1) and 0.3 s for the report thread to be
- * at it. */
+ * first call, a dump asked (SIGUSR1), and a wait until the file
+ * UNROLLED_WAIT exists (the report thread at it: tests/refusals/slowwrite.c
+ * makes it), 10 s at most. */
 #include <cuda.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,7 +30,9 @@ NOCLONE static void between(int i)
 {
     if (dump && i == 0) {
         raise(SIGUSR1);
-        usleep(300000);
+        const char *wait = getenv("UNROLLED_WAIT");
+        for (int n = 0; n < 1000 && wait && access(wait, F_OK) != 0; n++)
+            usleep(10000);
     }
 }
 
