@@ -218,12 +218,13 @@ fi
 
 # The default: a call site's totals split once threads have waited on them
 # (GMG_STRIPE_AFTER=1 here: at the first wait), 8 threads on one site; a
-# wait is likely, not certain, on a machine of few cores: three tries. On
-# one CPU threads wait only when one is preempted inside a few
+# wait is likely, not certain, on a machine of few cores, and less so on a
+# loaded one (the threads then seldom run at once): ten tries, 0.1 s each.
+# On one CPU threads wait only when one is preempted inside a few
 # instructions: not asked there.
 oom_ok=0
 [ "$(nproc)" -lt 2 ] && oom_ok=skip
-for oom_i in 1 2 3; do
+for oom_i in 1 2 3 4 5 6 7 8 9 10; do
     [ $oom_ok = skip ] && break
     guarded GPUSIM_THREAD_RANGES=1 GPUSIM_MEM=1G GPUMEM_STACK_DEPTH=32 GPUMEM_REPORT="$WORK/storm.json" \
         GPUMEM_REPORT_FORMAT=json STORM_ONE_SITE=1 GMG_STRIPE_AFTER=1 GMG_STACK_STATS=1 "$T/driverooms" storm
