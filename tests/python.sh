@@ -19,6 +19,13 @@ find_python() {
     done
     return 1
 }
+# watched_as_cpython_saw MODE N: frames.py MODE with a JSON report; the
+# guard's code watcher came on (3.12+), and the stacks are as_cpython_saw N
+watched_as_cpython_saw() {
+    pyrun "$PY" "$1" GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json \
+        GMG_EXPECTED="$WORK/exp.json" GPUMEM_LOG=debug
+    grep -q "Python code watcher on" "$WORK/err" && as_cpython_saw "$2"
+}
 # unread FILE: the walks given again without reading a name (GMG_STACK_STATS)
 unread() { sed -n 's/.*stacks: \([0-9]*\) Python walks given again without reading a name.*/\1/p' "$1"; }
 # pyrun PY MODE [ENV...]: frames.py MODE under the guard, text report on stderr
@@ -207,9 +214,7 @@ PYEOF
            && pyframe "$WORK/err" gil_held "$(line gil_held)"; then
             ok "Python $v: allocations made with the GIL held never ask for the code watcher; their frames as before"
         else bad "Python $v allocations with the GIL held" "$WORK/err"; fi
-        pyrun "$PY" cleared_watchers GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json \
-            GMG_EXPECTED="$WORK/exp.json" GPUMEM_LOG=debug
-        if grep -q "Python code watcher on" "$WORK/err" && as_cpython_saw 400; then ok "Python $v: every code watcher cleared by the program, then a function made 400 times with line tables of one size and another content: $(cat "$WORK/out") stacks, each as CPython saw it"
+        if watched_as_cpython_saw cleared_watchers 400; then ok "Python $v: every code watcher cleared by the program, then a function made 400 times with line tables of one size and another content: $(cat "$WORK/out") stacks, each as CPython saw it"
         else bad "Python $v line tables made again after the code watchers were cleared" "$WORK/out"; fi;;
     esac
 
@@ -217,9 +222,7 @@ PYEOF
     # loads), after the main interpreter let the guard's code watcher in:
     # it counts only the main interpreter's code objects freed
     case $v in 3.12|3.13)
-        pyrun "$PY" tables_in_subinterpreter GPUMEM_STACK_DEPTH=64 GPUMEM_REPORT="$WORK/v.json" GPUMEM_REPORT_FORMAT=json \
-            GMG_EXPECTED="$WORK/exp.json" GPUMEM_LOG=debug
-        if grep -q "Python code watcher on" "$WORK/err" && as_cpython_saw 400; then ok "Python $v: the same in a sub-interpreter, the main one's code watcher on: $(cat "$WORK/out") stacks, each as CPython saw it"
+        if watched_as_cpython_saw tables_in_subinterpreter 400; then ok "Python $v: the same in a sub-interpreter, the main one's code watcher on: $(cat "$WORK/out") stacks, each as CPython saw it"
         else bad "Python $v line tables made again in a sub-interpreter" "$WORK/out"; fi;;
     esac
 
