@@ -20,7 +20,7 @@
  *    interpreter clear drops every watcher (an interpreter initialized
  *    again is never watched: nothing adds the watcher again). The slot is
  *    read on every walk; while the interpreter is finalizing, before the
- *    clear, the capture gives no memo at all;
+ *    clear, the capture does not ask for the count at all (pyframes);
  *  - another interpreter ever made (_PyRuntime.interpreters.next_id past
  *    1): its code objects tell its own watchers, not ours, and one made
  *    with a GIL of its own may race the main one.

@@ -4,11 +4,12 @@
  *
  * A code watcher of the interpreter's own (PyCode_AddWatcher) counts the
  * code objects destroyed. It is added once, from the main thread, by a
- * pending call asked for at the first Python capture (the allocating
- * thread has no GIL). A code object seen live by a walk and found at the
- * same address by a later one, the count unchanged in between, is the same
- * object: its names and line table, which a code object never changes,
- * need not be read again. That holds only while the count sees every
+ * pending call asked for at the first Python capture made without the GIL
+ * (the capture itself never takes it). A code object seen live by a walk
+ * and found at the same address by a later one, the count unchanged in
+ * between, is the same object: its name and line table, which a code
+ * object never changes in place, need not be read again (its file name it
+ * may change: that one still is). That holds only while the count sees every
  * destruction: none before the watcher is on, once it is gone from its
  * slot (cleared by the program, or by finalization), or in another
  * interpreter (none may ever have been made).

@@ -881,8 +881,9 @@ static inline void frame_facts(const char *frame, struct mframe *m)
 
 /* The last walk's words, if the chain from frame reads as it did. With
  * same_codes (no code object freed since that walk: core/pycodes.h), a
- * code object at the address of one it saw is that one, whose names and
- * line table cannot have changed: they are not read again. */
+ * code object at the address of one it saw is that one, whose name and
+ * line table cannot have changed: they are not read again (its file
+ * name's text still is). */
 static uint32_t memo_take(const struct cache *c, const char *frame, uint32_t max, uintptr_t *out, int same_codes)
 {
     if (!c->memo_walked || c->memo_max != max)
